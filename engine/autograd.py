@@ -1,0 +1,508 @@
+"""Autograd: grad mode, the ``Function`` every op is made of, and the backward walk.
+
+One mechanism serves the built-in ops and the user's own: a :class:`Function` subclass with static
+``forward(ctx, ...)`` and ``backward(ctx, *grad_outputs)`` methods, applied with ``Cls.apply(...)``.
+The graph is recorded only when grad mode is on and an input requires a gradient.
+
+Built-in ops set ``raw = True``: their ``forward``/``backward`` take and return the underlying NumPy or
+CuPy arrays, which saves wrapping on the hot path. A user's Function (``raw = False``, the default) gets
+Tensors, as in PyTorch, and runs its forward with grad mode off.
+
+The backward walk is iterative (no recursion limit on deep graphs): it counts each node's consumers,
+then runs nodes whose consumers are all done (Kahn's order). Gradients are accumulated, never
+assigned, and broadcasting is undone in one place (:func:`unbroadcast`).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import weakref
+
+import numpy as np
+
+__all__ = [
+    "Function",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "backward",
+    "grad",
+]
+
+
+# --------------------------------------------------------------------------- grad mode, per thread
+
+
+class _GradMode(threading.local):
+    def __init__(self):
+        self.enabled = True
+
+
+_mode = _GradMode()
+
+
+def is_grad_enabled() -> bool:
+    return _mode.enabled
+
+
+class _GradModeContext:
+    """Base of the grad-mode switches: usable as ``with`` blocks and as decorators."""
+
+    _target = True
+
+    def __enter__(self):
+        self._prev = _mode.enabled
+        _mode.enabled = self._target
+        return self
+
+    def __exit__(self, *exc):
+        _mode.enabled = self._prev
+        return False
+
+    def __call__(self, func):
+        target = self._target
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            prev = _mode.enabled
+            _mode.enabled = target
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _mode.enabled = prev
+
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Turn graph recording off in this thread: ``with engine.no_grad(): ...`` or ``@engine.no_grad()``."""
+
+    _target = False
+
+
+class enable_grad(_GradModeContext):
+    """Turn graph recording back on in this thread (inside a ``no_grad`` block)."""
+
+    _target = True
+
+
+class inference_mode(no_grad):
+    """Same as :class:`no_grad` here (the engine has no separate inference tensors)."""
+
+    def __init__(self, mode: bool = True):
+        self._target = not mode
+
+
+class set_grad_enabled(_GradModeContext):
+    """``set_grad_enabled(False)`` switches recording off now; as a context it restores on exit."""
+
+    def __init__(self, mode: bool):
+        self._target = bool(mode)
+        self._prev = _mode.enabled
+        _mode.enabled = self._target
+
+    def __enter__(self):
+        return self
+
+
+# --------------------------------------------------------------------------- Function
+
+FREED_GRAPH = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class _Scratch:
+    """A throw-away ctx for built-in ops when no graph is recorded."""
+
+    needs_input_grad = ()
+
+    def save_for_backward(self, *args):
+        pass
+
+
+_SCRATCH = _Scratch()
+
+
+class Function:
+    """Base class of differentiable operations, built-in or your own.
+
+    Subclass it with static ``forward(ctx, *inputs)`` and ``backward(ctx, *grad_outputs)``; call
+    ``YourFunction.apply(*inputs)``. In ``forward`` stash tensors with ``ctx.save_for_backward(...)``;
+    in ``backward`` read them from ``ctx.saved_tensors`` and return one gradient per input (``None``
+    for inputs that need none; ``ctx.needs_input_grad`` says which do).
+    """
+
+    raw = False  # True for built-ins: forward/backward work on raw arrays
+
+    # graph-node state, set by apply when the graph is recorded
+    _inputs: tuple = ()
+    _n_out = 1
+    _saved: tuple = ()
+    _freed = False
+    _retained = None
+    needs_input_grad: tuple = ()
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("a Function subclass must define forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a Function subclass must define backward(ctx, *grad_outputs)")
+
+    # ---- ctx API
+    def save_for_backward(self, *tensors):
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._freed:
+            raise RuntimeError(FREED_GRAPH)
+        return self._saved
+
+    def mark_non_differentiable(self, *tensors):  # accepted for PyTorch compatibility
+        pass
+
+    def name(self) -> str:
+        return type(self).__name__ + "Backward"
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    @property
+    def next_functions(self):
+        return tuple((t.grad_fn, t._out_index) if t is not None else (None, 0) for t in self._inputs)
+
+    # ---- applying
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        track = False
+        if _mode.enabled:
+            for a in args:
+                if isinstance(a, Tensor) and a._rg:
+                    track = True
+                    break
+        if cls.raw:
+            raw_args = [a._data if isinstance(a, Tensor) else a for a in args]
+            if not track:
+                return _wrap(cls.forward(_SCRATCH, *raw_args, **kwargs))
+            ctx = cls()
+            ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+            out = cls.forward(ctx, *raw_args, **kwargs)
+            result = _wrap(out)
+            result._rg = True
+            result.grad_fn = ctx
+            ctx._inputs = tuple(a if isinstance(a, Tensor) and a._rg else None for a in args)
+            return result
+
+        ctx = cls()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+        prev = _mode.enabled
+        _mode.enabled = False
+        try:
+            out = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _mode.enabled = prev
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        wrapped = []
+        for o in outs:
+            if not isinstance(o, Tensor):
+                o = _wrap(o) if o is not None and hasattr(o, "shape") else o
+            elif track and any(o is a for a in args):
+                # forward returned an input as it is: give the output its own identity
+                o = o._shallow()
+            wrapped.append(o)
+        if track:
+            ctx._inputs = tuple(a if isinstance(a, Tensor) and a._rg else None for a in args)
+            ctx._n_out = len(wrapped)
+            if len(wrapped) > 1:
+                ctx._out_meta = [
+                    (o._data.shape, o._data.dtype, _xp(o._data)) if isinstance(o, Tensor) else ((), None, np)
+                    for o in wrapped
+                ]
+            for i, o in enumerate(wrapped):
+                if isinstance(o, Tensor) and o.dtype.is_floating_point:
+                    o._rg = True
+                    o.grad_fn = ctx
+                    o._out_index = i
+        return wrapped[0] if single else tuple(wrapped)
+
+    # ---- running backward for one node
+    def _run_backward(self, grad_outputs):
+        if self._freed:
+            raise RuntimeError(FREED_GRAPH)
+        if self.raw:
+            gins = self.backward(self, *grad_outputs)
+        else:
+            prev = _mode.enabled
+            _mode.enabled = False
+            try:
+                gins = self.backward(self, *(_wrap(g) if g is not None else None for g in grad_outputs))
+            finally:
+                _mode.enabled = prev
+        if not isinstance(gins, tuple):
+            gins = (gins,)
+        if len(gins) != len(self._inputs):
+            # PyTorch allows extra trailing Nones
+            if len(gins) > len(self._inputs) and all(g is None for g in gins[len(self._inputs):]):
+                gins = gins[: len(self._inputs)]
+            else:
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {len(self._inputs)}, got {len(gins)})"
+                )
+        if not self.raw:
+            gins = tuple(g._data if isinstance(g, Tensor) else g for g in gins)
+        return gins
+
+    def _release(self):
+        if self._saved or getattr(self, "saved", None) is not None:
+            self._freed = True
+        self._saved = ()
+        self.saved = None
+
+
+# --------------------------------------------------------------------------- the backward walk
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` down to ``shape``: the one place where broadcasting is undone."""
+    if g.shape == shape:
+        return g
+    extra = g.ndim - len(shape)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    if isinstance(g, np.generic):
+        g = np.asarray(g)
+    return g.reshape(shape) if g.shape != shape else g
+
+
+def _run(roots, root_grads, retain_graph, capture=None):
+    """Propagate ``root_grads`` from ``roots`` through the graph.
+
+    Without ``capture``: accumulate into the leaves' ``.grad`` (Tensor.backward). With ``capture`` (a dict
+    keyed by id of the wanted tensors): collect their gradients there and touch no ``.grad`` (autograd.grad).
+    """
+    pending: dict = {}
+    start = []
+    for t, g in zip(roots, root_grads):
+        node = t.grad_fn
+        if node is None:
+            if capture is not None:
+                if id(t) in capture:
+                    capture[id(t)] = g if capture[id(t)] is None else capture[id(t)] + g
+            else:
+                _accumulate_leaf(t, g, set())
+            continue
+        slots = pending.get(node)
+        if slots is None:
+            slots = pending[node] = [None] * node._n_out
+            start.append(node)
+        i = t._out_index
+        slots[i] = g if slots[i] is None else slots[i] + g
+
+    # count consumers of each node reachable from the roots
+    deps: dict = {}
+    seen = set(start)
+    stack = list(start)
+    while stack:
+        node = stack.pop()
+        for inp in node._inputs:
+            if inp is not None:
+                fn = inp.grad_fn
+                if fn is not None:
+                    deps[fn] = deps.get(fn, 0) + 1
+                    if fn not in seen:
+                        seen.add(fn)
+                        stack.append(fn)
+
+    # non-leaf tensors whose gradient autograd.grad wants, by the node that made them
+    wanted_nodes: dict = {}
+    if capture is not None:
+        for t in capture.pop("__targets__", ()):
+            wanted_nodes.setdefault(t.grad_fn, []).append(t)
+
+    ready = [n for n in start if deps.get(n, 0) == 0]
+    assigned: set = set()
+    while ready:
+        node = ready.pop()
+        gouts = pending.pop(node)
+        if node._retained is not None or (wanted_nodes and node in wanted_nodes):
+            _deliver_nonleaf(node, gouts, capture, wanted_nodes)
+        if node._n_out > 1:
+            gouts = [g if g is not None else _zeros_for_output(node, i) for i, g in enumerate(gouts)]
+        gins = node._run_backward(gouts)
+        for inp, g in zip(node._inputs, gins):
+            if inp is None or g is None:
+                continue
+            shape = inp._data.shape
+            if g.shape != shape:
+                g = unbroadcast(g, shape)
+            fn = inp.grad_fn
+            if fn is None:
+                if capture is None:
+                    _accumulate_leaf(inp, g, assigned)
+                elif id(inp) in capture:
+                    prev = capture[id(inp)]
+                    capture[id(inp)] = g if prev is None else prev + g
+                continue
+            slots = pending.get(fn)
+            if slots is None:
+                slots = pending[fn] = [None] * fn._n_out
+            i = inp._out_index
+            slots[i] = g if slots[i] is None else slots[i] + g
+            left = deps[fn] - 1
+            deps[fn] = left
+            if left == 0:
+                ready.append(fn)
+        if not retain_graph:
+            node._release()
+
+
+def _zeros_for_output(node, index):
+    """A zero gradient for an output of a multi-output Function that no path used."""
+    shape, np_dtype, xp = node._out_meta[index]
+    return xp.zeros(shape, dtype=np_dtype)
+
+
+def _deliver_nonleaf(node, gouts, capture, wanted_nodes):
+    if node._retained is not None and capture is None:
+        for index, ref in node._retained.items():
+            t = ref()
+            g = gouts[index]
+            if t is not None and g is not None:
+                if t.grad is None:
+                    t.grad = _wrap(g.copy())
+                else:
+                    t.grad._data = t.grad._data + g
+    if capture is not None and node in wanted_nodes:
+        for t in wanted_nodes[node]:
+            g = gouts[t._out_index]
+            if g is not None:
+                prev = capture.get(id(t))
+                capture[id(t)] = g if prev is None else prev + g
+
+
+def _accumulate_leaf(leaf, g, assigned):
+    if not leaf._rg:
+        return
+    existing = leaf.grad
+    if existing is None:
+        # the first gradient becomes .grad; copy when it may share memory with another
+        if g.base is not None or id(g) in assigned or not g.flags.writeable:
+            g = g.copy()
+        assigned.add(id(g))
+        leaf.grad = _wrap(g)
+    else:
+        arr = existing._data
+        if arr.shape == g.shape and arr.dtype == g.dtype and arr.flags.writeable:
+            arr += g
+        else:
+            existing._data = arr + g
+
+
+def _seed_grads(tensors, grad_tensors, who):
+    grads = []
+    for i, t in enumerate(tensors):
+        gt = grad_tensors[i] if grad_tensors is not None else None
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if gt is None:
+            if t._data.size != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs ({who} was called on a "
+                    f"tensor of shape {tuple(t._data.shape)}: pass gradient= of that shape)"
+                )
+            g = _xp(t._data).ones_like(t._data)
+        else:
+            g = gt._data if isinstance(gt, Tensor) else gt
+            g = _xp(t._data).asarray(g, dtype=t._data.dtype)
+            if g.shape != t._data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] "
+                    f"has a shape of {tuple(t._data.shape)}."
+                )
+            g = g.copy()  # never let .grad alias the caller's array
+        grads.append(g)
+    return grads
+
+
+def _xp(array):
+    from .backend import xp_of
+
+    return xp_of(array)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on."""
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by this engine")
+    if isinstance(tensors, Tensor):
+        tensors = (tensors,)
+    if isinstance(grad_tensors, Tensor) or (grad_tensors is not None and not isinstance(grad_tensors, (list, tuple))):
+        grad_tensors = (grad_tensors,)
+    tensors = tuple(tensors)
+    grads = _seed_grads(tensors, grad_tensors, "backward()")
+    if inputs is not None:
+        wanted = tuple(inputs) if not isinstance(inputs, Tensor) else (inputs,)
+        captured = grad(tensors, wanted, [_wrap(g) for g in grads], retain_graph=retain_graph, allow_unused=True)
+        for t, g in zip(wanted, captured):
+            if g is not None:
+                _accumulate_leaf(t, g._data, set())
+        return
+    _run(tensors, grads, bool(retain_graph))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is left alone)."""
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by this engine")
+    if isinstance(outputs, Tensor):
+        outputs = (outputs,)
+    single_input = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single_input else tuple(inputs)
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = (grad_outputs,)
+    outputs = tuple(outputs)
+    for i, t in enumerate(inputs):
+        if not t._rg:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+    grads = _seed_grads(outputs, grad_outputs, "grad()")
+    capture: dict = {id(t): None for t in inputs}
+    capture["__targets__"] = [t for t in inputs if t.grad_fn is not None]
+    _run(outputs, grads, bool(retain_graph), capture)
+    result = []
+    for i, t in enumerate(inputs):
+        g = capture.get(id(t))
+        if g is None:
+            if materialize_grads:
+                g = _xp(t._data).zeros_like(t._data)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (input {i}) appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+        result.append(_wrap(g) if g is not None else None)
+    return tuple(result)
+
+
+def _register_retained(tensor):
+    node = tensor.grad_fn
+    if node._retained is None:
+        node._retained = {}
+    node._retained[tensor._out_index] = weakref.ref(tensor)
+
+
+from .tensor import Tensor, _wrap  # noqa: E402  (Tensor's module imports this one first)

@@ -1,0 +1,238 @@
+"""Devices, the array module (``xp``) of each, and the guarded CuPy import.
+
+CuPy is imported lazily, the first time anything asks about CUDA, and never by ``import engine``.
+When a CUDA device is asked for and cannot be had, one error says which part is missing: the
+CuPy package, the NVIDIA driver, or a device.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+__all__ = [
+    "CudaUnavailableError",
+    "device",
+    "cuda_status",
+    "get_cupy",
+    "xp_of",
+    "is_cupy_array",
+    "device_of_array",
+    "array_module",
+    "to_device_array",
+    "to_host",
+]
+
+
+class CudaUnavailableError(RuntimeError):
+    """A CUDA device was asked for and this machine cannot give one; the message says why."""
+
+
+# --------------------------------------------------------------------------- the guarded CuPy import
+
+_status_lock = threading.Lock()
+_status: tuple[bool, str, int] | None = None  # (available, reason when not, device count)
+_cupy = None
+
+
+def _probe() -> tuple[bool, str, int]:
+    global _cupy
+    if os.environ.get("ENGINE_DISABLE_CUDA"):
+        return False, "CUDA is disabled by the ENGINE_DISABLE_CUDA environment variable", 0
+    try:
+        import cupy
+    except ImportError:
+        return (
+            False,
+            "CuPy is not installed (install the project's `cuda` extra: pip install -e '.[cuda]', "
+            "which brings cupy-cuda12x)",
+            0,
+        )
+    except Exception as exc:  # a broken CuPy install raises all sorts of things at import
+        return False, f"CuPy is installed but failed to import: {exc}", 0
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        text = str(exc)
+        if "NoDevice" in text or "no CUDA-capable device" in text:
+            return False, "no CUDA device found (the NVIDIA driver reports none)", 0
+        return False, f"no usable NVIDIA driver ({text.strip() or type(exc).__name__})", 0
+    if count == 0:
+        return False, "no CUDA device found (the NVIDIA driver reports none)", 0
+    _cupy = cupy
+    return True, "", count
+
+
+def cuda_status() -> tuple[bool, str, int]:
+    """``(available, reason, device_count)``; probed once per process."""
+    global _status
+    if _status is None:
+        with _status_lock:
+            if _status is None:
+                _status = _probe()
+    return _status
+
+
+def _reset_cuda_status(status: tuple[bool, str, int] | None = None, cupy_module=None) -> None:
+    """Forget (or replace) the probe's answer. For tests that simulate machines."""
+    global _status, _cupy
+    _status = status
+    _cupy = cupy_module
+
+
+def get_cupy():
+    """The cupy module, or :class:`CudaUnavailableError` naming what is missing."""
+    available, reason, _ = cuda_status()
+    if not available:
+        raise CudaUnavailableError(f"CUDA is not available: {reason}")
+    return _cupy
+
+
+# --------------------------------------------------------------------------- devices
+
+
+class device:
+    """A place where tensors live: ``device('cpu')``, ``device('cuda')``, ``device('cuda:1')``,
+    ``device('cuda', 1)``. Like PyTorch, ``cuda`` without an index means the current CUDA device."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):  # noqa: A002 - PyTorch's parameter name
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, int) and not isinstance(type, bool):
+            type, index = "cuda", type
+        if not isinstance(type, str):
+            raise TypeError(f"device() expects a string such as 'cpu' or 'cuda:0', got {type!r}")
+        text = type.strip()
+        kind, sep, number = text.partition(":")
+        if kind not in ("cpu", "cuda"):
+            raise RuntimeError(
+                f"Expected one of cpu, cuda device type at start of device string: {type!r}"
+            )
+        if sep:
+            if index is not None:
+                raise RuntimeError(f"device string {type!r} already has an index; do not pass index={index}")
+            if not number.isdigit():
+                raise RuntimeError(f"Invalid device string: {type!r} (the index must be a whole number)")
+            index = int(number)
+        if index is not None:
+            if not isinstance(index, int) or index < 0:
+                raise RuntimeError(f"Device index must not be negative, got {index!r}")
+            if kind == "cpu" and index != 0:
+                raise RuntimeError(f"There is one CPU device; index {index} is not valid")
+        self.type = kind
+        self.index = index
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except (RuntimeError, TypeError):
+                return False
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+
+CPU = device("cpu")
+_cuda_devices: dict[int, device] = {}
+
+# The current CUDA device is per thread, as in PyTorch (the app's worker selects its own).
+_thread = threading.local()
+
+
+def current_cuda_index() -> int:
+    return getattr(_thread, "cuda_index", 0)
+
+
+def set_current_cuda_index(index: int) -> None:
+    _thread.cuda_index = index
+
+
+def cuda_device(index: int) -> device:
+    dev = _cuda_devices.get(index)
+    if dev is None:
+        dev = _cuda_devices[index] = device("cuda", index)
+    return dev
+
+
+def resolve(dev) -> device:
+    """A concrete device (CUDA with its index) for a device-like value; checks that it exists."""
+    if dev is None:
+        return CPU
+    if not isinstance(dev, device):
+        dev = device(dev)
+    if dev.type == "cpu":
+        return CPU
+    _, _, count = cuda_status()
+    get_cupy()
+    index = current_cuda_index() if dev.index is None else dev.index
+    if index >= count:
+        plural = "device" if count == 1 else "devices"
+        have = ", ".join(f"cuda:{i}" for i in range(count))
+        raise CudaUnavailableError(
+            f"CUDA device cuda:{index} is not there: this machine has {count} CUDA {plural} ({have})"
+        )
+    return cuda_device(index)
+
+
+# --------------------------------------------------------------------------- arrays and their modules
+
+
+def is_cupy_array(array) -> bool:
+    return _cupy is not None and isinstance(array, _cupy.ndarray)
+
+
+def xp_of(array):
+    """numpy or cupy, whichever owns ``array`` (the ``xp`` idiom)."""
+    if isinstance(array, np.ndarray) or _cupy is None:
+        return np
+    return _cupy if isinstance(array, _cupy.ndarray) else np
+
+
+def device_of_array(array) -> device:
+    if isinstance(array, np.ndarray) or _cupy is None or not isinstance(array, _cupy.ndarray):
+        return CPU
+    return cuda_device(array.device.id)
+
+
+def array_module(dev: device):
+    return np if dev.type == "cpu" else get_cupy()
+
+
+def to_device_array(array, dev: device, dtype=None, copy: bool = False):
+    """``array`` (NumPy, CuPy or anything array-like) on device ``dev``, optionally cast."""
+    if dev.type == "cpu":
+        if _cupy is not None and isinstance(array, _cupy.ndarray):
+            array = array.get()
+            copy = False
+        if copy:
+            return np.array(array, dtype=dtype, copy=True)
+        return np.asarray(array, dtype=dtype)
+    cupy = get_cupy()
+    if isinstance(array, cupy.ndarray) and array.device.id != dev.index:
+        copy = True  # asarray would hand back the array on its old device
+    with cupy.cuda.Device(dev.index):
+        if copy:
+            return cupy.array(array, dtype=dtype, copy=True)
+        return cupy.asarray(array, dtype=dtype)
+
+
+def to_host(array) -> np.ndarray:
+    """A NumPy array with ``array``'s values (copied off the GPU when it lives there)."""
+    if _cupy is not None and isinstance(array, _cupy.ndarray):
+        return array.get()
+    return np.asarray(array)

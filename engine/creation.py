@@ -1,0 +1,238 @@
+"""Making tensors: ``tensor``, ``randn``, ``zeros``, ``arange`` ... with ``dtype=``, ``device=``, ``requires_grad=``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend, dtypes
+from . import random as _random
+from .backend import CPU, resolve
+from .tensor import Size, Tensor, _wrap
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "randn", "rand", "randint", "randperm", "zeros", "ones", "empty",
+    "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like", "randn_like",
+    "rand_like", "stack", "cat", "where",
+]
+
+
+def _sizes(args, fn):
+    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
+        args = tuple(args[0])
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            a = a.item()
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{fn}(): sizes must be integers, got {a!r} in {list(args)}")
+        if a < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {a}: {list(args)}")
+        out.append(int(a))
+    return tuple(out)
+
+
+def _finish(array, requires_grad):
+    t = _wrap(array)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _np_dtype(dtype, default=None):
+    if dtype is None:
+        return (default or dtypes.get_default_dtype()).np
+    return dtypes.to_dtype(dtype).np
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested lists, a NumPy/CuPy array or a Tensor).
+
+    Python floats become the default dtype (float32), ints int64, bools bool; arrays keep their dtype.
+    """
+    if isinstance(data, Tensor):
+        source = data._data
+        src_device = data.device
+    else:
+        source = data
+        src_device = backend.device_of_array(data) if backend.is_cupy_array(data) else CPU
+    dev = resolve(device) if device is not None else src_device
+    if dtype is not None:
+        np_dtype = dtypes.to_dtype(dtype).np
+    elif hasattr(source, "dtype"):
+        np_dtype = source.dtype
+    else:
+        probe = np.asarray(source)
+        if probe.dtype.kind == "f" or probe.dtype == object:
+            np_dtype = dtypes.get_default_dtype().np
+        elif probe.dtype.kind in "iu":
+            np_dtype = np.int64
+        elif probe.dtype.kind == "b":
+            np_dtype = np.bool_
+        else:
+            raise TypeError(f"tensor(): can't make a tensor from {type(data).__name__} of {probe.dtype}")
+        source = probe
+    array = backend.to_device_array(source, dev, dtype=np_dtype, copy=True)
+    return _finish(array, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    if isinstance(data, np.ndarray) and device is None:
+        return _wrap(data if dtype is None else data.astype(dtypes.to_dtype(dtype).np, copy=False))
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``array``."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    dtypes.from_numpy_dtype(array.dtype)
+    return _wrap(array)
+
+
+def _filled(fill, sizes, dtype, device, requires_grad, fn, default=None):
+    shape = _sizes(sizes, fn)
+    dev = resolve(device)
+    np_dtype = _np_dtype(dtype, default)
+    xp = backend.array_module(dev)
+    if dev.type == "cpu":
+        array = fill(xp, shape, np_dtype)
+    else:
+        with xp.cuda.Device(dev.index):
+            array = fill(xp, shape, np_dtype)
+    return _finish(array, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(lambda xp, s, d: xp.zeros(s, dtype=d), size, dtype, device, requires_grad, "zeros")
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(lambda xp, s, d: xp.ones(s, dtype=d), size, dtype, device, requires_grad, "ones")
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(lambda xp, s, d: xp.empty(s, dtype=d), size, dtype, device, requires_grad, "empty")
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if dtype is None:
+        dtype = dtypes.int64 if isinstance(fill_value, int) and not isinstance(fill_value, bool) else None
+        dtype = dtypes.bool_ if isinstance(fill_value, bool) else dtype
+    return _filled(lambda xp, s, d: xp.full(s, fill_value, dtype=d), (size,), dtype, device, requires_grad,
+                   "full")
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Samples of the standard normal distribution."""
+    shape = _sizes(size, "randn")
+    dev = resolve(device)
+    np_dtype = _np_dtype(dtype)
+    if np.dtype(np_dtype).kind != "f":
+        raise RuntimeError(f"randn: dtype must be a floating point type, got {dtypes.from_numpy_dtype(np_dtype)}")
+    return _finish(_random.standard_normal(shape, np_dtype, dev), requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    """Samples of the uniform distribution on [0, 1)."""
+    shape = _sizes(size, "rand")
+    dev = resolve(device)
+    np_dtype = _np_dtype(dtype)
+    if np.dtype(np_dtype).kind != "f":
+        raise RuntimeError(f"rand: dtype must be a floating point type, got {dtypes.from_numpy_dtype(np_dtype)}")
+    return _finish(_random.uniform(shape, np_dtype, dev), requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, device=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() needs a size, e.g. randint(0, 10, (3,))")
+    shape = _sizes((size,), "randint")
+    return _wrap(_random.integers(low, high, shape, _np_dtype(dtype, dtypes.int64), resolve(device)))
+
+
+def randperm(n, dtype=None, device=None) -> Tensor:
+    perm = _random.cpu_generator().permutation(int(n)).astype(_np_dtype(dtype, dtypes.int64))
+    return _wrap(backend.to_device_array(perm, resolve(device)))
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        all_int = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
+        dtype = dtypes.int64 if all_int else dtypes.get_default_dtype()
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    np_dtype = dtypes.to_dtype(dtype).np
+    array = np.arange(start, end, step, dtype=np_dtype)
+    return _finish(backend.to_device_array(array, resolve(device)), requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    array = np.linspace(start, end, int(steps), dtype=_np_dtype(dtype))
+    return _finish(backend.to_device_array(array, resolve(device)), requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    array = np.eye(int(n), None if m is None else int(m), dtype=_np_dtype(dtype))
+    return _finish(backend.to_device_array(array, resolve(device)), requires_grad)
+
+
+def _like(fn, t: Tensor, dtype, device, requires_grad, *extra):
+    return fn(*extra, t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad) \
+        if extra else fn(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+
+
+def zeros_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(zeros, t, dtype, device, requires_grad)
+
+
+def ones_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(ones, t, dtype, device, requires_grad)
+
+
+def empty_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(empty, t, dtype, device, requires_grad)
+
+
+def randn_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(randn, t, dtype, device, requires_grad)
+
+
+def rand_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(rand, t, dtype, device, requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device,
+                requires_grad=requires_grad)
+
+
+def stack(tensors, dim=0) -> Tensor:
+    from .functions import Stack
+
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty list of tensors")
+    return Stack.apply(*tensors, dim=dim)
+
+
+def cat(tensors, dim=0) -> Tensor:
+    from .functions import Cat
+
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("cat expects a non-empty list of tensors")
+    return Cat.apply(*tensors, dim=dim)
+
+
+def where(condition, input=None, other=None) -> Tensor:  # noqa: A002
+    from .functions import Where
+
+    if input is None and other is None:
+        return tuple(_wrap(i) for i in backend.xp_of(condition._data).nonzero(condition._data))
+    return Where.apply(condition, input, other)
+

@@ -1,0 +1,208 @@
+"""``engine.cuda``: PyTorch's ``torch.cuda`` helpers over CuPy.
+
+Without CuPy, without a driver or without a device, ``is_available()`` is False and ``device_count()`` is
+0; the calls that need a device raise one :class:`~engine.backend.CudaUnavailableError` naming what is
+missing (``unavailable_reason()`` gives the same text).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import backend
+from . import random as _random
+from .backend import CudaUnavailableError
+from .legacy import CUDA_TYPES
+
+__all__ = [
+    "is_available", "unavailable_reason", "device_count", "current_device", "set_device", "device",
+    "get_device_capability", "get_device_name", "get_device_properties", "synchronize", "empty_cache",
+    "memory_allocated", "memory_reserved", "max_memory_allocated", "reset_peak_memory_stats", "mem_get_info",
+    "manual_seed", "manual_seed_all", "runtime_versions", "CudaUnavailableError",
+    "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
+]
+
+FloatTensor = CUDA_TYPES["FloatTensor"]
+DoubleTensor = CUDA_TYPES["DoubleTensor"]
+HalfTensor = CUDA_TYPES["HalfTensor"]
+LongTensor = CUDA_TYPES["LongTensor"]
+IntTensor = CUDA_TYPES["IntTensor"]
+ByteTensor = CUDA_TYPES["ByteTensor"]
+BoolTensor = CUDA_TYPES["BoolTensor"]
+
+
+def is_available() -> bool:
+    return backend.cuda_status()[0]
+
+
+def unavailable_reason() -> str:
+    """Why CUDA cannot be used here ('' when it can)."""
+    return backend.cuda_status()[1]
+
+
+def device_count() -> int:
+    available, _, count = backend.cuda_status()
+    return count if available else 0
+
+
+def _index(dev) -> int:
+    if dev is None:
+        backend.get_cupy()
+        return backend.current_cuda_index()
+    if isinstance(dev, int):
+        resolved = backend.resolve(f"cuda:{dev}")
+    else:
+        resolved = backend.resolve(dev if not isinstance(dev, str) or dev.startswith("cuda") else dev)
+    if resolved.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {resolved}")
+    return resolved.index
+
+
+def current_device() -> int:
+    backend.get_cupy()
+    return backend.current_cuda_index()
+
+
+def set_device(dev) -> None:
+    """Select the current CUDA device of this thread."""
+    index = _index(dev)
+    backend.set_current_cuda_index(index)
+    backend.get_cupy().cuda.Device(index).use()
+
+
+class device:
+    """Context manager that selects a CUDA device for its block, in this thread."""
+
+    def __init__(self, dev):
+        self.index = _index(dev)
+
+    def __enter__(self):
+        self.prev = backend.current_cuda_index()
+        set_device(self.index)
+        return self
+
+    def __exit__(self, *exc):
+        set_device(self.prev)
+        return False
+
+
+@dataclass(frozen=True)
+class DeviceProperties:
+    name: str
+    major: int
+    minor: int
+    total_memory: int
+    multi_processor_count: int
+    index: int
+
+    def __repr__(self):
+        return (
+            f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+            f"total_memory={self.total_memory // (1024 * 1024)}MB, multi_processor_count="
+            f"{self.multi_processor_count})"
+        )
+
+
+def get_device_properties(dev=None) -> DeviceProperties:
+    index = _index(dev)
+    props = backend.get_cupy().cuda.runtime.getDeviceProperties(index)
+    name = props["name"]
+    if isinstance(name, bytes):
+        name = name.decode(errors="replace")
+    return DeviceProperties(
+        name=name,
+        major=int(props["major"]),
+        minor=int(props["minor"]),
+        total_memory=int(props["totalGlobalMem"]),
+        multi_processor_count=int(props["multiProcessorCount"]),
+        index=index,
+    )
+
+
+def get_device_name(dev=None) -> str:
+    return get_device_properties(dev).name
+
+
+def get_device_capability(dev=None) -> tuple[int, int]:
+    p = get_device_properties(dev)
+    return p.major, p.minor
+
+
+def synchronize(dev=None) -> None:
+    cupy = backend.get_cupy()
+    with cupy.cuda.Device(_index(dev)):
+        cupy.cuda.runtime.deviceSynchronize()
+
+
+def _pool(dev=None):
+    cupy = backend.get_cupy()
+    with cupy.cuda.Device(_index(dev)):
+        return cupy.get_default_memory_pool()
+
+
+def memory_allocated(dev=None) -> int:
+    """Bytes held by live arrays (CuPy's default pool, this device)."""
+    return int(_pool(dev).used_bytes())
+
+
+def memory_reserved(dev=None) -> int:
+    """Bytes the pool holds from the driver, in use or cached."""
+    return int(_pool(dev).total_bytes())
+
+
+_peak: dict[int, int] = {}
+
+
+def max_memory_allocated(dev=None) -> int:
+    index = _index(dev)
+    current = memory_allocated(index)
+    _peak[index] = max(_peak.get(index, 0), current)
+    return _peak[index]
+
+
+def reset_peak_memory_stats(dev=None) -> None:
+    _peak[_index(dev)] = memory_allocated(dev)
+
+
+def empty_cache() -> None:
+    """Give the pool's cached, unused blocks back to the driver (a no-op without CUDA, as in PyTorch)."""
+    if not is_available():
+        return
+    cupy = backend.get_cupy()
+    for i in range(device_count()):
+        with cupy.cuda.Device(i):
+            cupy.get_default_memory_pool().free_all_blocks()
+    cupy.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def mem_get_info(dev=None) -> tuple[int, int]:
+    """(free, total) bytes of the device, as the driver sees them."""
+    cupy = backend.get_cupy()
+    with cupy.cuda.Device(_index(dev)):
+        free, total = cupy.cuda.runtime.memGetInfo()
+    return int(free), int(total)
+
+
+def runtime_versions() -> dict:
+    """Driver and runtime versions as 'major.minor' strings."""
+    cupy = backend.get_cupy()
+
+    def text(v):
+        return f"{v // 1000}.{(v % 1000) // 10}"
+
+    return {
+        "driver": text(cupy.cuda.runtime.driverGetVersion()),
+        "runtime": text(cupy.cuda.runtime.runtimeGetVersion()),
+        "cupy": cupy.__version__,
+    }
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the current CUDA device's generator (silently ignored without CUDA, as in PyTorch)."""
+    if is_available():
+        _random.seed_cuda(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    if is_available():
+        _random.seed_cuda_all(int(seed))

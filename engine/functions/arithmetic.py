@@ -1,0 +1,145 @@
+"""Arithmetic: + - * / ** neg and the matrix product. Scalars may stand on either side."""
+
+from __future__ import annotations
+
+from ..autograd import Function
+from ..backend import xp_of
+
+
+class Add(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy, gy
+
+
+class Sub(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a - b
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy, (-gy if ctx.needs_input_grad[1] else None)
+
+
+class Mul(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.saved = (a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
+        return (gy * b if need_a else None), (gy * a if need_b else None)
+
+
+class Div(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.saved = (a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
+        ga = gy / b if need_a else None
+        gb = -gy * a / (b * b) if need_b else None
+        return ga, gb
+
+
+class Pow(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = a * a if (b.__class__ in (int, float) and b == 2) else a**b
+        ctx.saved = (a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b, out = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
+        ga = gb = None
+        if need_a:
+            if b.__class__ in (int, float):
+                ga = gy * (2 * a) if b == 2 else gy * (b * a ** (b - 1))
+            else:
+                ga = gy * b * a ** (b - 1)
+        if need_b:
+            xp = xp_of(out)
+            gb = gy * out * xp.log(a)
+        return ga, gb
+
+
+class Neg(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return -a
+
+    @staticmethod
+    def backward(ctx, gy):
+        return -gy
+
+
+def _shape_text(shape):
+    return "x".join(str(n) for n in shape) if shape else "scalar"
+
+
+class MatMul(Function):
+    """``a @ b`` with NumPy's rules: 1-D operands, and broadcast batch dimensions."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        try:
+            out = a @ b
+        except ValueError:
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(a.shape)} and {_shape_text(b.shape)})"
+            ) from None
+        ctx.saved = (a, b)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.saved
+        need_a, need_b = ctx.needs_input_grad
+        if a.ndim == 2 and b.ndim == 2:
+            return (gy @ b.T if need_a else None), (a.T @ gy if need_b else None)
+        xp = xp_of(gy)
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        g2 = gy
+        if a.ndim == 1:
+            g2 = xp.expand_dims(g2, -2)
+        if b.ndim == 1:
+            g2 = xp.expand_dims(g2, -1)
+        ga = gb = None
+        if need_a:
+            ga = g2 @ xp.swapaxes(b2, -1, -2)
+            if a.ndim == 1:
+                ga = ga.reshape(ga.shape[:-2] + ga.shape[-1:]).sum(axis=tuple(range(ga.ndim - 2)))
+        if need_b:
+            gb = xp.swapaxes(a2, -1, -2) @ g2
+            if b.ndim == 1:
+                gb = gb.reshape(gb.shape[:-1]).sum(axis=tuple(range(gb.ndim - 2)))
+        return ga, gb

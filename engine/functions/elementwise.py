@@ -1,0 +1,178 @@
+"""Elementwise math: exp, log, abs, sqrt, clamp/relu, sigmoid, tanh, maximum, where."""
+
+from __future__ import annotations
+
+from ..autograd import Function
+from ..backend import xp_of
+
+
+class Exp(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        out = xp_of(x).exp(x)
+        ctx.saved = (out,)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy * ctx.saved[0]
+
+
+class Log(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.saved = (x,)
+        return xp_of(x).log(x)
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy / ctx.saved[0]
+
+
+class Abs(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.saved = (x,)
+        return abs(x)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x = ctx.saved[0]
+        return gy * xp_of(x).sign(x)
+
+
+class Sqrt(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        out = xp_of(x).sqrt(x)
+        ctx.saved = (out,)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy / (2 * ctx.saved[0])
+
+
+class Sigmoid(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = xp_of(x)
+        out = 1 / (1 + xp.exp(-x))
+        ctx.saved = (out,)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        out = ctx.saved[0]
+        return gy * out * (1 - out)
+
+
+class Tanh(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        out = xp_of(x).tanh(x)
+        ctx.saved = (out,)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        out = ctx.saved[0]
+        return gy * (1 - out * out)
+
+
+class Clamp(Function):
+    """``clamp(min, max)``; the gradient passes where ``min <= x <= max``, as in PyTorch."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, min=None, max=None):  # noqa: A002 - PyTorch's names
+        xp = xp_of(x)
+        if min is None and max is None:
+            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+        ctx.saved = (x,)
+        ctx.bounds = (min, max)
+        if max is None:
+            return xp.maximum(x, min)
+        if min is None:
+            return xp.minimum(x, max)
+        return xp.clip(x, min, max)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x = ctx.saved[0]
+        lo, hi = ctx.bounds
+        if hi is None:
+            return gy * (x >= lo)
+        if lo is None:
+            return gy * (x <= hi)
+        return gy * ((x >= lo) & (x <= hi))
+
+
+class ReLU(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        out = xp_of(x).maximum(x, 0)
+        ctx.saved = (out,)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy * (ctx.saved[0] > 0)
+
+
+class Maximum(Function):
+    """Elementwise maximum (``mode='max'``) or minimum; ties share the gradient equally."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, mode="max"):
+        xp = xp_of(a) if hasattr(a, "shape") else xp_of(b)
+        ctx.saved = (a, b)
+        ctx.mode = mode
+        return xp.maximum(a, b) if mode == "max" else xp.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.saved
+        wins = (a > b) if ctx.mode == "max" else (a < b)
+        ties = (a == b) * 0.5
+        share_a = wins + ties
+        need_a, need_b = ctx.needs_input_grad
+        return (gy * share_a if need_a else None), (gy * (1 - share_a) if need_b else None)
+
+
+class Where(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        xp = xp_of(cond)
+        ctx.saved = (cond,)
+        return xp.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, gy):
+        cond = ctx.saved[0]
+        xp = xp_of(gy)
+        _, need_a, need_b = ctx.needs_input_grad
+        return (
+            None,
+            xp.where(cond, gy, 0) if need_a else None,
+            xp.where(cond, 0, gy) if need_b else None,
+        )

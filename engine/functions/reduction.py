@@ -1,0 +1,112 @@
+"""Reductions: sum, mean, max/min (whole tensor, or along a dimension)."""
+
+from __future__ import annotations
+
+from ..autograd import Function
+from ..backend import xp_of
+
+
+def _axes(dim, ndim):
+    if dim is None:
+        return None
+    if isinstance(dim, int):
+        dim = (dim,)
+    out = []
+    for d in dim:
+        if not -ndim <= d < max(ndim, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+        out.append(d % ndim if ndim else 0)
+    return tuple(out)
+
+
+def _expand_back(gy, shape, axes, keepdim):
+    """``gy`` of a reduction, broadcast back to the input's shape."""
+    xp = xp_of(gy)
+    if axes is not None and not keepdim and len(shape):
+        gy = xp.expand_dims(gy, axes)
+    return xp.broadcast_to(gy, shape)
+
+
+class Sum(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        axes = _axes(dim, x.ndim)
+        ctx.meta = (x.shape, axes, keepdim)
+        return x.sum(axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, gy):
+        shape, axes, keepdim = ctx.meta
+        return _expand_back(gy, shape, axes, keepdim)
+
+
+class Mean(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        axes = _axes(dim, x.ndim)
+        ctx.meta = (x.shape, axes, keepdim)
+        if axes is None:
+            ctx.count = x.size
+        else:
+            count = 1
+            for a in axes:
+                count *= x.shape[a]
+            ctx.count = count
+        return x.mean(axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, gy):
+        shape, axes, keepdim = ctx.meta
+        return _expand_back(gy / ctx.count, shape, axes, keepdim)
+
+
+class MaxMin(Function):
+    """Max (or min) of all elements; ties share the gradient evenly, as in PyTorch."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, mode="max"):
+        if x.size == 0:
+            raise RuntimeError(f"{mode}(): Expected reduction dim to be specified for input.numel() == 0.")
+        out = x.max() if mode == "max" else x.min()
+        ctx.saved = (x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, out = ctx.saved
+        mask = x == out
+        return mask * (gy / mask.sum())
+
+
+class MaxMinDim(Function):
+    """Values of max (or min) along ``dim``; the gradient goes to the index that was picked."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim=False, mode="max"):
+        xp = xp_of(x)
+        (axis,) = _axes(dim, x.ndim)
+        idx = (x.argmax if mode == "max" else x.argmin)(axis=axis)
+        idx_k = xp.expand_dims(idx, axis)
+        values = xp.take_along_axis(x, idx_k, axis=axis)
+        ctx.saved = (idx_k,)
+        ctx.meta = (x.shape, axis, keepdim)
+        ctx.indices = idx_k if keepdim else idx
+        return values if keepdim else values.squeeze(axis)
+
+    @staticmethod
+    def backward(ctx, gy):
+        (idx_k,) = ctx.saved
+        shape, axis, keepdim = ctx.meta
+        xp = xp_of(gy)
+        if not keepdim:
+            gy = xp.expand_dims(gy, axis)
+        positions = xp.arange(shape[axis]).reshape([-1 if i == axis else 1 for i in range(len(shape))])
+        return (positions == idx_k) * gy

@@ -1,0 +1,212 @@
+"""Shape and movement: reshape, transpose, permute, expand, indexing, clone, casts, device moves,
+stack and cat."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import Function
+from ..backend import device_of_array, to_device_array, xp_of
+
+
+class Reshape(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x.shape
+        try:
+            return x.reshape(shape)
+        except ValueError:
+            raise RuntimeError(
+                f"shape '{list(shape)}' is invalid for input of size {x.size}"
+            ) from None
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy.reshape(ctx.shape)
+
+
+class Transpose(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, dim0, dim1):
+        ctx.dims = (dim0, dim1)
+        return xp_of(x).swapaxes(x, dim0, dim1)
+
+    @staticmethod
+    def backward(ctx, gy):
+        return xp_of(gy).swapaxes(gy, *ctx.dims)
+
+
+class Permute(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return x.transpose(dims)
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy.transpose(tuple(np.argsort(ctx.dims)))
+
+
+class Expand(Function):
+    """A broadcast view; its gradient is summed back by the walk's one unbroadcast."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        shape = tuple(x.shape[i - (len(shape) - x.ndim)] if n == -1 else n for i, n in enumerate(shape))
+        return xp_of(x).broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy
+
+
+def is_basic_index(index) -> bool:
+    """Only ints, slices, None and Ellipsis: the result is a view and no element repeats."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for p in parts:
+        if p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice)) and not isinstance(p, bool):
+            continue
+        return False
+    return True
+
+
+def _has_integer_arrays(index) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    for p in parts:
+        if hasattr(p, "dtype") and p.dtype.kind in "iu":
+            return True
+        if isinstance(p, (list, range)):
+            return True
+    return False
+
+
+class GetItem(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.meta = (x.shape, x.dtype, index)
+        return x[index]
+
+    @staticmethod
+    def backward(ctx, gy):
+        shape, dtype, index = ctx.meta
+        xp = xp_of(gy)
+        gx = xp.zeros(shape, dtype=gy.dtype)
+        if _has_integer_arrays(index):
+            # a repeated index must add up, not overwrite
+            if xp is np:
+                np.add.at(gx, index, gy)
+            else:
+                import cupyx
+
+                cupyx.scatter_add(gx, index, gy)
+        else:
+            gx[index] = gy
+        return gx
+
+
+class SetItem(Function):
+    """``x[index] = value`` recorded out of place; Tensor.__setitem__ rebinds the tensor to the result."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, value, index):
+        out = x.copy()
+        out[index] = value
+        ctx.index = index
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        need_x, need_value = ctx.needs_input_grad
+        gx = gv = None
+        if need_x:
+            gx = gy.copy()
+            gx[ctx.index] = 0
+        if need_value:
+            gv = gy[ctx.index]
+        return gx, gv
+
+
+class Clone(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy
+
+
+class Cast(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, np_dtype):
+        ctx.src = x.dtype
+        return x.astype(np_dtype)
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy.astype(ctx.src) if ctx.src.kind == "f" else None
+
+
+class ToDevice(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, dev, np_dtype=None, copy=False):
+        ctx.src = (device_of_array(x), x.dtype)
+        return to_device_array(x, dev, dtype=np_dtype, copy=copy)
+
+    @staticmethod
+    def backward(ctx, gy):
+        dev, dtype = ctx.src
+        return to_device_array(gy, dev, dtype=dtype) if dtype.kind == "f" else None
+
+
+class Stack(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, *xs, dim=0):
+        xp = xp_of(xs[0])
+        out = xp.stack(xs, axis=dim)
+        ctx.axis = dim % out.ndim
+        ctx.count = len(xs)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        lead = (slice(None),) * ctx.axis
+        return tuple(gy[lead + (i,)] for i in range(ctx.count))
+
+
+class Cat(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, *xs, dim=0):
+        xp = xp_of(xs[0])
+        out = xp.concatenate(xs, axis=dim)
+        ctx.axis = dim % out.ndim
+        ctx.sizes = [x.shape[ctx.axis] for x in xs]
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        xp = xp_of(gy)
+        cuts = np.cumsum(ctx.sizes)[:-1].tolist()
+        return tuple(xp.split(gy, cuts, axis=ctx.axis))

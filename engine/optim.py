@@ -1,0 +1,124 @@
+"""``engine.optim``: SGD (with momentum) and Adam, with PyTorch's update formulas.
+
+Updates run on the raw arrays in place, outside the graph, like PyTorch's ``torch.no_grad`` steps.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .backend import xp_of
+from .tensor import Tensor
+
+__all__ = ["Optimizer", "SGD", "Adam"]
+
+
+class Optimizer:
+    def __init__(self, params, defaults: dict):
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts")
+        params = list(params)
+        if not params:
+            raise ValueError("optimizer got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        self.defaults = defaults
+        self.param_groups = []
+        self.state: dict = {}
+        for g in groups:
+            group = dict(defaults)
+            group.update(g)
+            group["params"] = list(group["params"])
+            self._check(group)
+            self.param_groups.append(group)
+
+    def _check(self, group):
+        lr = group.get("lr")
+        if not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+
+    def zero_grad(self, set_to_none: bool = True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        p.grad.zero_()
+
+    def state_dict(self):
+        return {"param_groups": [{k: v for k, v in g.items() if k != "params"} for g in self.param_groups],
+                "state": {i: s for i, s in enumerate(self.state.values())}}
+
+    def step(self):
+        raise NotImplementedError
+
+
+class SGD(Optimizer):
+    """``p -= lr * g`` (with momentum: ``buf = momentum * buf + (1 - dampening) * g``)."""
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+        if momentum < 0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov))
+
+    def step(self):
+        for group in self.param_groups:
+            lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
+            wd, nesterov = group["weight_decay"], group["nesterov"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, g = p._data, p.grad._data
+                if wd:
+                    g = g + wd * w
+                if mom:
+                    state = self.state.setdefault(id(p), {})
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = g.copy()
+                    else:
+                        buf *= mom
+                        buf += (1 - damp) * g
+                    g = g + mom * buf if nesterov else buf
+                w -= lr * g
+
+
+class Adam(Optimizer):
+    """Adam, computed as PyTorch computes it (bias corrections folded into the step size)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameters: {betas}")
+        if eps < 0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+    def step(self):
+        for group in self.param_groups:
+            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, g = p._data, p.grad._data
+                xp = xp_of(w)
+                if wd:
+                    g = g + wd * w
+                state = self.state.get(id(p))
+                if state is None:
+                    state = self.state[id(p)] = {"step": 0, "exp_avg": xp.zeros_like(w),
+                                                 "exp_avg_sq": xp.zeros_like(w)}
+                state["step"] += 1
+                t = state["step"]
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m *= b1
+                m += (1 - b1) * g
+                v *= b2
+                v += (1 - b2) * (g * g)
+                bias1 = 1 - b1**t
+                bias2 = 1 - b2**t
+                denom = xp.sqrt(v) / math.sqrt(bias2)
+                denom += eps
+                w -= (lr / bias1) * (m / denom)

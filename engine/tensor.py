@@ -1,0 +1,856 @@
+"""Tensor: an n-dimensional array (NumPy on the CPU, CuPy on a CUDA GPU) with PyTorch's API and autograd."""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
+from . import backend as _backend
+from . import dtypes as _dtypes
+from .backend import CPU, device_of_array, resolve, to_host, xp_of
+
+__all__ = ["Tensor", "Size", "is_tensor"]
+
+_float = builtins.float
+_int = builtins.int
+_bool = builtins.bool
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple, printed as ``Size([64, 10])``."""
+
+    def __repr__(self):
+        return f"Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+return_types_max = namedtuple("max", ["values", "indices"])
+return_types_min = namedtuple("min", ["values", "indices"])
+
+
+def _wrap(array, requires_grad=False):
+    """A Tensor around ``array`` (no copy). NumPy scalars from reductions become 0-d arrays."""
+    if isinstance(array, np.generic):
+        array = np.asarray(array)
+    t = Tensor.__new__(Tensor)
+    t._data = array
+    t._rg = requires_grad
+    t.grad = None
+    t.grad_fn = None
+    t._out_index = 0
+    return t
+
+
+def _raw(value):
+    return value._data if isinstance(value, Tensor) else value
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def _check_same_device(*values):
+    """Raise PyTorch's error when tensors of one op live on different devices."""
+    devices = []
+    for v in values:
+        if isinstance(v, Tensor):
+            d = v.device
+            if d not in devices:
+                devices.append(d)
+    if len(devices) > 1:
+        raise RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            f"{devices[0]} and {devices[1]}!"
+        )
+
+
+def _convert_index(index, xp):
+    if isinstance(index, tuple):
+        return tuple(_convert_index_part(p, xp) for p in index)
+    return _convert_index_part(index, xp)
+
+
+def _convert_index_part(p, xp):
+    if isinstance(p, Tensor):
+        p = p._data
+        if xp is not np and isinstance(p, np.ndarray):
+            p = xp.asarray(p)
+        elif xp is np and not isinstance(p, np.ndarray):
+            p = to_host(p)
+        return p
+    if isinstance(p, range):
+        return xp.arange(p.start, p.stop, p.step)
+    if isinstance(p, list) and xp is not np:
+        return xp.asarray(p)
+    return p
+
+
+class Tensor:
+    """An n-dimensional array on a device, with autograd.
+
+    ``engine.Tensor(2, 3)`` and ``engine.Tensor([1, 2])`` work as PyTorch's legacy constructor (float32);
+    prefer :func:`engine.tensor`, :func:`engine.zeros`, :func:`engine.randn`.
+    """
+
+    __slots__ = ("_data", "_rg", "grad", "grad_fn", "_out_index", "__weakref__", "__dict__")
+    __array_ufunc__ = None  # `ndarray * tensor` defers to Tensor.__rmul__
+    __array_priority__ = 1000
+
+    def __init__(self, *args, device=None):
+        if len(args) == 1 and not isinstance(args[0], (_int, np.integer)):
+            data = args[0]
+            array = np.asarray(_raw(data) if isinstance(data, Tensor) else data, dtype=np.float32)
+        else:
+            if any(not isinstance(a, (_int, np.integer)) or a < 0 for a in args):
+                raise TypeError(f"Tensor(*sizes) needs non-negative integer sizes, got {args}")
+            array = np.empty(args, dtype=np.float32)
+        dev = resolve(device)
+        if dev is not CPU:
+            array = _backend.to_device_array(array, dev)
+        self._data = array
+        self._rg = False
+        self.grad = None
+        self.grad_fn = None
+        self._out_index = 0
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def data(self) -> Tensor:
+        """The same values, detached from the graph (shares memory)."""
+        return _wrap(self._data)
+
+    @data.setter
+    def data(self, value):
+        value = value._data if isinstance(value, Tensor) else value
+        self._data = value
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    @property
+    def dtype(self):
+        return _dtypes.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        return device_of_array(self._data)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def T(self) -> Tensor:
+        nd = self._data.ndim
+        if nd < 2:
+            return self
+        return self.permute(*reversed(range(nd)))
+
+    @property
+    def mT(self) -> Tensor:
+        return self.transpose(-2, -1)
+
+    @property
+    def is_floating_point_type(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[dim]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def get_device(self) -> int:
+        d = self.device
+        return -1 if d.type == "cpu" else d.index
+
+    # ------------------------------------------------------------------ autograd
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients (this one is {self.dtype})"
+            )
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        self._rg = _bool(requires_grad)
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` of this non-leaf tensor after backward."""
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            _autograd._register_retained(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        node = self.grad_fn
+        return node is not None and node._retained is not None and self._out_index in node._retained
+
+    def detach(self) -> Tensor:
+        return _wrap(self._data)
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._rg = False
+        return self
+
+    def _shallow(self) -> Tensor:
+        """A new Tensor object with the same array and graph position."""
+        t = _wrap(self._data, self._rg)
+        t.grad_fn = self.grad_fn
+        t._out_index = self._out_index
+        return t
+
+    # ------------------------------------------------------------------ conversion
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.item()
+
+    def tolist(self):
+        return to_host(self._data).tolist()
+
+    def numpy(self, force: bool = False) -> np.ndarray:
+        if self._rg and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        if not isinstance(self._data, np.ndarray):
+            if force:
+                return to_host(self._data)
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy "
+                "the tensor to host memory first."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if not isinstance(self._data, np.ndarray):
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy "
+                "the tensor to host memory first."
+            )
+        return self._data if dtype is None else self._data.astype(dtype, copy=False)
+
+    def to(self, *args, **kwargs) -> Tensor:
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``; differentiable."""
+        dev = kwargs.pop("device", None)
+        dt = kwargs.pop("dtype", None)
+        copy = _bool(kwargs.pop("copy", False))
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dev, dt = a.device, a.dtype
+            elif isinstance(a, _dtypes.dtype):
+                dt = a
+            elif isinstance(a, (str, _backend.device, _int)) and not isinstance(a, _bool):
+                dev = a
+            elif a is None:
+                continue
+            else:
+                dt = _dtypes.to_dtype(a)
+        return self._moved(dev, dt, copy)
+
+    def _moved(self, dev, dt, copy=False) -> Tensor:
+        target = resolve(dev) if dev is not None else None
+        np_dtype = _dtypes.to_dtype(dt).np if dt is not None else None
+        here = self.device
+        same_place = target is None or target == here
+        same_type = np_dtype is None or np_dtype == self._data.dtype
+        if same_place and same_type and not copy:
+            return self
+        if same_place:
+            return _fn.Cast.apply(self, np_dtype if np_dtype is not None else self._data.dtype) if not (
+                same_type and copy) else self.clone()
+        return _fn.ToDevice.apply(self, target, np_dtype, copy)
+
+    def cpu(self) -> Tensor:
+        return self._moved(CPU, None)
+
+    def cuda(self, device=None, non_blocking=False) -> Tensor:
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, _int):
+            device = f"cuda:{device}"
+        return self._moved(device, None)
+
+    def type(self, dtype=None, non_blocking=False):
+        """Without an argument, the legacy type name ('torch.FloatTensor'); with one, a cast (and move)."""
+        if dtype is None:
+            prefix = "torch.cuda." if self.is_cuda else "torch."
+            return prefix + self.dtype.legacy_name
+        from .legacy import LegacyTensorType, parse_legacy_name
+
+        if isinstance(dtype, str) and "Tensor" in dtype:
+            dtype = parse_legacy_name(dtype)
+        if isinstance(dtype, LegacyTensorType):
+            if dtype.is_cuda:
+                dev = None if self.is_cuda else "cuda"
+            else:
+                dev = "cpu"
+            return self._moved(dev, dtype.dtype)
+        return self._moved(None, dtype)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other)
+
+    def float(self) -> Tensor:
+        return self._moved(None, _dtypes.float32)
+
+    def double(self) -> Tensor:
+        return self._moved(None, _dtypes.float64)
+
+    def half(self) -> Tensor:
+        return self._moved(None, _dtypes.float16)
+
+    def long(self) -> Tensor:
+        return self._moved(None, _dtypes.int64)
+
+    def int(self) -> Tensor:
+        return self._moved(None, _dtypes.int32)
+
+    def bool(self) -> Tensor:
+        return self._moved(None, _dtypes.bool_)
+
+    def contiguous(self) -> Tensor:
+        return self
+
+    def is_contiguous(self) -> bool:
+        return _bool(self._data.flags.c_contiguous)
+
+    # ------------------------------------------------------------------ Python protocol
+    def __repr__(self):
+        host = to_host(self._data)
+        if host.dtype.kind == "f":
+            body = np.array2string(host, separator=", ", prefix="tensor(", precision=4, floatmode="maxprec_equal",
+                                   threshold=1000, edgeitems=3)
+        else:
+            body = np.array2string(host, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3)
+        extras = []
+        dev = self.device
+        if dev.type != "cpu":
+            extras.append(f"device='{dev}'")
+        dt = self.dtype
+        if dt not in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_):
+            extras.append(f"dtype={dt}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._rg:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    def __str__(self):
+        return self.__repr__()
+
+    def __format__(self, spec):
+        if self._data.size == 1 and self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(self.__repr__(), spec)
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
+        return _bool(self._data.item())
+
+    def __float__(self):
+        return _float(self.item())
+
+    def __int__(self):
+        return _int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return _int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __reduce__(self):
+        return (_rebuild, (to_host(self._data), str(self.device), self._rg))
+
+    def __deepcopy__(self, memo):
+        t = _wrap(self._data.copy(), self._rg)
+        memo[id(self)] = t
+        return t
+
+    # ------------------------------------------------------------------ arithmetic
+    def __add__(self, other):
+        return _fn.Add.apply(self, other)
+
+    def __radd__(self, other):
+        return _fn.Add.apply(other, self)
+
+    def __sub__(self, other):
+        return _fn.Sub.apply(self, other)
+
+    def __rsub__(self, other):
+        return _fn.Sub.apply(other, self)
+
+    def __mul__(self, other):
+        return _fn.Mul.apply(self, other)
+
+    def __rmul__(self, other):
+        return _fn.Mul.apply(other, self)
+
+    def __truediv__(self, other):
+        return _fn.Div.apply(self, other)
+
+    def __rtruediv__(self, other):
+        return _fn.Div.apply(other, self)
+
+    def __pow__(self, other):
+        return _fn.Pow.apply(self, other)
+
+    def __rpow__(self, other):
+        return _fn.Pow.apply(other, self)
+
+    def __neg__(self):
+        return _fn.Neg.apply(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _fn.Abs.apply(self)
+
+    def __matmul__(self, other):
+        return _fn.MatMul.apply(self, other)
+
+    def __rmatmul__(self, other):
+        return _fn.MatMul.apply(other, self)
+
+    def __floordiv__(self, other):
+        return _wrap(self._data // _raw(other))
+
+    def __mod__(self, other):
+        return _wrap(self._data % _raw(other))
+
+    mul = __mul__
+    div = __truediv__
+    divide = __truediv__
+    multiply = __mul__
+    subtract = __sub__
+    matmul = __matmul__
+    neg = __neg__
+    abs = __abs__
+
+    def add(self, other, alpha=1):
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, alpha=1):
+        return self - (other * alpha if alpha != 1 else other)
+
+    def pow(self, exponent):
+        return _fn.Pow.apply(self, exponent)
+
+    def mm(self, mat2):
+        if self._data.ndim != 2 or not isinstance(mat2, Tensor) or mat2._data.ndim != 2:
+            other = mat2.shape if isinstance(mat2, Tensor) else type(mat2).__name__
+            raise RuntimeError(f"mm: both arguments must be 2-D tensors (got {tuple(self.shape)} and {other})")
+        return _fn.MatMul.apply(self, mat2)
+
+    def dot(self, other):
+        return _fn.MatMul.apply(self, other)
+
+    # comparisons: not differentiable, return bool tensors
+    def __lt__(self, other):
+        return _wrap(self._data < _raw(other))
+
+    def __le__(self, other):
+        return _wrap(self._data <= _raw(other))
+
+    def __gt__(self, other):
+        return _wrap(self._data > _raw(other))
+
+    def __ge__(self, other):
+        return _wrap(self._data >= _raw(other))
+
+    def __eq__(self, other):
+        return _wrap(self._data == _raw(other))
+
+    def __ne__(self, other):
+        return _wrap(self._data != _raw(other))
+
+    def __and__(self, other):
+        return _wrap(self._data & _raw(other))
+
+    def __or__(self, other):
+        return _wrap(self._data | _raw(other))
+
+    def __xor__(self, other):
+        return _wrap(self._data ^ _raw(other))
+
+    def __invert__(self):
+        return _wrap(~self._data)
+
+    lt, le, gt, ge, eq, ne = __lt__, __le__, __gt__, __ge__, __eq__, __ne__
+
+    def equal(self, other) -> bool:
+        o = other._data
+        return self._data.shape == o.shape and _bool((self._data == o).all())
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return _bool(xp_of(self._data).allclose(self._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+    def isnan(self):
+        return _wrap(xp_of(self._data).isnan(self._data))
+
+    def isfinite(self):
+        return _wrap(xp_of(self._data).isfinite(self._data))
+
+    # ------------------------------------------------------------------ elementwise math
+    def exp(self):
+        return _fn.Exp.apply(self)
+
+    def log(self):
+        return _fn.Log.apply(self)
+
+    def sqrt(self):
+        return _fn.Sqrt.apply(self)
+
+    def sigmoid(self):
+        return _fn.Sigmoid.apply(self)
+
+    def tanh(self):
+        return _fn.Tanh.apply(self)
+
+    def relu(self):
+        return _fn.ReLU.apply(self)
+
+    def clamp(self, min=None, max=None):  # noqa: A002
+        return _fn.Clamp.apply(self, min=_raw(min), max=_raw(max))
+
+    clip = clamp
+
+    def maximum(self, other):
+        return _fn.Maximum.apply(self, other, mode="max")
+
+    def minimum(self, other):
+        return _fn.Maximum.apply(self, other, mode="min")
+
+    def sign(self):
+        return _wrap(xp_of(self._data).sign(self._data))
+
+    def square(self):
+        return _fn.Pow.apply(self, 2)
+
+    def masked_fill(self, mask, value):
+        return _fn.Where.apply(mask, value, self)
+
+    # ------------------------------------------------------------------ reductions
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        return _fn.Sum.apply(t, dim=dim, keepdim=keepdim)
+
+    def mean(self, dim=None, keepdim=False, dtype=None):
+        t = self if dtype is None else self.to(dtype)
+        if t._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                f"complex dtype. Got: {t.dtype}"
+            )
+        return _fn.Mean.apply(t, dim=dim, keepdim=keepdim)
+
+    def _maxmin(self, dim, keepdim, mode):
+        if isinstance(dim, Tensor):
+            return _fn.Maximum.apply(self, dim, mode=mode)
+        if dim is None:
+            return _fn.MaxMin.apply(self, mode=mode)
+        values = _fn.MaxMinDim.apply(self, dim, keepdim=keepdim, mode=mode)
+        xp = xp_of(self._data)
+        idx = (xp.argmax if mode == "max" else xp.argmin)(self._data, axis=dim)
+        if keepdim:
+            idx = xp.expand_dims(idx, dim)
+        result = return_types_max if mode == "max" else return_types_min
+        return result(values, _wrap(idx))
+
+    def max(self, dim=None, keepdim=False):
+        return self._maxmin(dim, keepdim, "max")
+
+    def min(self, dim=None, keepdim=False):
+        return self._maxmin(dim, keepdim, "min")
+
+    def amax(self, dim=None, keepdim=False):
+        return self.max() if dim is None else self.max(dim, keepdim).values
+
+    def argmax(self, dim=None, keepdim=False):
+        xp = xp_of(self._data)
+        if dim is None:
+            return _wrap(xp.asarray(self._data.argmax()))
+        out = self._data.argmax(axis=dim)
+        return _wrap(xp.expand_dims(out, dim) if keepdim else out)
+
+    def argmin(self, dim=None, keepdim=False):
+        xp = xp_of(self._data)
+        if dim is None:
+            return _wrap(xp.asarray(self._data.argmin()))
+        out = self._data.argmin(axis=dim)
+        return _wrap(xp.expand_dims(out, dim) if keepdim else out)
+
+    def norm(self):
+        return (self * self).sum().sqrt()
+
+    def all(self):
+        return _wrap(xp_of(self._data).asarray(self._data.all()))
+
+    def any(self):
+        return _wrap(xp_of(self._data).asarray(self._data.any()))
+
+    # ------------------------------------------------------------------ shape
+    def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+            shape = tuple(shape[0])
+        return _fn.Reshape.apply(self, shape)
+
+    reshape = view
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        shape = self._data.shape
+        nd = len(shape)
+        if nd == 0:
+            return self.view(1)
+        s, e = start_dim % nd, end_dim % nd
+        n = 1
+        for d in shape[s : e + 1]:
+            n *= d
+        return self.view(shape[:s] + (n,) + shape[e + 1 :])
+
+    def t(self):
+        nd = self._data.ndim
+        if nd > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
+        if nd < 2:
+            return self
+        return _fn.Transpose.apply(self, 0, 1)
+
+    def transpose(self, dim0, dim1):
+        return _fn.Transpose.apply(self, dim0, dim1)
+
+    def permute(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        return _fn.Permute.apply(self, tuple(d % self._data.ndim for d in dims))
+
+    def unsqueeze(self, dim):
+        nd = self._data.ndim
+        if not -nd - 1 <= dim <= nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd - 1}, {nd}], but got {dim})")
+        dim = dim % (nd + 1)
+        shape = self._data.shape
+        return _fn.Reshape.apply(self, shape[:dim] + (1,) + shape[dim:])
+
+    def squeeze(self, dim=None):
+        shape = self._data.shape
+        if dim is None:
+            new = tuple(n for n in shape if n != 1)
+        else:
+            dims = {d % max(len(shape), 1) for d in ((dim,) if isinstance(dim, _int) else dim)}
+            new = tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1))
+        return self if new == shape else _fn.Reshape.apply(self, new)
+
+    def expand(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _fn.Expand.apply(self, shape)
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def clone(self):
+        return _fn.Clone.apply(self)
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, index):
+        if index.__class__ is not _int and index.__class__ is not slice:
+            index = _convert_index(index, xp_of(self._data))
+        return _fn.GetItem.apply(self, index=index)
+
+    def __setitem__(self, index, value):
+        if index.__class__ is not _int and index.__class__ is not slice:
+            index = _convert_index(index, xp_of(self._data))
+        if _autograd._mode.enabled and (self._rg or (isinstance(value, Tensor) and value._rg)):
+            self._check_inplace()
+            out = _fn.SetItem.apply(self._shallow(), value, index=index)
+            self._rebind(out)
+            return
+        if isinstance(value, Tensor):
+            _check_same_device(self, value)
+            value = value._data
+        self._data[index] = value
+
+    # ------------------------------------------------------------------ in place
+    def _check_inplace(self):
+        if self.grad_fn is None and self._rg:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation. "
+                "(Wrap the update in `with engine.no_grad():`.)"
+            )
+
+    def _rebind(self, out: Tensor):
+        self._data = out._data
+        self._rg = out._rg
+        self.grad_fn = out.grad_fn
+        self._out_index = out._out_index
+
+    def _inplace(self, fn_cls, ufunc, other, **kwargs):
+        if _autograd._mode.enabled and (self._rg or (isinstance(other, Tensor) and other._rg)):
+            self._check_inplace()
+            self._rebind(fn_cls.apply(self._shallow(), other, **kwargs))
+            return self
+        if isinstance(other, Tensor):
+            if other._data.__class__ is not self._data.__class__:
+                _check_same_device(self, other)
+            other = other._data
+        ufunc(self._data, other, out=self._data)
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace(_fn.Add, _ufunc("add", self), other)
+
+    def __isub__(self, other):
+        return self._inplace(_fn.Sub, _ufunc("subtract", self), other)
+
+    def __imul__(self, other):
+        return self._inplace(_fn.Mul, _ufunc("multiply", self), other)
+
+    def __itruediv__(self, other):
+        return self._inplace(_fn.Div, _ufunc("true_divide", self), other)
+
+    def add_(self, other, alpha=1):
+        return self.__iadd__(other * alpha if alpha != 1 else other)
+
+    def sub_(self, other, alpha=1):
+        return self.__isub__(other * alpha if alpha != 1 else other)
+
+    def mul_(self, other):
+        return self.__imul__(other)
+
+    def div_(self, other):
+        return self.__itruediv__(other)
+
+    def pow_(self, exponent):
+        return self._inplace(_fn.Pow, _ufunc("power", self), exponent)
+
+    def clamp_(self, min=None, max=None):  # noqa: A002
+        if _autograd._mode.enabled and self._rg:
+            self._check_inplace()
+            self._rebind(_fn.Clamp.apply(self._shallow(), min=_raw(min), max=_raw(max)))
+            return self
+        xp_of(self._data).clip(self._data, _raw(min), _raw(max), out=self._data)
+        return self
+
+    def relu_(self):
+        return self.clamp_(min=0)
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def fill_(self, value):
+        if _autograd._mode.enabled and self._rg:
+            self._check_inplace()
+            self._rebind(self * 0 + value)
+            return self
+        self._data.fill(_raw(value))
+        return self
+
+    def copy_(self, src):
+        src_data = _backend.to_device_array(_raw(src), self.device, dtype=self._data.dtype)
+        if _autograd._mode.enabled and (self._rg or (isinstance(src, Tensor) and src._rg)):
+            self._check_inplace()
+            moved = src.to(self.device, self.dtype) if isinstance(src, Tensor) else _wrap(src_data)
+            self._rebind(moved.expand(self._data.shape).clone())
+            return self
+        self._data[...] = src_data
+        return self
+
+    def normal_(self, mean=0.0, std=1.0):
+        from . import random as _random
+
+        self._data[...] = _random.normal_like(self._data, mean, std)
+        return self
+
+    def uniform_(self, a=0.0, b=1.0):
+        from . import random as _random
+
+        self._data[...] = _random.uniform_like(self._data, a, b)
+        return self
+
+
+def _ufunc(name, tensor):
+    return getattr(xp_of(tensor._data), name)
+
+
+def _rebuild(host, dev, requires_grad):
+    array = _backend.to_device_array(host, resolve(dev))
+    return _wrap(array, requires_grad)
+
+
+
+from . import autograd as _autograd  # noqa: E402
+from . import functions as _fn  # noqa: E402
