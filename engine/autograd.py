@@ -191,11 +191,15 @@ class Function:
                     break
         if cls.raw:
             raw_args = [a._data if isinstance(a, Tensor) else a for a in args]
+            ctx = cls() if track else _SCRATCH
+            try:
+                out = cls.forward(ctx, *raw_args, **kwargs)
+            except (TypeError, ValueError):
+                _check_same_device(*args)  # NumPy and CuPy arrays do not mix: say which devices
+                raise
             if not track:
-                return _wrap(cls.forward(_SCRATCH, *raw_args, **kwargs))
-            ctx = cls()
+                return _wrap(out)
             ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
-            out = cls.forward(ctx, *raw_args, **kwargs)
             result = _wrap(out)
             result._rg = True
             result.grad_fn = ctx
@@ -250,7 +254,10 @@ class Function:
                 _mode.enabled = prev
         if not isinstance(gins, tuple):
             gins = (gins,)
-        if len(gins) != len(self._inputs):
+        if len(gins) < len(self._inputs) and self.raw:
+            # built-ins return gradients for their tensor inputs only; options (dims, shapes) follow them
+            gins = gins + (None,) * (len(self._inputs) - len(gins))
+        elif len(gins) != len(self._inputs):
             # PyTorch allows extra trailing Nones
             if len(gins) > len(self._inputs) and all(g is None for g in gins[len(self._inputs):]):
                 gins = gins[: len(self._inputs)]
@@ -505,4 +512,4 @@ def _register_retained(tensor):
     node._retained[tensor._out_index] = weakref.ref(tensor)
 
 
-from .tensor import Tensor, _wrap  # noqa: E402  (Tensor's module imports this one first)
+from .tensor import Tensor, _check_same_device, _wrap  # noqa: E402  (Tensor's module imports this one first)

@@ -1,0 +1,76 @@
+"""helper_test_op, after tinygrad's: one line per op test names shapes, a NumPy float64 reference and the
+engine expression; forward values and gradients are checked against the reference, finite differences,
+and PyTorch when it is importable."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+
+import engine
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def host(t) -> np.ndarray:
+    return t.detach().cpu().numpy() if isinstance(t, engine.Tensor) else np.asarray(t)
+
+
+def make_inputs(shapes, seed=0, low=-2.0, high=2.0, positive=False):
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for s in shapes:
+        a = rng.uniform(low, high, size=s)
+        if positive:
+            a = np.abs(a) + 0.5
+        arrays.append(a)
+    return arrays
+
+
+def helper_test_op(shapes, ref, fn, torch_fn=None, device="cpu", positive=False, low=-2.0, high=2.0,
+                   grad=True, rtol=1e-10, atol=1e-12, grad_atol=1e-6, grad_rtol=1e-5, seed=0):
+    """Check ``fn(*engine tensors)`` against ``ref(*numpy float64 arrays)``, gradients against finite
+    differences, and (``torch_fn`` or ``fn``) against PyTorch in float64."""
+    arrays = make_inputs(shapes, seed, low, high, positive)
+    tensors = [engine.tensor(a, dtype=engine.float64, device=device, requires_grad=grad) for a in arrays]
+    out = fn(*tensors)
+    expected = ref(*arrays)
+    np.testing.assert_allclose(host(out), expected, rtol=rtol, atol=atol)
+    if not grad:
+        return out
+    # the engine's gradients of a fixed random projection of the output, vs central differences
+    weights = np.random.default_rng(seed + 1).standard_normal(np.shape(expected))
+    w = engine.tensor(weights, dtype=engine.float64, device=device)
+    (out * w).sum().backward()
+    grads = [host(t.grad) for t in tensors]
+    numeric = _numeric_grads(ref, arrays, weights)
+    for i, (g, n) in enumerate(zip(grads, numeric)):
+        np.testing.assert_allclose(g, n, rtol=grad_rtol, atol=grad_atol, err_msg=f"gradient of input {i}")
+    if HAVE_TORCH:
+        import torch
+
+        tt = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+        tout = (torch_fn or fn)(*tt)
+        np.testing.assert_allclose(host(out), tout.detach().numpy(), rtol=1e-10, atol=1e-12)
+        (tout * torch.tensor(weights)).sum().backward()
+        for i, (g, t) in enumerate(zip(grads, tt)):
+            np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-9, atol=1e-11, err_msg=f"vs torch, input {i}")
+    return out
+
+
+def _numeric_grads(ref, arrays, weights, eps=1e-6):
+    out = []
+    for i, a in enumerate(arrays):
+        g = np.zeros_like(a)
+        flat = a.reshape(-1)
+        for k in range(flat.size):
+            orig = flat[k]
+            flat[k] = orig + eps
+            plus = np.sum(ref(*arrays) * weights)
+            flat[k] = orig - eps
+            minus = np.sum(ref(*arrays) * weights)
+            flat[k] = orig
+            g.reshape(-1)[k] = (plus - minus) / (2 * eps)
+        out.append(g)
+    return out
