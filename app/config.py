@@ -1,0 +1,178 @@
+"""RunConfig: the validated, serialisable settings of one run."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+RECIPES = ("numpy", "tensor", "autograd", "function", "nn", "optim")
+DTYPES = ("float32", "float64")
+MAX_SIZE = 1 << 20  # one dimension; the memory check below is what really bounds a run
+MAX_ITERS = 10_000_000
+
+RECIPE_DEFAULT_LR = {"numpy": 1e-6, "tensor": 1e-6, "autograd": 1e-6, "function": 1e-6, "nn": 1e-4, "optim": 1e-4}
+
+
+class ConfigError(ValueError):
+    """A setting is out of range; the message names the field and what is allowed."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    recipe: str = "tensor"
+    device: str = "cpu"
+    dtype: str = "float32"
+    batch: int = 64
+    d_in: int = 1000
+    hidden: int = 100
+    d_out: int = 10
+    lr: float = 1e-6
+    iters: int = 500
+    seed: int = 0
+
+    # ------------------------------------------------------------------ validation
+    def validated(self, check_device: bool = True, check_memory: bool = True) -> RunConfig:
+        """This config, checked; raises :class:`ConfigError` naming the first bad field."""
+        if self.recipe not in RECIPES:
+            raise ConfigError("recipe", f"unknown recipe {self.recipe!r}; choose one of {', '.join(RECIPES)}")
+        if self.dtype not in DTYPES:
+            raise ConfigError("dtype", f"unknown dtype {self.dtype!r}; choose float32 or float64")
+        for name in ("batch", "d_in", "hidden", "d_out"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ConfigError(name, f"must be a whole number, got {value!r}")
+            if not 1 <= value <= MAX_SIZE:
+                raise ConfigError(name, f"must be between 1 and {MAX_SIZE:,}, got {value:,}")
+        if not isinstance(self.iters, int) or isinstance(self.iters, bool) or not 1 <= self.iters <= MAX_ITERS:
+            raise ConfigError("iters", f"must be a whole number between 1 and {MAX_ITERS:,}, got {self.iters!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2**63:
+            raise ConfigError("seed", f"must be a whole number between 0 and 2^63-1, got {self.seed!r}")
+        lr = self.lr
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
+            raise ConfigError("lr", f"the learning rate must be a finite number above 0, got {lr!r}")
+        if self.recipe == "numpy" and self.device != "cpu":
+            raise ConfigError("device", "the numpy recipe runs on the CPU only (it is the NumPy warm-up)")
+        if check_device:
+            self.check_device()
+        if check_memory:
+            self.check_memory()
+        return self
+
+    def check_device(self) -> None:
+        import engine
+
+        try:
+            dev = engine.device(self.device)
+        except (RuntimeError, TypeError) as exc:
+            raise ConfigError("device", str(exc)) from None
+        if dev.type == "cuda":
+            if not engine.cuda.is_available():
+                raise ConfigError("device", f"{self.device} is not usable: {engine.cuda.unavailable_reason()}")
+            count = engine.cuda.device_count()
+            if dev.index is not None and dev.index >= count:
+                raise ConfigError("device", f"{self.device} is not there: this machine has {count} CUDA "
+                                            f"device{'s' if count != 1 else ''}")
+
+    def check_memory(self) -> None:
+        need = self.memory_estimate()
+        free = available_memory(self.device)
+        if free is not None and need > free:
+            raise ConfigError(
+                "sizes",
+                f"this run needs about {format_bytes(need)} on {self.device}, but only {format_bytes(free)} is "
+                "free; make the batch, D_in, H or D_out smaller",
+            )
+
+    # ------------------------------------------------------------------ memory
+    @property
+    def itemsize(self) -> int:
+        return 4 if self.dtype == "float32" else 8
+
+    def memory_estimate(self) -> int:
+        """Peak bytes one step of this run holds on its device (an estimate from the tensors' sizes).
+
+        Live at the peak of a step: x, y, the two weights and their gradients, h and h_relu, y_pred and its
+        gradient, grad_h and grad_h_relu, plus an optimizer's two moment buffers per weight (optim) or the
+        autograd graph's saved activations (h-sized). Counted as elements, times the dtype's size.
+        """
+        n, d_in, h, d_out = self.batch, self.d_in, self.hidden, self.d_out
+        weights = d_in * h + h * d_out + (h + d_out if self.recipe in ("nn", "optim") else 0)
+        data = n * d_in + n * d_out
+        activations = 4 * n * h + 3 * n * d_out  # h, h_relu, grad_h_relu, grad_h; y_pred, diff, grad_y_pred
+        grads = weights
+        extra = 2 * weights if self.recipe == "optim" else 0
+        elements = data + weights + grads + activations + extra
+        if self.recipe in ("nn", "optim") or self.recipe == "autograd" or self.recipe == "function":
+            elements += n * h  # saved masks/activations of the graph
+        return int(elements * self.itemsize)
+
+    # ------------------------------------------------------------------ serialisation
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RunConfig:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(unknown[0], f"unknown setting (known: {', '.join(sorted(names))})")
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunConfig:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError("config", f"not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError("config", "expected a JSON object of settings")
+        return cls.from_dict(data)
+
+    def with_(self, **changes) -> RunConfig:
+        return replace(self, **changes)
+
+    def label(self) -> str:
+        return (f"{self.recipe} · {self.device} · {self.dtype} · N={self.batch} D_in={self.d_in} H={self.hidden} "
+                f"D_out={self.d_out} · lr={self.lr:g}")
+
+
+def available_memory(device: str) -> int | None:
+    """Free bytes where a run on ``device`` would allocate (None when it cannot be read)."""
+    if device.startswith("cuda"):
+        import engine
+
+        try:
+            free, _ = engine.cuda.mem_get_info(device)
+            # the engine's pool keeps freed blocks cached: those are free to this process too
+            return free + engine.cuda.memory_reserved(device) - engine.cuda.memory_allocated(device)
+        except Exception:
+            return None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        import os
+
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def format_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"

@@ -1,0 +1,177 @@
+"""Loss logs as CSV (``step,loss,elapsed_s,step_ms``) or JSON (config, device, versions, status, arrays).
+
+Files are written atomically: to a temporary file in the same folder, flushed and fsynced, then renamed
+over the target, so an interrupted export never leaves a half file. NaN and infinities are written so
+that the file still parses (CSV: ``nan``/``inf``; JSON: ``null`` in the array plus a list of the steps).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .config import ConfigError, RunConfig
+from .runner import LossLog, RunResult
+
+FORMAT_VERSION = 1
+CSV_HEADER = ["step", "loss", "elapsed_s", "step_ms"]
+
+
+class ExportError(OSError):
+    """The log could not be written or read; the message names the path and the reason."""
+
+
+@dataclass
+class LoadedLog:
+    path: str
+    log: LossLog
+    config: RunConfig | None
+    status: str
+    device_name: str
+    meta: dict
+
+
+def export_format(path: str | os.PathLike) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".csv", ".json"):
+        raise ExportError(f"{path}: unknown export format {suffix or '(none)'!r}; use a .csv or .json file name")
+    return suffix[1:]
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Refuse, before a run, a path that cannot be written (missing folder, no permission, a folder)."""
+    target = Path(path)
+    export_format(target)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise ExportError(f"{path}: is a folder, not a file")
+    if not folder.is_dir():
+        raise ExportError(f"{path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ExportError(f"{path}: the folder {folder} is not writable")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ExportError(f"{path}: the file is not writable")
+
+
+def _fmt(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(float(value))
+
+
+def to_csv_text(log: LossLog) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_HEADER)
+    for s, l, e, m in zip(log.step.tolist(), log.loss.tolist(), log.elapsed_s.tolist(), log.step_ms.tolist()):
+        w.writerow([s, _fmt(l), _fmt(e), _fmt(m)])
+    return buf.getvalue()
+
+
+def _json_list(values: np.ndarray) -> list:
+    return [v if math.isfinite(v) else None for v in values.tolist()]
+
+
+def to_json_obj(result: RunResult) -> dict:
+    log = result.log
+    nonfinite = {int(s): _fmt(v) for s, v in zip(log.step.tolist(), log.loss.tolist()) if not math.isfinite(v)}
+    return {
+        "format": "gradscope-loss-log",
+        "version": FORMAT_VERSION,
+        "config": result.config.to_dict(),
+        "device_name": result.device_name,
+        "versions": result.versions,
+        "started_at": result.started_at,
+        "status": result.status,
+        "message": result.message,
+        "steps": len(log),
+        "final_loss": _json_list(np.array([result.final_loss]))[0] if len(log) else None,
+        "steps_per_second": result.steps_per_second if math.isfinite(result.steps_per_second) else None,
+        "nonfinite_loss": nonfinite,
+        "step": log.step.tolist(),
+        "loss": _json_list(log.loss),
+        "elapsed_s": _json_list(log.elapsed_s),
+        "step_ms": _json_list(log.step_ms),
+    }
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    tmp_name = None
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp_name, target)
+        tmp_name = None
+    except OSError as exc:
+        raise ExportError(f"could not write {path}: {exc.strerror or exc}") from None
+    finally:
+        if tmp_name is not None:
+            try:
+                os.unlink(tmp_name)
+            except OSError:
+                pass
+
+
+def export(result: RunResult, path: str | os.PathLike) -> Path:
+    fmt = export_format(path)
+    text = to_csv_text(result.log) if fmt == "csv" else json.dumps(to_json_obj(result), indent=1,
+                                                                      allow_nan=False)
+    write_atomic(path, text)
+    return Path(path)
+
+
+def _float(text: str) -> float:
+    return float(text)  # float() reads 'nan', 'inf', '-inf'
+
+
+def load(path: str | os.PathLike) -> LoadedLog:
+    """Read an exported log back (to overlay it on the plot)."""
+    fmt = export_format(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ExportError(f"could not read {path}: {exc.strerror or exc}") from None
+    try:
+        if fmt == "csv":
+            rows = list(csv.reader(io.StringIO(text)))
+            if not rows or rows[0] != CSV_HEADER:
+                raise ValueError(f"the first line must be {','.join(CSV_HEADER)}")
+            body = [r for r in rows[1:] if r]
+            cols = list(zip(*body)) if body else [(), (), (), ()]
+            log = LossLog.from_arrays([int(v) for v in cols[0]], [_float(v) for v in cols[1]],
+                                      [_float(v) for v in cols[2]], [_float(v) for v in cols[3]])
+            return LoadedLog(str(path), log, None, "", "", {})
+        data = json.loads(text)
+        if data.get("format") != "gradscope-loss-log":
+            raise ValueError("not a gradscope loss log")
+
+        def arr(name):
+            return [math.nan if v is None else v for v in data[name]]
+
+        loss = arr("loss")
+        for step, value in data.get("nonfinite_loss", {}).items():
+            idx = data["step"].index(int(step))
+            loss[idx] = float(value)
+        log = LossLog.from_arrays(data["step"], loss, arr("elapsed_s"), arr("step_ms"))
+        try:
+            config = RunConfig.from_dict(data["config"])
+        except (ConfigError, TypeError):
+            config = None
+        return LoadedLog(str(path), log, config, data.get("status", ""), data.get("device_name", ""), data)
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ExportError(f"{path} is not a loss log this app can read: {exc}") from None

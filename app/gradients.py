@@ -1,0 +1,196 @@
+"""Manual vs autograd vs numerical gradients of the tutorial's two-layer net at one state.
+
+* manual: the tutorial's hand-written backprop, on the run's device and dtype;
+* autograd: ``loss.backward()`` through the engine, same device and dtype;
+* numerical: float64 central differences on the host. A perturbation of ``w1[i, j]`` only moves column
+  ``j`` of ``h`` (and of ``w2[i, j]`` only column ``j`` of ``y_pred``), so each probe costs a small update,
+  not a whole forward pass; large matrices are probed on a random sample of elements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+import engine
+
+from .config import RunConfig
+from .recipes import TrainState, host_draws
+
+PARAMS = ("w1", "w2")
+PAIRS = (("manual", "autograd"), ("manual", "numerical"), ("autograd", "numerical"))
+
+# (good, acceptable) relative error per dtype: below good is green, below acceptable yellow, else red
+TOLERANCES = {"float32": (1e-4, 1e-2), "float64": (1e-9, 1e-6)}
+
+
+@dataclass
+class PairStats:
+    max_abs: float
+    rel_error: float  # ||a - b|| / max(||a||, ||b||)
+    cosine: float
+    worst_index: tuple
+    worst_a: float
+    worst_b: float
+    compared: int  # elements compared (a sample, for numerical pairs on large matrices)
+
+    def grade(self, dtype: str) -> str:
+        good, ok = TOLERANCES[dtype]
+        if not np.isfinite(self.rel_error):
+            return "bad"
+        return "good" if self.rel_error <= good else "ok" if self.rel_error <= ok else "bad"
+
+
+@dataclass
+class GradientReport:
+    dtype: str
+    device: str
+    source: str  # "initial weights" or "step k"
+    grads: dict  # (method, param) -> float64 host array (numerical: NaN where not probed)
+    stats: dict  # (param, pair) -> PairStats
+    sampled: dict  # param -> number of elements probed numerically
+
+    def worst_grade(self) -> str:
+        order = {"good": 0, "ok": 1, "bad": 2}
+        return max((s.grade(self.dtype) for s in self.stats.values()), key=order.__getitem__)
+
+    def difference(self, param: str, a: str = "manual", b: str = "autograd") -> np.ndarray:
+        return np.abs(self.grads[(a, param)] - self.grads[(b, param)])
+
+    def table(self) -> str:
+        head = f"{'param':<5} {'pair':<20} {'max |a-b|':>11} {'rel error':>11} {'cosine':>12}  worst element"
+        lines = [f"gradients at {self.source} ({self.device}, {self.dtype})", head, "-" * len(head)]
+        for param in PARAMS:
+            for a, b in PAIRS:
+                s = self.stats[(param, (a, b))]
+                lines.append(
+                    f"{param:<5} {a + ' vs ' + b:<20} {s.max_abs:11.3e} {s.rel_error:11.3e} {s.cosine:12.9f}  "
+                    f"{list(s.worst_index)}: {s.worst_a:.6g} vs {s.worst_b:.6g}  [{s.grade(self.dtype)}]"
+                )
+        return "\n".join(lines)
+
+
+def compare_pair(a: np.ndarray, b: np.ndarray) -> PairStats:
+    mask = np.isfinite(a) & np.isfinite(b)
+    compared = int(mask.sum())
+    if compared == 0:
+        return PairStats(np.nan, np.nan, np.nan, (), np.nan, np.nan, 0)
+    av, bv = a[mask], b[mask]
+    diff = np.abs(av - bv)
+    k = int(np.argmax(diff))
+    flat_index = np.flatnonzero(mask)[k]
+    worst = tuple(int(i) for i in np.unravel_index(flat_index, a.shape))
+    na, nb = np.linalg.norm(av), np.linalg.norm(bv)
+    denom = max(na, nb)
+    rel = float(np.linalg.norm(av - bv) / denom) if denom > 0 else 0.0
+    cos = float(av @ bv / (na * nb)) if na > 0 and nb > 0 else (1.0 if na == nb else 0.0)
+    return PairStats(float(diff[k]), rel, cos, worst, float(a[worst]), float(b[worst]), compared)
+
+
+def manual_gradients(x, y, w1, w2, forget_relu_mask: bool = False):
+    """The tutorial's hand-written backprop (engine tensors). ``forget_relu_mask`` plants the classic bug."""
+    h = x.mm(w1)
+    h_relu = h.clamp(min=0)
+    y_pred = h_relu.mm(w2)
+    grad_y_pred = 2.0 * (y_pred - y)
+    grad_w2 = h_relu.t().mm(grad_y_pred)
+    grad_h_relu = grad_y_pred.mm(w2.t())
+    grad_h = grad_h_relu.clone()
+    if not forget_relu_mask:
+        grad_h[h < 0] = 0
+    grad_w1 = x.t().mm(grad_h)
+    return grad_w1, grad_w2
+
+
+def autograd_gradients(x, y, w1, w2):
+    w1 = w1.detach().requires_grad_()
+    w2 = w2.detach().requires_grad_()
+    with engine.enable_grad():
+        loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+        loss.backward()
+    return w1.grad, w2.grad
+
+
+def numerical_gradients(x, y, w1, w2, max_elements: int = 4096, eps: float = 1e-4, seed: int = 0):
+    """Central differences in float64; returns (g_w1, g_w2, probed counts). Unprobed entries are NaN."""
+    rng = np.random.default_rng(seed)
+    h = x @ w1
+    h_relu = np.maximum(h, 0)
+    y_pred = h_relu @ w2
+
+    def loss_of(yp):
+        return np.square(yp - y).sum()
+
+    g1 = np.full(w1.shape, np.nan)
+    g2 = np.full(w2.shape, np.nan)
+
+    def probe_indices(shape):
+        total = shape[0] * shape[1]
+        if total <= max_elements:
+            return np.arange(total)
+        return np.sort(rng.choice(total, size=max_elements, replace=False))
+
+    idx1 = probe_indices(w1.shape)
+    for flat in idx1:
+        i, j = divmod(int(flat), w1.shape[1])
+        step = eps * max(1.0, abs(w1[i, j]))
+        col = h[:, j]
+        outs = []
+        for sign in (1.0, -1.0):
+            hj = np.maximum(col + sign * step * x[:, i], 0)
+            yp = y_pred + np.outer(hj - h_relu[:, j], w2[j])
+            outs.append(loss_of(yp))
+        g1[i, j] = (outs[0] - outs[1]) / (2 * step)
+
+    idx2 = probe_indices(w2.shape)
+    for flat in idx2:
+        i, j = divmod(int(flat), w2.shape[1])
+        step = eps * max(1.0, abs(w2[i, j]))
+        outs = []
+        for sign in (1.0, -1.0):
+            yp = y_pred.copy()
+            yp[:, j] += sign * step * h_relu[:, i]
+            outs.append(loss_of(yp))
+        g2[i, j] = (outs[0] - outs[1]) / (2 * step)
+    return g1, g2, {"w1": len(idx1), "w2": len(idx2)}
+
+
+def compare(config: RunConfig, state: TrainState | None = None, source: str | None = None,
+            forget_relu_mask: bool = False, max_elements: int = 4096,
+            manual: Callable | None = None) -> GradientReport:
+    """Compare the three gradients at ``state``'s current weights, or at the config's initial weights."""
+    if state is not None and state.weights_host() is not None:
+        x64, y64 = state.data_host()
+        w1_64, w2_64 = state.weights_host()
+        source = source or "current weights"
+    else:
+        draws = host_draws(config.with_(recipe="tensor"))
+        x64, y64, w1_64, w2_64 = draws["x"], draws["y"], draws["w1"], draws["w2"]
+        source = source or "initial weights"
+    dtype = getattr(engine, config.dtype)
+    device = "cpu" if config.recipe == "numpy" else config.device
+
+    def put(a):
+        return engine.tensor(a, dtype=dtype, device=device)
+
+    x, y, w1, w2 = put(x64), put(y64), put(w1_64), put(w2_64)
+    with engine.no_grad():
+        if manual is not None:
+            m1, m2 = manual(x, y, w1, w2)
+        else:
+            m1, m2 = manual_gradients(x, y, w1, w2, forget_relu_mask)
+    a1, a2 = autograd_gradients(x, y, w1, w2)
+    n1, n2, sampled = numerical_gradients(x64, y64, w1_64, w2_64, max_elements=max_elements)
+
+    def host(t):
+        return engine.backend.to_host(t._data).astype(np.float64)
+
+    grads = {("manual", "w1"): host(m1), ("manual", "w2"): host(m2), ("autograd", "w1"): host(a1),
+             ("autograd", "w2"): host(a2), ("numerical", "w1"): n1, ("numerical", "w2"): n2}
+    stats = {}
+    for param in PARAMS:
+        for a, b in PAIRS:
+            stats[(param, (a, b))] = compare_pair(grads[(a, param)], grads[(b, param)])
+    return GradientReport(config.dtype, device, source, grads, stats, sampled)

@@ -1,0 +1,251 @@
+"""The tutorial's programs as recipes: each a generator that trains one step per ``next()`` and yields the loss.
+
+Every recipe gets a :class:`TrainState` made by :func:`make_state`: the same seed draws the same x, y and
+initial weights on the host (float64 NumPy) for ``numpy``, ``tensor``, ``autograd`` and ``function``, then
+casts and moves them, so their curves lie on top of each other on every device and dtype. ``nn`` and
+``optim`` draw their model the way ``nn.Linear`` does (uniform in ±1/sqrt(fan_in)), from the same stream.
+
+The yielded loss stays where it was computed (a 0-d engine tensor; a NumPy scalar for ``numpy``): the
+runner decides when to read it back, so a GPU step never waits for the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import engine
+
+from .config import RunConfig
+
+
+@dataclass
+class RecipeInfo:
+    name: str
+    title: str
+    description: str
+    default_lr: float
+
+
+RECIPE_INFO = {
+    "numpy": RecipeInfo("numpy", "NumPy warm-up", "Plain NumPy arrays, forward and backward written by hand (CPU only).",
+                        1e-6),
+    "tensor": RecipeInfo("tensor", "Tensors, manual backprop",
+                         "Engine tensors on the chosen device; the backward pass is written by hand.", 1e-6),
+    "autograd": RecipeInfo("autograd", "Autograd", "The same net; loss.backward() computes the gradients.", 1e-6),
+    "function": RecipeInfo("function", "Custom autograd.Function",
+                           "Autograd with a hand-written ReLU Function (MyReLU) in the middle.", 1e-6),
+    "nn": RecipeInfo("nn", "nn.Sequential", "Linear-ReLU-Linear with MSELoss(reduction='sum'), manual update.",
+                     1e-4),
+    "optim": RecipeInfo("optim", "nn + optim.Adam", "The nn model, updated by optim.Adam.", 1e-4),
+}
+
+
+@dataclass
+class TrainState:
+    """What a recipe trains, kept where the runner and the gradient check can read it."""
+
+    config: RunConfig
+    x: object = None
+    y: object = None
+    w1: object = None  # tensor/autograd/function/numpy: the tutorial's weights
+    w2: object = None
+    model: object = None  # nn/optim
+    extras: dict = field(default_factory=dict)
+
+    def weights_host(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Current (w1, w2) as float64 NumPy arrays in the tutorial's layout (D_in x H, H x D_out)."""
+        if self.model is not None:
+            first, last = self.model[0], self.model[2]
+            return (engine.backend.to_host(first.weight._data).T.astype(np.float64),
+                    engine.backend.to_host(last.weight._data).T.astype(np.float64))
+        if self.w1 is None:
+            return None
+        return _host64(self.w1), _host64(self.w2)
+
+    def data_host(self) -> tuple[np.ndarray, np.ndarray]:
+        return _host64(self.x), _host64(self.y)
+
+
+def _host64(value) -> np.ndarray:
+    if isinstance(value, engine.Tensor):
+        value = value._data
+    return engine.backend.to_host(value).astype(np.float64)
+
+
+def host_draws(config: RunConfig) -> dict[str, np.ndarray]:
+    """x, y and the initial weights, in float64 on the host, from the config's seed."""
+    rng = np.random.default_rng(config.seed)
+    n, d_in, h, d_out = config.batch, config.d_in, config.hidden, config.d_out
+    draws = {"x": rng.standard_normal((n, d_in)), "y": rng.standard_normal((n, d_out))}
+    if config.recipe in ("nn", "optim"):
+        b1, b2 = 1 / np.sqrt(d_in), 1 / np.sqrt(h)
+        draws["lin1_w"] = rng.uniform(-b1, b1, (h, d_in))
+        draws["lin1_b"] = rng.uniform(-b1, b1, h)
+        draws["lin2_w"] = rng.uniform(-b2, b2, (d_out, h))
+        draws["lin2_b"] = rng.uniform(-b2, b2, d_out)
+    else:
+        draws["w1"] = rng.standard_normal((d_in, h))
+        draws["w2"] = rng.standard_normal((h, d_out))
+    return draws
+
+
+def make_state(config: RunConfig) -> TrainState:
+    draws = host_draws(config)
+    state = TrainState(config)
+    dtype = getattr(engine, config.dtype)
+    if config.recipe == "numpy":
+        np_dtype = np.dtype(config.dtype)
+        state.x, state.y = draws["x"].astype(np_dtype), draws["y"].astype(np_dtype)
+        state.w1, state.w2 = draws["w1"].astype(np_dtype), draws["w2"].astype(np_dtype)
+        return state
+
+    def put(a, requires_grad=False):
+        return engine.tensor(a, dtype=dtype, device=config.device, requires_grad=requires_grad)
+
+    state.x, state.y = put(draws["x"]), put(draws["y"])
+    if config.recipe in ("nn", "optim"):
+        model = engine.nn.Sequential(
+            engine.nn.Linear(config.d_in, config.hidden, device=config.device, dtype=dtype),
+            engine.nn.ReLU(),
+            engine.nn.Linear(config.hidden, config.d_out, device=config.device, dtype=dtype),
+        )
+        with engine.no_grad():
+            model[0].weight.copy_(put(draws["lin1_w"]))
+            model[0].bias.copy_(put(draws["lin1_b"]))
+            model[2].weight.copy_(put(draws["lin2_w"]))
+            model[2].bias.copy_(put(draws["lin2_b"]))
+        state.model = model
+    else:
+        grad = config.recipe in ("autograd", "function")
+        state.w1, state.w2 = put(draws["w1"], grad), put(draws["w2"], grad)
+    return state
+
+
+# --------------------------------------------------------------------------- the recipes
+
+
+def numpy_recipe(state: TrainState) -> Iterator:
+    x, y, w1, w2 = state.x, state.y, state.w1, state.w2
+    learning_rate = state.config.lr
+    while True:
+        h = x.dot(w1)
+        h_relu = np.maximum(h, 0)
+        y_pred = h_relu.dot(w2)
+        loss = np.square(y_pred - y).sum()
+        grad_y_pred = 2.0 * (y_pred - y)
+        grad_w2 = h_relu.T.dot(grad_y_pred)
+        grad_h_relu = grad_y_pred.dot(w2.T)
+        grad_h = grad_h_relu.copy()
+        grad_h[h < 0] = 0
+        grad_w1 = x.T.dot(grad_h)
+        w1 -= learning_rate * grad_w1
+        w2 -= learning_rate * grad_w2
+        yield loss
+
+
+def tensor_recipe(state: TrainState) -> Iterator:
+    x, y, w1, w2 = state.x, state.y, state.w1, state.w2
+    learning_rate = state.config.lr
+    while True:
+        h = x.mm(w1)
+        h_relu = h.clamp(min=0)
+        y_pred = h_relu.mm(w2)
+        loss = (y_pred - y).pow(2).sum()
+        grad_y_pred = 2.0 * (y_pred - y)
+        grad_w2 = h_relu.t().mm(grad_y_pred)
+        grad_h_relu = grad_y_pred.mm(w2.t())
+        grad_h = grad_h_relu.clone()
+        grad_h[h < 0] = 0
+        grad_w1 = x.t().mm(grad_h)
+        w1 -= learning_rate * grad_w1
+        w2 -= learning_rate * grad_w2
+        yield loss
+
+
+def autograd_recipe(state: TrainState) -> Iterator:
+    x, y, w1, w2 = state.x, state.y, state.w1, state.w2
+    learning_rate = state.config.lr
+    while True:
+        y_pred = x.mm(w1).clamp(min=0).mm(w2)
+        loss = (y_pred - y).pow(2).sum()
+        loss.backward()
+        with engine.no_grad():
+            w1 -= learning_rate * w1.grad
+            w2 -= learning_rate * w2.grad
+            w1.grad.zero_()
+            w2.grad.zero_()
+        yield loss.detach()
+
+
+class MyReLU(engine.autograd.Function):
+    """The tutorial's custom ReLU: forward clamps, backward zeroes the gradient where the input was < 0."""
+
+    @staticmethod
+    def forward(ctx, input):  # noqa: A002 - the tutorial's name
+        ctx.save_for_backward(input)
+        return input.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (input,) = ctx.saved_tensors  # noqa: A001
+        grad_input = grad_output.clone()
+        grad_input[input < 0] = 0
+        return grad_input
+
+
+def function_recipe(state: TrainState) -> Iterator:
+    x, y, w1, w2 = state.x, state.y, state.w1, state.w2
+    learning_rate = state.config.lr
+    relu = MyReLU.apply
+    while True:
+        y_pred = relu(x.mm(w1)).mm(w2)
+        loss = (y_pred - y).pow(2).sum()
+        loss.backward()
+        with engine.no_grad():
+            w1 -= learning_rate * w1.grad
+            w2 -= learning_rate * w2.grad
+            w1.grad.zero_()
+            w2.grad.zero_()
+        yield loss.detach()
+
+
+def nn_recipe(state: TrainState) -> Iterator:
+    model, x, y = state.model, state.x, state.y
+    loss_fn = engine.nn.MSELoss(reduction="sum")
+    learning_rate = state.config.lr
+    while True:
+        y_pred = model(x)
+        loss = loss_fn(y_pred, y)
+        model.zero_grad()
+        loss.backward()
+        with engine.no_grad():
+            for param in model.parameters():
+                param -= learning_rate * param.grad
+        yield loss.detach()
+
+
+def optim_recipe(state: TrainState) -> Iterator:
+    model, x, y = state.model, state.x, state.y
+    loss_fn = engine.nn.MSELoss(reduction="sum")
+    optimizer = engine.optim.Adam(model.parameters(), lr=state.config.lr)
+    state.extras["optimizer"] = optimizer
+    while True:
+        y_pred = model(x)
+        loss = loss_fn(y_pred, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        yield loss.detach()
+
+
+RECIPES: dict[str, Callable[[TrainState], Iterator]] = {
+    "numpy": numpy_recipe,
+    "tensor": tensor_recipe,
+    "autograd": autograd_recipe,
+    "function": function_recipe,
+    "nn": nn_recipe,
+    "optim": optim_recipe,
+}

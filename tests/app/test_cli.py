@@ -1,0 +1,80 @@
+"""The headless command: summaries, exports, and exit codes (2 on bad input, never a traceback)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["--batch", "8", "--d-in", "20", "--hidden", "10", "--d-out", "3"]
+
+
+def test_done_prints_a_summary_and_exits_0(capsys):
+    code = main(["--headless", "--iters", "50", *SMALL])
+    out = capsys.readouterr()
+    assert code == 0
+    assert out.out.startswith("done: 50 steps, final loss ") and "steps/s (tensor on cpu, float32)" in out.out
+    assert out.err == ""  # no progress bar when stderr is not a terminal
+
+
+def test_export_and_compare_grads(tmp_path, capsys):
+    path = tmp_path / "run.json"
+    code = main(["--headless", "--recipe", "autograd", "--dtype", "float64", "--iters", "20", "--export",
+                 str(path), "--compare-grads", *SMALL])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert json.loads(path.read_text())["steps"] == 20
+    assert "gradients at step 20 (cpu, float64)" in out
+    assert out.count("[good]") == 6
+
+
+def test_quiet_prints_nothing(capsys):
+    assert main(["--headless", "--quiet", "--iters", "5", *SMALL]) == 0
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""
+
+
+def test_diverged_exits_3_and_still_exports(tmp_path, capsys):
+    path = tmp_path / "run.csv"
+    code = main(["--headless", "--lr", "1.0", "--export", str(path)])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "try a smaller learning rate" in err
+    rows = path.read_text().splitlines()
+    assert rows[0] == "step,loss,elapsed_s,step_ms" and rows[-1].split(",")[1] in ("inf", "nan")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--batch", "0"], "batch: must be between 1"),
+    (["--hidden", "-3"], "hidden: must be between 1"),
+    (["--lr", "nan"], "lr: the learning rate must be a finite number above 0"),
+    (["--lr", "-1"], "lr: the learning rate must be a finite number above 0"),
+    (["--lr", "abc"], "expected a number such as 1e-6"),
+    (["--recipe", "keras"], "invalid choice: 'keras'"),
+    (["--device", "tpu"], "Expected one of cpu, cuda"),
+    (["--device", "cuda:7"], "device: cuda:7"),
+    (["--batch", "1000000", "--d-in", "1000000"], "sizes: this run needs about"),
+    (["--export", "/nonexistent-folder/x.csv"], "does not exist"),
+    (["--export", "x.txt"], "unknown export format"),
+    (["--start"], "belong to the desktop app"),
+    (["--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_bad_input_exits_2_with_one_line(args, words, capsys):
+    code = main(["--headless", *args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("main.py: error: ")
+    assert words in err
+
+
+def test_real_process_bad_input_has_no_traceback():
+    out = subprocess.run([sys.executable, "main.py", "--headless", "--batch", "0"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and "batch: must be between 1" in out.stderr

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from app.config import ConfigError, RunConfig
+
+
+def test_defaults_follow_the_tutorial():
+    c = RunConfig()
+    assert (c.batch, c.d_in, c.hidden, c.d_out, c.iters, c.lr) == (64, 1000, 100, 10, 500, 1e-6)
+    assert c.validated() is c
+
+
+@pytest.mark.parametrize("changes, field, words", [
+    ({"batch": 0}, "batch", "between 1 and"),
+    ({"d_in": -5}, "d_in", "between 1 and"),
+    ({"hidden": 2.5}, "hidden", "whole number"),
+    ({"d_out": 10**9}, "d_out", "between 1 and"),
+    ({"lr": math.nan}, "lr", "finite number above 0"),
+    ({"lr": math.inf}, "lr", "finite"),
+    ({"lr": 0.0}, "lr", "above 0"),
+    ({"lr": -1e-3}, "lr", "above 0"),
+    ({"iters": 0}, "iters", "between 1"),
+    ({"seed": -1}, "seed", "between 0"),
+    ({"recipe": "keras"}, "recipe", "unknown recipe"),
+    ({"dtype": "float16"}, "dtype", "float32 or float64"),
+    ({"device": "tpu"}, "device", "Expected one of cpu, cuda"),
+    ({"device": "cuda:0", "recipe": "numpy"}, "device", "CPU only"),
+])
+def test_bad_values_are_refused_naming_the_field(changes, field, words):
+    with pytest.raises(ConfigError) as info:
+        RunConfig().with_(**changes).validated()
+    assert info.value.field == field
+    assert str(info.value).startswith(f"{field}: ") and words in str(info.value)
+
+
+def test_cuda_refused_with_the_engines_reason_when_absent():
+    import engine
+
+    if engine.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ConfigError, match="device: cuda is not usable: CuPy is not installed"):
+        RunConfig(device="cuda").validated()
+
+
+def test_memory_estimate_refuses_what_cannot_fit(monkeypatch):
+    import app.config as config_mod
+
+    monkeypatch.setattr(config_mod, "available_memory", lambda device: 100 * 2**20)
+    small = RunConfig()
+    assert small.memory_estimate() < 2 * 2**20
+    small.validated()
+    big = RunConfig(batch=4096, d_in=8192, hidden=4096, d_out=1024)
+    with pytest.raises(ConfigError, match=r"needs about 736.0 MiB on cpu, but only 100.0 MiB is free"):
+        big.validated()
+
+
+def test_memory_estimate_counts_the_big_tensors():
+    c = RunConfig(batch=1024, d_in=8192, hidden=4096, d_out=1024, dtype="float32")
+    lower = 4 * (c.batch * c.d_in + 2 * (c.d_in * c.hidden + c.hidden * c.d_out))  # x, weights, grads
+    assert lower <= c.memory_estimate() <= 1.5 * lower
+    assert RunConfig(dtype="float64").memory_estimate() == 2 * RunConfig(dtype="float32").memory_estimate()
+
+
+def test_json_round_trip_and_errors():
+    c = RunConfig(recipe="optim", dtype="float64", batch=8, lr=3e-4, seed=42)
+    assert RunConfig.from_json(c.to_json()) == c
+    with pytest.raises(ConfigError, match="colour: unknown setting"):
+        RunConfig.from_dict({"colour": "red"})
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        RunConfig.from_json("{")

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+from app import export
+from app.config import RunConfig
+from app.runner import Runner
+
+
+@pytest.fixture(scope="module")
+def result():
+    return Runner(RunConfig(batch=8, d_in=20, hidden=10, d_out=3, iters=40)).run()
+
+
+@pytest.fixture(scope="module")
+def diverged():
+    return Runner(RunConfig(batch=8, d_in=20, hidden=10, d_out=3, lr=5.0, iters=200)).run()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json"])
+def test_round_trip(tmp_path, result, suffix):
+    path = tmp_path / f"log{suffix}"
+    export.export(result, path)
+    back = export.load(path)
+    np.testing.assert_array_equal(back.log.step, result.log.step)
+    np.testing.assert_array_equal(back.log.loss, result.log.loss)  # repr() keeps every bit
+    np.testing.assert_array_equal(back.log.elapsed_s, result.log.elapsed_s)
+    np.testing.assert_array_equal(back.log.step_ms, result.log.step_ms)
+    if suffix == ".json":
+        assert back.config == result.config and back.status == "done"
+
+
+def test_csv_layout(tmp_path, result):
+    path = tmp_path / "log.csv"
+    export.export(result, path)
+    lines = path.read_text().splitlines()
+    assert lines[0] == "step,loss,elapsed_s,step_ms"
+    assert len(lines) == 41
+    assert lines[1].split(",")[0] == "0" and float(lines[1].split(",")[1]) == result.log.loss[0]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json"])
+def test_nonfinite_losses_still_parse(tmp_path, diverged, suffix):
+    assert diverged.status == "diverged" and not math.isfinite(diverged.final_loss)
+    path = tmp_path / f"d{suffix}"
+    export.export(diverged, path)
+    if suffix == ".json":
+        data = json.loads(path.read_text())  # strict JSON: no bare NaN/Infinity
+        assert data["status"] == "diverged" and data["loss"][-1] is None
+    back = export.load(path)
+    assert np.array_equal(back.log.loss, diverged.log.loss, equal_nan=True)
+
+
+def test_json_has_config_device_versions_and_start(tmp_path, result):
+    path = tmp_path / "log.json"
+    export.export(result, path)
+    data = json.loads(path.read_text())
+    assert data["config"]["recipe"] == "tensor" and data["device_name"]
+    assert data["versions"]["numpy"] == np.__version__ and "engine" in data["versions"]
+    assert data["started_at"].startswith("20") and data["steps"] == 40
+
+
+def test_interrupted_export_leaves_no_partial_file(tmp_path, result, monkeypatch):
+    path = tmp_path / "log.json"
+    path.write_text("previous complete log")
+
+    def dying_fsync(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", dying_fsync)
+    with pytest.raises(export.ExportError, match="No space left on device"):
+        export.export(result, path)
+    assert path.read_text() == "previous complete log"  # untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.json"]  # no temporary left behind
+
+
+def test_unwritable_paths_are_refused(tmp_path):
+    with pytest.raises(export.ExportError, match="does not exist"):
+        export.check_writable(tmp_path / "missing" / "log.csv")
+    with pytest.raises(export.ExportError, match="unknown export format"):
+        export.check_writable(tmp_path / "log.xlsx")
+    (tmp_path / "dir.csv").mkdir()
+    with pytest.raises(export.ExportError, match="is a folder"):
+        export.check_writable(tmp_path / "dir.csv")
+    if os.geteuid() != 0:  # root may write anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        with pytest.raises(export.ExportError, match="not writable"):
+            export.check_writable(locked / "log.csv")
+
+
+def test_loading_garbage_is_a_clear_error(tmp_path):
+    bad = tmp_path / "x.csv"
+    bad.write_text("hello,world\n1,2\n")
+    with pytest.raises(export.ExportError, match="not a loss log"):
+        export.load(bad)
+    bad_json = tmp_path / "x.json"
+    bad_json.write_text("{}")
+    with pytest.raises(export.ExportError, match="not a loss log"):
+        export.load(bad_json)

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from app.config import RunConfig
+from app.gradients import compare, compare_pair, numerical_gradients
+from app.runner import Runner
+
+SMALL = RunConfig(batch=8, d_in=12, hidden=6, d_out=3, dtype="float64", seed=3)
+
+
+def test_all_three_agree_at_the_initial_weights_float64():
+    report = compare(SMALL)
+    assert report.source == "initial weights"
+    for (param, pair), s in report.stats.items():
+        assert s.rel_error < 1e-7, (param, pair, s.rel_error)
+        assert s.cosine == pytest.approx(1.0, abs=1e-12)
+    assert report.stats[("w1", ("manual", "autograd"))].rel_error < 1e-12
+    assert report.worst_grade() == "good"
+    assert report.sampled == {"w1": 12 * 6, "w2": 6 * 3}
+
+
+def test_planted_wrong_gradient_is_caught():
+    """Forgetting the ReLU mask is the classic hand-written backprop bug."""
+    report = compare(SMALL, forget_relu_mask=True)
+    bad = report.stats[("w1", ("manual", "autograd"))]
+    assert bad.rel_error > 0.05 and bad.grade("float64") == "bad"
+    assert report.stats[("w1", ("autograd", "numerical"))].grade("float64") == "good"
+    assert report.stats[("w2", ("manual", "autograd"))].rel_error < 1e-12  # w2 does not go through the mask
+    i, j = bad.worst_index
+    assert bad.worst_a == report.grads[("manual", "w1")][i, j]
+    assert bad.worst_b == report.grads[("autograd", "w1")][i, j]
+    assert report.worst_grade() == "bad"
+    assert "[bad]" in report.table()
+
+
+def test_at_the_current_weights_of_a_run():
+    runner = Runner(SMALL.with_(iters=30))
+    result = runner.run()
+    report = compare(SMALL, runner.state, source=f"step {result.steps_done}")
+    assert report.source == "step 30"
+    initial = compare(SMALL)
+    assert not np.allclose(report.grads[("autograd", "w1")], initial.grads[("autograd", "w1")])
+    assert report.stats[("w1", ("manual", "numerical"))].rel_error < 1e-6
+
+
+def test_nn_state_uses_the_models_weights():
+    runner = Runner(RunConfig(recipe="nn", lr=1e-4, batch=8, d_in=12, hidden=6, d_out=3, dtype="float64",
+                              iters=5))
+    runner.run()
+    w1, w2 = runner.state.weights_host()
+    assert w1.shape == (12, 6) and w2.shape == (6, 3)
+
+
+def test_large_matrices_are_sampled():
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((4, 300)), rng.standard_normal((4, 2))
+    w1, w2 = rng.standard_normal((300, 50)), rng.standard_normal((50, 2))
+    g1, g2, probed = numerical_gradients(x, y, w1, w2, max_elements=500)
+    assert probed == {"w1": 500, "w2": 100}
+    assert np.isfinite(g1).sum() == 500 and np.isfinite(g2).all()
+
+
+def test_float32_grades_against_float32_tolerances():
+    report = compare(SMALL.with_(dtype="float32"))
+    assert report.worst_grade() in ("good", "ok")
+    assert report.stats[("w1", ("manual", "autograd"))].rel_error < 1e-5
+
+
+def test_compare_pair_metrics():
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    b = np.array([[1.0, 2.0], [3.0, 5.0]])
+    s = compare_pair(a, b)
+    assert s.max_abs == 1.0 and s.worst_index == (1, 1) and (s.worst_a, s.worst_b) == (4.0, 5.0)
+    assert s.rel_error == pytest.approx(1 / np.linalg.norm(b))
+    assert s.cosine == pytest.approx(float((a * b).sum() / np.linalg.norm(a) / np.linalg.norm(b)))
+
+
+@pytest.mark.gpu
+def test_compare_on_cuda(cuda_device):
+    report = compare(SMALL.with_(device="cuda"))
+    assert report.device == "cuda" and report.worst_grade() == "good"

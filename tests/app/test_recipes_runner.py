@@ -1,0 +1,154 @@
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import engine
+from app import recipes
+from app.config import RunConfig
+from app.runner import DIVERGED, DONE, FAILED, OUT_OF_MEMORY, STOPPED, Runner
+
+SMALL = dict(batch=16, d_in=50, hidden=20, d_out=5)
+
+
+@pytest.mark.parametrize("recipe", list(recipes.RECIPES))
+def test_each_recipe_lowers_the_loss_100_fold_in_300_steps(recipe):
+    lr = 1e-4 if recipe in ("nn", "optim") else 1e-6
+    result = Runner(RunConfig(recipe=recipe, lr=lr, iters=300)).run()
+    assert result.status == DONE and result.steps_done == 300
+    loss = result.log.loss
+    assert loss[-1] * 100 <= loss[0], (loss[0], loss[-1])
+    assert np.array_equal(result.log.step, np.arange(300))
+
+
+def test_hand_written_and_autograd_curves_are_equal_float64():
+    curves = {}
+    for recipe in ("numpy", "tensor", "autograd", "function"):
+        res = Runner(RunConfig(recipe=recipe, dtype="float64", iters=150, seed=5)).run()
+        curves[recipe] = res.log.loss
+    for name in ("tensor", "autograd", "function"):
+        rel = np.max(np.abs(curves[name] - curves["numpy"]) / curves["numpy"])
+        assert rel <= 1e-9, (name, rel)
+
+
+def test_same_seed_same_start_different_seed_different_start():
+    a = recipes.host_draws(RunConfig(seed=1))
+    b = recipes.host_draws(RunConfig(seed=1, recipe="autograd", dtype="float64"))
+    c = recipes.host_draws(RunConfig(seed=2))
+    assert all(np.array_equal(a[k], b[k]) for k in ("x", "y", "w1", "w2"))
+    assert not np.array_equal(a["w1"], c["w1"])
+
+
+def test_divergence_stops_at_the_first_bad_step_and_keeps_the_log():
+    result = Runner(RunConfig(lr=1.0, iters=100)).run()
+    assert result.status == DIVERGED
+    loss = result.log.loss
+    assert not np.isfinite(loss[-1]) and np.all(np.isfinite(loss[:-1]))
+    assert result.diverged_at == len(loss) - 1 < 100
+    assert "smaller learning rate" in result.message and f"step {result.diverged_at}" in result.message
+
+
+def test_gpu_style_batched_readback_finds_the_first_bad_step():
+    """Readback in batches (as on a GPU) must still cut the log at the first non-finite loss."""
+    reference = Runner(RunConfig(lr=1.0, iters=100), batched_readback=False).run()
+    batches = []
+    runner = Runner(RunConfig(lr=1.0, iters=100), readback_steps=64, readback_s=10.0, batched_readback=True)
+    result = runner.run(batches.append, emit_s=0)
+    assert result.status == DIVERGED and result.diverged_at == reference.diverged_at
+    assert np.array_equal(result.log.loss, reference.log.loss)
+    # with batching the run went on past the bad step until the batch was read: the log is cut back
+    assert len(batches) == 1 and len(batches[0].step) == result.steps_done
+
+
+def test_batched_readback_reads_in_batches():
+    batches = []
+    runner = Runner(RunConfig(iters=300, **SMALL), readback_steps=100, readback_s=10.0, batched_readback=True)
+    result = runner.run(batches.append, emit_s=0)
+    assert result.status == DONE
+    assert [len(b.step) for b in batches] == [100, 100, 100]
+
+
+def test_stop_mid_run_ends_within_100_ms():
+    runner = Runner(RunConfig(iters=1_000_000))
+    done = {}
+    t = threading.Thread(target=lambda: done.setdefault("result", runner.run()))
+    t.start()
+    while len(runner.log) < 20:
+        time.sleep(0.005)
+    asked = time.perf_counter()
+    runner.stop()
+    t.join(5)
+    took = time.perf_counter() - asked
+    assert not t.is_alive()
+    result = done["result"]
+    assert result.status == STOPPED and 20 <= result.steps_done < 1_000_000
+    assert took < 0.1, f"stop took {took * 1e3:.0f} ms"
+
+
+def test_pause_step_resume():
+    runner = Runner(RunConfig(iters=200))
+    batches = []
+    runner.pause()
+    t = threading.Thread(target=lambda: runner.run(batches.append, emit_s=0))
+    t.start()
+    time.sleep(0.1)
+    assert len(runner.log) == 0
+    runner.step_once()
+    runner.step_once()
+    deadline = time.time() + 5
+    while len(runner.log) < 2 and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)
+    assert len(runner.log) == 2
+    runner.resume()
+    t.join(10)
+    assert runner.status == DONE and len(runner.log) == 200
+    assert sum(len(b.step) for b in batches) == 200
+
+
+def test_simulated_out_of_memory_then_next_run_works(monkeypatch):
+    def exploding(state):
+        yield from [engine.tensor(3.0)] * 5
+        raise MemoryError("Out of memory allocating 8,589,934,592 bytes")
+
+    monkeypatch.setitem(recipes.RECIPES, "tensor", exploding)
+    result = Runner(RunConfig(iters=50)).run()
+    assert result.status == OUT_OF_MEMORY and result.steps_done == 5
+    assert "out of memory on cpu" in result.message and "N=64" in result.message
+    monkeypatch.undo()
+    assert Runner(RunConfig(iters=10)).run().status == DONE
+
+
+def test_any_other_error_ends_as_failed_with_its_message(monkeypatch):
+    def broken(state):
+        yield engine.tensor(1.0)
+        raise ValueError("boom in step 2")
+
+    monkeypatch.setitem(recipes.RECIPES, "tensor", broken)
+    result = Runner(RunConfig(iters=50)).run()
+    assert result.status == FAILED and result.steps_done == 1
+    assert result.message == "ValueError: boom in step 2"
+
+
+def test_batches_are_host_numpy_arrays():
+    batches = []
+    Runner(RunConfig(iters=50, **SMALL)).run(batches.append, emit_s=0)
+    for b in batches:
+        for arr in (b.step, b.loss, b.elapsed_s, b.step_ms):
+            assert type(arr) is np.ndarray
+    assert np.concatenate([b.step for b in batches]).tolist() == list(range(50))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("recipe", ["tensor", "autograd", "function", "nn", "optim"])
+def test_cpu_and_gpu_curves_agree(recipe, cuda_device):
+    lr = 1e-4 if recipe in ("nn", "optim") else 1e-6
+    cfg = RunConfig(recipe=recipe, dtype="float64", iters=100, lr=lr)
+    cpu = Runner(cfg).run()
+    gpu = Runner(cfg.with_(device="cuda")).run()
+    assert gpu.status == DONE
+    rel = np.max(np.abs(gpu.log.loss - cpu.log.loss) / np.abs(cpu.log.loss))
+    assert rel <= 1e-8, rel
