@@ -172,6 +172,7 @@ class Runner:
         self._cond = threading.Condition()
         self._paused = False
         self._single_steps = 0
+        self._parked = threading.Event()  # set while the run waits between steps (paused or ended)
         self.status: str | None = None
         self.message = ""
 
@@ -211,11 +212,17 @@ class Runner:
                 return not self._stop.is_set()
         flush()
         with self._cond:
+            self._parked.set()
             while self._paused and self._single_steps == 0 and not self._stop.is_set():
                 self._cond.wait(0.05)
             if self._single_steps:
                 self._single_steps -= 1
+            self._parked.clear()
             return not self._stop.is_set()
+
+    def wait_parked(self, timeout: float = 2.0) -> bool:
+        """After :meth:`pause`: wait until the step in flight has finished (its weights are safe to read)."""
+        return self._parked.wait(timeout)
 
     # ------------------------------------------------------------------ running
     def run(self, on_batch: Callable[[Batch], None] | None = None, emit_s: float = 1 / 30) -> RunResult:
@@ -341,6 +348,7 @@ class Runner:
                 status, message = FAILED, f"{type(exc).__name__}: {_short(exc)}"
             finally:
                 self._release_state(status)
+                self._parked.set()
         emit(force=True)
         self.status, self.message = status, message
         return RunResult(

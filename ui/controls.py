@@ -1,0 +1,315 @@
+"""Run controls: recipe, device, dtype, sizes, learning rate, iterations, seed; Start/Pause/Step/Stop/Reset."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.config import MAX_ITERS, MAX_SIZE, RECIPE_DEFAULT_LR, ConfigError, RunConfig, available_memory, format_bytes
+from app.devices import device_choices
+from app.recipes import RECIPE_INFO
+
+ERROR_STYLE = "color: #c62828;"
+
+
+class Controls(QWidget):
+    """Emits ``start_requested`` etc.; :meth:`config` gives the validated RunConfig (or None with a message)."""
+
+    start_requested = Signal()
+    pause_requested = Signal()
+    step_requested = Signal()
+    stop_requested = Signal()
+    reset_requested = Signal()
+    config_changed = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._memory_ok = True
+        self._lr_ok = True
+        self._state = "idle"
+
+        self.recipe = QComboBox()
+        for name, info in RECIPE_INFO.items():
+            self.recipe.addItem(info.title, name)
+            self.recipe.setItemData(self.recipe.count() - 1, info.description, Qt.ToolTipRole)
+        self.recipe_help = QLabel()
+        self.recipe_help.setWordWrap(True)
+        self.recipe_help.setStyleSheet("color: #555;")
+
+        self.device = QComboBox()
+        self._fill_devices()
+        self.dtype = QComboBox()
+        self.dtype.addItems(["float32", "float64"])
+
+        self.batch = self._spin(1, MAX_SIZE, 64, "Batch size N: rows of x and y")
+        self.d_in = self._spin(1, MAX_SIZE, 1000, "D_in: input dimension (columns of x)")
+        self.hidden = self._spin(1, MAX_SIZE, 100, "H: hidden dimension")
+        self.d_out = self._spin(1, MAX_SIZE, 10, "D_out: output dimension (columns of y)")
+        self.memory = QLabel()
+        self.memory.setWordWrap(True)
+
+        self.lr = QLineEdit("1e-6")
+        self.lr.setToolTip("Learning rate, e.g. 1e-6 (the tutorial's) or 0.0001")
+        self.lr_error = QLabel()
+        self.lr_error.setStyleSheet(ERROR_STYLE)
+        self.lr_error.setWordWrap(True)
+        self.lr_error.hide()
+        self.iters = self._spin(1, MAX_ITERS, 500, "Iterations (training steps)")
+        self.seed = self._spin(0, 2**31 - 1, 0, "Seed of x, y and the initial weights: same seed, same start")
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        form.addRow("Recipe", self.recipe)
+        form.addRow("", self.recipe_help)
+        form.addRow("Device", self.device)
+        form.addRow("Dtype", self.dtype)
+        sizes = QGridLayout()
+        sizes.setHorizontalSpacing(6)
+        for i, (label, spin) in enumerate((("N", self.batch), ("D_in", self.d_in), ("H", self.hidden),
+                                           ("D_out", self.d_out))):
+            row, col = divmod(i, 2)
+            sizes.addWidget(QLabel(label), row, 2 * col)
+            sizes.addWidget(spin, row, 2 * col + 1)
+            spin.setMinimumWidth(70)
+        form.addRow("Sizes", sizes)
+        form.addRow("", self.memory)
+        form.addRow("Learning rate", self.lr)
+        form.addRow("", self.lr_error)
+        form.addRow("Iterations", self.iters)
+        form.addRow("Seed", self.seed)
+        settings_box = QGroupBox("Run settings")
+        settings_box.setLayout(form)
+
+        self.start_button = QPushButton("Start")
+        self.start_button.setToolTip("Start a run (Ctrl+R)")
+        self.pause_button = QPushButton("Pause")
+        self.pause_button.setToolTip("Pause or resume (Space)")
+        self.step_button = QPushButton("Step")
+        self.step_button.setToolTip("One training step (pauses first)")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("Stop the run, keeping its log (Esc)")
+        self.reset_button = QPushButton("Reset")
+        self.reset_button.setToolTip("Stop, and go back to the initial weights for the next start")
+        buttons = QGridLayout()
+        buttons.addWidget(self.start_button, 0, 0, 1, 2)
+        buttons.addWidget(self.pause_button, 0, 2, 1, 2)
+        buttons.addWidget(self.step_button, 1, 0)
+        buttons.addWidget(self.stop_button, 1, 1, 1, 2)
+        buttons.addWidget(self.reset_button, 1, 3)
+        self.start_button.setDefault(True)
+
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 500)
+        self.progress.setValue(0)
+        self.progress.setFormat("%v / %m")
+        self.speed = QLabel("Ready")
+        self.speed.setStyleSheet("color: #444;")
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet(ERROR_STYLE)
+        self.message.hide()
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(settings_box)
+        layout.addLayout(buttons)
+        self.recipe.setMinimumContentsLength(14)
+        self.device.setMinimumContentsLength(14)
+        for combo in (self.recipe, self.device):
+            combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.speed)
+        layout.addWidget(self.message)
+        layout.addStretch(1)
+
+        self.recipe.currentIndexChanged.connect(self._on_recipe_changed)
+        for w in (self.device, self.dtype):
+            w.currentIndexChanged.connect(self._on_changed)
+        for w in (self.batch, self.d_in, self.hidden, self.d_out, self.iters, self.seed):
+            w.valueChanged.connect(self._on_changed)
+        self.lr.textChanged.connect(self._on_changed)
+        self.start_button.clicked.connect(self.start_requested)
+        self.pause_button.clicked.connect(self.pause_requested)
+        self.step_button.clicked.connect(self.step_requested)
+        self.stop_button.clicked.connect(self.stop_requested)
+        self.reset_button.clicked.connect(self.reset_requested)
+        self._on_recipe_changed()
+        self.set_run_state("idle")
+
+    # ------------------------------------------------------------------ building
+    @staticmethod
+    def _spin(lo, hi, value, tip) -> QSpinBox:
+        s = QSpinBox()
+        s.setRange(lo, hi)
+        s.setValue(value)
+        s.setToolTip(tip)
+        s.setGroupSeparatorShown(False)
+        s.setKeyboardTracking(False)
+        return s
+
+    def _fill_devices(self) -> None:
+        self.device.clear()
+        model: QStandardItemModel = self.device.model()
+        for value, label, enabled, tip in device_choices():
+            self.device.addItem(label, value)
+            item = model.item(self.device.count() - 1)
+            item.setEnabled(enabled)
+            item.setToolTip(tip if enabled else f"Not available: {tip}")
+
+    # ------------------------------------------------------------------ values
+    def lr_value(self) -> float | None:
+        text = self.lr.text().strip()
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        return value
+
+    def raw_config(self) -> RunConfig:
+        lr = self.lr_value()
+        return RunConfig(
+            recipe=self.recipe.currentData(),
+            device=self.device.currentData(),
+            dtype=self.dtype.currentText(),
+            batch=self.batch.value(),
+            d_in=self.d_in.value(),
+            hidden=self.hidden.value(),
+            d_out=self.d_out.value(),
+            lr=lr if lr is not None else math.nan,
+            iters=self.iters.value(),
+            seed=self.seed.value(),
+        )
+
+    def config(self) -> tuple[RunConfig | None, str]:
+        """The validated config, or (None, message naming the problem)."""
+        try:
+            lr_text = self.lr.text().strip()
+            if self.lr_value() is None:
+                raise ConfigError("lr", f"{lr_text!r} is not a number; write it like 1e-6 or 0.0001")
+            return self.raw_config().validated(), ""
+        except ConfigError as exc:
+            return None, str(exc)
+
+    def set_config(self, config: RunConfig) -> None:
+        """Preset the controls (from the command line or the last session)."""
+        index = self.recipe.findData(config.recipe)
+        if index >= 0:
+            self.recipe.setCurrentIndex(index)
+        wanted = config.device
+        index = self.device.findData(wanted)
+        if index < 0 and wanted == "cuda":
+            index = self.device.findData("cuda:0")
+        if index >= 0 and self.device.model().item(index).isEnabled():
+            self.device.setCurrentIndex(index)
+        else:
+            self.device.setCurrentIndex(0)
+        self.dtype.setCurrentText(config.dtype)
+        for spin, value in ((self.batch, config.batch), (self.d_in, config.d_in), (self.hidden, config.hidden),
+                            (self.d_out, config.d_out), (self.iters, config.iters), (self.seed, config.seed)):
+            spin.setValue(int(min(max(value, spin.minimum()), spin.maximum())))
+        self.lr.setText(f"{config.lr:g}")
+        self._on_changed()
+
+    def requested_device_missing(self, config: RunConfig) -> bool:
+        return self.device.currentData() != config.device and not (
+            config.device == "cuda" and self.device.currentData() == "cuda:0")
+
+    # ------------------------------------------------------------------ state
+    def set_run_state(self, state: str) -> None:
+        """idle | running | paused: which buttons make sense, and whether settings may change."""
+        self._state = state
+        active = state in ("running", "paused")
+        self.start_button.setEnabled(not active and self._valid())
+        self.pause_button.setEnabled(active)
+        self.pause_button.setText("Resume" if state == "paused" else "Pause")
+        self.step_button.setEnabled(state != "running" and (active or self._valid()))
+        self.stop_button.setEnabled(active)
+        for w in (self.recipe, self.device, self.dtype, self.batch, self.d_in, self.hidden, self.d_out, self.lr,
+                  self.iters, self.seed):
+            w.setEnabled(not active)
+
+    def _valid(self) -> bool:
+        return self._lr_ok and self._memory_ok
+
+    def show_progress(self, done: int, total: int, steps_per_s: float, finished: str = "") -> None:
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+        if finished:
+            rate = f" · {steps_per_s:,.0f} steps/s" if steps_per_s > 0 and math.isfinite(steps_per_s) else ""
+            self.speed.setText(f"{finished.capitalize()}{rate}")
+        elif steps_per_s > 0 and math.isfinite(steps_per_s):
+            left = (total - done) / steps_per_s
+            self.speed.setText(f"{steps_per_s:,.0f} steps/s · {format_duration(left)} left")
+        else:
+            self.speed.setText("starting…")
+
+    # ------------------------------------------------------------------ slots
+    def _on_recipe_changed(self) -> None:
+        name = self.recipe.currentData()
+        self.recipe_help.setText(RECIPE_INFO[name].description)
+        # moving between recipe families brings the tutorial's learning rate for that family
+        current = self.lr_value()
+        if current in RECIPE_DEFAULT_LR.values():
+            self.lr.setText(f"{RECIPE_DEFAULT_LR[name]:g}")
+        numpy_only = name == "numpy"
+        if numpy_only and self.device.currentData() != "cpu":
+            self.device.setCurrentIndex(0)
+        self.device.setEnabled(not numpy_only and self._state == "idle")
+        self._on_changed()
+
+    def _on_changed(self, *_) -> None:
+        cfg = self.raw_config()
+        lr = self.lr_value()
+        if lr is None or not math.isfinite(lr) or lr <= 0:
+            self._lr_ok = False
+            text = self.lr.text().strip() or "(empty)"
+            self.lr_error.setText(f"Learning rate {text} refused: use a finite number above 0, like 1e-6")
+            self.lr_error.show()
+            self.lr.setStyleSheet("border: 1px solid #c62828;")
+        else:
+            self._lr_ok = True
+            self.lr_error.hide()
+            self.lr.setStyleSheet("")
+        need = cfg.memory_estimate()
+        free = available_memory(cfg.device)
+        self._memory_ok = free is None or need <= free
+        where = "GPU" if cfg.device.startswith("cuda") else "RAM"
+        if free is None:
+            self.memory.setText(f"Needs about {format_bytes(need)}")
+            self.memory.setStyleSheet("color: #555;")
+        elif self._memory_ok:
+            self.memory.setText(f"Needs about {format_bytes(need)} of {format_bytes(free)} free {where}")
+            self.memory.setStyleSheet("color: #555;")
+        else:
+            self.memory.setText(f"Needs about {format_bytes(need)}: only {format_bytes(free)} free {where}. "
+                                "Make the sizes smaller")
+            self.memory.setStyleSheet(ERROR_STYLE + " font-weight: bold;")
+        self.set_run_state(self._state)
+        self.config_changed.emit()
+
+
+def format_duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "?"
+    seconds = max(0, int(round(seconds)))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, s = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {s:02d} s"
+    hours, m = divmod(minutes, 60)
+    return f"{hours} h {m:02d} min"

@@ -1,0 +1,147 @@
+"""Manual vs autograd vs numerical gradients: a table coloured against the dtype's tolerances, and a heat
+map of |manual - autograd| for the chosen parameter. "Check now" works before, during (pausing), and after a run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.gradients import PAIRS, PARAMS, TOLERANCES, GradientReport
+
+GRADE_COLORS = {"good": "#c8e6c9", "ok": "#fff9c4", "bad": "#ffcdd2"}
+COLUMNS = ["", "Compared", "Max |a−b|", "Rel. error", "Cosine", "Worst element"]
+
+
+class GradientPanel(QWidget):
+    check_requested = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.report: GradientReport | None = None
+        self.check_button = QPushButton("Check now")
+        self.check_button.setToolTip("Compare the gradients at the current weights (before a run: the initial "
+                                     "ones; during a run it pauses first)")
+        self.plant_bug = QCheckBox("Plant a bug: forget the ReLU mask in the manual gradient")
+        self.plant_bug.setToolTip("The classic hand-written backprop mistake; watch the check catch it")
+        self.summary = QLabel("Press “Check now” to compare the gradients.")
+        self.summary.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(self.check_button)
+        top.addWidget(self.plant_bug, 1)
+
+        self.table = QTableWidget(len(PARAMS) * len(PAIRS), len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setMinimumHeight(6 * 22 + 48)
+        self.table.setToolTip("Numbers in brackets: elements probed by finite differences (a sample)")
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.NoSelection)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeToContents)
+        header.setStretchLastSection(True)
+
+        self.param = QComboBox()
+        self.param.addItems(list(PARAMS))
+        self.heat_title = QLabel("|manual − autograd|")
+        heat_bar = QHBoxLayout()
+        heat_bar.addWidget(self.heat_title, 1)
+        heat_bar.addWidget(QLabel("Parameter"))
+        heat_bar.addWidget(self.param)
+        self.heat_widget = pg.GraphicsLayoutWidget()
+        self.heat_widget.setBackground("w")
+        self.heat_widget.setMinimumHeight(140)
+        self.heat_plot = self.heat_widget.addPlot()
+        self.heat_plot.setAspectLocked(False)
+        self.heat_plot.invertY(True)
+        self.heat_plot.setLabel("left", "row")
+        self.heat_plot.setLabel("bottom", "column")
+        self.heat_image = pg.ImageItem(axisOrder="row-major")
+        self.heat_plot.addItem(self.heat_image)
+        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=12)
+        self.colorbar.setImageItem(self.heat_image, insert_in=self.heat_plot)
+
+        heat = QWidget()
+        heat_layout = QVBoxLayout(heat)
+        heat_layout.setContentsMargins(0, 0, 0, 0)
+        heat_layout.addLayout(heat_bar)
+        heat_layout.addWidget(self.heat_widget, 1)
+        splitter = QSplitter(Qt.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(heat)
+        splitter.setSizes([200, 200])
+        splitter.setStretchFactor(0, 1)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.summary)
+        layout.addWidget(splitter, 1)
+
+        self.check_button.clicked.connect(self.check_requested)
+        self.param.currentIndexChanged.connect(self._show_heat)
+
+    def show_report(self, report: GradientReport) -> None:
+        self.report = report
+        row = 0
+        for param in PARAMS:
+            for a, b in PAIRS:
+                s = report.stats[(param, (a, b))]
+                grade = s.grade(report.dtype)
+                good, ok = s.thresholds(report.dtype)
+                cells = [param, f"{a} – {b}", f"{s.max_abs:.3e}", f"{s.rel_error:.3e}", f"{s.cosine:.6f}",
+                         f"{list(s.worst_index)}: {s.worst_a:.4g} / {s.worst_b:.4g}"]
+                if "numerical" in (a, b) and s.compared < np.prod(report.grads[(a, param)].shape):
+                    cells[1] += f" ({s.compared:,})"
+                for col, text in enumerate(cells):
+                    item = QTableWidgetItem(text)
+                    item.setBackground(QBrush(QColor(GRADE_COLORS[grade])))
+                    tip = (f"{grade}: relative error {s.rel_error:.3e} (good ≤ {good:.3g}, acceptable ≤ {ok:.3g} "
+                           f"for {report.dtype})")
+                    if s.floor > TOLERANCES[report.dtype][0]:
+                        tip += (f"; the {report.dtype} gradient itself is only good to {s.floor:.2g} here "
+                                "(its rounding at these weights, measured against float64)")
+                    item.setToolTip(tip)
+                    self.table.setItem(row, col, item)
+                row += 1
+        worst = report.worst_grade()
+        verdict = {"good": "All three agree.", "ok": "They agree to within the dtype's rounding.",
+                   "bad": "They DISAGREE: a gradient is wrong (see the red rows)."}[worst]
+        self.summary.setText(f"Gradients at {report.source} on {report.device} ({report.dtype}). {verdict}")
+        self.summary.setStyleSheet("color: #c62828; font-weight: bold;" if worst == "bad" else "")
+        self._show_heat()
+
+    def row_grades(self) -> list[str]:
+        """Each row's grade (for tests and screen readers)."""
+        out = []
+        for row in range(self.table.rowCount()):
+            tip = self.table.item(row, 0).toolTip() if self.table.item(row, 0) else ""
+            out.append(tip.split(":")[0] if tip else "")
+        return out
+
+    def _show_heat(self) -> None:
+        if self.report is None:
+            return
+        param = self.param.currentText()
+        diff = self.report.difference(param)
+        self.heat_title.setText(f"|manual − autograd| of {param} ({diff.shape[0]}×{diff.shape[1]}), "
+                                f"max {np.nanmax(diff):.3e}")
+        top = float(np.nanmax(diff)) if diff.size else 0.0
+        self.heat_image.setImage(diff, autoLevels=False)
+        self.colorbar.setLevels((0.0, top if top > 0 else 1.0))
+        self.heat_plot.autoRange()

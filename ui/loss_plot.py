@@ -1,0 +1,304 @@
+"""The live loss plot: per-step loss of every run, log y by default, smoothing, NaN marks, hover read-out.
+
+Data arrives in batches (``append``) into growing NumPy buffers that double when full; one QTimer redraws
+at most ~30 times a second, only the curves that changed, with peak downsampling and clip-to-view.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
+
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+           "#7f7f7f"]
+
+
+def smooth(values: np.ndarray, weight: float, state=None):
+    """TensorBoard's bias-corrected exponential moving average. Non-finite values are carried over.
+
+    ``state`` = (last, count) continues a previous call, so appends cost only the new points.
+    Returns (smoothed, state).
+    """
+    last, count = state if state is not None else (0.0, 0)
+    out = np.empty(len(values), dtype=np.float64)
+    if weight <= 0:
+        return values.astype(np.float64, copy=True), (last, count)
+    prev_smoothed = math.nan
+    for i, v in enumerate(values.tolist()):
+        if not math.isfinite(v):
+            out[i] = prev_smoothed if count else v
+            continue
+        last = last * weight + (1 - weight) * v
+        count += 1
+        prev_smoothed = last / (1 - weight**count)
+        out[i] = prev_smoothed
+    return out, (last, count)
+
+
+class Series:
+    """One run's curve: growing buffers and its plot items."""
+
+    def __init__(self, key, label: str, color: str):
+        self.key = key
+        self.label = label
+        self.color = color
+        self.n = 0
+        cap = 1024
+        self.step = np.empty(cap, np.float64)
+        self.time = np.empty(cap, np.float64)
+        self.loss = np.empty(cap, np.float64)
+        self.smoothed = np.empty(cap, np.float64)
+        self.smooth_state = None
+        self.smoothed_n = 0
+        self.dirty = True
+        self.visible = True
+        self.raw_item: pg.PlotDataItem | None = None
+        self.smooth_item: pg.PlotDataItem | None = None
+        self.nan_item: pg.ScatterPlotItem | None = None
+
+    def append(self, step, elapsed, loss) -> None:
+        k = len(step)
+        if self.n + k > len(self.step):
+            cap = len(self.step)
+            while cap < self.n + k:
+                cap *= 2
+            for name in ("step", "time", "loss", "smoothed"):
+                old = getattr(self, name)
+                new = np.empty(cap, np.float64)
+                new[: self.n] = old[: self.n]
+                setattr(self, name, new)
+        sl = slice(self.n, self.n + k)
+        self.step[sl], self.time[sl], self.loss[sl] = step, elapsed, loss
+        self.n += k
+        self.dirty = True
+
+    def update_smoothing(self, weight: float) -> None:
+        if self.smoothed_n < self.n:
+            part, self.smooth_state = smooth(self.loss[self.smoothed_n : self.n], weight, self.smooth_state)
+            self.smoothed[self.smoothed_n : self.n] = part
+            self.smoothed_n = self.n
+
+    def reset_smoothing(self) -> None:
+        self.smooth_state = None
+        self.smoothed_n = 0
+
+
+class LossPlot(QWidget):
+    """The plot with its toolbar: log axis toggle, x by step/time, smoothing slider, hover read-out."""
+
+    hovered = Signal(str)
+
+    def __init__(self, parent=None, redraw_ms: int = 33):
+        super().__init__(parent)
+        self.series: dict = {}
+        self._color_index = 0
+        self.redraws = 0
+
+        self.log_y = QCheckBox("Log scale")
+        self.log_y.setChecked(True)
+        self.log_y.setToolTip("The tutorial's loss spans about 12 orders of magnitude: a log axis shows it all")
+        self.x_mode = QComboBox()
+        self.x_mode.addItems(["Step", "Time (s)"])
+        self.x_mode.setToolTip("x axis: step number, or seconds since the run started")
+        self.smoothing = QSlider(Qt.Horizontal)
+        self.smoothing.setRange(0, 99)
+        self.smoothing.setValue(60)
+        self.smoothing.setToolTip("Exponential moving average, as TensorBoard computes it (bias-corrected)")
+        self.smoothing_label = QLabel()
+        self.readout = QLabel("Hover: step and loss")
+        self.readout.setMinimumWidth(120)
+        self.readout.setTextInteractionFlags(Qt.TextSelectableByMouse)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.log_y)
+        bar.addWidget(QLabel("x:"))
+        bar.addWidget(self.x_mode)
+        bar.addSpacing(12)
+        bar.addWidget(QLabel("Smoothing"))
+        bar.addWidget(self.smoothing, 1)
+        bar.addWidget(self.smoothing_label)
+        bar.addSpacing(12)
+        bar.addWidget(self.readout, 2)
+
+        pg.setConfigOptions(antialias=True)
+        self.plot_widget = pg.PlotWidget(background="w")
+        self.plot = self.plot_widget.getPlotItem()
+        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        self.plot.setLabel("left", "loss")
+        self.plot.setLabel("bottom", "step")
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.plot.setLogMode(y=True)
+        self.plot.getViewBox().setMouseMode(pg.ViewBox.RectMode)
+        self.crosshair = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#999", style=Qt.DashLine))
+        self.crosshair.setVisible(False)
+        self.plot.addItem(self.crosshair, ignoreBounds=True)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.plot_widget, 1)
+
+        self.log_y.toggled.connect(self._on_log_toggled)
+        self.x_mode.currentIndexChanged.connect(self._on_x_mode_changed)
+        self.smoothing.valueChanged.connect(self._on_smoothing_changed)
+        self._mouse_proxy = pg.SignalProxy(self.plot_widget.scene().sigMouseMoved, rateLimit=30,
+                                           slot=self._on_mouse_moved)
+        self._on_smoothing_changed(self.smoothing.value())
+
+        self.timer = QTimer(self)
+        self.timer.setInterval(redraw_ms)
+        self.timer.timeout.connect(self.redraw)
+        self.timer.start()
+
+    # ------------------------------------------------------------------ data
+    @property
+    def smoothing_weight(self) -> float:
+        return self.smoothing.value() / 100.0
+
+    def add_series(self, key, label: str, color: str | None = None) -> Series:
+        if color is None:
+            color = PALETTE[self._color_index % len(PALETTE)]
+            self._color_index += 1
+        s = Series(key, label, color)
+        qcolor = pg.mkColor(color)
+        faint = pg.mkColor(color)
+        faint.setAlpha(70)
+        s.raw_item = pg.PlotDataItem(pen=pg.mkPen(faint, width=1), connect="finite")
+        s.smooth_item = pg.PlotDataItem(pen=pg.mkPen(qcolor, width=2), connect="finite", name=label)
+        s.nan_item = pg.ScatterPlotItem(symbol="x", size=12, pen=pg.mkPen("#d62728", width=2), brush=None)
+        for item in (s.raw_item, s.smooth_item):
+            item.setDownsampling(auto=True, method="peak")
+            item.setClipToView(True)
+        self.plot.addItem(s.raw_item)
+        self.plot.addItem(s.smooth_item)
+        self.plot.addItem(s.nan_item)
+        self.series[key] = s
+        return s
+
+    def append(self, key, step, elapsed, loss) -> None:
+        self.series[key].append(step, elapsed, loss)
+
+    def set_visible(self, key, visible: bool) -> None:
+        s = self.series[key]
+        s.visible = visible
+        for item in (s.raw_item, s.smooth_item, s.nan_item):
+            item.setVisible(visible)
+        if visible:
+            s.dirty = True
+
+    def remove(self, key) -> None:
+        s = self.series.pop(key)
+        for item in (s.raw_item, s.smooth_item, s.nan_item):
+            self.plot.removeItem(item)
+        self.legend.removeItem(s.smooth_item)
+
+    def clear(self) -> None:
+        for key in list(self.series):
+            self.remove(key)
+
+    def point_count(self, key) -> int:
+        return self.series[key].n
+
+    # ------------------------------------------------------------------ drawing
+    def redraw(self, force: bool = False) -> None:
+        weight = self.smoothing_weight
+        by_time = self.x_mode.currentIndex() == 1
+        log = self.log_y.isChecked()
+        drew = False
+        for s in self.series.values():
+            if not (s.dirty or force) or not s.visible:
+                continue
+            n = s.n
+            x = (s.time if by_time else s.step)[:n]
+            loss = s.loss[:n]
+            s.update_smoothing(weight)
+            shown_raw = self._displayable(loss, log)
+            shown_smooth = self._displayable(s.smoothed[:n], log)
+            if weight > 0:
+                s.raw_item.setData(x, shown_raw)
+                s.raw_item.setVisible(True)
+            else:
+                s.raw_item.setVisible(False)
+            s.smooth_item.setData(x, shown_smooth)
+            bad = ~np.isfinite(loss)
+            if bad.any():
+                finite = shown_raw[np.isfinite(shown_raw)]
+                top = float(np.max(finite)) if finite.size else 1.0
+                # marks sit at the top of the curve (a NaN has no height of its own)
+                y_mark = math.log10(top) if log and top > 0 else top
+                s.nan_item.setData(x[bad], np.full(int(bad.sum()), y_mark))
+            else:
+                s.nan_item.setData([], [])
+            s.dirty = False
+            drew = True
+        if drew:
+            self.redraws += 1
+
+    @staticmethod
+    def _displayable(values: np.ndarray, log: bool) -> np.ndarray:
+        if not log:
+            return np.where(np.isfinite(values), values, np.nan)
+        return np.where(np.isfinite(values) & (values > 0), values, np.nan)
+
+    def _mark_all_dirty(self) -> None:
+        for s in self.series.values():
+            s.dirty = True
+
+    # ------------------------------------------------------------------ slots
+    def _on_log_toggled(self, checked: bool) -> None:
+        self.plot.setLogMode(y=checked)
+        self._mark_all_dirty()
+        self.redraw()
+        self.plot.enableAutoRange()
+
+    def _on_x_mode_changed(self, index: int) -> None:
+        self.plot.setLabel("bottom", "time (s)" if index == 1 else "step")
+        self._mark_all_dirty()
+        self.redraw()
+        self.plot.enableAutoRange()
+
+    def _on_smoothing_changed(self, value: int) -> None:
+        self.smoothing_label.setText(f"{value / 100:.2f}")
+        for s in self.series.values():
+            s.reset_smoothing()
+        self._mark_all_dirty()
+
+    def _on_mouse_moved(self, event) -> None:
+        pos = event[0]
+        if not self.plot.sceneBoundingRect().contains(pos) or not self.series:
+            self.crosshair.setVisible(False)
+            return
+        x = self.plot.getViewBox().mapSceneToView(pos).x()
+        self.readout.setText(self.readout_at(x))
+        self.crosshair.setPos(x)
+        self.crosshair.setVisible(True)
+
+    def readout_at(self, x: float) -> str:
+        """'step k: loss v' for the visible runs nearest to x (step or seconds)."""
+        by_time = self.x_mode.currentIndex() == 1
+        parts = []
+        for s in self.series.values():
+            if not s.visible or s.n == 0:
+                continue
+            xs = (s.time if by_time else s.step)[: s.n]
+            i = int(np.clip(np.searchsorted(xs, x), 0, s.n - 1))
+            if i > 0 and abs(xs[i - 1] - x) < abs(xs[i] - x):
+                i -= 1
+            parts.append(f"step {int(s.step[i])}: loss {s.loss[i]:.4g}")
+        return "   ".join(parts[-3:])
+
+    def export_image(self, path: str) -> None:
+        """The plot as PNG or SVG."""
+        import pyqtgraph.exporters as exporters
+
+        self.redraw(force=True)
+        if path.lower().endswith(".svg"):
+            exporter = exporters.SVGExporter(self.plot)
+        else:
+            exporter = exporters.ImageExporter(self.plot)
+            exporter.parameters()["width"] = max(800, int(self.plot.width()))
+        exporter.export(path)

@@ -1,0 +1,488 @@
+"""The main window: controls on the left, the live loss plot in the middle, device and gradient panels on
+the right, the runs list below. Runs go to a worker thread; the window only receives batches of numbers."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer
+from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QWidget,
+)
+
+from app import export
+from app.config import ConfigError, RunConfig
+from app.gradients import compare
+from app.runner import DONE, Batch, RunResult
+from app.worker import RunThread
+
+from .controls import Controls
+from .device_panel import DevicePanel
+from .gradient_panel import GradientPanel
+from .loss_plot import LossPlot
+from .runs_list import RunsList
+
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+SETTINGS_VERSION = 1
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: QSettings | None = None, preset: RunConfig | None = None):
+        super().__init__()
+        self.settings = settings if settings is not None else default_settings()
+        self.setWindowTitle("gradscope — the PyTorch tutorial, live")
+        icon = RESOURCES / "icon.svg"
+        if icon.exists():
+            self.setWindowIcon(QIcon(str(icon)))
+        self.run: RunThread | None = None
+        self.run_key = None
+        self.run_count = 0
+        self.results: dict = {}  # key -> RunResult or export.LoadedLog
+        self.state_source = None  # (config, runner) whose weights "Check now" reads
+        self.on_run_finished = []  # callbacks (screenshot mode, tests)
+
+        self.controls = Controls()
+        self.plot = LossPlot()
+        self.device_panel = DevicePanel()
+        self.gradient_panel = GradientPanel()
+        self.runs_list = RunsList()
+
+        self.setCentralWidget(self.plot)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.controls)
+        scroll.setMinimumWidth(330)
+        self.controls_dock = self._dock("Run", scroll, Qt.LeftDockWidgetArea)
+        self.device_dock = self._dock("Device", self.device_panel, Qt.RightDockWidgetArea)
+        self.gradient_dock = self._dock("Gradients", self.gradient_panel, Qt.RightDockWidgetArea)
+        self.runs_dock = self._dock("Runs", self.runs_list, Qt.BottomDockWidgetArea)
+        self.splitDockWidget(self.device_dock, self.gradient_dock, Qt.Vertical)
+        self.resizeDocks([self.controls_dock, self.device_dock], [340, 460], Qt.Horizontal)
+        self.resizeDocks([self.device_dock, self.gradient_dock], [210, 520], Qt.Vertical)
+        self.resizeDocks([self.runs_dock], [130], Qt.Vertical)
+
+        self._make_menus()
+        self._connect()
+        self.statusBar().showMessage("Ready. Press Start (Ctrl+R) to train the tutorial's two-layer net.")
+
+        remembered = self._load_settings()
+        self.controls.set_config(preset or remembered or RunConfig())
+        self.resize(1400, 880)
+        self._restore_layout()
+
+    # ------------------------------------------------------------------ building
+    def _dock(self, title: str, widget: QWidget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title.lower()}")
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _make_menus(self) -> None:
+        def action(menu, text, slot, shortcut=None, tip=""):
+            a = QAction(text, self)
+            if shortcut:
+                a.setShortcut(QKeySequence(shortcut))
+            a.setStatusTip(tip)
+            a.triggered.connect(slot)
+            menu.addAction(a)
+            return a
+
+        file_menu = self.menuBar().addMenu("&File")
+        action(file_menu, "&Open log…", self.open_log, "Ctrl+O", "Overlay an exported loss log")
+        self.export_action = action(file_menu, "&Export selected logs…", self.export_logs, "Ctrl+E",
+                                    "Write the selected runs' loss logs")
+        action(file_menu, "Export &plot…", self.export_plot, None, "Save the plot as PNG or SVG")
+        file_menu.addSeparator()
+        action(file_menu, "&Quit", self.close, "Ctrl+Q")
+        run_menu = self.menuBar().addMenu("&Run")
+        self.start_action = action(run_menu, "&Start", self.start_run, "Ctrl+R")
+        self.pause_action = action(run_menu, "&Pause / resume", self.toggle_pause)
+        self.pause_action.setShortcut(QKeySequence(Qt.Key_Space))
+        self.pause_action.setShortcutContext(Qt.WindowShortcut)
+        action(run_menu, "S&tep", self.step_run, "Ctrl+T")
+        stop = action(run_menu, "St&op", self.stop_run)
+        stop.setShortcut(QKeySequence(Qt.Key_Escape))
+        action(run_menu, "&Reset", self.reset_run)
+        run_menu.addSeparator()
+        action(run_menu, "&Check gradients now", self.check_gradients, "Ctrl+G")
+        view_menu = self.menuBar().addMenu("&View")
+        log_action = QAction("&Log scale", self, checkable=True, checked=True)
+        log_action.toggled.connect(self.plot.log_y.setChecked)
+        self.plot.log_y.toggled.connect(log_action.setChecked)
+        view_menu.addAction(log_action)
+        for dock in (self.controls_dock, self.device_dock, self.gradient_dock, self.runs_dock):
+            view_menu.addAction(dock.toggleViewAction())
+        help_menu = self.menuBar().addMenu("&Help")
+        action(help_menu, "&About", self._about)
+        # Space in a text field must still type a space: the window shortcut yields to focused editors there
+        self._space_guard = QShortcut(QKeySequence(Qt.Key_Space), self.controls.lr, context=Qt.WidgetShortcut)
+        self._space_guard.activated.connect(lambda: self.controls.lr.insert(" "))
+
+    def _connect(self) -> None:
+        c = self.controls
+        c.start_requested.connect(self.start_run)
+        c.pause_requested.connect(self.toggle_pause)
+        c.step_requested.connect(self.step_run)
+        c.stop_requested.connect(self.stop_run)
+        c.reset_requested.connect(self.reset_run)
+        c.config_changed.connect(self._on_config_changed)
+        self.gradient_panel.check_requested.connect(self.check_gradients)
+        self.runs_list.visibility_changed.connect(self.plot.set_visible)
+        self.runs_list.export_logs_requested.connect(self.export_logs)
+        self.runs_list.export_plot_requested.connect(self.export_plot)
+        self.runs_list.open_log_requested.connect(self.open_log)
+
+    # ------------------------------------------------------------------ run control
+    @property
+    def running(self) -> bool:
+        return self.run is not None and self.run.is_running()
+
+    def start_run(self, start_paused: bool = False) -> bool:
+        if self.running:
+            return False
+        config, problem = self.controls.config()
+        if config is None:
+            self._say(f"Cannot start: {problem}", error=True, at_controls=True)
+            return False
+        self.run_count += 1
+        key = self.run_count
+        self.run_key = key
+        label = f"#{key} {config.recipe} · {config.device} · {config.dtype} · lr {config.lr:g}"
+        series = self.plot.add_series(key, label)
+        settings = (f"{config.recipe}, {config.dtype}, N={config.batch} D_in={config.d_in} H={config.hidden} "
+                    f"D_out={config.d_out}, lr={config.lr:g}, seed={config.seed}, {config.iters} iters")
+        self.runs_list.add(key, f"#{key}", settings, config.device, series.color)
+        self.run = RunThread(config, start_paused=start_paused)
+        worker = self.run.worker
+        worker.yielded.connect(self._on_batch)
+        worker.finished.connect(self._on_finished)
+        worker.errored.connect(lambda text: self._say(f"Error: {text}", error=True))
+        self.state_source = (config, worker.runner)
+        self.controls.set_run_state("paused" if start_paused else "running")
+        self.controls.show_progress(0, config.iters, 0)
+        self.runs_list.update(key, "paused" if start_paused else "running")
+        self.device_panel.set_running(True)
+        self._say(f"Run #{key} started: {config.label()}", at_controls=True)
+        self.run.start()
+        return True
+
+    def toggle_pause(self) -> None:
+        if not self.running:
+            return
+        worker = self.run.worker
+        if worker.runner.paused:
+            worker.resume()
+            self.controls.set_run_state("running")
+            self.runs_list.update(self.run_key, "running")
+            self._say(f"Run #{self.run_key} resumed")
+        else:
+            worker.pause()
+            self.controls.set_run_state("paused")
+            self.runs_list.update(self.run_key, "paused")
+            self._say(f"Run #{self.run_key} paused: Step runs one step, Resume goes on")
+
+    def step_run(self) -> None:
+        if not self.running:
+            if self.start_run(start_paused=True):
+                self.run.worker.step()
+            return
+        worker = self.run.worker
+        if not worker.runner.paused:
+            self.toggle_pause()
+        worker.step()
+
+    def stop_run(self) -> None:
+        if self.running:
+            self.run.worker.stop()
+            self.run.worker.resume()
+            self._say(f"Stopping run #{self.run_key}…")
+
+    def reset_run(self) -> None:
+        if self.running:
+            self.run.join()
+            QApplication.processEvents()
+        self.state_source = None
+        self.controls.show_progress(0, self.controls.iters.value(), 0)
+        self.controls.speed.setText("Ready")
+        self._say("Reset: the next run starts from the seed's initial weights; Check now compares at them")
+
+    def _on_batch(self, batch: Batch) -> None:
+        key = self.run_key
+        if key not in self.plot.series:
+            return
+        self.plot.append(key, batch.step, batch.elapsed_s, batch.loss)
+        if len(batch.step):
+            done = int(batch.step[-1]) + 1
+            elapsed = float(batch.elapsed_s[-1])
+            self.controls.show_progress(done, self.state_source[0].iters if self.state_source else done,
+                                        done / elapsed if elapsed > 0 else 0.0)
+
+    def _on_finished(self, result: RunResult | None) -> None:
+        key = self.run_key
+        if self.run is not None:
+            self.run.thread.wait(5000)
+        self.device_panel.set_running(False)
+        self.controls.set_run_state("idle")
+        if result is None:
+            self.runs_list.update(key, "failed")
+            self._say("The run failed before it began", error=True)
+        else:
+            self.results[key] = result
+            self.plot.redraw(force=True)
+            self.runs_list.update(key, result.status, result.final_loss if result.steps_done else None,
+                                  result.steps_per_second, result.message)
+            self.controls.show_progress(result.steps_done, result.config.iters, result.steps_per_second,
+                                        finished=result.status)
+            text = {DONE: f"Run #{key} done: {result.steps_done} steps, final loss {result.final_loss:.4g}, "
+                          f"{result.steps_per_second:,.0f} steps/s"}.get(result.status, f"Run #{key} {result.message}")
+            self._say(text, error=result.status not in (DONE, "stopped"), at_controls=True)
+        for callback in list(self.on_run_finished):
+            callback(result)
+
+    # ------------------------------------------------------------------ gradients
+    def check_gradients(self) -> None:
+        source = self.state_source
+        if self.running and not self.run.worker.runner.paused:
+            self.toggle_pause()
+        if self.running:
+            self.run.worker.runner.wait_parked(5.0)
+        if source is not None and source[1].state is not None:
+            config, runner = source
+            state, where = runner.state, f"step {len(runner.log)} of run #{self.run_key}"
+        else:
+            config, problem = self.controls.config()
+            if config is None:
+                self._say(f"Cannot check gradients: {problem}", error=True)
+                return
+            state, where = None, "the initial weights"
+        QApplication.setOverrideCursor(Qt.WaitCursor)
+        try:
+            report = compare(config, state, source=where, forget_relu_mask=self.gradient_panel.plant_bug.isChecked())
+        except Exception as exc:
+            self._say(f"Gradient check failed: {type(exc).__name__}: {exc}", error=True)
+            return
+        finally:
+            QApplication.restoreOverrideCursor()
+        self.gradient_panel.show_report(report)
+        self.gradient_dock.raise_()
+        verdict = {"good": "agree", "ok": "agree within rounding", "bad": "DISAGREE"}[report.worst_grade()]
+        self._say(f"Gradients at {where}: manual, autograd and numerical {verdict}", error=verdict == "DISAGREE")
+
+    # ------------------------------------------------------------------ logs and pictures
+    def export_logs(self, keys=None, path: str | None = None) -> list[Path]:
+        keys = keys or self.runs_list.selected_keys() or ([self.run_key] if self.run_key in self.results else [])
+        keys = [k for k in keys if isinstance(self.results.get(k), RunResult)]
+        if not keys:
+            self._say("Select a finished run to export (the runs list, below the plot)", error=True)
+            return []
+        written = []
+        try:
+            if len(keys) == 1:
+                if path is None:
+                    path, _ = QFileDialog.getSaveFileName(self, "Export loss log", f"run-{keys[0]}.csv",
+                                                          "CSV (*.csv);;JSON (*.json)")
+                    if not path:
+                        return []
+                written.append(export.export(self.results[keys[0]], path))
+            else:
+                folder = path or QFileDialog.getExistingDirectory(self, "Export loss logs to folder")
+                if not folder:
+                    return []
+                for k in keys:
+                    written.append(export.export(self.results[k], Path(folder) / f"run-{k}.json"))
+        except export.ExportError as exc:
+            QMessageBox.warning(self, "Export failed", str(exc))
+            self._say(str(exc), error=True)
+            return written
+        self._say("Wrote " + ", ".join(str(p) for p in written))
+        return written
+
+    def export_plot(self, path: str | None = None) -> Path | None:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export plot", "loss.png", "PNG (*.png);;SVG (*.svg)")
+            if not path:
+                return None
+        try:
+            self.plot.export_image(path)
+        except Exception as exc:
+            QMessageBox.warning(self, "Export failed", f"could not write {path}: {exc}")
+            return None
+        self._say(f"Wrote {path}")
+        return Path(path)
+
+    def open_log(self, path: str | None = None):
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Open loss log", "", "Loss logs (*.csv *.json)")
+            if not path:
+                return None
+        try:
+            loaded = export.load(path)
+        except export.ExportError as exc:
+            QMessageBox.warning(self, "Cannot open log", str(exc))
+            self._say(str(exc), error=True)
+            return None
+        self.run_count += 1
+        key = f"file-{self.run_count}"
+        name = Path(path).name
+        settings = loaded.config.label() if loaded.config else "(CSV: no settings recorded)"
+        series = self.plot.add_series(key, f"{name}: {settings}")
+        log = loaded.log
+        self.plot.append(key, log.step, log.elapsed_s, log.loss)
+        self.runs_list.add(key, name, settings, loaded.config.device if loaded.config else "?", series.color,
+                           status="loaded")
+        self.runs_list.update(key, "loaded", float(log.loss[-1]) if len(log) else None)
+        self.results[key] = loaded
+        self.plot.redraw(force=True)
+        self._say(f"Opened {path}: {len(log)} steps")
+        return key
+
+    # ------------------------------------------------------------------ status, settings, closing
+    def _say(self, text: str, error: bool = False, at_controls: bool = False) -> None:
+        """The status bar says what happened; run and settings problems also stand under the controls."""
+        self.statusBar().showMessage(text)
+        self.statusBar().setStyleSheet("color: #c62828;" if error else "")
+        if at_controls:
+            self.controls.message.setText(text)
+            self.controls.message.setVisible(error)
+
+    def _on_config_changed(self) -> None:
+        if not self.running:
+            _, problem = self.controls.config()
+            if problem:
+                self.controls.message.setText(problem)
+                self.controls.message.show()
+            else:
+                self.controls.message.hide()
+
+    def _about(self) -> None:
+        QMessageBox.about(self, "About gradscope",
+                          "gradscope shows the classic PyTorch tutorial training, on the project's own "
+                          "NumPy/CuPy tensor and autograd engine.")
+
+    def _load_settings(self) -> RunConfig | None:
+        text = self.settings.value("run/config")
+        if not text:
+            return None
+        try:
+            return RunConfig.from_json(str(text)).validated(check_device=False, check_memory=False)
+        except ConfigError:
+            return None
+
+    def _restore_layout(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray) and self.settings.value("window/version") == str(SETTINGS_VERSION):
+            self.restoreState(state, SETTINGS_VERSION)
+
+    def save_settings(self) -> None:
+        self.settings.setValue("run/config", self.controls.raw_config().to_json()
+                               if math.isfinite(self.controls.raw_config().lr) else RunConfig().to_json())
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState(SETTINGS_VERSION))
+        self.settings.setValue("window/version", str(SETTINGS_VERSION))
+        self.settings.sync()
+
+    def shutdown(self) -> Path | None:
+        """Stop any run, join its thread, keep its log; stop the timers. Returns where a cut-short log went."""
+        saved = None
+        if self.run is not None:
+            was_running = self.running
+            self.run.join()
+            result = self.run.worker.result
+            if was_running and result is not None and result.steps_done:
+                saved = autosave(result)
+        self.plot.timer.stop()
+        self.device_panel.timer.stop()
+        return saved
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        saved = self.shutdown()
+        if saved is not None:
+            print(f"the run was still going: its log is saved in {saved}", file=sys.stderr)
+        self.save_settings()
+        event.accept()
+
+
+def autosave(result: RunResult) -> Path | None:
+    folder = Path(QStandardPaths.writableLocation(QStandardPaths.AppDataLocation) or Path.home() / ".gradscope")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = result.started_at.replace(":", "").replace("+", "_")
+        return export.export(result, folder / f"run-{stamp}-{result.config.recipe}.json")
+    except (OSError, export.ExportError):
+        return None
+
+
+def default_settings() -> QSettings:
+    path = os.environ.get("GRADSCOPE_SETTINGS")
+    if path:
+        return QSettings(path, QSettings.IniFormat)
+    return QSettings("gradscope", "gradscope")
+
+
+def launch(args) -> int:
+    """Open the window (called by app.cli.main without --headless). Returns the exit code."""
+    from app.cli import _fail, config_from_args
+
+    screenshot = args.screenshot
+    if screenshot:
+        target = Path(screenshot)
+        if target.suffix.lower() != ".png":
+            return _fail(f"--screenshot {screenshot}: the picture is saved as PNG; give a .png file name")
+        if not (target.parent if str(target.parent) else Path(".")).is_dir():
+            return _fail(f"--screenshot {screenshot}: the folder {target.parent} does not exist")
+    if args.export or args.compare_grads or args.quiet:
+        return _fail("--export, --compare-grads and --quiet belong to --headless runs")
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("gradscope")
+    app.setOrganizationName("gradscope")
+    style = RESOURCES / "style.qss"
+    if style.exists():
+        app.setStyleSheet(style.read_text(encoding="utf-8"))
+    settings = default_settings()
+    window = MainWindow(settings)
+    base = window.controls.raw_config()
+    preset = config_from_args(args, base if math.isfinite(base.lr) else RunConfig())
+    try:
+        preset.validated()
+    except ConfigError as exc:
+        window.shutdown()
+        return _fail(str(exc))
+    window.controls.set_config(preset)
+    window.show()
+
+    exit_code = {"code": 0}
+
+    def take_screenshot():
+        window.plot.redraw(force=True)
+        if not window.grab().save(str(screenshot)):
+            print(f"main.py: error: could not write {screenshot}", file=sys.stderr)
+            exit_code["code"] = 1
+        window.close()
+        app.exit(exit_code["code"])
+
+    if screenshot:
+        if args.start:
+            window.on_run_finished.append(lambda result: (window.check_gradients(),
+                                                          QTimer.singleShot(400, take_screenshot)))
+        else:
+            QTimer.singleShot(1200, take_screenshot)
+    if args.start:
+        QTimer.singleShot(200, window.start_run)
+    code = app.exec()
+    return exit_code["code"] if screenshot else code
