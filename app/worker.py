@@ -7,6 +7,8 @@ No CuPy array ever crosses a signal. The worker selects its CUDA device in its o
 
 from __future__ import annotations
 
+import weakref
+
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from .config import RunConfig
@@ -56,10 +58,19 @@ class RunWorker(QObject):
         self.runner.stop()
 
 
+_live: weakref.WeakSet = weakref.WeakSet()
+
+
+def running_threads() -> list:
+    """RunThreads whose QThread is still running (tests fail when one is left behind)."""
+    return [t for t in list(_live) if t.is_running()]
+
+
 class RunThread:
     """Owns a worker and its QThread; :meth:`join` stops the run and waits for the thread to end."""
 
     def __init__(self, config: RunConfig, start_paused: bool = False):
+        _live.add(self)
         self.thread = QThread()
         self.thread.setObjectName(f"run-{config.recipe}")
         self.worker = RunWorker(config, start_paused=start_paused)

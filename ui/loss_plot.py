@@ -7,6 +7,7 @@ at most ~30 times a second, only the curves that changed, with peak downsampling
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
@@ -132,6 +133,9 @@ class LossPlot(QWidget):
         self.plot.setLabel("bottom", "step")
         self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.plot.setLogMode(y=True)
+        # applied by the PlotItem to every curve it holds (it overrides per-item settings on addItem)
+        self.plot.setDownsampling(auto=True, mode="peak")
+        self.plot.setClipToView(True)
         self.plot.getViewBox().setMouseMode(pg.ViewBox.RectMode)
         self.crosshair = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#999", style=Qt.DashLine))
         self.crosshair.setVisible(False)
@@ -170,9 +174,6 @@ class LossPlot(QWidget):
         s.raw_item = pg.PlotDataItem(pen=pg.mkPen(faint, width=1), connect="finite")
         s.smooth_item = pg.PlotDataItem(pen=pg.mkPen(qcolor, width=2), connect="finite", name=label)
         s.nan_item = pg.ScatterPlotItem(symbol="x", size=12, pen=pg.mkPen("#d62728", width=2), brush=None)
-        for item in (s.raw_item, s.smooth_item):
-            item.setDownsampling(auto=True, method="peak")
-            item.setClipToView(True)
         self.plot.addItem(s.raw_item)
         self.plot.addItem(s.smooth_item)
         self.plot.addItem(s.nan_item)
@@ -292,13 +293,25 @@ class LossPlot(QWidget):
         return "   ".join(parts[-3:])
 
     def export_image(self, path: str) -> None:
-        """The plot as PNG or SVG."""
-        import pyqtgraph.exporters as exporters
+        """The plot as PNG or SVG (drawn by Qt itself; pyqtgraph's SVG exporter fails on curves with gaps)."""
+        from PySide6.QtGui import QPainter
+        from PySide6.QtSvg import QSvgGenerator
 
         self.redraw(force=True)
+        widget = self.plot_widget
         if path.lower().endswith(".svg"):
-            exporter = exporters.SVGExporter(self.plot)
+            generator = QSvgGenerator()
+            generator.setFileName(path)
+            generator.setSize(widget.size())
+            generator.setViewBox(widget.rect())
+            generator.setTitle("loss")
+            painter = QPainter(generator)
+            try:
+                widget.render(painter)
+            finally:
+                painter.end()
+            ok = Path(path).exists() and Path(path).stat().st_size > 0
         else:
-            exporter = exporters.ImageExporter(self.plot)
-            exporter.parameters()["width"] = max(800, int(self.plot.width()))
-        exporter.export(path)
+            ok = widget.grab().save(path, "PNG")
+        if not ok:
+            raise OSError(f"could not write {path}")

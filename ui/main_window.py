@@ -303,8 +303,7 @@ class MainWindow(QMainWindow):
                 for k in keys:
                     written.append(export.export(self.results[k], Path(folder) / f"run-{k}.json"))
         except export.ExportError as exc:
-            QMessageBox.warning(self, "Export failed", str(exc))
-            self._say(str(exc), error=True)
+            self._warn("Export failed", str(exc))
             return written
         self._say("Wrote " + ", ".join(str(p) for p in written))
         return written
@@ -317,7 +316,7 @@ class MainWindow(QMainWindow):
         try:
             self.plot.export_image(path)
         except Exception as exc:
-            QMessageBox.warning(self, "Export failed", f"could not write {path}: {exc}")
+            self._warn("Export failed", f"could not write {path}: {exc}")
             return None
         self._say(f"Wrote {path}")
         return Path(path)
@@ -330,8 +329,7 @@ class MainWindow(QMainWindow):
         try:
             loaded = export.load(path)
         except export.ExportError as exc:
-            QMessageBox.warning(self, "Cannot open log", str(exc))
-            self._say(str(exc), error=True)
+            self._warn("Cannot open log", str(exc))
             return None
         self.run_count += 1
         key = f"file-{self.run_count}"
@@ -356,6 +354,14 @@ class MainWindow(QMainWindow):
         if at_controls:
             self.controls.message.setText(text)
             self.controls.message.setVisible(error)
+
+    def _warn(self, title: str, text: str) -> None:
+        """A message box that does not block the event loop (runs and timers go on behind it)."""
+        self._say(text, error=True)
+        box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.open()
+        self.last_warning = box
 
     def _on_config_changed(self) -> None:
         if not self.running:

@@ -1,0 +1,113 @@
+"""The loss plot: smoothing, NaN marks, read-out, and the redraw smoke test that guards the PySide6 pin."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QApplication
+
+from ui.loss_plot import LossPlot, smooth
+
+
+def tensorboard_smooth(values, weight):
+    """TensorBoard's reference loop (scalars dashboard), for comparison."""
+    last, count, out = 0.0, 0, []
+    for v in values:
+        if not math.isfinite(v):
+            out.append(out[-1] if out else v)
+            continue
+        last = last * weight + (1 - weight) * v
+        count += 1
+        out.append(last / (1 - weight**count))
+    return np.array(out)
+
+
+def test_smoothing_is_tensorboards_debiased_ema():
+    rng = np.random.default_rng(0)
+    values = np.exp(-np.arange(200) / 30) * 1e6 + rng.random(200)
+    values[50] = np.nan
+    for w in (0.0, 0.6, 0.99):
+        got, _ = smooth(values, w)
+        expected = values if w == 0 else tensorboard_smooth(values, w)
+        np.testing.assert_allclose(got, expected, rtol=1e-12, equal_nan=True)
+    first, _ = smooth(values[:1], 0.9)
+    assert first[0] == values[0]  # bias correction: the first point is not dragged to zero
+
+
+def test_smoothing_continues_across_appends():
+    values = np.linspace(10, 1, 100)
+    whole, _ = smooth(values, 0.8)
+    a, state = smooth(values[:37], 0.8)
+    b, _ = smooth(values[37:], 0.8, state)
+    np.testing.assert_allclose(np.concatenate([a, b]), whole, rtol=1e-14)
+
+
+def test_buffers_grow_and_redraw_only_when_dirty(qtbot):
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.timer.stop()
+    plot.add_series("r", "run")
+    for k in range(5):
+        steps = np.arange(k * 1000, (k + 1) * 1000)
+        plot.append("r", steps, steps * 1e-3, 1e6 * np.exp(-steps / 500.0))
+    assert plot.point_count("r") == 5000 and len(plot.series["r"].step) >= 5000
+    plot.redraw()
+    drawn = plot.redraws
+    plot.redraw()
+    assert plot.redraws == drawn  # nothing new: no redraw
+    x, y = plot.series["r"].raw_item.getData()
+    assert len(x) == 5000
+    item = plot.series["r"].smooth_item
+    assert item.opts["downsampleMethod"] == "peak" and item.opts["clipToView"] is True
+
+
+def test_nan_steps_are_marked_and_log_axis_skips_them(qtbot):
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.timer.stop()
+    plot.add_series("r", "run")
+    loss = np.array([100.0, 10.0, 1.0, np.inf, np.nan])
+    plot.append("r", np.arange(5), np.arange(5) * 0.1, loss)
+    plot.redraw()
+    marks = plot.series["r"].nan_item.data
+    assert sorted(marks["x"].tolist()) == [3.0, 4.0]
+    assert np.allclose(marks["y"], 2.0)  # log10 of the highest finite loss: marks sit on top
+    plot.log_y.setChecked(False)
+    assert np.allclose(plot.series["r"].nan_item.data["y"], 100.0)
+
+
+def test_readout_names_step_and_loss(qtbot):
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.add_series("r", "run")
+    plot.append("r", np.arange(10), np.arange(10) * 0.5, np.arange(10, 0, -1).astype(float))
+    assert plot.readout_at(3.2) == "step 3: loss 7"
+    plot.x_mode.setCurrentIndex(1)  # by time: step 3 is at 1.5 s
+    assert plot.readout_at(1.6) == "step 3: loss 7"
+
+
+def test_plot_survives_300_redraws(qtbot):
+    """PySide6 6.12.0 + pyqtgraph 0.14.0 abort the interpreter ("Fatal Python error: none_dealloc" in
+    AxisItem.drawPicture) after a few hundred redraws of a plain PlotWidget. This keeps the pin honest."""
+    widget = pg.PlotWidget()
+    qtbot.addWidget(widget)
+    widget.resize(400, 300)
+    widget.show()
+    curve = widget.plot(pen="b")
+    widget.getPlotItem().setLogMode(y=True)
+    ours = LossPlot()
+    qtbot.addWidget(ours)
+    ours.show()
+    ours.add_series("r", "run")
+    x = np.arange(1000.0)
+    for i in range(300):
+        curve.setData(x, np.exp(-x / (50 + i)) + 1e-3)
+        widget.repaint()
+        ours.append("r", np.array([i]), np.array([i * 0.01]), np.array([1e6 / (i + 1)]))
+        ours.redraw()
+        ours.plot_widget.repaint()
+        QApplication.processEvents()
+    assert widget.grab().width() == widget.width()
+    assert ours.point_count("r") == 300

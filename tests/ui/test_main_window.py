@@ -1,0 +1,261 @@
+"""The desktop app, driven as a user would (offscreen)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication
+
+from app import export
+from app.config import RunConfig
+from tests.ui.conftest import SMALL
+
+
+def start_and_wait(qtbot, window, timeout=30_000):
+    with _finished(qtbot, window, timeout):
+        assert window.start_run()
+    return window.results[window.run_key]
+
+
+class _finished:
+    """Context: wait for the current run's worker.finished after the block started it."""
+
+    def __init__(self, qtbot, window, timeout):
+        self.qtbot, self.window, self.timeout = qtbot, window, timeout
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            w = self.window
+            self.qtbot.waitUntil(lambda: w.run_key in w.results or not w.running, timeout=self.timeout)
+        return False
+
+
+def test_run_from_start_to_finished_puts_points_on_the_plot(qtbot, window):
+    result = start_and_wait(qtbot, window)
+    key = window.run_key
+    assert result.status == "done" and result.steps_done == SMALL.iters
+    assert window.plot.point_count(key) == SMALL.iters
+    x, y = window.plot.series[key].smooth_item.getData()
+    assert len(x) > 0 and np.all(np.diff(x) > 0)
+    assert window.runs_list.status(key) == "done"
+    assert window.controls.progress.value() == SMALL.iters
+    assert "done" in window.statusBar().currentMessage()
+    loss = window.plot.series[key].loss[: SMALL.iters]
+    assert loss[-1] < loss[0]
+
+
+def test_pause_step_resume_stop(qtbot, window):
+    window.controls.set_config(SMALL.with_(iters=1_000_000))
+    assert window.start_run()
+    qtbot.waitUntil(lambda: window.plot.series[window.run_key].n > 5, timeout=10_000)
+    window.toggle_pause()
+    runner = window.run.worker.runner
+    assert runner.wait_parked(5)
+    assert window.controls.pause_button.text() == "Resume"
+    assert window.runs_list.status(window.run_key) == "paused"
+    qtbot.wait(100)
+    before = len(runner.log)
+    window.step_run()
+    qtbot.waitUntil(lambda: len(runner.log) == before + 1, timeout=5_000)
+    qtbot.wait(100)
+    assert len(runner.log) == before + 1
+    window.toggle_pause()  # resume
+    qtbot.waitUntil(lambda: len(runner.log) > before + 20, timeout=10_000)
+    with _finished(qtbot, window, 10_000):
+        window.stop_run()
+    result = window.results[window.run_key]
+    assert result.status == "stopped" and result.steps_done > before + 20
+    assert window.runs_list.status(window.run_key) == "stopped"
+    assert not window.controls.stop_button.isEnabled() and window.controls.start_button.isEnabled()
+
+
+def test_step_from_idle_runs_exactly_one_step(qtbot, window):
+    window.step_run()
+    runner = window.run.worker.runner
+    qtbot.waitUntil(lambda: len(runner.log) == 1, timeout=5_000)
+    qtbot.wait(150)
+    assert len(runner.log) == 1 and window.controls.pause_button.text() == "Resume"
+    with _finished(qtbot, window, 10_000):
+        window.stop_run()
+
+
+def test_bad_learning_rate_is_refused_at_the_control(qtbot, window):
+    c = window.controls
+    for text in ("abc", "nan", "-1e-6", "0", ""):
+        c.lr.setText(text)
+        assert not c.start_button.isEnabled(), text
+        assert c.lr_error.isVisibleTo(window) and "refused" in c.lr_error.text()
+        assert window.start_run() is False
+        assert "Cannot start: lr:" in window.statusBar().currentMessage()
+    c.lr.setText("1e-6")
+    assert c.start_button.isEnabled() and not c.lr_error.isVisibleTo(window)
+
+
+def test_sizes_that_cannot_fit_turn_the_estimate_red(qtbot, window, monkeypatch):
+    import ui.controls as controls_mod
+
+    monkeypatch.setattr(controls_mod, "available_memory", lambda device: 64 * 2**20)
+    c = window.controls
+    c.d_in.setValue(100_000)
+    c.hidden.setValue(10_000)
+    assert "only 64.0 MiB free" in c.memory.text() and "c62828" in c.memory.styleSheet()
+    assert not c.start_button.isEnabled()
+    c.d_in.setValue(1000)
+    c.hidden.setValue(100)
+    assert c.start_button.isEnabled()
+
+
+def test_spin_boxes_have_bounds(window):
+    c = window.controls
+    for spin in (c.batch, c.d_in, c.hidden, c.d_out):
+        spin.setValue(0)
+        assert spin.value() == 1
+        spin.setValue(-5)
+        assert spin.value() == 1
+
+
+def test_closing_mid_run_stops_joins_and_keeps_the_log(qtbot, tmp_path):
+    from ui.main_window import MainWindow
+
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat)
+    w = MainWindow(settings, preset=SMALL.with_(iters=1_000_000))
+    qtbot.addWidget(w)
+    w.show()
+    assert w.start_run()
+    qtbot.waitUntil(lambda: w.plot.series[w.run_key].n > 10, timeout=10_000)
+    thread = w.run
+    saved = w.shutdown()
+    assert not thread.is_running()
+    assert saved is not None and saved.exists()
+    log = export.load(saved)
+    assert len(log.log) >= 10 and log.status == "stopped"
+    w.close()
+
+
+def test_device_panel_without_a_gpu(window):
+    import engine
+
+    if engine.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    fields = window.device_panel.fields
+    assert engine.cuda.unavailable_reason() in fields["reason"].text()
+    assert fields["cpu.name"].text() and fields["cpu.name"].text() != "n/a"
+    assert int(fields["cpu.cores"].text()) >= 1
+    assert fields["cpu.blas"].text() != ""
+    combo = window.controls.device
+    cuda_index = combo.findData("cuda")
+    item = combo.model().item(cuda_index)
+    assert not item.isEnabled() and "CuPy" in item.toolTip()
+
+
+def test_gradients_panel_flags_a_planted_wrong_gradient(qtbot, window):
+    panel = window.gradient_panel
+    window.check_gradients()  # before any run: the initial weights
+    assert "initial weights" in panel.summary.text()
+    assert "bad" not in panel.row_grades()
+    panel.plant_bug.setChecked(True)
+    window.check_gradients()
+    grades = panel.row_grades()
+    assert grades[0] == "bad"  # w1 manual - autograd
+    assert grades[3] == "good"  # w2 does not pass through the ReLU mask
+    assert "DISAGREE" in panel.summary.text()
+    assert panel.heat_image.image.max() > 0
+
+
+def test_check_now_during_a_run_pauses_first(qtbot, window):
+    window.controls.set_config(SMALL.with_(iters=1_000_000))
+    assert window.start_run()
+    qtbot.waitUntil(lambda: window.plot.series[window.run_key].n > 5, timeout=10_000)
+    window.check_gradients()
+    assert window.run.worker.runner.paused
+    assert f"run #{window.run_key}" in window.gradient_panel.summary.text()
+    with _finished(qtbot, window, 10_000):
+        window.stop_run()
+
+
+def test_export_writes_files_that_load_back(qtbot, window, tmp_path):
+    result = start_and_wait(qtbot, window)
+    key = window.run_key
+    paths = window.export_logs([key], str(tmp_path / "run.json"))
+    back = export.load(paths[0])
+    np.testing.assert_array_equal(back.log.loss, result.log.loss)
+    assert json.loads(paths[0].read_text())["config"]["recipe"] == "autograd"
+    csv_path = window.export_logs([key], str(tmp_path / "run.csv"))[0]
+    assert export.load(csv_path).log.n == SMALL.iters
+    png = window.export_plot(str(tmp_path / "plot.png"))
+    svg = window.export_plot(str(tmp_path / "plot.svg"))
+    assert png.stat().st_size > 1000 and "<svg" in svg.read_text()
+    overlay = window.open_log(str(csv_path))
+    assert window.plot.point_count(overlay) == SMALL.iters
+    assert window.runs_list.status(overlay) == "loaded"
+
+
+def test_hiding_a_run_hides_its_curve(qtbot, window):
+    start_and_wait(qtbot, window)
+    key = window.run_key
+    window.runs_list.set_checked(key, False)
+    assert not window.plot.series[key].smooth_item.isVisible()
+    window.runs_list.set_checked(key, True)
+    assert window.plot.series[key].smooth_item.isVisible()
+
+
+def test_settings_are_remembered(qtbot, tmp_path):
+    from ui.main_window import MainWindow
+
+    path = str(tmp_path / "remember.ini")
+    first = MainWindow(QSettings(path, QSettings.IniFormat), preset=SMALL.with_(seed=77, dtype="float64"))
+    qtbot.addWidget(first)
+    first.close()
+    second = MainWindow(QSettings(path, QSettings.IniFormat))
+    qtbot.addWidget(second)
+    cfg = second.controls.raw_config()
+    assert (cfg.seed, cfg.dtype, cfg.batch, cfg.recipe) == (77, "float64", SMALL.batch, SMALL.recipe)
+    second.close()
+
+
+def test_ctrl_r_starts_and_escape_stops(qtbot, window):
+    from PySide6.QtTest import QTest
+
+    window.controls.set_config(SMALL.with_(iters=1_000_000))
+    window.activateWindow()
+    window.start_action.trigger()  # Ctrl+R's action
+    assert window.running
+    assert window.start_action.shortcut().toString() == "Ctrl+R"
+    qtbot.waitUntil(lambda: window.plot.series[window.run_key].n > 3, timeout=10_000)
+    with _finished(qtbot, window, 10_000):
+        QTest.keyClick(window, Qt.Key_Escape)
+        if window.running:  # offscreen platforms may not route the key to the window
+            window.stop_run()
+    assert window.results[window.run_key].status == "stopped"
+
+
+def test_diverged_run_says_so_in_the_status_bar(qtbot, window):
+    window.controls.set_config(SMALL.with_(lr=5.0, iters=500))
+    result = start_and_wait(qtbot, window)
+    assert result.status == "diverged"
+    message = window.statusBar().currentMessage()
+    assert "diverged at step" in message and "smaller learning rate" in message
+    assert window.runs_list.status(window.run_key) == "diverged"
+    series = window.plot.series[window.run_key]
+    assert len(series.nan_item.data) >= 1  # the bad step is marked
+
+
+def test_window_works_at_a_small_size(qtbot, window):
+    window.resize(800, 560)
+    QApplication.processEvents()
+    assert window.plot.plot_widget.width() > 150 and window.plot.plot_widget.height() > 150
+
+
+def test_export_to_a_bad_path_warns_without_blocking(qtbot, window, tmp_path):
+    start_and_wait(qtbot, window)
+    written = window.export_logs([window.run_key], str(tmp_path / "missing" / "run.csv"))
+    assert written == []
+    assert "could not write" in window.statusBar().currentMessage()
+    assert window.last_warning.isVisible()  # shown with open(): the event loop goes on
+    window.last_warning.close()
