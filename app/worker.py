@@ -1,7 +1,8 @@
 """The one Qt adapter of ``app``: runs a :class:`~app.runner.Runner` in a QThread.
 
 Signals (past tense, superqt style) carry host data only: ``yielded`` a :class:`~app.runner.Batch` of
-NumPy arrays (at most ~30 a second), ``finished`` the :class:`~app.runner.RunResult`, ``errored`` a text.
+NumPy arrays (at most 20 a second: each delivery wakes the GUI thread, which then holds the GIL the run
+needs), ``finished`` the :class:`~app.runner.RunResult`, ``errored`` a text.
 No CuPy array ever crosses a signal. The worker selects its CUDA device in its own thread.
 """
 
@@ -21,7 +22,7 @@ class RunWorker(QObject):
     finished = Signal(object)  # RunResult
     errored = Signal(str)
 
-    def __init__(self, config: RunConfig, emit_s: float = 1 / 30, start_paused: bool = False):
+    def __init__(self, config: RunConfig, emit_s: float = 1 / 20, start_paused: bool = False):
         super().__init__()
         self.config = config
         self.emit_s = emit_s

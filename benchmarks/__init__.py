@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m benchmarks`` (``make bench``); ``--quick`` runs every row once, asserting nothing."""

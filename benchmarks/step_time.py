@@ -1,0 +1,243 @@
+"""Step-time benchmark: the engine's training step against the same step on raw arrays and in PyTorch eager.
+
+For every row (size x recipe x device) the implementations run interleaved, block by block, in the same
+process: the engine (the app's own recipe generator), the step written by hand on raw NumPy/CuPy arrays,
+and PyTorch eager with the same code (when importable). Warm-up first, then medians of the per-step
+time of each block; on a GPU every block is bracketed by device synchronisations.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+import engine
+from app.config import RunConfig
+from app.recipes import RECIPES, make_state
+
+SIZES = {
+    "tiny": (16, 64, 32, 4),
+    "tutorial": (64, 1000, 100, 10),
+    "medium": (256, 4096, 1024, 256),
+    "large": (1024, 8192, 4096, 1024),
+}
+# learning rates that do not diverge at each size (the tutorial's 1e-6 overflows at the larger ones)
+LEARNING_RATES = {"tiny": 1e-4, "tutorial": 1e-6, "medium": 1e-8, "large": 1e-10}
+RECIPE_NAMES = ("tensor", "autograd")
+
+
+def step_flops(size) -> float:
+    """Multiply-adds x2 of one manual/autograd step: forward, grad_w2, grad_h_relu, grad_w1."""
+    n, d_in, h, d_out = size
+    return 2.0 * (n * d_in * h + n * h * d_out) + 2.0 * (h * n * d_out + n * d_out * h + d_in * n * h)
+
+
+@dataclass
+class Row:
+    size: str
+    recipe: str
+    device: str
+    dtype: str
+    engine_ms: float
+    raw_ms: float | None
+    torch_ms: float | None
+    blocks: int
+    steps_per_block: int
+    final_loss: float
+
+    @property
+    def vs_raw(self) -> float | None:
+        return self.engine_ms / self.raw_ms if self.raw_ms else None
+
+    @property
+    def vs_torch(self) -> float | None:
+        return self.engine_ms / self.torch_ms if self.torch_ms else None
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.update(vs_raw=self.vs_raw, vs_torch=self.vs_torch, tflops=self.tflops)
+        return d
+
+    @property
+    def tflops(self) -> float:
+        return step_flops(SIZES[self.size]) / (self.engine_ms * 1e-3) / 1e12
+
+
+# --------------------------------------------------------------------------- implementations
+
+
+def _raw_step(size, device, dtype, seed=0):
+    """The tutorial's manual step on raw NumPy (CPU) or CuPy (GPU) arrays, from the same host draws."""
+    cfg = RunConfig(recipe="tensor", batch=size[0], d_in=size[1], hidden=size[2], d_out=size[3], dtype=dtype,
+                    seed=seed)
+    from app.recipes import host_draws
+
+    draws = host_draws(cfg)
+    xp = np if device == "cpu" else engine.backend.get_cupy()
+    x, y, w1, w2 = (xp.asarray(draws[k].astype(dtype)) for k in ("x", "y", "w1", "w2"))
+    lr = LEARNING_RATES[_size_name(size)]
+    last = {}
+
+    def step():
+        nonlocal w1, w2  # in-place updates, as in the tutorial
+        h = x @ w1
+        h_relu = xp.maximum(h, 0)
+        y_pred = h_relu @ w2
+        loss = ((y_pred - y) ** 2).sum()
+        grad_y_pred = 2.0 * (y_pred - y)
+        grad_w2 = h_relu.T @ grad_y_pred
+        grad_h_relu = grad_y_pred @ w2.T
+        grad_h = grad_h_relu.copy()
+        grad_h[h < 0] = 0
+        grad_w1 = x.T @ grad_h
+        w1 -= lr * grad_w1
+        w2 -= lr * grad_w2
+        last["loss"] = loss
+
+    return step, last
+
+
+def _engine_step(size, recipe, device, dtype):
+    name = _size_name(size)
+    cfg = RunConfig(recipe=recipe, device=device, dtype=dtype, batch=size[0], d_in=size[1], hidden=size[2],
+                    d_out=size[3], lr=LEARNING_RATES[name])
+    steps = RECIPES[recipe](make_state(cfg))
+    last = {}
+
+    def step():
+        last["loss"] = next(steps)
+
+    return step, last
+
+
+def _torch_step(torch, size, recipe, device, dtype, seed=0):
+    from app.recipes import host_draws
+
+    cfg = RunConfig(recipe="tensor", batch=size[0], d_in=size[1], hidden=size[2], d_out=size[3], seed=seed)
+    draws = host_draws(cfg)
+    tdtype = getattr(torch, dtype)
+    dev = "cuda" if device.startswith("cuda") else "cpu"
+    grad = recipe == "autograd"
+    x, y = (torch.tensor(draws[k], dtype=tdtype, device=dev) for k in ("x", "y"))
+    w1, w2 = (torch.tensor(draws[k], dtype=tdtype, device=dev, requires_grad=grad) for k in ("w1", "w2"))
+    lr = LEARNING_RATES[_size_name(size)]
+    last = {}
+
+    def manual():
+        nonlocal w1, w2
+        h = x.mm(w1)
+        h_relu = h.clamp(min=0)
+        y_pred = h_relu.mm(w2)
+        loss = (y_pred - y).pow(2).sum()
+        grad_y_pred = 2.0 * (y_pred - y)
+        grad_w2 = h_relu.t().mm(grad_y_pred)
+        grad_h_relu = grad_y_pred.mm(w2.t())
+        grad_h = grad_h_relu.clone()
+        grad_h[h < 0] = 0
+        grad_w1 = x.t().mm(grad_h)
+        w1 -= lr * grad_w1
+        w2 -= lr * grad_w2
+        last["loss"] = loss
+
+    def autograd():
+        nonlocal w1, w2
+        loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+        loss.backward()
+        with torch.no_grad():
+            w1 -= lr * w1.grad
+            w2 -= lr * w2.grad
+            w1.grad.zero_()
+            w2.grad.zero_()
+        last["loss"] = loss.detach()
+
+    return (autograd if grad else manual), last
+
+
+def _size_name(size) -> str:
+    for name, s in SIZES.items():
+        if tuple(s) == tuple(size):
+            return name
+    raise KeyError(size)
+
+
+def _sync_for(device):
+    if device == "cpu":
+        return lambda: None
+    cupy = engine.backend.get_cupy()
+    torch = _torch()
+    if torch is not None and torch.cuda.is_available():
+        return lambda: (cupy.cuda.runtime.deviceSynchronize(), torch.cuda.synchronize())
+    return cupy.cuda.runtime.deviceSynchronize
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def plan(size_name: str, device: str, quick: bool) -> tuple[int, int, int]:
+    """(warm-up steps, blocks, steps per block)."""
+    if quick:
+        return 1, 1, 1
+    if device == "cpu":
+        return {"tiny": (50, 15, 200), "tutorial": (10, 15, 40), "medium": (2, 5, 3), "large": (1, 2, 1)}[size_name]
+    return {"tiny": (50, 15, 200), "tutorial": (50, 15, 200), "medium": (10, 11, 50), "large": (3, 7, 5)}[size_name]
+
+
+def measure_row(size_name: str, recipe: str, device: str, dtype: str = "float32", quick: bool = False) -> Row:
+    size = SIZES[size_name]
+    warm, blocks, per_block = plan(size_name, device, quick)
+    impls = {"engine": _engine_step(size, recipe, device, dtype),
+             "raw": _raw_step(size, device, dtype)}
+    torch = _torch()
+    if torch is not None and (device == "cpu" or torch.cuda.is_available()):
+        impls["torch"] = _torch_step(torch, size, recipe, device, dtype)
+    sync = _sync_for(device)
+    for step, _ in impls.values():
+        for _ in range(warm):
+            step()
+    sync()
+    times = {name: [] for name in impls}
+    for _ in range(blocks):  # interleaved: every implementation once per round
+        for name, (step, _) in impls.items():
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(per_block):
+                step()
+            sync()
+            times[name].append((time.perf_counter() - t0) / per_block)
+    med = {name: statistics.median(ts) * 1e3 for name, ts in times.items()}
+    loss = impls["engine"][1]["loss"]
+    loss = float(loss.item() if hasattr(loss, "item") else loss)
+    return Row(size_name, recipe, device, dtype, med["engine"], med.get("raw"), med.get("torch"), blocks,
+               per_block, loss)
+
+
+def matmul_peak_tflops(device: str, dtype: str = "float32", n: int | None = None, quick: bool = False) -> float:
+    """Achieved TFLOP/s of a square matrix product, the yardstick for the large size."""
+    if device == "cpu":
+        n = n or (512 if quick else 2048)
+        a = np.random.default_rng(0).standard_normal((n, n)).astype(dtype)
+        a @ a
+        reps = 1 if quick else 5
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            a @ a
+        return 2 * n**3 * reps / (time.perf_counter() - t0) / 1e12
+    cupy = engine.backend.get_cupy()
+    n = n or (1024 if quick else 8192)
+    a = cupy.random.standard_normal((n, n), dtype=dtype)
+    a @ a
+    cupy.cuda.runtime.deviceSynchronize()
+    reps = 1 if quick else 20
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        a @ a
+    cupy.cuda.runtime.deviceSynchronize()
+    return 2 * n**3 * reps / (time.perf_counter() - t0) / 1e12
