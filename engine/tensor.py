@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import operator as _operator
 from collections import namedtuple
 
 import numpy as np
@@ -37,15 +38,16 @@ return_types_min = namedtuple("min", ["values", "indices"])
 
 def _wrap(array, requires_grad=False):
     """A Tensor around ``array`` (no copy). NumPy scalars from reductions become 0-d arrays."""
-    if isinstance(array, np.generic):
+    if array.__class__ in _SCALAR_TYPES:
         array = np.asarray(array)
-    t = Tensor.__new__(Tensor)
+    t = _new(Tensor)
     t._data = array
     t._rg = requires_grad
-    t.grad = None
-    t.grad_fn = None
-    t._out_index = 0
     return t
+
+
+_new = object.__new__
+_SCALAR_TYPES = frozenset(np.sctypeDict.values()) - {np.ndarray}
 
 
 def _raw(value):
@@ -99,9 +101,13 @@ class Tensor:
     prefer :func:`engine.tensor`, :func:`engine.zeros`, :func:`engine.randn`.
     """
 
-    __slots__ = ("_data", "_rg", "grad", "grad_fn", "_out_index", "__weakref__", "__dict__")
+    __slots__ = ("_data", "_rg", "__weakref__", "__dict__")
     __array_ufunc__ = None  # `ndarray * tensor` defers to Tensor.__rmul__
     __array_priority__ = 1000
+    # class-level defaults: most tensors never set these, which saves their creation the assignments
+    grad = None
+    grad_fn = None
+    _out_index = 0
 
     def __init__(self, *args, device=None):
         if len(args) == 1 and not isinstance(args[0], (_int, np.integer)):
@@ -437,29 +443,42 @@ class Tensor:
         return t
 
     # ------------------------------------------------------------------ arithmetic
+    # When nothing needs recording, the hot operators compute on the arrays directly (the same expression
+    # as the op's forward) and skip Function.apply: the tutorial's manual step is ~20 such ops.
+    def _records(self, other=None) -> bool:
+        return _autograd._mode.enabled and (self._rg or (isinstance(other, Tensor) and other._rg))
+
     def __add__(self, other):
-        return _fn.Add.apply(self, other)
+        if self._records(other):
+            return _fn.Add.apply(self, other)
+        return _direct(_operator.add, self, other)
 
     def __radd__(self, other):
-        return _fn.Add.apply(other, self)
+        return _fn.Add.apply(other, self) if self._records(other) else _direct(_operator.add, other, self)
 
     def __sub__(self, other):
-        return _fn.Sub.apply(self, other)
+        if self._records(other):
+            return _fn.Sub.apply(self, other)
+        return _direct(_operator.sub, self, other)
 
     def __rsub__(self, other):
-        return _fn.Sub.apply(other, self)
+        return _fn.Sub.apply(other, self) if self._records(other) else _direct(_operator.sub, other, self)
 
     def __mul__(self, other):
-        return _fn.Mul.apply(self, other)
+        if self._records(other):
+            return _fn.Mul.apply(self, other)
+        return _direct(_operator.mul, self, other)
 
     def __rmul__(self, other):
-        return _fn.Mul.apply(other, self)
+        return _fn.Mul.apply(other, self) if self._records(other) else _direct(_operator.mul, other, self)
 
     def __truediv__(self, other):
-        return _fn.Div.apply(self, other)
+        if self._records(other):
+            return _fn.Div.apply(self, other)
+        return _direct(_operator.truediv, self, other)
 
     def __rtruediv__(self, other):
-        return _fn.Div.apply(other, self)
+        return _fn.Div.apply(other, self) if self._records(other) else _direct(_operator.truediv, other, self)
 
     def __pow__(self, other):
         return _fn.Pow.apply(self, other)
@@ -468,7 +487,7 @@ class Tensor:
         return _fn.Pow.apply(other, self)
 
     def __neg__(self):
-        return _fn.Neg.apply(self)
+        return _fn.Neg.apply(self) if self._records() else _wrap(-self._data)
 
     def __pos__(self):
         return self
@@ -477,7 +496,9 @@ class Tensor:
         return _fn.Abs.apply(self)
 
     def __matmul__(self, other):
-        return _fn.MatMul.apply(self, other)
+        if self._records(other):
+            return _fn.MatMul.apply(self, other)
+        return _wrap(_fn.MatMul.forward(_SCRATCH, self._data, _raw_checked(self, other)))
 
     def __rmatmul__(self, other):
         return _fn.MatMul.apply(other, self)
@@ -510,7 +531,7 @@ class Tensor:
         if self._data.ndim != 2 or not isinstance(mat2, Tensor) or mat2._data.ndim != 2:
             other = mat2.shape if isinstance(mat2, Tensor) else type(mat2).__name__
             raise RuntimeError(f"mm: both arguments must be 2-D tensors (got {tuple(self.shape)} and {other})")
-        return _fn.MatMul.apply(self, mat2)
+        return self.__matmul__(mat2)
 
     def dot(self, other):
         return _fn.MatMul.apply(self, other)
@@ -581,7 +602,9 @@ class Tensor:
         return _fn.ReLU.apply(self)
 
     def clamp(self, min=None, max=None):  # noqa: A002
-        return _fn.Clamp.apply(self, min=_raw(min), max=_raw(max))
+        if self._records():
+            return _fn.Clamp.apply(self, _raw(min), _raw(max))
+        return _wrap(_fn.Clamp.forward(_SCRATCH, self._data, _raw(min), _raw(max)))
 
     clip = clamp
 
@@ -687,7 +710,9 @@ class Tensor:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
         if nd < 2:
             return self
-        return _fn.Transpose.apply(self, 0, 1)
+        if self._records():
+            return _fn.Transpose.apply(self, 0, 1)
+        return _wrap(self._data.T)
 
     def transpose(self, dim0, dim1):
         return _fn.Transpose.apply(self, dim0, dim1)
@@ -723,7 +748,7 @@ class Tensor:
         return self.expand(other.shape)
 
     def clone(self):
-        return _fn.Clone.apply(self)
+        return _fn.Clone.apply(self) if self._records() else _wrap(self._data.copy())
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, index):
@@ -842,6 +867,25 @@ class Tensor:
         return self
 
 
+def _direct(op, a, b):
+    """``op`` on the arrays of a and b (either may be a number), wrapped; no graph."""
+    a_data = a._data if isinstance(a, Tensor) else a
+    b_data = b._data if isinstance(b, Tensor) else b
+    try:
+        return _wrap(op(a_data, b_data))
+    except (TypeError, ValueError):
+        _check_same_device(a, b)  # NumPy and CuPy arrays do not mix: say which devices
+        raise
+
+
+def _raw_checked(a, b):
+    if isinstance(b, Tensor):
+        if b._data.__class__ is not a._data.__class__:
+            _check_same_device(a, b)
+        return b._data
+    return b
+
+
 def _ufunc(name, tensor):
     return getattr(xp_of(tensor._data), name)
 
@@ -854,3 +898,4 @@ def _rebuild(host, dev, requires_grad):
 
 from . import autograd as _autograd  # noqa: E402
 from . import functions as _fn  # noqa: E402
+from .autograd import _SCRATCH  # noqa: E402

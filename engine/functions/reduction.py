@@ -22,7 +22,9 @@ def _axes(dim, ndim):
 def _expand_back(gy, shape, axes, keepdim):
     """``gy`` of a reduction, broadcast back to the input's shape."""
     xp = xp_of(gy)
-    if axes is not None and not keepdim and len(shape):
+    if axes is None:
+        return xp.full(shape, gy, dtype=gy.dtype)  # one C call; NumPy's broadcast_to is Python-level
+    if not keepdim and len(shape):
         gy = xp.expand_dims(gy, axes)
     return xp.broadcast_to(gy, shape)
 

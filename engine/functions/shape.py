@@ -33,11 +33,11 @@ class Transpose(Function):
     @staticmethod
     def forward(ctx, x, dim0, dim1):
         ctx.dims = (dim0, dim1)
-        return xp_of(x).swapaxes(x, dim0, dim1)
+        return x.swapaxes(dim0, dim1)
 
     @staticmethod
     def backward(ctx, gy):
-        return xp_of(gy).swapaxes(gy, *ctx.dims)
+        return gy.swapaxes(*ctx.dims)
 
 
 class Permute(Function):
