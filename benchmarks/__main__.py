@@ -7,20 +7,27 @@ speed against the headless runner; writes it all as JSON under benchmarks/result
 
 from __future__ import annotations
 
-import argparse
-import json
-import math
-import platform
-import sys
-import time
-from datetime import datetime, timezone
-from pathlib import Path
+import os
 
-import numpy as np
+# PyTorch's OpenMP threads spin after each op by default, taking the cores from NumPy's BLAS in the same
+# process (seen here: raw NumPy's tutorial step 30-50% slower when interleaved with PyTorch). Passive waiting
+# keeps the comparison fair to both; set before anything loads an OpenMP runtime.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import engine
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from datetime import datetime, timezone  # noqa: E402
+from pathlib import Path  # noqa: E402
 
-from .step_time import RECIPE_NAMES, SIZES, matmul_peak_tflops, measure_row
+import numpy as np  # noqa: E402
+
+import engine  # noqa: E402
+
+from .step_time import RECIPE_NAMES, SIZES, matmul_peak_tflops, measure_row  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -287,10 +287,11 @@ class Function:
         return gins
 
     def _release(self):
-        if self._saved or getattr(self, "saved", None) is not None:
+        d = self.__dict__
+        if d.get("_saved") or d.get("saved") is not None:
             self._freed = True
-        self._saved = ()
-        self.saved = None
+            self._saved = ()
+            self.saved = None
 
 
 # --------------------------------------------------------------------------- the backward walk
@@ -365,7 +366,13 @@ def _run(roots, root_grads, retain_graph, capture=None):
             _deliver_nonleaf(node, gouts, capture, wanted_nodes)
         if node._n_out > 1:
             gouts = [g if g is not None else _zeros_for_output(node, i) for i, g in enumerate(gouts)]
-        gins = node._run_backward(gouts)
+        if node.raw and not node._freed:
+            # built-ins: straight to backward; zip() drops the option slots that follow the tensor inputs
+            gins = node.backward(node, *gouts)
+            if gins.__class__ is not tuple:
+                gins = (gins,)
+        else:
+            gins = node._run_backward(gouts)
         for inp, g in zip(node._inputs, gins):
             if inp is None or g is None:
                 continue
