@@ -20,6 +20,7 @@ def app_rate_and_latency(config: RunConfig, probe: bool = True) -> tuple[float, 
     """Steps/s of the run in the app and, with ``probe``, the event loop's lateness (a 5 ms timer; it wakes
     the GUI thread 200 times a second, which itself costs the worker some speed: measure speed without it)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")  # the offscreen plugin's size-hint notices
     from PySide6.QtCore import QEventLoop, QSettings, QTemporaryDir, QTimer
     from PySide6.QtWidgets import QApplication
 

@@ -58,7 +58,8 @@ class Row:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d.update(vs_raw=self.vs_raw, vs_torch=self.vs_torch, tflops=self.tflops)
+        d.update(vs_raw=self.vs_raw, vs_torch=self.vs_torch, tflops=self.tflops, flops=step_flops(SIZES[self.size]),
+                 shape=list(SIZES[self.size]))
         return d
 
     @property

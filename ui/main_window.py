@@ -26,6 +26,7 @@ from app.gradients import compare
 from app.runner import DONE, Batch, RunResult
 from app.worker import RunThread
 
+from .bench_panel import BenchPanel
 from .controls import Controls
 from .device_panel import DevicePanel
 from .gradient_panel import GradientPanel
@@ -56,6 +57,7 @@ class MainWindow(QMainWindow):
         self.device_panel = DevicePanel()
         self.gradient_panel = GradientPanel()
         self.runs_list = RunsList()
+        self.bench_panel = BenchPanel()
 
         self.setCentralWidget(self.plot)
         scroll = QScrollArea()
@@ -66,7 +68,10 @@ class MainWindow(QMainWindow):
         self.device_dock = self._dock("Device", self.device_panel, Qt.RightDockWidgetArea)
         self.gradient_dock = self._dock("Gradients", self.gradient_panel, Qt.RightDockWidgetArea)
         self.runs_dock = self._dock("Runs", self.runs_list, Qt.BottomDockWidgetArea)
+        self.bench_dock = self._dock("Benchmarks", self.bench_panel, Qt.RightDockWidgetArea)
         self.splitDockWidget(self.device_dock, self.gradient_dock, Qt.Vertical)
+        self.tabifyDockWidget(self.device_dock, self.bench_dock)
+        self.device_dock.raise_()
         self.resizeDocks([self.controls_dock, self.device_dock], [340, 460], Qt.Horizontal)
         self.resizeDocks([self.device_dock, self.gradient_dock], [210, 520], Qt.Vertical)
         self.resizeDocks([self.runs_dock], [130], Qt.Vertical)
@@ -122,7 +127,7 @@ class MainWindow(QMainWindow):
         log_action.toggled.connect(self.plot.log_y.setChecked)
         self.plot.log_y.toggled.connect(log_action.setChecked)
         view_menu.addAction(log_action)
-        for dock in (self.controls_dock, self.device_dock, self.gradient_dock, self.runs_dock):
+        for dock in (self.controls_dock, self.device_dock, self.gradient_dock, self.runs_dock, self.bench_dock):
             view_menu.addAction(dock.toggleViewAction())
         help_menu = self.menuBar().addMenu("&Help")
         action(help_menu, "&About", self._about)

@@ -259,3 +259,18 @@ def test_export_to_a_bad_path_warns_without_blocking(qtbot, window, tmp_path):
     assert "could not write" in window.statusBar().currentMessage()
     assert window.last_warning.isVisible()  # shown with open(): the event loop goes on
     window.last_warning.close()
+
+
+def test_benchmark_panel_reads_results(qtbot, window, tmp_path, monkeypatch):
+    import app.bench_results as br
+
+    (tmp_path / "cpu.json").write_text(json.dumps({"when": "2026", "machine": {"cpu": "test cpu"}, "rows": [
+        {"size": "tiny", "recipe": "tensor", "device": "cpu", "flops": 1e5, "engine_ms": 0.05, "raw_ms": 0.02,
+         "torch_ms": 0.07}]}))
+    monkeypatch.setattr(br, "RESULTS", tmp_path)
+    monkeypatch.setattr("ui.bench_panel.load_latest", lambda: br.load_latest(tmp_path))
+    assert window.bench_panel.reload() == 3
+    assert "test cpu" in window.bench_panel.summary.text()
+    monkeypatch.setattr("ui.bench_panel.load_latest", lambda: [])
+    assert window.bench_panel.reload() == 0
+    assert "make bench" in window.bench_panel.summary.text()
