@@ -174,6 +174,9 @@ def compare(config: RunConfig, state: TrainState | None = None, source: str | No
         x64, y64 = state.data_host()
         w1_64, w2_64 = state.weights_host()
         source = source or "current weights"
+        if state.model is not None:
+            source += " (the model's two weight matrices, without its biases: the hand-written backprop is the " \
+                      "tutorial's bias-free net)"
     else:
         draws = host_draws(config.with_(recipe="tensor"))
         x64, y64, w1_64, w2_64 = draws["x"], draws["y"], draws["w1"], draws["w2"]

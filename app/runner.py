@@ -345,7 +345,12 @@ class Runner:
             except ConfigError as exc:
                 status, message = FAILED, str(exc)
             except Exception as exc:  # a run must end with a status, whatever broke
-                status, message = FAILED, f"{type(exc).__name__}: {_short(exc)}"
+                if is_out_of_memory(exc):
+                    status = OUT_OF_MEMORY
+                    message = (f"out of memory on {cfg.device} ({type(exc).__name__}: {_short(exc)}); the engine's "
+                               "cached memory was freed; try smaller sizes")
+                else:
+                    status, message = FAILED, f"{type(exc).__name__}: {_short(exc)}"
             finally:
                 self._release_state(status)
                 self._parked.set()
@@ -364,6 +369,15 @@ class Runner:
                 engine.cuda.empty_cache()
             except Exception:
                 pass
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """CuPy's OutOfMemoryError is a MemoryError; cuBLAS and cuRAND report allocation failures as their own
+    errors (CUBLAS_STATUS_ALLOC_FAILED, ...), which count as out of memory too."""
+    if isinstance(exc, MemoryError):
+        return True
+    text = f"{type(exc).__name__} {exc}"
+    return "ALLOC_FAILED" in text or "cudaErrorMemoryAllocation" in text or "out of memory" in text.lower()
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:

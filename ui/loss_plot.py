@@ -130,10 +130,11 @@ class LossPlot(QWidget):
         self.smoothing = QSlider(Qt.Horizontal)
         self.smoothing.setRange(0, 99)
         self.smoothing.setValue(60)
+        self.smoothing.setMinimumWidth(70)
         self.smoothing.setToolTip("Exponential moving average, as TensorBoard computes it (bias-corrected)")
         self.smoothing_label = QLabel()
         self.readout = QLabel("Hover: step and loss")
-        self.readout.setMinimumWidth(120)
+        self.readout.setMinimumWidth(60)
         self.readout.setTextInteractionFlags(Qt.TextSelectableByMouse)
 
         bar = QHBoxLayout()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -63,7 +64,10 @@ class MainWindow(QMainWindow):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.controls)
-        scroll.setMinimumWidth(330)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        # never narrower than the controls can be laid out (room for the vertical scroll bar too)
+        scroll.setMinimumWidth(self.controls.minimumSizeHint().width()
+                               + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.controls_dock = self._dock("Run", scroll, Qt.LeftDockWidgetArea)
         self.device_dock = self._dock("Device", self.device_panel, Qt.RightDockWidgetArea)
         self.gradient_dock = self._dock("Gradients", self.gradient_panel, Qt.RightDockWidgetArea)
@@ -495,5 +499,12 @@ def launch(args) -> int:
             QTimer.singleShot(1200, take_screenshot)
     if args.start:
         QTimer.singleShot(200, window.start_run)
+    # Ctrl+C in the terminal closes the window the normal way (stop, join, keep the log); Python only sees
+    # the signal when it runs, so a timer wakes it a few times a second
+    signal.signal(signal.SIGINT, lambda *_: window.close())
+    wake = QTimer()
+    wake.timeout.connect(lambda: None)
+    wake.start(250)
     code = app.exec()
+    wake.stop()
     return exit_code["code"] if screenshot else code

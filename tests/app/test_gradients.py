@@ -95,3 +95,12 @@ def test_float32_near_convergence_is_within_rounding_not_wrong():
     assert report.worst_grade() == "ok"
     planted = compare(config, runner.state, max_elements=512, forget_relu_mask=True)
     assert planted.stats[("w1", ("manual", "autograd"))].grade("float32") == "bad"
+
+
+def test_nn_state_says_the_biases_are_left_out():
+    config = RunConfig(recipe="nn", lr=1e-4, batch=8, d_in=12, hidden=6, d_out=3, dtype="float64", iters=3)
+    runner = Runner(config)
+    runner.run()
+    report = compare(config, runner.state, source="step 3")
+    assert report.source.startswith("step 3 (the model's two weight matrices, without its biases")
+    assert report.worst_grade() == "good"

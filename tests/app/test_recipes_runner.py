@@ -152,3 +152,17 @@ def test_cpu_and_gpu_curves_agree(recipe, cuda_device):
     assert gpu.status == DONE
     rel = np.max(np.abs(gpu.log.loss - cpu.log.loss) / np.abs(cpu.log.loss))
     assert rel <= 1e-8, rel
+
+
+def test_cublas_allocation_failure_counts_as_out_of_memory(monkeypatch):
+    class CUBLASError(RuntimeError):
+        pass
+
+    def exploding(state):
+        yield engine.tensor(2.0)
+        raise CUBLASError("CUBLAS_STATUS_ALLOC_FAILED")
+
+    monkeypatch.setitem(recipes.RECIPES, "tensor", exploding)
+    result = Runner(RunConfig(iters=10)).run()
+    assert result.status == OUT_OF_MEMORY and "CUBLAS_STATUS_ALLOC_FAILED" in result.message
+    assert result.steps_done == 1
