@@ -274,3 +274,25 @@ def test_benchmark_panel_reads_results(qtbot, window, tmp_path, monkeypatch):
     monkeypatch.setattr("ui.bench_panel.load_latest", lambda: [])
     assert window.bench_panel.reload() == 0
     assert "make bench" in window.bench_panel.summary.text()
+
+
+def test_device_panel_and_device_list_with_a_gpu(qtbot, tmp_path, simulated_gpu):
+    """Through the CuPy stand-in (two devices): every field filled or n/a, the list names each device."""
+    from ui.main_window import MainWindow
+
+    w = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat), preset=SMALL)
+    qtbot.addWidget(w)
+    fields = w.device_panel.fields
+    assert fields["0.name"].text() == "Fake GPU 0" and fields["1.name"].text() == "Fake GPU 1"
+    assert fields["0.capability"].text() == "9.0" and fields["0.sms"].text() == "132"
+    assert fields["0.total"].text() == "80.0 GiB" and fields["0.free"].text() == "70.0 GiB"
+    assert fields["0.versions"].text() == "12.8 / 12.6"
+    assert fields["0.util"].text() == "n/a"  # no NVML here: shown as n/a, not a crash
+    combo = w.controls.device
+    assert [combo.itemData(i) for i in range(combo.count())] == ["cpu", "cuda:0", "cuda:1"]
+    w.device_panel.empty_cache_button.click()
+    assert w.device_panel.cache_result.text().startswith("Gave back")
+    w.controls.set_config(SMALL.with_(device="cuda:1"))
+    result = start_and_wait(qtbot, w)
+    assert result.status == "done" and result.config.device == "cuda:1"
+    w.close()
