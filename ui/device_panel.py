@@ -23,7 +23,7 @@ def _num(v, fmt: str) -> str:
 class DevicePanel(QWidget):
     cache_emptied = Signal(int)
 
-    def __init__(self, parent=None, refresh_ms: int = 1000):
+    def __init__(self, parent=None, refresh_ms: int = 2000):
         super().__init__(parent)
         self.fields: dict[str, QLabel] = {}
         self._content = QWidget()

@@ -182,10 +182,12 @@ class LossPlot(QWidget):
                                            slot=self._on_mouse_moved)
         self._on_smoothing_changed(self.smoothing.value())
 
+        # single-shot, armed by new data: an idle plot never wakes the GUI thread (each wake-up takes the
+        # GIL from the training thread)
         self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
         self.timer.setInterval(redraw_ms)
         self.timer.timeout.connect(self.redraw)
-        self.timer.start()
 
     # ------------------------------------------------------------------ data
     @property
@@ -211,6 +213,8 @@ class LossPlot(QWidget):
 
     def append(self, key, step, elapsed, loss) -> None:
         self.series[key].append(step, elapsed, loss)
+        if not self.timer.isActive():
+            self.timer.start()
 
     def set_visible(self, key, visible: bool) -> None:
         s = self.series[key]
@@ -219,6 +223,7 @@ class LossPlot(QWidget):
             item.setVisible(visible)
         if visible:
             s.dirty = True
+            self.redraw()
 
     def remove(self, key) -> None:
         s = self.series.pop(key)
@@ -305,6 +310,8 @@ class LossPlot(QWidget):
         for s in self.series.values():
             s.reset_smoothing()
         self._mark_all_dirty()
+        if hasattr(self, "timer") and not self.timer.isActive():
+            self.timer.start()
 
     def _on_mouse_moved(self, event) -> None:
         pos = event[0]
