@@ -31,5 +31,8 @@ bench: setup
 bench-quick: setup
 	$(PY) -m benchmarks --quick
 
+lint: setup
+	$(PY) -m ruff check .
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -30,8 +30,8 @@ class RecipeInfo:
 
 
 RECIPE_INFO = {
-    "numpy": RecipeInfo("numpy", "NumPy warm-up", "Plain NumPy arrays, forward and backward written by hand (CPU only).",
-                        1e-6),
+    "numpy": RecipeInfo("numpy", "NumPy warm-up",
+                        "Plain NumPy arrays, forward and backward written by hand (CPU only).", 1e-6),
     "tensor": RecipeInfo("tensor", "Tensors, manual backprop",
                          "Engine tensors on the chosen device; the backward pass is written by hand.", 1e-6),
     "autograd": RecipeInfo("autograd", "Autograd", "The same net; loss.backward() computes the gradients.", 1e-6),
@@ -128,13 +128,15 @@ def make_state(config: RunConfig) -> TrainState:
 
 
 def numpy_recipe(state: TrainState) -> Iterator:
+    """The NumPy warm-up; on CuPy arrays it is the same program on the GPU (the benchmarks' raw CuPy step)."""
     x, y, w1, w2 = state.x, state.y, state.w1, state.w2
+    xp = engine.backend.xp_of(x)
     learning_rate = state.config.lr
     while True:
         h = x.dot(w1)
-        h_relu = np.maximum(h, 0)
+        h_relu = xp.maximum(h, 0)
         y_pred = h_relu.dot(w2)
-        loss = np.square(y_pred - y).sum()
+        loss = xp.square(y_pred - y).sum()
         grad_y_pred = 2.0 * (y_pred - y)
         grad_w2 = h_relu.T.dot(grad_y_pred)
         grad_h_relu = grad_y_pred.dot(w2.T)
@@ -147,6 +149,7 @@ def numpy_recipe(state: TrainState) -> Iterator:
 
 
 def tensor_recipe(state: TrainState) -> Iterator:
+    """Tensors with the hand-written backward pass (the same code runs on PyTorch tensors: the benchmarks)."""
     x, y, w1, w2 = state.x, state.y, state.w1, state.w2
     learning_rate = state.config.lr
     while True:
@@ -165,14 +168,16 @@ def tensor_recipe(state: TrainState) -> Iterator:
         yield loss
 
 
-def autograd_recipe(state: TrainState) -> Iterator:
+def autograd_recipe(state: TrainState, lib=engine) -> Iterator:
+    """Autograd computes the backward pass. ``lib`` is the library whose ``no_grad`` guards the update
+    (engine; torch when the benchmarks run this same code on PyTorch tensors)."""
     x, y, w1, w2 = state.x, state.y, state.w1, state.w2
     learning_rate = state.config.lr
     while True:
         y_pred = x.mm(w1).clamp(min=0).mm(w2)
         loss = (y_pred - y).pow(2).sum()
         loss.backward()
-        with engine.no_grad():
+        with lib.no_grad():
             w1 -= learning_rate * w1.grad
             w2 -= learning_rate * w2.grad
             w1.grad.zero_()

@@ -338,7 +338,8 @@ class Runner:
                 pending_losses.clear()
                 status = OUT_OF_MEMORY
                 message = (
-                    f"out of memory on {cfg.device} (N={cfg.batch}, D_in={cfg.d_in}, H={cfg.hidden}, D_out={cfg.d_out}, "
+                    f"out of memory on {cfg.device} (N={cfg.batch}, D_in={cfg.d_in}, H={cfg.hidden}, "
+                    f"D_out={cfg.d_out}, "
                     f"{cfg.dtype}: about {format_bytes(cfg.memory_estimate())} needed): {_short(exc)}. "
                     "The engine's cached memory was freed; try smaller sizes"
                 )

@@ -26,7 +26,7 @@ def app_rate_and_latency(config: RunConfig, probe: bool = True) -> tuple[float, 
 
     from ui.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication([])
+    QApplication.instance() or QApplication([])  # the window needs one; the loop below runs it
     folder = QTemporaryDir()
     window = MainWindow(QSettings(folder.filePath("bench.ini"), QSettings.IniFormat), preset=config)
     window.show()

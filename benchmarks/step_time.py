@@ -16,7 +16,7 @@ import numpy as np
 
 import engine
 from app.config import RunConfig
-from app.recipes import RECIPES, make_state
+from app.recipes import RECIPES, TrainState, host_draws, make_state
 
 SIZES = {
     "tiny": (16, 64, 32, 4),
@@ -68,44 +68,16 @@ class Row:
 
 
 # --------------------------------------------------------------------------- implementations
+# All three run the app's own recipe code: the NumPy warm-up on raw NumPy or CuPy arrays, and the tensor /
+# autograd recipes on engine tensors or on PyTorch tensors, all from the same host draws.
 
 
-def _raw_step(size, device, dtype, seed=0):
-    """The tutorial's manual step on raw NumPy (CPU) or CuPy (GPU) arrays, from the same host draws."""
-    cfg = RunConfig(recipe="tensor", batch=size[0], d_in=size[1], hidden=size[2], d_out=size[3], dtype=dtype,
-                    seed=seed)
-    from app.recipes import host_draws
-
-    draws = host_draws(cfg)
-    xp = np if device == "cpu" else engine.backend.get_cupy()
-    x, y, w1, w2 = (xp.asarray(draws[k].astype(dtype)) for k in ("x", "y", "w1", "w2"))
-    lr = LEARNING_RATES[_size_name(size)]
-    last = {}
-
-    def step():
-        nonlocal w1, w2  # in-place updates, as in the tutorial
-        h = x @ w1
-        h_relu = xp.maximum(h, 0)
-        y_pred = h_relu @ w2
-        loss = ((y_pred - y) ** 2).sum()
-        grad_y_pred = 2.0 * (y_pred - y)
-        grad_w2 = h_relu.T @ grad_y_pred
-        grad_h_relu = grad_y_pred @ w2.T
-        grad_h = grad_h_relu.copy()
-        grad_h[h < 0] = 0
-        grad_w1 = x.T @ grad_h
-        w1 -= lr * grad_w1
-        w2 -= lr * grad_w2
-        last["loss"] = loss
-
-    return step, last
+def _config(size, recipe, device, dtype) -> RunConfig:
+    return RunConfig(recipe=recipe, device=device, dtype=dtype, batch=size[0], d_in=size[1], hidden=size[2],
+                     d_out=size[3], lr=LEARNING_RATES[_size_name(size)])
 
 
-def _engine_step(size, recipe, device, dtype):
-    name = _size_name(size)
-    cfg = RunConfig(recipe=recipe, device=device, dtype=dtype, batch=size[0], d_in=size[1], hidden=size[2],
-                    d_out=size[3], lr=LEARNING_RATES[name])
-    steps = RECIPES[recipe](make_state(cfg))
+def _stepper(steps):
     last = {}
 
     def step():
@@ -114,47 +86,31 @@ def _engine_step(size, recipe, device, dtype):
     return step, last
 
 
-def _torch_step(torch, size, recipe, device, dtype, seed=0):
-    from app.recipes import host_draws
-
-    cfg = RunConfig(recipe="tensor", batch=size[0], d_in=size[1], hidden=size[2], d_out=size[3], seed=seed)
+def _raw_step(size, device, dtype):
+    """The tutorial's manual step on raw NumPy (CPU) or CuPy (GPU) arrays."""
+    cfg = _config(size, "numpy", "cpu", dtype)
     draws = host_draws(cfg)
-    tdtype = getattr(torch, dtype)
+    xp = np if device == "cpu" else engine.backend.get_cupy()
+    state = TrainState(cfg, *(xp.asarray(draws[k].astype(dtype)) for k in ("x", "y", "w1", "w2")))
+    return _stepper(RECIPES["numpy"](state))
+
+
+def _engine_step(size, recipe, device, dtype):
+    return _stepper(RECIPES[recipe](make_state(_config(size, recipe, device, dtype))))
+
+
+def _torch_step(torch, size, recipe, device, dtype):
+    cfg = _config(size, recipe, "cpu", dtype)
+    draws = host_draws(cfg.with_(recipe="tensor"))
     dev = "cuda" if device.startswith("cuda") else "cpu"
     grad = recipe == "autograd"
-    x, y = (torch.tensor(draws[k], dtype=tdtype, device=dev) for k in ("x", "y"))
-    w1, w2 = (torch.tensor(draws[k], dtype=tdtype, device=dev, requires_grad=grad) for k in ("w1", "w2"))
-    lr = LEARNING_RATES[_size_name(size)]
-    last = {}
 
-    def manual():
-        nonlocal w1, w2
-        h = x.mm(w1)
-        h_relu = h.clamp(min=0)
-        y_pred = h_relu.mm(w2)
-        loss = (y_pred - y).pow(2).sum()
-        grad_y_pred = 2.0 * (y_pred - y)
-        grad_w2 = h_relu.t().mm(grad_y_pred)
-        grad_h_relu = grad_y_pred.mm(w2.t())
-        grad_h = grad_h_relu.clone()
-        grad_h[h < 0] = 0
-        grad_w1 = x.t().mm(grad_h)
-        w1 -= lr * grad_w1
-        w2 -= lr * grad_w2
-        last["loss"] = loss
+    def put(name, requires_grad=False):
+        return torch.tensor(draws[name], dtype=getattr(torch, dtype), device=dev, requires_grad=requires_grad)
 
-    def autograd():
-        nonlocal w1, w2
-        loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
-        loss.backward()
-        with torch.no_grad():
-            w1 -= lr * w1.grad
-            w2 -= lr * w2.grad
-            w1.grad.zero_()
-            w2.grad.zero_()
-        last["loss"] = loss.detach()
-
-    return (autograd if grad else manual), last
+    state = TrainState(cfg, put("x"), put("y"), put("w1", grad), put("w2", grad))
+    steps = RECIPES["autograd"](state, lib=torch) if grad else RECIPES["tensor"](state)
+    return _stepper(steps)
 
 
 def _size_name(size) -> str:

@@ -31,8 +31,8 @@ from .creation import (
     zeros,
     zeros_like,
 )
-from .dtypes import dtype, float16, float32, float64, get_default_dtype, int32, int64, set_default_dtype, uint8
 from .dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
+from .dtypes import dtype, float16, float32, float64, get_default_dtype, int32, int64, set_default_dtype, uint8
 from .gradcheck import GradcheckError, gradcheck
 from .legacy import CPU_TYPES as _CPU_TYPES
 from .random import initial_seed, manual_seed

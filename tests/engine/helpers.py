@@ -61,7 +61,7 @@ def helper_test_op(shapes, ref, fn, torch_fn=None, device="cpu", positive=False,
 
 def _numeric_grads(ref, arrays, weights, eps=1e-6):
     out = []
-    for i, a in enumerate(arrays):
+    for a in arrays:
         g = np.zeros_like(a)
         flat = a.reshape(-1)
         for k in range(flat.size):

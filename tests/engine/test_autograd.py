@@ -272,7 +272,7 @@ def test_custom_function_saved_tensors_freed_after_backward():
     y = MyReLU.apply(x)
     y.sum().backward()
     with pytest.raises(RuntimeError, match="second time"):
-        y.grad_fn.saved_tensors
+        _ = y.grad_fn.saved_tensors
 
 
 def test_multi_output_function():

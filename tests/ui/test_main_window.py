@@ -10,7 +10,6 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from app import export
-from app.config import RunConfig
 from tests.ui.conftest import SMALL
 
 
