@@ -7,6 +7,7 @@ import math
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer
@@ -52,6 +53,7 @@ class MainWindow(QMainWindow):
         self.results: dict = {}  # key -> RunResult or export.LoadedLog
         self.state_source = None  # (config, runner) whose weights "Check now" reads
         self.on_run_finished = []  # callbacks (screenshot mode, tests)
+        self._progress_shown = 0.0
 
         self.controls = Controls()
         self.plot = LossPlot()
@@ -232,7 +234,11 @@ class MainWindow(QMainWindow):
         if key not in self.plot.series:
             return
         self.plot.append(key, batch.step, batch.elapsed_s, batch.loss)
-        if len(batch.step):
+        now = time.monotonic()
+        # the progress bar and its text repaint on every change: 4 times a second is plenty to read, and
+        # leaves the CPU to the run
+        if len(batch.step) and now - self._progress_shown >= 0.25:
+            self._progress_shown = now
             done = int(batch.step[-1]) + 1
             elapsed = float(batch.elapsed_s[-1])
             self.controls.show_progress(done, self.state_source[0].iters if self.state_source else done,
