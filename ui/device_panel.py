@@ -117,7 +117,7 @@ class DevicePanel(QWidget):
         return snap
 
     def set_running(self, running: bool) -> None:
-        if running:
+        if running and self._built_for and self._built_for[0]:  # only a GPU has figures that move during a run
             self.timer.start()
         else:
             self.timer.stop()
