@@ -50,14 +50,19 @@ def smooth(values: np.ndarray, weight: float, state=None):
 
 
 class TimedPlotWidget(pg.PlotWidget):
-    """A PlotWidget that remembers how long its last paint took."""
+    """A PlotWidget that adds up how long its paints take (a data update often costs two: pyqtgraph defers
+    its range update to a second paint)."""
 
-    last_paint_ms = 0.0
+    paint_ms = 0.0
 
     def paintEvent(self, event):  # noqa: N802 - Qt override
         started = time.perf_counter()
         super().paintEvent(event)
-        self.last_paint_ms = (time.perf_counter() - started) * 1e3
+        self.paint_ms += (time.perf_counter() - started) * 1e3
+
+    def take_paint_ms(self) -> float:
+        spent, self.paint_ms = self.paint_ms, 0.0
+        return spent
 
 
 class Series:
@@ -276,9 +281,9 @@ class LossPlot(QWidget):
             self._pace((time.perf_counter() - started) * 1e3)
 
     def _pace(self, update_ms: float) -> None:
-        """Space redraws so that a frame (the data update here, plus the view's last paint, which it times
-        itself) stays within the budget."""
-        self.last_frame_ms = update_ms + self.plot_widget.last_paint_ms
+        """Space redraws so that a frame (this data update, plus every paint since the last one, which the
+        view times itself) stays within the budget."""
+        self.last_frame_ms = update_ms + self.plot_widget.take_paint_ms()
         interval = int(min(MAX_INTERVAL_MS, max(self.min_interval_ms, self.last_frame_ms * FRAME_BUDGET)))
         if interval != self.timer.interval():
             self.timer.setInterval(interval)
