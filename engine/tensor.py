@@ -180,10 +180,6 @@ class Tensor:
     def mT(self) -> Tensor:
         return self.transpose(-2, -1)
 
-    @property
-    def is_floating_point_type(self) -> bool:
-        return self._data.dtype.kind == "f"
-
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 

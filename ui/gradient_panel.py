@@ -86,8 +86,9 @@ class GradientPanel(QWidget):
         splitter = QSplitter(Qt.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(heat)
-        splitter.setSizes([200, 200])
-        splitter.setStretchFactor(0, 1)
+        splitter.setSizes([200, 120])  # the table's six rows first; the heat map takes what is left
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
 
         layout = QVBoxLayout(self)
         layout.addLayout(top)

@@ -79,7 +79,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.device_dock, self.bench_dock)
         self.device_dock.raise_()
         self.resizeDocks([self.controls_dock, self.device_dock], [340, 460], Qt.Horizontal)
-        self.resizeDocks([self.device_dock, self.gradient_dock], [210, 520], Qt.Vertical)
+        self.resizeDocks([self.device_dock, self.gradient_dock], [255, 475], Qt.Vertical)
         self.resizeDocks([self.runs_dock], [130], Qt.Vertical)
 
         self._make_menus()

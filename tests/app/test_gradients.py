@@ -104,3 +104,12 @@ def test_nn_state_says_the_biases_are_left_out():
     report = compare(config, runner.state, source="step 3")
     assert report.source.startswith("step 3 (the model's two weight matrices, without its biases")
     assert report.worst_grade() == "good"
+
+
+def test_numpy_recipe_state_is_checked_at_its_weights():
+    config = RunConfig(recipe="numpy", dtype="float64", batch=8, d_in=12, hidden=6, d_out=3, iters=20)
+    runner = Runner(config)
+    runner.run()
+    report = compare(config, runner.state, source="step 20")
+    assert report.device == "cpu" and report.worst_grade() == "good"
+    assert not np.allclose(report.grads[("autograd", "w1")], compare(config).grads[("autograd", "w1")])
