@@ -376,9 +376,11 @@ def _run(roots, root_grads, retain_graph, capture=None):
         for inp, g in zip(node._inputs, gins):
             if inp is None or g is None:
                 continue
-            shape = inp._data.shape
-            if g.shape != shape:
-                g = unbroadcast(g, shape)
+            data = inp._data
+            if g.shape != data.shape:
+                g = unbroadcast(g, data.shape)
+            if g.dtype != data.dtype:  # a mixed-dtype op: each input gets its gradient in its own dtype
+                g = g.astype(data.dtype)
             fn = inp.grad_fn
             if fn is None:
                 if capture is None:

@@ -774,6 +774,8 @@ class Tensor:
             )
 
     def _rebind(self, out: Tensor):
+        if out._data.dtype != self._data.dtype:
+            out = _fn.Cast.apply(out, self._data.dtype)  # an in-place op keeps the tensor's dtype
         self._data = out._data
         self._rg = out._rg
         self.grad_fn = out.grad_fn
@@ -835,7 +837,10 @@ class Tensor:
     def fill_(self, value):
         if _autograd._mode.enabled and self._rg:
             self._check_inplace()
-            self._rebind(self * 0 + value)
+            # where(False, old, value): every element becomes value, the old ones get a zero gradient
+            # (self * 0 + value would turn NaN and inf elements into NaN)
+            keep_none = xp_of(self._data).zeros(self._data.shape, dtype=bool)
+            self._rebind(_fn.Where.apply(keep_none, self._shallow(), _raw(value)))
             return self
         self._data.fill(_raw(value))
         return self

@@ -329,3 +329,27 @@ def test_numpy_interop():
     t = engine.from_numpy(shared)
     t += 1
     assert shared.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_fill_and_zero_in_the_graph_ignore_old_values(device):
+    x = engine.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    y = x * engine.tensor([float("inf"), 1.0, 1.0], device=device)  # inf in the first element
+    y.zero_()
+    assert y.tolist() == [0.0, 0.0, 0.0]  # not NaN
+    (y + x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]  # only through "+ x": the zeroed values pass nothing back
+    z = x * 2
+    z.fill_(7.0)
+    assert z.tolist() == [7.0, 7.0, 7.0] and z.requires_grad
+
+
+def test_inplace_in_the_graph_keeps_the_dtype(device):
+    x = engine.ones(3, device=device, requires_grad=True)
+    y = x * 2  # float32, in the graph
+    y += engine.ones(3, dtype=engine.float64, device=device)
+    assert y.dtype == engine.float32 and y.tolist() == [3.0, 3.0, 3.0]
+    y.sum().backward()
+    assert x.grad.dtype == engine.float32 and x.grad.tolist() == [2.0, 2.0, 2.0]
+    plain = engine.ones(2)
+    plain += engine.ones(2, dtype=engine.float64)
+    assert plain.dtype == engine.float32
