@@ -21,11 +21,13 @@ def app_rate_and_latency(config: RunConfig, probe: bool = True) -> tuple[float, 
     the GUI thread 200 times a second, which itself costs the worker some speed: measure speed without it)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")  # the offscreen plugin's size-hint notices
-    from PySide6.QtCore import QEventLoop, QSettings, QTemporaryDir, QTimer
+    from PySide6.QtCore import QEventLoop, QSettings, QTemporaryDir, QTimer, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
     from ui.main_window import MainWindow
 
+    # the offscreen platform notes every window it cannot size-hint; not news here
+    qInstallMessageHandler(lambda mode, context, text: None if "propagateSizeHints" in text else print(text))
     QApplication.instance() or QApplication([])  # the window needs one; the loop below runs it
     folder = QTemporaryDir()
     window = MainWindow(QSettings(folder.filePath("bench.ini"), QSettings.IniFormat), preset=config)
