@@ -78,3 +78,20 @@ def test_real_process_bad_input_has_no_traceback():
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr and "batch: must be between 1" in out.stderr
+
+
+def test_ctrl_c_stops_keeps_the_log_and_exits_130(tmp_path):
+    import signal
+    import time
+
+    path = tmp_path / "interrupted.csv"
+    proc = subprocess.Popen([sys.executable, "main.py", "--headless", "--quiet", "--iters", "10000000", *SMALL,
+                             "--export", str(path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    time.sleep(2.0)  # imports, then some steps
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    rows = path.read_text().splitlines()
+    assert rows[0] == "step,loss,elapsed_s,step_ms" and len(rows) > 10
