@@ -94,22 +94,38 @@ class RunConfig:
         return 4 if self.dtype == "float32" else 8
 
     def memory_estimate(self) -> int:
-        """Peak bytes one step of this run holds on its device (an estimate from the tensors' sizes).
+        """Peak bytes a run of this config holds where it runs: the larger of set-up and a training step.
 
-        Live at the peak of a step: x, y, the two weights and their gradients, h and h_relu, y_pred and its
-        gradient, grad_h and grad_h_relu, plus an optimizer's two moment buffers per weight (optim) or the
-        autograd graph's saved activations (h-sized). Counted as elements, times the dtype's size.
+        Counted from the tutorial's program at its fullest point (measured with tracemalloc on the CPU and
+        matched within 5%; tests/app/test_memory_estimate.py), in elements times the dtype's size:
+        * always: x and y (data) and the weights W (with the biases for nn/optim);
+        * a manual step (numpy, tensor) at the weight update: the gradient and lr * gradient (2 D_in·H),
+          grad_w2 (H·D_out), h, h_relu, grad_h_relu, grad_h (4 N·H), y_pred and grad_y_pred (2 N·D_out); or,
+          when outputs are wide, at the loss: the last step's gradients plus 4 N·D_out;
+        * autograd/function: 2 D_in·H + H·D_out, 3 N·H and 3 N·D_out (saved activations and their gradients);
+        * nn: 2 D_in·H + H·D_out + 5 N·H + 4 N·D_out;
+        * optim (Adam): m and v and three weight-sized temporaries of the update (6 W) + H·D_out + 3 N·H + 2 N·D_out;
+        * set-up on the CPU: each array is drawn in float64 and converted, one at a time.
+        Known gap: for the graph recipes (autograd, function, nn, optim) with D_out of the order of N or more,
+        the peak moves to the loss's backward and the estimate is up to ~25% low.
         """
         n, d_in, h, d_out = self.batch, self.d_in, self.hidden, self.d_out
-        weights = d_in * h + h * d_out + (h + d_out if self.recipe in ("nn", "optim") else 0)
-        data = n * d_in + n * d_out
-        activations = 4 * n * h + 3 * n * d_out  # h, h_relu, grad_h_relu, grad_h; y_pred, diff, grad_y_pred
-        grads = weights
-        extra = 2 * weights if self.recipe == "optim" else 0
-        elements = data + weights + grads + activations + extra
-        if self.recipe in ("nn", "optim") or self.recipe == "autograd" or self.recipe == "function":
-            elements += n * h  # saved masks/activations of the graph
-        return int(elements * self.itemsize)
+        dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
+        data = n * d_in + no
+        weights = dh + ho + (h + d_out if self.recipe in ("nn", "optim") else 0)
+        if self.recipe in ("numpy", "tensor"):
+            # the update, or the loss while the last step's gradients are still alive (wide outputs)
+            step = max(2 * dh + ho + 4 * nh + 2 * no, dh + ho + 4 * nh + 4 * no)
+        elif self.recipe in ("autograd", "function"):
+            step = 2 * dh + ho + 3 * nh + 3 * no
+        elif self.recipe == "nn":
+            step = 2 * dh + ho + 5 * nh + 4 * no
+        else:  # optim
+            step = 6 * weights + ho + 3 * nh + 2 * no
+        setup = 0
+        if not self.device.startswith("cuda"):  # the float64 draws are host memory, not the GPU's
+            setup = max(n * d_in, dh) * 8 // self.itemsize
+        return int((data + weights + max(step, setup)) * self.itemsize)
 
     # ------------------------------------------------------------------ serialisation
     def to_dict(self) -> dict:

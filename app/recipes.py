@@ -75,52 +75,58 @@ def _host64(value) -> np.ndarray:
     return engine.backend.to_host(value).astype(np.float64)
 
 
-def host_draws(config: RunConfig) -> dict[str, np.ndarray]:
-    """x, y and the initial weights, in float64 on the host, from the config's seed."""
+def draw_host(config: RunConfig):
+    """Yield (name, float64 host array) for x, y and the initial weights, in the seed's stream order.
+
+    One at a time, so a caller that converts each and lets it go never holds them all in float64."""
     rng = np.random.default_rng(config.seed)
     n, d_in, h, d_out = config.batch, config.d_in, config.hidden, config.d_out
-    draws = {"x": rng.standard_normal((n, d_in)), "y": rng.standard_normal((n, d_out))}
+    yield "x", rng.standard_normal((n, d_in))
+    yield "y", rng.standard_normal((n, d_out))
     if config.recipe in ("nn", "optim"):
         b1, b2 = 1 / np.sqrt(d_in), 1 / np.sqrt(h)
-        draws["lin1_w"] = rng.uniform(-b1, b1, (h, d_in))
-        draws["lin1_b"] = rng.uniform(-b1, b1, h)
-        draws["lin2_w"] = rng.uniform(-b2, b2, (d_out, h))
-        draws["lin2_b"] = rng.uniform(-b2, b2, d_out)
+        yield "lin1_w", rng.uniform(-b1, b1, (h, d_in))
+        yield "lin1_b", rng.uniform(-b1, b1, h)
+        yield "lin2_w", rng.uniform(-b2, b2, (d_out, h))
+        yield "lin2_b", rng.uniform(-b2, b2, d_out)
     else:
-        draws["w1"] = rng.standard_normal((d_in, h))
-        draws["w2"] = rng.standard_normal((h, d_out))
-    return draws
+        yield "w1", rng.standard_normal((d_in, h))
+        yield "w2", rng.standard_normal((h, d_out))
+
+
+def host_draws(config: RunConfig) -> dict[str, np.ndarray]:
+    """x, y and the initial weights, in float64 on the host, from the config's seed."""
+    return dict(draw_host(config))
 
 
 def make_state(config: RunConfig) -> TrainState:
-    draws = host_draws(config)
+    """The recipe's starting point: each array drawn on the host in float64, cast, moved, and let go."""
     state = TrainState(config)
     dtype = getattr(engine, config.dtype)
-    if config.recipe == "numpy":
-        np_dtype = np.dtype(config.dtype)
-        state.x, state.y = draws["x"].astype(np_dtype), draws["y"].astype(np_dtype)
-        state.w1, state.w2 = draws["w1"].astype(np_dtype), draws["w2"].astype(np_dtype)
-        return state
-
-    def put(a, requires_grad=False):
-        return engine.tensor(a, dtype=dtype, device=config.device, requires_grad=requires_grad)
-
-    state.x, state.y = put(draws["x"]), put(draws["y"])
+    grad = config.recipe in ("autograd", "function")
+    made = {}
+    for name, host in draw_host(config):
+        if config.recipe == "numpy":
+            made[name] = host.astype(config.dtype, copy=False)
+        else:
+            made[name] = engine.tensor(host, dtype=dtype, device=config.device,
+                                       requires_grad=grad and name in ("w1", "w2"))
+        del host
+    state.x, state.y = made.pop("x"), made.pop("y")
     if config.recipe in ("nn", "optim"):
         model = engine.nn.Sequential(
-            engine.nn.Linear(config.d_in, config.hidden, device=config.device, dtype=dtype),
+            engine.nn.Linear(config.d_in, config.hidden, bias=False, device=config.device, dtype=dtype),
             engine.nn.ReLU(),
-            engine.nn.Linear(config.hidden, config.d_out, device=config.device, dtype=dtype),
+            engine.nn.Linear(config.hidden, config.d_out, bias=False, device=config.device, dtype=dtype),
         )
-        with engine.no_grad():
-            model[0].weight.copy_(put(draws["lin1_w"]))
-            model[0].bias.copy_(put(draws["lin1_b"]))
-            model[2].weight.copy_(put(draws["lin2_w"]))
-            model[2].bias.copy_(put(draws["lin2_b"]))
+        # the drawn values become the parameters as they are (no extra copy)
+        model[0].weight = engine.nn.Parameter(made.pop("lin1_w"))
+        model[0].bias = engine.nn.Parameter(made.pop("lin1_b"))
+        model[2].weight = engine.nn.Parameter(made.pop("lin2_w"))
+        model[2].bias = engine.nn.Parameter(made.pop("lin2_b"))
         state.model = model
     else:
-        grad = config.recipe in ("autograd", "function")
-        state.w1, state.w2 = put(draws["w1"], grad), put(draws["w2"], grad)
+        state.w1, state.w2 = made.pop("w1"), made.pop("w2")
     return state
 
 

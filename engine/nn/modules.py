@@ -51,9 +51,11 @@ class Module:
             raise AttributeError("cannot assign before Module.__init__() call")
         if isinstance(value, Parameter):
             self._modules.pop(name, None)
+            self.__dict__.pop(name, None)  # a plain attribute of that name would shadow the parameter
             params[name] = value
         elif isinstance(value, Module):
             params.pop(name, None)
+            self.__dict__.pop(name, None)
             self._modules[name] = value
         else:
             if name in params and value is None:
@@ -213,7 +215,7 @@ class Linear(Module):
         if bias:
             self.bias = Parameter(creation.rand(out_features, dtype=dtype, device=dev) * (2 * bound) - bound)
         else:
-            self.bias = None
+            self.register_parameter("bias", None)
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)

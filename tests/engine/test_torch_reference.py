@@ -152,3 +152,12 @@ def test_linear_init_range_and_state_dict():
     assert np.array_equal(other.weight.detach().numpy(), w)
     with pytest.raises(RuntimeError, match="size mismatch for weight"):
         engine.nn.Linear(100, 8).load_state_dict(state)
+
+
+def test_linear_without_bias_then_given_one():
+    layer = engine.nn.Linear(4, 3, bias=False)
+    assert layer.bias is None and [n for n, _ in layer.named_parameters()] == ["weight"]
+    layer.bias = engine.nn.Parameter(engine.ones(3))
+    assert layer.bias is not None and [n for n, _ in layer.named_parameters()] == ["weight", "bias"]
+    out = layer(engine.zeros(2, 4))
+    assert out.tolist() == [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
