@@ -255,36 +255,29 @@ class Function:
                     o._out_index = i
         return wrapped[0] if single else tuple(wrapped)
 
-    # ---- running backward for one node
+    # ---- running backward for one node (the walk calls built-ins' backward directly)
     def _run_backward(self, grad_outputs):
+        """A user Function's backward, on Tensors with grad mode off; returns one raw gradient per input."""
         if self._freed:
             raise RuntimeError(FREED_GRAPH)
-        if self.raw:
-            gins = self.backward(self, *grad_outputs)
-        else:
-            prev = _mode.enabled
-            _mode.enabled = False
-            try:
-                gins = self.backward(self, *(_wrap(g) if g is not None else None for g in grad_outputs))
-            finally:
-                _mode.enabled = prev
+        prev = _mode.enabled
+        _mode.enabled = False
+        try:
+            gins = self.backward(self, *(_wrap(g) if g is not None else None for g in grad_outputs))
+        finally:
+            _mode.enabled = prev
         if not isinstance(gins, tuple):
             gins = (gins,)
-        if len(gins) < len(self._inputs) and self.raw:
-            # built-ins return gradients for their tensor inputs only; options (dims, shapes) follow them
-            gins = gins + (None,) * (len(self._inputs) - len(gins))
-        elif len(gins) != len(self._inputs):
+        n = len(self._inputs)
+        if len(gins) != n:
             # PyTorch allows extra trailing Nones
-            if len(gins) > len(self._inputs) and all(g is None for g in gins[len(self._inputs):]):
-                gins = gins[: len(self._inputs)]
+            if len(gins) > n and all(g is None for g in gins[n:]):
+                gins = gins[:n]
             else:
                 raise RuntimeError(
-                    f"function {self.name()} returned an incorrect number of gradients "
-                    f"(expected {len(self._inputs)}, got {len(gins)})"
+                    f"function {self.name()} returned an incorrect number of gradients (expected {n}, got {len(gins)})"
                 )
-        if not self.raw:
-            gins = tuple(g._data if isinstance(g, Tensor) else g for g in gins)
-        return gins
+        return tuple(g._data if isinstance(g, Tensor) else g for g in gins)
 
     def _release(self):
         d = self.__dict__
@@ -366,13 +359,15 @@ def _run(roots, root_grads, retain_graph, capture=None):
             _deliver_nonleaf(node, gouts, capture, wanted_nodes)
         if node._n_out > 1:
             gouts = [g if g is not None else _zeros_for_output(node, i) for i, g in enumerate(gouts)]
-        if node.raw and not node._freed:
+        if not node.raw:
+            gins = node._run_backward(gouts)
+        elif node._freed:
+            raise RuntimeError(FREED_GRAPH)
+        else:
             # built-ins: straight to backward; zip() drops the option slots that follow the tensor inputs
             gins = node.backward(node, *gouts)
             if gins.__class__ is not tuple:
                 gins = (gins,)
-        else:
-            gins = node._run_backward(gouts)
         for inp, g in zip(node._inputs, gins):
             if inp is None or g is None:
                 continue
