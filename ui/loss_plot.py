@@ -208,7 +208,8 @@ class LossPlot(QWidget):
         faint = pg.mkColor(color)
         faint.setAlpha(70)
         s.raw_item = pg.PlotDataItem(pen=pg.mkPen(faint, width=1), connect="finite", antialias=False)
-        s.smooth_item = pg.PlotDataItem(pen=pg.mkPen(qcolor, width=2), connect="finite", name=label)
+        # a 1 px pen: Qt's software rasterizer strokes a 2 px antialiased path at twice the cost of the frame
+        s.smooth_item = pg.PlotDataItem(pen=pg.mkPen(qcolor, width=1), connect="finite", name=label)
         s.nan_item = pg.ScatterPlotItem(symbol="x", size=12, pen=pg.mkPen("#d62728", width=2), brush=None)
         self.plot.addItem(s.raw_item)
         self.plot.addItem(s.smooth_item)
@@ -277,6 +278,9 @@ class LossPlot(QWidget):
             s.dirty = False
             drew = True
         if drew:
+            # settle the auto-range and the view's transform now: left to the paint, a range change there
+            # makes the clipped, downsampled curves recompute and asks for a second full paint
+            self.plot.getViewBox().prepareForPaint()
             self.redraws += 1
             self._pace((time.perf_counter() - started) * 1e3)
 
