@@ -108,8 +108,10 @@ def main(argv=None) -> int:
 
             app = measure(quick=args.quick)
             late = app["event_loop_lateness_ms"]
+            rounds = app["app_vs_headless_rounds"]
             print(f"\napp vs headless (autograd, tutorial size, cpu): {app['app_steps_per_s']:,.0f} vs "
-                  f"{app['headless_steps_per_s']:,.0f} steps/s = {app['app_vs_headless']:.1%}; event-loop "
+                  f"{app['headless_steps_per_s']:,.0f} steps/s; median of the rounds' ratios "
+                  f"{app['app_vs_headless']:.1%} (rounds {min(rounds):.0%}-{max(rounds):.0%}); event-loop "
                   f"lateness median {late['median']:.2f} ms, p99 {late['p99']:.2f} ms, max {late['max']:.2f} ms")
         except ImportError as exc:
             print(f"\napp measurement skipped: {exc}")
