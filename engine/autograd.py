@@ -16,8 +16,11 @@ assigned, and broadcasting is undone in one place (:func:`unbroadcast`).
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 import weakref
+from heapq import heappop as _heappop
+from heapq import heappush as _heappush
 
 import numpy as np
 
@@ -136,6 +139,8 @@ class _Scratch:
 
 
 _SCRATCH = _Scratch()
+# recording order of graph nodes (the backward walk runs the newest first); next() on a count is atomic
+_next_seq = itertools.count().__next__
 
 
 class Function:
@@ -151,6 +156,7 @@ class Function:
 
     # graph-node state, set by apply when the graph is recorded
     _inputs: tuple = ()
+    _seq = 0  # recording order, set by apply
     _n_out = 1
     _saved: tuple = ()
     _freed = False
@@ -191,36 +197,61 @@ class Function:
     # ---- applying
     @classmethod
     def apply(cls, *args, **kwargs):
-        enabled = _mode.enabled
         if cls.raw:
-            # one pass: unwrap the arrays, and note which inputs need a gradient
-            raw_args = []
-            inputs = []
+            if len(args) == 2:  # most built-ins: unrolled (a comprehension costs a frame in Python 3.11)
+                a, b = args
+                ra = a._data if isinstance(a, Tensor) else a
+                rb = b._data if isinstance(b, Tensor) else b
+                need_a = ra is not a and a._rg
+                need_b = rb is not b and b._rg
+                track = (need_a or need_b) and _mode.enabled
+                ctx = cls() if track else _SCRATCH
+                try:
+                    out = cls.forward(ctx, ra, rb, **kwargs)
+                except (TypeError, ValueError):
+                    _check_same_device(*args)  # NumPy and CuPy arrays do not mix: say which devices
+                    raise
+                if out.__class__ in _SCALAR_TYPES:
+                    out = np.asarray(out)
+                t = _new(Tensor)
+                t._data = out
+                if track:
+                    ctx._seq = _next_seq()
+                    ctx._inputs = (a if need_a else None, b if need_b else None)
+                    ctx.needs_input_grad = (need_a, need_b)
+                    t._rg = True
+                    t.grad_fn = ctx
+                else:
+                    t._rg = False
+                return t
+            raw_args = list(args)
             track = False
+            i = 0
             for a in args:
                 if isinstance(a, Tensor):
-                    raw_args.append(a._data)
-                    if enabled and a._rg:
+                    raw_args[i] = a._data
+                    if a._rg:
                         track = True
-                        inputs.append(a)
-                        continue
+                i += 1
+            if not track or not _mode.enabled:
+                return _result(_forward(cls, _SCRATCH, args, raw_args, kwargs), None)
+            ctx = cls()
+            ctx._seq = _next_seq()
+            out = _forward(cls, ctx, args, raw_args, kwargs)
+            inputs = list(args)
+            needs = [False] * len(args)
+            i = 0
+            for a in args:
+                if isinstance(a, Tensor) and a._rg:
+                    needs[i] = True
                 else:
-                    raw_args.append(a)
-                inputs.append(None)
-            ctx = cls() if track else _SCRATCH
-            try:
-                out = cls.forward(ctx, *raw_args, **kwargs)
-            except (TypeError, ValueError):
-                _check_same_device(*args)  # NumPy and CuPy arrays do not mix: say which devices
-                raise
-            result = _wrap(out)
-            if track:
-                ctx.needs_input_grad = tuple([i is not None for i in inputs])
-                ctx._inputs = tuple(inputs)
-                result._rg = True
-                result.grad_fn = ctx
-            return result
+                    inputs[i] = None
+                i += 1
+            ctx._inputs = tuple(inputs)
+            ctx.needs_input_grad = tuple(needs)
+            return _result(out, ctx)
 
+        enabled = _mode.enabled
         track = enabled and any(isinstance(a, Tensor) and a._rg for a in args)
         ctx = cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
@@ -241,6 +272,7 @@ class Function:
                 o = o._shallow()
             wrapped.append(o)
         if track:
+            ctx._seq = _next_seq()
             ctx._inputs = tuple(a if isinstance(a, Tensor) and a._rg else None for a in args)
             ctx._n_out = len(wrapped)
             if len(wrapped) > 1:
@@ -279,12 +311,27 @@ class Function:
                 )
         return tuple(g._data if isinstance(g, Tensor) else g for g in gins)
 
-    def _release(self):
-        d = self.__dict__
-        if d.get("_saved") or d.get("saved") is not None:
-            self._freed = True
-            self._saved = ()
-            self.saved = None
+
+def _forward(cls, ctx, args, raw_args, kwargs):
+    try:
+        return cls.forward(ctx, *raw_args, **kwargs)
+    except (TypeError, ValueError):
+        _check_same_device(*args)  # NumPy and CuPy arrays do not mix: say which devices
+        raise
+
+
+def _result(out, ctx):
+    """A built-in's output array as a Tensor, made by ``ctx`` (None: not recorded)."""
+    if out.__class__ in _SCALAR_TYPES:
+        out = np.asarray(out)
+    t = _new(Tensor)
+    t._data = out
+    if ctx is None:
+        t._rg = False
+    else:
+        t._rg = True
+        t.grad_fn = ctx
+    return t
 
 
 # --------------------------------------------------------------------------- the backward walk
@@ -305,14 +352,32 @@ def unbroadcast(g, shape):
     return g.reshape(shape) if g.shape != shape else g
 
 
+def _add_pending(pending, node, index, g):
+    """Add ``g`` to what has arrived for output ``index`` of ``node``: the gradient itself for a single-output
+    node, a list of slots for a multi-output one."""
+    if node._n_out == 1:
+        prev = pending.get(node)
+        pending[node] = g if prev is None else prev + g
+        return
+    slots = pending.get(node)
+    if slots is None:
+        slots = pending[node] = [None] * node._n_out
+    slots[index] = g if slots[index] is None else slots[index] + g
+
+
 def _run(roots, root_grads, retain_graph, capture=None):
     """Propagate ``root_grads`` from ``roots`` through the graph.
 
     Without ``capture``: accumulate into the leaves' ``.grad`` (Tensor.backward). With ``capture`` (a dict
     keyed by id of the wanted tensors): collect their gradients there and touch no ``.grad`` (autograd.grad).
+
+    Nodes run newest first (``_seq``, numbered at recording). A node's consumers were all recorded after
+    it, so by the time it is the newest node with a pending gradient, every gradient it will receive has
+    arrived: no pass over the graph to count consumers is needed, and nodes the roots do not reach are
+    never visited.
     """
     pending: dict = {}
-    start = []
+    heap: list = []
     for t, g in zip(roots, root_grads):
         node = t.grad_fn
         if node is None:
@@ -322,27 +387,9 @@ def _run(roots, root_grads, retain_graph, capture=None):
             else:
                 _accumulate_leaf(t, g, set())
             continue
-        slots = pending.get(node)
-        if slots is None:
-            slots = pending[node] = [None] * node._n_out
-            start.append(node)
-        i = t._out_index
-        slots[i] = g if slots[i] is None else slots[i] + g
-
-    # count consumers of each node reachable from the roots
-    deps: dict = {}
-    seen = set(start)
-    stack = list(start)
-    while stack:
-        node = stack.pop()
-        for inp in node._inputs:
-            if inp is not None:
-                fn = inp.grad_fn
-                if fn is not None:
-                    deps[fn] = deps.get(fn, 0) + 1
-                    if fn not in seen:
-                        seen.add(fn)
-                        stack.append(fn)
+        if node not in pending:
+            _heappush(heap, (-node._seq, node))
+        _add_pending(pending, node, t._out_index, g)
 
     # non-leaf tensors whose gradient autograd.grad wants, by the node that made them
     wanted_nodes: dict = {}
@@ -350,22 +397,22 @@ def _run(roots, root_grads, retain_graph, capture=None):
         for t in capture.pop("__targets__", ()):
             wanted_nodes.setdefault(t.grad_fn, []).append(t)
 
-    ready = [n for n in start if deps.get(n, 0) == 0]
     assigned: set = set()
-    while ready:
-        node = ready.pop()
+    while heap:
+        node = _heappop(heap)[1]
         gouts = pending.pop(node)
+        single = node._n_out == 1
         if node._retained is not None or (wanted_nodes and node in wanted_nodes):
-            _deliver_nonleaf(node, gouts, capture, wanted_nodes)
-        if node._n_out > 1:
+            _deliver_nonleaf(node, [gouts] if single else gouts, capture, wanted_nodes)
+        if not single:
             gouts = [g if g is not None else _zeros_for_output(node, i) for i, g in enumerate(gouts)]
         if not node.raw:
-            gins = node._run_backward(gouts)
+            gins = node._run_backward([gouts] if single else gouts)
         elif node._freed:
             raise RuntimeError(FREED_GRAPH)
         else:
             # built-ins: straight to backward; zip() drops the option slots that follow the tensor inputs
-            gins = node.backward(node, *gouts)
+            gins = node.backward(node, gouts) if single else node.backward(node, *gouts)
             if gins.__class__ is not tuple:
                 gins = (gins,)
         for inp, g in zip(node._inputs, gins):
@@ -374,8 +421,9 @@ def _run(roots, root_grads, retain_graph, capture=None):
             data = inp._data
             if g.shape != data.shape:
                 g = unbroadcast(g, data.shape)
-            if g.dtype != data.dtype:  # a mixed-dtype op: each input gets its gradient in its own dtype
-                g = g.astype(data.dtype)
+            dtype = g.dtype
+            if dtype is not data.dtype and dtype != data.dtype:
+                g = g.astype(data.dtype)  # a mixed-dtype op: each input gets its gradient in its own dtype
             fn = inp.grad_fn
             if fn is None:
                 if capture is None:
@@ -383,18 +431,23 @@ def _run(roots, root_grads, retain_graph, capture=None):
                 elif id(inp) in capture:
                     prev = capture[id(inp)]
                     capture[id(inp)] = g if prev is None else prev + g
-                continue
-            slots = pending.get(fn)
-            if slots is None:
-                slots = pending[fn] = [None] * fn._n_out
-            i = inp._out_index
-            slots[i] = g if slots[i] is None else slots[i] + g
-            left = deps[fn] - 1
-            deps[fn] = left
-            if left == 0:
-                ready.append(fn)
+            elif fn._n_out == 1:
+                prev = pending.get(fn)
+                if prev is None:
+                    pending[fn] = g
+                    _heappush(heap, (-fn._seq, fn))
+                else:
+                    pending[fn] = prev + g
+            else:
+                if fn not in pending:
+                    _heappush(heap, (-fn._seq, fn))
+                _add_pending(pending, fn, inp._out_index, g)
         if not retain_graph:
-            node._release()
+            d = node.__dict__
+            if d.get("saved") is not None or d.get("_saved"):
+                node._freed = True
+                node._saved = ()
+                node.saved = None
 
 
 def _zeros_for_output(node, index):
@@ -529,4 +582,4 @@ def _register_retained(tensor):
     node._retained[tensor._out_index] = weakref.ref(tensor)
 
 
-from .tensor import Tensor, _check_same_device, _wrap  # noqa: E402  (Tensor's module imports this one first)
+from .tensor import _SCALAR_TYPES, Tensor, _check_same_device, _new, _wrap  # noqa: E402  (Tensor's module imports this one first)

@@ -50,6 +50,39 @@ _new = object.__new__
 _SCALAR_TYPES = frozenset(np.sctypeDict.values()) - {np.ndarray}
 
 
+def _binary(fn_name: str, op, reflected: bool = False):
+    """A Tensor's ``op`` operator (``reflected``: the ``__r*__`` form, the Tensor on the right).
+
+    Recorded through ``functions.<fn_name>`` when the graph needs it; otherwise one array expression and a
+    wrap, with no other Python call (at the tiny size an op's Python costs more than its arithmetic)."""
+
+    def method(self, other):
+        if isinstance(other, Tensor):
+            if (self._rg or other._rg) and _grad_mode.enabled:
+                fn = getattr(_fn, fn_name)
+                return fn.apply(other, self) if reflected else fn.apply(self, other)
+            o = other._data
+        else:
+            if self._rg and _grad_mode.enabled:
+                fn = getattr(_fn, fn_name)
+                return fn.apply(other, self) if reflected else fn.apply(self, other)
+            o = other
+        try:
+            out = op(o, self._data) if reflected else op(self._data, o)
+        except (TypeError, ValueError):
+            _check_same_device(self, other)  # NumPy and CuPy arrays do not mix: say which devices
+            raise
+        if out.__class__ in _SCALAR_TYPES:
+            out = np.asarray(out)
+        t = _new(Tensor)
+        t._data = out
+        t._rg = False
+        return t
+
+    method.__name__ = f"__{'r' if reflected else ''}{op.__name__.strip('_')}__"
+    return method
+
+
 def _raw(value):
     return value._data if isinstance(value, Tensor) else value
 
@@ -440,43 +473,30 @@ class Tensor:
 
     # ------------------------------------------------------------------ arithmetic
     # When nothing needs recording, the hot operators compute on the arrays directly (the same expression
-    # as the op's forward) and skip Function.apply: the tutorial's manual step is ~20 such ops.
+    # as the op's forward) and skip Function.apply: the tutorial's manual step is ~20 such ops, and at the
+    # tiny size each op's Python costs more than its arithmetic.
     def _records(self, other=None) -> bool:
-        return _autograd._mode.enabled and (self._rg or (isinstance(other, Tensor) and other._rg))
+        return _grad_mode.enabled and (self._rg or (isinstance(other, Tensor) and other._rg))
 
-    def __add__(self, other):
-        if self._records(other):
-            return _fn.Add.apply(self, other)
-        return _direct(_operator.add, self, other)
-
-    def __radd__(self, other):
-        return _fn.Add.apply(other, self) if self._records(other) else _direct(_operator.add, other, self)
-
-    def __sub__(self, other):
-        if self._records(other):
-            return _fn.Sub.apply(self, other)
-        return _direct(_operator.sub, self, other)
-
-    def __rsub__(self, other):
-        return _fn.Sub.apply(other, self) if self._records(other) else _direct(_operator.sub, other, self)
-
-    def __mul__(self, other):
-        if self._records(other):
-            return _fn.Mul.apply(self, other)
-        return _direct(_operator.mul, self, other)
-
-    def __rmul__(self, other):
-        return _fn.Mul.apply(other, self) if self._records(other) else _direct(_operator.mul, other, self)
-
-    def __truediv__(self, other):
-        if self._records(other):
-            return _fn.Div.apply(self, other)
-        return _direct(_operator.truediv, self, other)
-
-    def __rtruediv__(self, other):
-        return _fn.Div.apply(other, self) if self._records(other) else _direct(_operator.truediv, other, self)
+    __add__ = _binary("Add", _operator.add)
+    __radd__ = _binary("Add", _operator.add, reflected=True)
+    __sub__ = _binary("Sub", _operator.sub)
+    __rsub__ = _binary("Sub", _operator.sub, reflected=True)
+    __mul__ = _binary("Mul", _operator.mul)
+    __rmul__ = _binary("Mul", _operator.mul, reflected=True)
+    __truediv__ = _binary("Div", _operator.truediv)
+    __rtruediv__ = _binary("Div", _operator.truediv, reflected=True)
 
     def __pow__(self, other):
+        if not isinstance(other, Tensor) and not (self._rg and _grad_mode.enabled):
+            a = self._data
+            out = a * a if (other.__class__ in (_int, _float) and other == 2) else a**other  # as Pow.forward
+            if out.__class__ in _SCALAR_TYPES:
+                out = np.asarray(out)
+            t = _new(Tensor)
+            t._data = out
+            t._rg = False
+            return t
         return _fn.Pow.apply(self, other)
 
     def __rpow__(self, other):
@@ -495,6 +515,26 @@ class Tensor:
         if self._records(other):
             return _fn.MatMul.apply(self, other)
         return _wrap(_fn.MatMul.forward(_SCRATCH, self._data, _raw_checked(self, other)))
+
+    def mm(self, mat2):
+        a = self._data
+        if a.ndim != 2 or not isinstance(mat2, Tensor) or mat2._data.ndim != 2:
+            other = mat2.shape if isinstance(mat2, Tensor) else type(mat2).__name__
+            raise RuntimeError(f"mm: both arguments must be 2-D tensors (got {tuple(self.shape)} and {other})")
+        if (self._rg or mat2._rg) and _grad_mode.enabled:
+            return _fn.MatMul.apply(self, mat2)
+        b = mat2._data
+        if b.__class__ is not a.__class__:
+            _check_same_device(self, mat2)
+        try:
+            out = a @ b
+        except ValueError:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_fn.arithmetic._shape_text(a.shape)} "
+                               f"and {_fn.arithmetic._shape_text(b.shape)})") from None
+        t = _new(Tensor)
+        t._data = out
+        t._rg = False
+        return t
 
     def __rmatmul__(self, other):
         return _fn.MatMul.apply(other, self)
@@ -520,36 +560,29 @@ class Tensor:
     def sub(self, other, alpha=1):
         return self - (other * alpha if alpha != 1 else other)
 
-    def pow(self, exponent):
-        return _fn.Pow.apply(self, exponent)
-
-    def mm(self, mat2):
-        if self._data.ndim != 2 or not isinstance(mat2, Tensor) or mat2._data.ndim != 2:
-            other = mat2.shape if isinstance(mat2, Tensor) else type(mat2).__name__
-            raise RuntimeError(f"mm: both arguments must be 2-D tensors (got {tuple(self.shape)} and {other})")
-        return self.__matmul__(mat2)
+    pow = __pow__
 
     def dot(self, other):
         return _fn.MatMul.apply(self, other)
 
     # comparisons: not differentiable, return bool tensors
     def __lt__(self, other):
-        return _wrap(self._data < _raw(other))
+        return _wrap(self._data < (other._data if isinstance(other, Tensor) else other))
 
     def __le__(self, other):
-        return _wrap(self._data <= _raw(other))
+        return _wrap(self._data <= (other._data if isinstance(other, Tensor) else other))
 
     def __gt__(self, other):
-        return _wrap(self._data > _raw(other))
+        return _wrap(self._data > (other._data if isinstance(other, Tensor) else other))
 
     def __ge__(self, other):
-        return _wrap(self._data >= _raw(other))
+        return _wrap(self._data >= (other._data if isinstance(other, Tensor) else other))
 
     def __eq__(self, other):
-        return _wrap(self._data == _raw(other))
+        return _wrap(self._data == (other._data if isinstance(other, Tensor) else other))
 
     def __ne__(self, other):
-        return _wrap(self._data != _raw(other))
+        return _wrap(self._data != (other._data if isinstance(other, Tensor) else other))
 
     def __and__(self, other):
         return _wrap(self._data & _raw(other))
@@ -598,9 +631,18 @@ class Tensor:
         return _fn.ReLU.apply(self)
 
     def clamp(self, min=None, max=None):  # noqa: A002
-        if self._records():
+        if self._rg and _grad_mode.enabled:
             return _fn.Clamp.apply(self, _raw(min), _raw(max))
-        return _wrap(_fn.Clamp.forward(_SCRATCH, self._data, _raw(min), _raw(max)))
+        a = self._data
+        if max is None and min is not None and not isinstance(min, Tensor):  # the tutorial's ReLU
+            out = (np if a.__class__ is np.ndarray else xp_of(a)).maximum(a, min)
+            if out.__class__ in _SCALAR_TYPES:
+                out = np.asarray(out)
+            t = _new(Tensor)
+            t._data = out
+            t._rg = False
+            return t
+        return _wrap(_fn.Clamp.forward(_SCRATCH, a, _raw(min), _raw(max)))
 
     clip = clamp
 
@@ -621,6 +663,12 @@ class Tensor:
 
     # ------------------------------------------------------------------ reductions
     def sum(self, dim=None, keepdim=False, dtype=None):
+        if dim is None and dtype is None and not keepdim and not (self._rg and _grad_mode.enabled):
+            a = self._data
+            t = _new(Tensor)
+            t._data = a.sum() if a.__class__ is not np.ndarray else np.asarray(a.sum())  # as Sum.forward
+            t._rg = False
+            return t
         t = self if dtype is None else self.to(dtype)
         return _fn.Sum.apply(t, dim=dim, keepdim=keepdim)
 
@@ -706,9 +754,12 @@ class Tensor:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
         if nd < 2:
             return self
-        if self._records():
+        if self._rg and _grad_mode.enabled:
             return _fn.Transpose.apply(self, 0, 1)
-        return _wrap(self._data.T)
+        t = _new(Tensor)
+        t._data = self._data.T
+        t._rg = False
+        return t
 
     def transpose(self, dim0, dim1):
         return _fn.Transpose.apply(self, dim0, dim1)
@@ -744,7 +795,12 @@ class Tensor:
         return self.expand(other.shape)
 
     def clone(self):
-        return _fn.Clone.apply(self) if self._records() else _wrap(self._data.copy())
+        if self._rg and _grad_mode.enabled:
+            return _fn.Clone.apply(self)
+        t = _new(Tensor)
+        t._data = self._data.copy()
+        t._rg = False
+        return t
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, index):
@@ -753,9 +809,11 @@ class Tensor:
         return _fn.GetItem.apply(self, index=index)
 
     def __setitem__(self, index, value):
-        if index.__class__ is not _int and index.__class__ is not slice:
+        if index.__class__ is Tensor and index._data.__class__ is self._data.__class__:
+            index = index._data  # a mask or index tensor on this tensor's device (the tutorial's grad_h[h < 0])
+        elif index.__class__ is not _int and index.__class__ is not slice:
             index = _convert_index(index, xp_of(self._data))
-        if _autograd._mode.enabled and (self._rg or (isinstance(value, Tensor) and value._rg)):
+        if _grad_mode.enabled and (self._rg or (isinstance(value, Tensor) and value._rg)):
             self._check_inplace()
             out = _fn.SetItem.apply(self._shallow(), value, index=index)
             self._rebind(out)
@@ -781,29 +839,32 @@ class Tensor:
         self.grad_fn = out.grad_fn
         self._out_index = out._out_index
 
-    def _inplace(self, fn_cls, ufunc, other, **kwargs):
-        if _autograd._mode.enabled and (self._rg or (isinstance(other, Tensor) and other._rg)):
+    def _inplace(self, fn_cls, iop, other, **kwargs):
+        """``self op= other``: recorded as ``fn_cls`` when the graph needs it, else in place on the array
+        (``iop`` is the in-place operator, which for an array is its ufunc with ``out=`` itself)."""
+        if _grad_mode.enabled and (self._rg or (isinstance(other, Tensor) and other._rg)):
             self._check_inplace()
             self._rebind(fn_cls.apply(self._shallow(), other, **kwargs))
             return self
+        a = self._data
         if isinstance(other, Tensor):
-            if other._data.__class__ is not self._data.__class__:
+            if other._data.__class__ is not a.__class__:
                 _check_same_device(self, other)
             other = other._data
-        ufunc(self._data, other, out=self._data)
+        iop(a, other)
         return self
 
     def __iadd__(self, other):
-        return self._inplace(_fn.Add, _ufunc("add", self), other)
+        return self._inplace(_fn.Add, _operator.iadd, other)
 
     def __isub__(self, other):
-        return self._inplace(_fn.Sub, _ufunc("subtract", self), other)
+        return self._inplace(_fn.Sub, _operator.isub, other)
 
     def __imul__(self, other):
-        return self._inplace(_fn.Mul, _ufunc("multiply", self), other)
+        return self._inplace(_fn.Mul, _operator.imul, other)
 
     def __itruediv__(self, other):
-        return self._inplace(_fn.Div, _ufunc("true_divide", self), other)
+        return self._inplace(_fn.Div, _operator.itruediv, other)
 
     def add_(self, other, alpha=1):
         return self.__iadd__(other * alpha if alpha != 1 else other)
@@ -818,10 +879,10 @@ class Tensor:
         return self.__itruediv__(other)
 
     def pow_(self, exponent):
-        return self._inplace(_fn.Pow, _ufunc("power", self), exponent)
+        return self._inplace(_fn.Pow, _operator.ipow, exponent)
 
     def clamp_(self, min=None, max=None):  # noqa: A002
-        if _autograd._mode.enabled and self._rg:
+        if _grad_mode.enabled and self._rg:
             self._check_inplace()
             self._rebind(_fn.Clamp.apply(self._shallow(), min=_raw(min), max=_raw(max)))
             return self
@@ -835,7 +896,7 @@ class Tensor:
         return self.fill_(0)
 
     def fill_(self, value):
-        if _autograd._mode.enabled and self._rg:
+        if _grad_mode.enabled and self._rg:
             self._check_inplace()
             # where(False, old, value): every element becomes value, the old ones get a zero gradient
             # (self * 0 + value would turn NaN and inf elements into NaN)
@@ -847,7 +908,7 @@ class Tensor:
 
     def copy_(self, src):
         src_data = _backend.to_device_array(_raw(src), self.device, dtype=self._data.dtype)
-        if _autograd._mode.enabled and (self._rg or (isinstance(src, Tensor) and src._rg)):
+        if _grad_mode.enabled and (self._rg or (isinstance(src, Tensor) and src._rg)):
             self._check_inplace()
             moved = src.to(self.device, self.dtype) if isinstance(src, Tensor) else _wrap(src_data)
             self._rebind(moved.expand(self._data.shape).clone())
@@ -887,10 +948,6 @@ def _raw_checked(a, b):
     return b
 
 
-def _ufunc(name, tensor):
-    return getattr(xp_of(tensor._data), name)
-
-
 def _rebuild(host, dev, requires_grad):
     array = _backend.to_device_array(host, resolve(dev))
     return _wrap(array, requires_grad)
@@ -900,3 +957,4 @@ def _rebuild(host, dev, requires_grad):
 from . import autograd as _autograd  # noqa: E402
 from . import functions as _fn  # noqa: E402
 from .autograd import _SCRATCH  # noqa: E402
+from .autograd import _mode as _grad_mode  # noqa: E402
