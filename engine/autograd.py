@@ -159,6 +159,7 @@ class Function:
     _seq = 0  # recording order, set by apply
     _n_out = 1
     _saved: tuple = ()
+    saved = None  # what a built-in keeps for its backward (arrays, not Tensors)
     _freed = False
     _retained = None
     needs_input_grad: tuple = ()
@@ -219,6 +220,24 @@ class Function:
                     ctx._seq = _next_seq()
                     ctx._inputs = (a if need_a else None, b if need_b else None)
                     ctx.needs_input_grad = (need_a, need_b)
+                    t._rg = True
+                    t.grad_fn = ctx
+                else:
+                    t._rg = False
+                return t
+            if len(args) == 1 and isinstance(args[0], Tensor):  # unary built-ins (options come as keywords)
+                a = args[0]
+                track = a._rg and _mode.enabled
+                ctx = cls() if track else _SCRATCH
+                out = cls.forward(ctx, a._data, **kwargs)
+                if out.__class__ in _SCALAR_TYPES:
+                    out = np.asarray(out)
+                t = _new(Tensor)
+                t._data = out
+                if track:
+                    ctx._seq = _next_seq()
+                    ctx._inputs = args
+                    ctx.needs_input_grad = (True,)
                     t._rg = True
                     t.grad_fn = ctx
                 else:
@@ -442,12 +461,13 @@ def _run(roots, root_grads, retain_graph, capture=None):
                 if fn not in pending:
                     _heappush(heap, (-fn._seq, fn))
                 _add_pending(pending, fn, inp._out_index, g)
-        if not retain_graph:
-            d = node.__dict__
-            if d.get("saved") is not None or d.get("_saved"):
+        if not retain_graph:  # free what the node saved (built-ins: .saved; a user's Function: ._saved)
+            if node.saved is not None:
+                node._freed = True
+                node.saved = None
+            if node._saved:
                 node._freed = True
                 node._saved = ()
-                node.saved = None
 
 
 def _zeros_for_output(node, index):
@@ -486,10 +506,20 @@ def _accumulate_leaf(leaf, g, assigned):
         leaf.grad = _wrap(g)
     else:
         arr = existing._data
-        if arr.shape == g.shape and arr.dtype == g.dtype and arr.flags.writeable:
-            arr += g
-        else:
-            existing._data = arr + g
+        if arr.shape == g.shape and (arr.dtype is g.dtype or arr.dtype == g.dtype):
+            try:
+                arr += g  # in place, as PyTorch accumulates
+                return
+            except ValueError:  # a read-only array (say a broadcast view) was given as .grad
+                pass
+        existing._data = arr + g
+
+
+def _scalar_seed(data):
+    """The implicit gradient of a one-element output: a one of its dtype, shape and device."""
+    if data.__class__ is np.ndarray and data.ndim == 0:
+        return np.array(1, dtype=data.dtype)
+    return _xp(data).ones(data.shape, dtype=data.dtype)
 
 
 def _seed_grads(tensors, grad_tensors, who):
@@ -504,7 +534,7 @@ def _seed_grads(tensors, grad_tensors, who):
                     f"grad can be implicitly created only for scalar outputs ({who} was called on a "
                     f"tensor of shape {tuple(t._data.shape)}: pass gradient= of that shape)"
                 )
-            g = _xp(t._data).ones_like(t._data)
+            g = _scalar_seed(t._data)
         else:
             g = gt._data if isinstance(gt, Tensor) else gt
             g = _xp(t._data).asarray(g, dtype=t._data.dtype)

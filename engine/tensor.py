@@ -48,6 +48,37 @@ def _wrap(array, requires_grad=False):
 
 _new = object.__new__
 _SCALAR_TYPES = frozenset(np.sctypeDict.values()) - {np.ndarray}
+_ndarray = np.ndarray
+
+
+def _inplace_op(fn_name: str, iop):
+    """``self op= other``: recorded as ``functions.<fn_name>`` when the graph needs it (the tensor then
+    points at the new node), else done in place on the array with its in-place operator (for an array,
+    its ufunc with ``out=`` itself)."""
+
+    def method(self, other):
+        if isinstance(other, Tensor):
+            if (self._rg or other._rg) and _grad_mode.enabled:
+                self._check_inplace()
+                self._rebind(getattr(_fn, fn_name).apply(self._shallow(), other))
+                return self
+            if other._data.__class__ is not self._data.__class__:
+                _check_same_device(self, other)
+            other = other._data
+        elif self._rg and _grad_mode.enabled:
+            self._check_inplace()
+            self._rebind(getattr(_fn, fn_name).apply(self._shallow(), other))
+            return self
+        iop(self._data, other)
+        return self
+
+    method.__name__ = f"__{iop.__name__.strip('_')}__"
+    return method
+
+
+def _as_array(out):
+    """NumPy reductions and 0-d operations give scalars; a Tensor always holds an array."""
+    return np.asarray(out) if out.__class__ is not _ndarray and out.__class__ in _SCALAR_TYPES else out
 
 
 def _binary(fn_name: str, op, reflected: bool = False):
@@ -72,7 +103,7 @@ def _binary(fn_name: str, op, reflected: bool = False):
         except (TypeError, ValueError):
             _check_same_device(self, other)  # NumPy and CuPy arrays do not mix: say which devices
             raise
-        if out.__class__ in _SCALAR_TYPES:
+        if out.__class__ is not _ndarray and out.__class__ in _SCALAR_TYPES:
             out = np.asarray(out)
         t = _new(Tensor)
         t._data = out
@@ -256,6 +287,11 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``."""
+        if gradient is None and inputs is None and not create_graph and self.grad_fn is not None:
+            data = self._data
+            if data.size == 1:  # loss.backward(): the common case, straight to the walk
+                _autograd._run((self,), [_autograd._scalar_seed(data)], _bool(retain_graph))
+                return
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def retain_grad(self) -> None:
@@ -491,7 +527,7 @@ class Tensor:
         if not isinstance(other, Tensor) and not (self._rg and _grad_mode.enabled):
             a = self._data
             out = a * a if (other.__class__ in (_int, _float) and other == 2) else a**other  # as Pow.forward
-            if out.__class__ in _SCALAR_TYPES:
+            if out.__class__ is not _ndarray and out.__class__ in _SCALAR_TYPES:
                 out = np.asarray(out)
             t = _new(Tensor)
             t._data = out
@@ -527,7 +563,7 @@ class Tensor:
         if b.__class__ is not a.__class__:
             _check_same_device(self, mat2)
         try:
-            out = a @ b
+            out = a.dot(b)  # as MatMul.forward for 2-D
         except ValueError:
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_fn.arithmetic._shape_text(a.shape)} "
                                f"and {_fn.arithmetic._shape_text(b.shape)})") from None
@@ -567,22 +603,40 @@ class Tensor:
 
     # comparisons: not differentiable, return bool tensors
     def __lt__(self, other):
-        return _wrap(self._data < (other._data if isinstance(other, Tensor) else other))
+        t = _new(Tensor)
+        t._data = _as_array(self._data < (other._data if isinstance(other, Tensor) else other))
+        t._rg = False
+        return t
 
     def __le__(self, other):
-        return _wrap(self._data <= (other._data if isinstance(other, Tensor) else other))
+        t = _new(Tensor)
+        t._data = _as_array(self._data <= (other._data if isinstance(other, Tensor) else other))
+        t._rg = False
+        return t
 
     def __gt__(self, other):
-        return _wrap(self._data > (other._data if isinstance(other, Tensor) else other))
+        t = _new(Tensor)
+        t._data = _as_array(self._data > (other._data if isinstance(other, Tensor) else other))
+        t._rg = False
+        return t
 
     def __ge__(self, other):
-        return _wrap(self._data >= (other._data if isinstance(other, Tensor) else other))
+        t = _new(Tensor)
+        t._data = _as_array(self._data >= (other._data if isinstance(other, Tensor) else other))
+        t._rg = False
+        return t
 
     def __eq__(self, other):
-        return _wrap(self._data == (other._data if isinstance(other, Tensor) else other))
+        t = _new(Tensor)
+        t._data = _as_array(self._data == (other._data if isinstance(other, Tensor) else other))
+        t._rg = False
+        return t
 
     def __ne__(self, other):
-        return _wrap(self._data != (other._data if isinstance(other, Tensor) else other))
+        t = _new(Tensor)
+        t._data = _as_array(self._data != (other._data if isinstance(other, Tensor) else other))
+        t._rg = False
+        return t
 
     def __and__(self, other):
         return _wrap(self._data & _raw(other))
@@ -632,11 +686,11 @@ class Tensor:
 
     def clamp(self, min=None, max=None):  # noqa: A002
         if self._rg and _grad_mode.enabled:
-            return _fn.Clamp.apply(self, _raw(min), _raw(max))
+            return _fn.Clamp.apply(self, min=_raw(min), max=_raw(max))
         a = self._data
         if max is None and min is not None and not isinstance(min, Tensor):  # the tutorial's ReLU
             out = (np if a.__class__ is np.ndarray else xp_of(a)).maximum(a, min)
-            if out.__class__ in _SCALAR_TYPES:
+            if out.__class__ is not _ndarray and out.__class__ in _SCALAR_TYPES:
                 out = np.asarray(out)
             t = _new(Tensor)
             t._data = out
@@ -813,7 +867,7 @@ class Tensor:
             index = index._data  # a mask or index tensor on this tensor's device (the tutorial's grad_h[h < 0])
         elif index.__class__ is not _int and index.__class__ is not slice:
             index = _convert_index(index, xp_of(self._data))
-        if _grad_mode.enabled and (self._rg or (isinstance(value, Tensor) and value._rg)):
+        if (self._rg or (isinstance(value, Tensor) and value._rg)) and _grad_mode.enabled:
             self._check_inplace()
             out = _fn.SetItem.apply(self._shallow(), value, index=index)
             self._rebind(out)
@@ -839,32 +893,11 @@ class Tensor:
         self.grad_fn = out.grad_fn
         self._out_index = out._out_index
 
-    def _inplace(self, fn_cls, iop, other, **kwargs):
-        """``self op= other``: recorded as ``fn_cls`` when the graph needs it, else in place on the array
-        (``iop`` is the in-place operator, which for an array is its ufunc with ``out=`` itself)."""
-        if _grad_mode.enabled and (self._rg or (isinstance(other, Tensor) and other._rg)):
-            self._check_inplace()
-            self._rebind(fn_cls.apply(self._shallow(), other, **kwargs))
-            return self
-        a = self._data
-        if isinstance(other, Tensor):
-            if other._data.__class__ is not a.__class__:
-                _check_same_device(self, other)
-            other = other._data
-        iop(a, other)
-        return self
-
-    def __iadd__(self, other):
-        return self._inplace(_fn.Add, _operator.iadd, other)
-
-    def __isub__(self, other):
-        return self._inplace(_fn.Sub, _operator.isub, other)
-
-    def __imul__(self, other):
-        return self._inplace(_fn.Mul, _operator.imul, other)
-
-    def __itruediv__(self, other):
-        return self._inplace(_fn.Div, _operator.itruediv, other)
+    __iadd__ = _inplace_op("Add", _operator.iadd)
+    __isub__ = _inplace_op("Sub", _operator.isub)
+    __imul__ = _inplace_op("Mul", _operator.imul)
+    __itruediv__ = _inplace_op("Div", _operator.itruediv)
+    _ipow = _inplace_op("Pow", _operator.ipow)
 
     def add_(self, other, alpha=1):
         return self.__iadd__(other * alpha if alpha != 1 else other)
@@ -879,7 +912,7 @@ class Tensor:
         return self.__itruediv__(other)
 
     def pow_(self, exponent):
-        return self._inplace(_fn.Pow, _operator.ipow, exponent)
+        return self._ipow(exponent)
 
     def clamp_(self, min=None, max=None):  # noqa: A002
         if _grad_mode.enabled and self._rg:
@@ -893,7 +926,10 @@ class Tensor:
         return self.clamp_(min=0)
 
     def zero_(self):
-        return self.fill_(0)
+        if self._rg and _grad_mode.enabled:
+            return self.fill_(0)
+        self._data.fill(0)  # the tutorial's w.grad.zero_()
+        return self
 
     def fill_(self, value):
         if _grad_mode.enabled and self._rg:

@@ -78,7 +78,7 @@ class Pow(Function):
         ga = gb = None
         if need_a:
             if b.__class__ in (int, float):
-                ga = gy * (2 * a) if b == 2 else gy * (b * a ** (b - 1))
+                ga = gy * (a + a) if b == 2 else gy * (b * a ** (b - 1))  # a + a: 2 * a exactly, and faster
             else:
                 ga = gy * b * a ** (b - 1)
         if need_b:
@@ -111,7 +111,8 @@ class MatMul(Function):
     @staticmethod
     def forward(ctx, a, b):
         try:
-            out = a @ b
+            # 2-D: ndarray.dot, the same BLAS product as @ with half its call overhead on small matrices
+            out = a.dot(b) if a.ndim == 2 and b.ndim == 2 else a @ b
         except ValueError:
             raise RuntimeError(
                 f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(a.shape)} and {_shape_text(b.shape)})"
@@ -124,7 +125,7 @@ class MatMul(Function):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
         if a.ndim == 2 and b.ndim == 2:
-            return (gy @ b.T if need_a else None), (a.T @ gy if need_b else None)
+            return (gy.dot(b.T) if need_a else None), (a.T.dot(gy) if need_b else None)
         xp = xp_of(gy)
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b

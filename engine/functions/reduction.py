@@ -23,7 +23,9 @@ def _expand_back(gy, shape, axes, keepdim):
     """``gy`` of a reduction, broadcast back to the input's shape."""
     xp = xp_of(gy)
     if axes is None:
-        return xp.full(shape, gy, dtype=gy.dtype)  # one C call; NumPy's broadcast_to is Python-level
+        out = xp.empty(shape, dtype=gy.dtype)  # empty + fill: half of full()'s time, and a writable array
+        out.fill(gy)
+        return out
     if not keepdim and len(shape):
         gy = xp.expand_dims(gy, axes)
     return xp.broadcast_to(gy, shape)
@@ -34,6 +36,9 @@ class Sum(Function):
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
+        if dim is None and not keepdim:
+            ctx.meta = (x.shape, None, False)
+            return x.sum()
         axes = _axes(dim, x.ndim)
         ctx.meta = (x.shape, axes, keepdim)
         return x.sum(axis=axes, keepdims=keepdim)
