@@ -105,9 +105,10 @@ class RunConfig:
         * autograd/function: 2 D_in·H + H·D_out, 3 N·H and 3 N·D_out (saved activations and their gradients);
         * nn: 2 D_in·H + H·D_out + 5 N·H + 4 N·D_out;
         * optim (Adam): m and v and three weight-sized temporaries of the update (6 W) + H·D_out + 3 N·H + 2 N·D_out;
+        * for the graph recipes with wide outputs (D_out of the order of N or more) the peak is at the loss's
+          backward instead, with the kept .grad buffers (D_in·H + H·D_out), 4 N·H and 6 N·D_out (nn: 6 and
+          8; optim: those of nn and Adam's m and v);
         * set-up on the CPU: each array is drawn in float64 and converted, one at a time.
-        Known gap: for the graph recipes (autograd, function, nn, optim) with D_out of the order of N or more,
-        the peak moves to the loss's backward and the estimate is up to ~25% low.
         """
         n, d_in, h, d_out = self.batch, self.d_in, self.hidden, self.d_out
         dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
@@ -117,11 +118,12 @@ class RunConfig:
             # the update, or the loss while the last step's gradients are still alive (wide outputs)
             step = max(2 * dh + ho + 4 * nh + 2 * no, dh + ho + 4 * nh + 4 * no)
         elif self.recipe in ("autograd", "function"):
-            step = 2 * dh + ho + 3 * nh + 3 * no
+            # the last backward's end, or the loss's backward while the kept .grad buffers are alive
+            step = max(2 * dh + ho + 3 * nh + 3 * no, dh + ho + 4 * nh + 6 * no)
         elif self.recipe == "nn":
-            step = 2 * dh + ho + 5 * nh + 4 * no
+            step = max(2 * dh + ho + 5 * nh + 4 * no, dh + ho + 6 * nh + 8 * no)
         else:  # optim
-            step = 6 * weights + ho + 3 * nh + 2 * no
+            step = max(6 * weights + ho + 3 * nh + 2 * no, 2 * weights + dh + ho + 6 * nh + 8 * no)
         setup = 0
         if not self.device.startswith("cuda"):  # the float64 draws are host memory, not the GPU's
             setup = max(n * d_in, dh) * 8 // self.itemsize

@@ -26,14 +26,13 @@ def measured_peak(config: RunConfig, steps: int = 3) -> int:
         tracemalloc.stop()
 
 
-WIDE = (512, 512, 256, 512)  # D_out = N: the peak moves to the loss and its backward
+# D_out of the order of N or more: the peak moves to the loss and its backward
+WIDE = [(512, 512, 256, 512), (128, 256, 128, 512), (64, 128, 64, 2048)]
 
 
-@pytest.mark.parametrize("size", [*SIZES, WIDE], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("size", [*SIZES, *WIDE], ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("recipe", ["numpy", "tensor", "autograd", "function", "nn", "optim"])
 def test_estimate_within_10_percent_of_the_measured_peak(recipe, size):
-    if size == WIDE and recipe not in ("numpy", "tensor"):
-        pytest.xfail("known gap: the graph recipes' estimate is ~25% low for wide outputs (config.memory_estimate)")
     n, d_in, h, d_out = size
     config = RunConfig(recipe=recipe, batch=n, d_in=d_in, hidden=h, d_out=d_out)
     peak = measured_peak(config)
