@@ -47,13 +47,21 @@ class Row:
     blocks: int
     steps_per_block: int
     final_loss: float
+    # medians of the per-round ratios (each round times every implementation back to back, so a ratio of
+    # neighbours cancels the machine's drift between rounds); None: fall back to the ratio of medians
+    paired_vs_raw: float | None = None
+    paired_vs_torch: float | None = None
 
     @property
     def vs_raw(self) -> float | None:
+        if self.paired_vs_raw is not None:
+            return self.paired_vs_raw
         return self.engine_ms / self.raw_ms if self.raw_ms else None
 
     @property
     def vs_torch(self) -> float | None:
+        if self.paired_vs_torch is not None:
+            return self.paired_vs_torch
         return self.engine_ms / self.torch_ms if self.torch_ms else None
 
     def to_dict(self) -> dict:
@@ -143,7 +151,7 @@ def plan(size_name: str, device: str, quick: bool) -> tuple[int, int, int]:
     if quick:
         return 1, 1, 1
     if device == "cpu":
-        return {"tiny": (50, 15, 200), "tutorial": (10, 15, 40), "medium": (2, 5, 3), "large": (1, 2, 1)}[size_name]
+        return {"tiny": (50, 31, 100), "tutorial": (10, 41, 15), "medium": (2, 7, 2), "large": (1, 3, 1)}[size_name]
     return {"tiny": (50, 15, 200), "tutorial": (50, 15, 200), "medium": (10, 11, 50), "large": (3, 7, 5)}[size_name]
 
 
@@ -170,10 +178,12 @@ def measure_row(size_name: str, recipe: str, device: str, dtype: str = "float32"
             sync()
             times[name].append((time.perf_counter() - t0) / per_block)
     med = {name: statistics.median(ts) * 1e3 for name, ts in times.items()}
+    paired = {name: statistics.median(e / o for e, o in zip(times["engine"], ts))
+              for name, ts in times.items() if name != "engine"}
     loss = impls["engine"][1]["loss"]
     loss = float(loss.item() if hasattr(loss, "item") else loss)
     return Row(size_name, recipe, device, dtype, med["engine"], med.get("raw"), med.get("torch"), blocks,
-               per_block, loss)
+               per_block, loss, paired.get("raw"), paired.get("torch"))
 
 
 def matmul_peak_tflops(device: str, dtype: str = "float32", n: int | None = None, quick: bool = False) -> float:
