@@ -76,11 +76,6 @@ def _inplace_op(fn_name: str, iop):
     return method
 
 
-def _as_array(out):
-    """NumPy reductions and 0-d operations give scalars; a Tensor always holds an array."""
-    return np.asarray(out) if out.__class__ is not _ndarray and out.__class__ in _SCALAR_TYPES else out
-
-
 def _binary(fn_name: str, op, reflected: bool = False):
     """A Tensor's ``op`` operator (``reflected``: the ``__r*__`` form, the Tensor on the right).
 
@@ -526,13 +521,7 @@ class Tensor:
     def __pow__(self, other):
         if not isinstance(other, Tensor) and not (self._rg and _grad_mode.enabled):
             a = self._data
-            out = a * a if (other.__class__ in (_int, _float) and other == 2) else a**other  # as Pow.forward
-            if out.__class__ is not _ndarray and out.__class__ in _SCALAR_TYPES:
-                out = np.asarray(out)
-            t = _new(Tensor)
-            t._data = out
-            t._rg = False
-            return t
+            return _wrap(a * a if (other.__class__ in (_int, _float) and other == 2) else a**other)  # as Pow.forward
         return _fn.Pow.apply(self, other)
 
     def __rpow__(self, other):
@@ -563,14 +552,9 @@ class Tensor:
         if b.__class__ is not a.__class__:
             _check_same_device(self, mat2)
         try:
-            out = a.dot(b)  # as MatMul.forward for 2-D
+            return _wrap(a.dot(b))  # as MatMul.forward for 2-D, without its ctx
         except ValueError:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_fn.arithmetic._shape_text(a.shape)} "
-                               f"and {_fn.arithmetic._shape_text(b.shape)})") from None
-        t = _new(Tensor)
-        t._data = out
-        t._rg = False
-        return t
+            raise _fn.arithmetic.shapes_error(a, b) from None
 
     def __rmatmul__(self, other):
         return _fn.MatMul.apply(other, self)
@@ -603,40 +587,22 @@ class Tensor:
 
     # comparisons: not differentiable, return bool tensors
     def __lt__(self, other):
-        t = _new(Tensor)
-        t._data = _as_array(self._data < (other._data if isinstance(other, Tensor) else other))
-        t._rg = False
-        return t
+        return _wrap(self._data < (other._data if isinstance(other, Tensor) else other))
 
     def __le__(self, other):
-        t = _new(Tensor)
-        t._data = _as_array(self._data <= (other._data if isinstance(other, Tensor) else other))
-        t._rg = False
-        return t
+        return _wrap(self._data <= (other._data if isinstance(other, Tensor) else other))
 
     def __gt__(self, other):
-        t = _new(Tensor)
-        t._data = _as_array(self._data > (other._data if isinstance(other, Tensor) else other))
-        t._rg = False
-        return t
+        return _wrap(self._data > (other._data if isinstance(other, Tensor) else other))
 
     def __ge__(self, other):
-        t = _new(Tensor)
-        t._data = _as_array(self._data >= (other._data if isinstance(other, Tensor) else other))
-        t._rg = False
-        return t
+        return _wrap(self._data >= (other._data if isinstance(other, Tensor) else other))
 
     def __eq__(self, other):
-        t = _new(Tensor)
-        t._data = _as_array(self._data == (other._data if isinstance(other, Tensor) else other))
-        t._rg = False
-        return t
+        return _wrap(self._data == (other._data if isinstance(other, Tensor) else other))
 
     def __ne__(self, other):
-        t = _new(Tensor)
-        t._data = _as_array(self._data != (other._data if isinstance(other, Tensor) else other))
-        t._rg = False
-        return t
+        return _wrap(self._data != (other._data if isinstance(other, Tensor) else other))
 
     def __and__(self, other):
         return _wrap(self._data & _raw(other))
@@ -689,13 +655,7 @@ class Tensor:
             return _fn.Clamp.apply(self, min=_raw(min), max=_raw(max))
         a = self._data
         if max is None and min is not None and not isinstance(min, Tensor):  # the tutorial's ReLU
-            out = (np if a.__class__ is np.ndarray else xp_of(a)).maximum(a, min)
-            if out.__class__ is not _ndarray and out.__class__ in _SCALAR_TYPES:
-                out = np.asarray(out)
-            t = _new(Tensor)
-            t._data = out
-            t._rg = False
-            return t
+            return _wrap((np if a.__class__ is np.ndarray else xp_of(a)).maximum(a, min))
         return _wrap(_fn.Clamp.forward(_SCRATCH, a, _raw(min), _raw(max)))
 
     clip = clamp
@@ -718,11 +678,7 @@ class Tensor:
     # ------------------------------------------------------------------ reductions
     def sum(self, dim=None, keepdim=False, dtype=None):
         if dim is None and dtype is None and not keepdim and not (self._rg and _grad_mode.enabled):
-            a = self._data
-            t = _new(Tensor)
-            t._data = a.sum() if a.__class__ is not np.ndarray else np.asarray(a.sum())  # as Sum.forward
-            t._rg = False
-            return t
+            return _wrap(self._data.sum())  # as Sum.forward
         t = self if dtype is None else self.to(dtype)
         return _fn.Sum.apply(t, dim=dim, keepdim=keepdim)
 
@@ -810,10 +766,7 @@ class Tensor:
             return self
         if self._rg and _grad_mode.enabled:
             return _fn.Transpose.apply(self, 0, 1)
-        t = _new(Tensor)
-        t._data = self._data.T
-        t._rg = False
-        return t
+        return _wrap(self._data.T)
 
     def transpose(self, dim0, dim1):
         return _fn.Transpose.apply(self, dim0, dim1)
@@ -851,10 +804,7 @@ class Tensor:
     def clone(self):
         if self._rg and _grad_mode.enabled:
             return _fn.Clone.apply(self)
-        t = _new(Tensor)
-        t._data = self._data.copy()
-        t._rg = False
-        return t
+        return _wrap(self._data.copy())
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, index):

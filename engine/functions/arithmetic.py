@@ -99,6 +99,13 @@ class Neg(Function):
         return -gy
 
 
+def shapes_error(a, b) -> RuntimeError:
+    """PyTorch's error for a matrix product of arrays whose shapes do not fit."""
+    return RuntimeError(
+        f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(a.shape)} and {_shape_text(b.shape)})"
+    )
+
+
 def _shape_text(shape):
     return "x".join(str(n) for n in shape) if shape else "scalar"
 
@@ -114,9 +121,7 @@ class MatMul(Function):
             # 2-D: ndarray.dot, the same BLAS product as @ with half its call overhead on small matrices
             out = a.dot(b) if a.ndim == 2 and b.ndim == 2 else a @ b
         except ValueError:
-            raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(a.shape)} and {_shape_text(b.shape)})"
-            ) from None
+            raise shapes_error(a, b) from None
         ctx.saved = (a, b)
         return out
 
