@@ -10,15 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import backend
+from . import graphs as _graphs
 from . import random as _random
 from .backend import CudaUnavailableError
+from .graphs import CUDAGraph, GraphCaptureError, graph, is_current_stream_capturing
 from .legacy import CUDA_TYPES
 
 __all__ = [
     "is_available", "unavailable_reason", "device_count", "current_device", "set_device", "device",
     "get_device_capability", "get_device_name", "get_device_properties", "synchronize", "empty_cache",
     "memory_allocated", "memory_reserved", "max_memory_allocated", "reset_peak_memory_stats", "mem_get_info",
-    "manual_seed", "manual_seed_all", "runtime_versions", "CudaUnavailableError",
+    "manual_seed", "manual_seed_all", "runtime_versions", "CudaUnavailableError", "CUDAGraph", "graph",
+    "GraphCaptureError", "is_current_stream_capturing",
     "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
 ]
 
@@ -141,13 +144,13 @@ def _pool(dev=None):
 
 
 def memory_allocated(dev=None) -> int:
-    """Bytes held by live arrays (CuPy's default pool, this device)."""
-    return int(_pool(dev).used_bytes())
+    """Bytes held by live arrays on this device: CuPy's default pool and the live CUDA graphs' own pools."""
+    return int(_pool(dev).used_bytes()) + _graphs.pools_used_bytes(_index(dev))
 
 
 def memory_reserved(dev=None) -> int:
-    """Bytes the pool holds from the driver, in use or cached."""
-    return int(_pool(dev).total_bytes())
+    """Bytes the pools hold from the driver, in use or cached."""
+    return int(_pool(dev).total_bytes()) + _graphs.pools_total_bytes(_index(dev))
 
 
 _peak: dict[int, int] = {}
@@ -165,10 +168,12 @@ def reset_peak_memory_stats(dev=None) -> None:
 
 
 def empty_cache() -> None:
-    """Give the pool's cached, unused blocks back to the driver (a no-op without CUDA, as in PyTorch)."""
+    """Give the pool's cached, unused blocks back to the driver (a no-op without CUDA, as in PyTorch). A live
+    CUDA graph's pool keeps its blocks: its replays write to them (``CUDAGraph.reset()`` frees them)."""
     if not is_available():
         return
     cupy = backend.get_cupy()
+    _graphs.sweep()
     for i in range(device_count()):
         with cupy.cuda.Device(i):
             cupy.get_default_memory_pool().free_all_blocks()

@@ -552,7 +552,8 @@ class Tensor:
         if b.__class__ is not a.__class__:
             _check_same_device(self, mat2)
         try:
-            return _wrap(a.dot(b))  # as MatMul.forward for 2-D, without its ctx
+            # as MatMul.forward for 2-D, without its ctx
+            return _wrap(a.dot(b) if a.__class__ is _ndarray else _fn.arithmetic.dot2(a, b))
         except ValueError:
             raise _fn.arithmetic.shapes_error(a, b) from None
 
@@ -825,7 +826,10 @@ class Tensor:
         if isinstance(value, Tensor):
             _check_same_device(self, value)
             value = value._data
-        self._data[index] = value
+        if self._data.__class__ is _ndarray:
+            self._data[index] = value
+        else:
+            _fn.shape.assign(self._data, index, value)
 
     # ------------------------------------------------------------------ in place
     def _check_inplace(self):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from .. import graphs as _graphs
 from ..autograd import Function
 from ..backend import xp_of
 
@@ -110,6 +113,14 @@ def _shape_text(shape):
     return "x".join(str(n) for n in shape) if shape else "scalar"
 
 
+def dot2(a, b):
+    """The 2-D product ``a.dot(b)``; on a GPU while a CUDA graph captures, cuBLAS called so that it is captured
+    (CuPy's own product refuses to run then; engine/graphs.py)."""
+    if _graphs.capturing and a.__class__ is b.__class__ and a.__class__ is not np.ndarray:
+        return _graphs.matmul(a, b)
+    return a.dot(b)
+
+
 class MatMul(Function):
     """``a @ b`` with NumPy's rules: 1-D operands, and broadcast batch dimensions."""
 
@@ -119,7 +130,7 @@ class MatMul(Function):
     def forward(ctx, a, b):
         try:
             # 2-D: ndarray.dot, the same BLAS product as @ with half its call overhead on small matrices
-            out = a.dot(b) if a.ndim == 2 and b.ndim == 2 else a @ b
+            out = (a.dot(b) if a.__class__ is np.ndarray else dot2(a, b)) if a.ndim == 2 and b.ndim == 2 else a @ b
         except ValueError:
             raise shapes_error(a, b) from None
         ctx.saved = (a, b)
@@ -130,7 +141,9 @@ class MatMul(Function):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
         if a.ndim == 2 and b.ndim == 2:
-            return (gy.dot(b.T) if need_a else None), (a.T.dot(gy) if need_b else None)
+            if gy.__class__ is np.ndarray:
+                return (gy.dot(b.T) if need_a else None), (a.T.dot(gy) if need_b else None)
+            return (dot2(gy, b.T) if need_a else None), (dot2(a.T, gy) if need_b else None)
         xp = xp_of(gy)
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b

@@ -114,6 +114,18 @@ class GetItem(Function):
         return gx
 
 
+def assign(data, index, value) -> None:
+    """``data[index] = value``. On a GPU, a boolean mask of data's shape with one value goes through
+    ``copyto(where=mask)``: CuPy's masked assignment counts the mask on the host first (a synchronisation on
+    every call, and no CUDA graph can capture it)."""
+    one_value = value.__class__ in (int, float, bool) or getattr(value, "ndim", 1) == 0
+    if (data.__class__ is not np.ndarray and getattr(index, "dtype", None) == np.bool_
+            and index.shape == data.shape and one_value):
+        xp_of(data).copyto(data, value, casting="unsafe", where=index)
+    else:
+        data[index] = value
+
+
 class SetItem(Function):
     """``x[index] = value`` recorded out of place; Tensor.__setitem__ rebinds the tensor to the result."""
 
@@ -122,7 +134,7 @@ class SetItem(Function):
     @staticmethod
     def forward(ctx, x, value, index):
         out = x.copy()
-        out[index] = value
+        assign(out, index, value)
         ctx.index = index
         return out
 
@@ -132,7 +144,7 @@ class SetItem(Function):
         gx = gv = None
         if need_x:
             gx = gy.copy()
-            gx[ctx.index] = 0
+            assign(gx, ctx.index, 0)
         if need_value:
             gv = gy[ctx.index]
         return gx, gv

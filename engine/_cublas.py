@@ -1,0 +1,142 @@
+"""A matrix product that a CUDA graph can capture: cuBLAS's GEMM, called directly.
+
+CuPy refuses every cuBLAS call while a stream captures ("calling cuBLAS API during stream capture is currently
+unsupported": its wrappers check before they set the handle's stream), although cuBLAS itself supports capture
+(CUDA 12.2 and later allocate its workspace stream-ordered). So while :mod:`engine.graphs` captures, 2-D
+products go through :func:`matmul`: the same libcublas that CuPy loaded, found in this process's memory map and
+called through ctypes on a handle of our own, one per device and thread, in the default math mode (no TF32,
+as CuPy and PyTorch by default).
+
+Only called on a GPU; ``tests/fake_cupy.py`` stands in for it elsewhere.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import threading
+
+import numpy as np
+
+from . import backend
+
+_OP_N, _OP_T = 0, 1
+_lib = None
+_lib_lock = threading.Lock()
+_handles = threading.local()
+
+
+class CublasError(RuntimeError):
+    pass
+
+
+def _find_library():
+    """libcublas as CuPy loaded it (its path in /proc/self/maps), else the usual sonames."""
+    candidates = []
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                path = line.rstrip().split(maxsplit=5)[-1]
+                name = path.rsplit("/", 1)[-1]
+                if name.startswith("libcublas.so") and path not in candidates:
+                    candidates.append(path)
+    except OSError:
+        pass
+    found = ctypes.util.find_library("cublas")
+    candidates += ["libcublas.so.13", "libcublas.so.12", "libcublas.so.11"] + ([found] if found else [])
+    errors = []
+    for name in candidates:
+        try:
+            return ctypes.CDLL(name)
+        except OSError as exc:
+            errors.append(f"{name}: {exc}")
+    raise CublasError("cuBLAS could not be loaded for a captured matrix product (" + "; ".join(errors) + ")")
+
+
+def _library():
+    global _lib
+    if _lib is None:
+        with _lib_lock:
+            if _lib is None:
+                lib = _find_library()
+                vp, i = ctypes.c_void_p, ctypes.c_int
+                lib.cublasCreate_v2.argtypes = [ctypes.POINTER(vp)]
+                lib.cublasSetStream_v2.argtypes = [vp, vp]
+                for name, scalar in (("cublasSgemm_v2", ctypes.c_float), ("cublasDgemm_v2", ctypes.c_double)):
+                    fn = getattr(lib, name)
+                    p = ctypes.POINTER(scalar)
+                    fn.argtypes = [vp, i, i, i, i, i, p, vp, i, vp, i, p, vp, i]
+                    fn.restype = i
+                lib.cublasCreate_v2.restype = i
+                lib.cublasSetStream_v2.restype = i
+                _lib = lib
+    return _lib
+
+
+def _check(status: int, what: str) -> None:
+    if status != 0:
+        # CUBLAS_STATUS_ALLOC_FAILED (3) is reported as such: the runner counts it as out of memory
+        names = {1: "NOT_INITIALIZED", 3: "ALLOC_FAILED", 7: "INVALID_VALUE", 8: "ARCH_MISMATCH",
+                 13: "EXECUTION_FAILED", 14: "INTERNAL_ERROR", 15: "NOT_SUPPORTED"}
+        raise CublasError(f"{what} failed: CUBLAS_STATUS_{names.get(status, status)}")
+
+
+def _handle(lib, device_id: int):
+    table = getattr(_handles, "table", None)
+    if table is None:
+        table = _handles.table = {}
+    handle = table.get(device_id)
+    if handle is None:
+        handle = ctypes.c_void_p()
+        _check(lib.cublasCreate_v2(ctypes.byref(handle)), "cublasCreate")
+        table[device_id] = handle
+    return handle
+
+
+def _operand(x):
+    """(op, leading dimension, array) that gives x^T in cuBLAS's column-major terms."""
+    rows, cols = x.shape
+    item = x.itemsize
+    s0, s1 = x.strides
+    if (cols == 1 or s1 == item) and s0 % item == 0 and (rows == 1 or s0 // item >= cols):
+        return _OP_N, max(1, s0 // item if rows > 1 else cols), x  # row-major: x^T column-major, as it lies
+    if (rows == 1 or s0 == item) and s1 % item == 0 and (cols == 1 or s1 // item >= rows):
+        return _OP_T, max(1, s1 // item if cols > 1 else rows), x  # column-major (a transposed view)
+    x = backend.get_cupy().ascontiguousarray(x)
+    return _OP_N, max(1, cols), x
+
+
+def matmul(a, b):
+    """``a @ b`` for 2-D CuPy arrays of float32 or float64, into a new array, on the current stream."""
+    cupy = backend.get_cupy()
+    (m, k), (k2, n) = a.shape, b.shape
+    if k != k2:
+        from .functions.arithmetic import shapes_error
+
+        raise shapes_error(a, b)
+    dtype = np.result_type(a.dtype, b.dtype)
+    if dtype not in (np.float32, np.float64):
+        raise NotImplementedError(f"a captured matrix product needs float32 or float64 operands, not {dtype}")
+    if a.dtype != dtype:
+        a = a.astype(dtype)
+    if b.dtype != dtype:
+        b = b.astype(dtype)
+    out = cupy.empty((m, n), dtype=dtype)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        out.fill(0)
+        return out
+    lib = _library()
+    handle = _handle(lib, a.device.id)
+    _check(lib.cublasSetStream_v2(handle, ctypes.c_void_p(cupy.cuda.get_current_stream().ptr)), "cublasSetStream")
+    op_a, lda, a = _operand(a)
+    op_b, ldb, b = _operand(b)
+    scalar = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+    gemm = lib.cublasSgemm_v2 if dtype == np.float32 else lib.cublasDgemm_v2
+    one, zero = scalar(1), scalar(0)
+    # row-major out (m x n) is column-major out^T (n x m) = b^T (n x k) @ a^T (k x m)
+    _check(gemm(handle, op_b, op_a, n, m, k, ctypes.byref(one), ctypes.c_void_p(b.data.ptr), ldb,
+                ctypes.c_void_p(a.data.ptr), lda, ctypes.byref(zero), ctypes.c_void_p(out.data.ptr), n),
+           "cublasGemm")
+    return out
