@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lr", type=_float, default=None, help="learning rate (default 1e-6; 1e-4 for nn/optim)")
     run.add_argument("--iters", type=_int, default=None, help="iterations (default 500)")
     run.add_argument("--seed", type=_int, default=None, help="random seed of x, y and the weights (default 0)")
+    run.add_argument("--cuda-graph", action="store_true", default=None,
+                     help="GPU: capture the step as a CUDA graph after 3 warm-up steps and replay it "
+                          "(tensor, autograd, function, nn)")
     out = p.add_argument_group("headless output")
     out.add_argument("--export", metavar="PATH", help="write the loss log to PATH (.csv or .json)")
     out.add_argument("--compare-grads", action="store_true",
@@ -87,6 +90,7 @@ def config_from_args(args, base: RunConfig | None = None) -> RunConfig:
         "lr": lr,
         "iters": args.iters if args.iters is not None else base.iters,
         "seed": args.seed if args.seed is not None else base.seed,
+        "cuda_graph": args.cuda_graph if args.cuda_graph is not None else base.cuda_graph,
     }
     return base.with_(**changes)
 
@@ -153,6 +157,8 @@ def run_headless(args) -> int:
         rate_text = f"{rate:,.0f} steps/s" if math.isfinite(rate) else "n/a steps/s"
         print(f"{result.status}: {result.steps_done} steps, final loss {result.final_loss:.6g}, {rate_text} "
               f"({config.recipe} on {config.device}, {config.dtype})")
+        if config.cuda_graph:
+            print(f"CUDA graph: {result.extra['cuda_graph']['note']}")
         if result.status != DONE:
             sys.stderr.write(result.message + "\n")
     if args.compare_grads:

@@ -11,6 +11,10 @@ DTYPES = ("float32", "float64")
 MAX_SIZE = 1 << 20  # one dimension; the memory check below is what really bounds a run
 MAX_ITERS = 10_000_000
 
+# recipes whose step does the same GPU work every time, so that a CUDA graph can replay it (Adam, in optim,
+# counts its steps on the host: a replay would repeat the captured step's bias correction)
+GRAPH_RECIPES = ("tensor", "autograd", "function", "nn")
+
 RECIPE_DEFAULT_LR = {"numpy": 1e-6, "tensor": 1e-6, "autograd": 1e-6, "function": 1e-6, "nn": 1e-4, "optim": 1e-4}
 
 
@@ -34,6 +38,7 @@ class RunConfig:
     lr: float = 1e-6
     iters: int = 500
     seed: int = 0
+    cuda_graph: bool = False  # GPU: capture the step once as a CUDA graph and replay it (app/runner.py)
 
     # ------------------------------------------------------------------ validation
     def validated(self, check_device: bool = True, check_memory: bool = True) -> RunConfig:
@@ -57,6 +62,14 @@ class RunConfig:
             raise ConfigError("lr", f"the learning rate must be a finite number above 0, got {lr!r}")
         if self.recipe == "numpy" and self.device != "cpu":
             raise ConfigError("device", "the numpy recipe runs on the CPU only (it is the NumPy warm-up)")
+        if not isinstance(self.cuda_graph, bool):
+            raise ConfigError("cuda_graph", f"must be true or false, got {self.cuda_graph!r}")
+        if self.cuda_graph:
+            if not self.device.startswith("cuda"):
+                raise ConfigError("cuda_graph", "CUDA graphs need a CUDA device: choose cuda, or turn them off")
+            if self.recipe not in GRAPH_RECIPES:
+                raise ConfigError("cuda_graph", f"the {self.recipe} recipe cannot be replayed as a CUDA graph (Adam "
+                                                "counts its steps on the host); use tensor, autograd, function or nn")
         if check_device:
             self.check_device()
         if check_memory:

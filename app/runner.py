@@ -6,6 +6,11 @@ Statuses: ``done``, ``stopped``, ``diverged`` (the loss became NaN or infinite),
 Losses are read back from the device in batches: on the CPU every step (reading a NumPy scalar costs
 nothing), on a GPU into a device buffer that is copied to the host every ``readback_s`` seconds or
 ``readback_steps`` steps, so the step loop never waits for a per-step ``.item()``.
+
+With ``config.cuda_graph`` the first ``GRAPH_WARMUP`` steps run as written (they compile the kernels and make
+the ``.grad`` buffers), the next one is captured as a CUDA graph, and every step from there on is one replay
+of it plus a copy of its loss. When the step cannot be captured the run goes on uncaptured and says why
+(``RunResult.extra["cuda_graph"]``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from .config import ConfigError, RunConfig, format_bytes
 from .recipes import RECIPES, TrainState, make_state
 
 DONE, STOPPED, DIVERGED, OUT_OF_MEMORY, FAILED = "done", "stopped", "diverged", "out of memory", "failed"
+GRAPH_WARMUP = 3  # uncaptured steps before the capture: kernels compiled, .grad buffers made
 STATUSES = (DONE, STOPPED, DIVERGED, OUT_OF_MEMORY, FAILED)
 
 
@@ -175,6 +181,8 @@ class Runner:
         self._parked = threading.Event()  # set while the run waits between steps (paused or ended)
         self.status: str | None = None
         self.message = ""
+        self._graph = None  # the captured step while a cuda_graph run goes on
+        self.graph_info: dict = {"captured": False, "note": "not captured yet"}
 
     # ------------------------------------------------------------------ controls (any thread)
     def stop(self) -> None:
@@ -291,6 +299,8 @@ class Runner:
             try:
                 self.state = make_state(cfg)
                 steps = RECIPES[cfg.recipe](self.state)
+                graph = graph_loss = None
+                capture_at = GRAPH_WARMUP if cfg.cuda_graph and on_gpu else -1
                 prev = time.perf_counter()
                 for t in range(cfg.iters):
                     if self._stop.is_set() or not self._wait_if_paused(flush):
@@ -298,7 +308,14 @@ class Runner:
                         break
                     if self._paused:
                         prev = time.perf_counter()  # time spent paused is not step time
-                    loss = next(steps)
+                    if graph is not None:
+                        graph.replay()
+                        loss = graph_loss.copy()  # the next replay writes over the graph's own loss
+                    elif t == capture_at:
+                        graph, graph_loss, steps = self._capture(steps, t)
+                        loss = next(steps) if graph is None else graph_loss.copy()
+                    else:
+                        loss = next(steps)
                     now = time.perf_counter()
                     pending_losses.append(loss._data if isinstance(loss, engine.Tensor) else loss)
                     pending_steps.append(t)
@@ -353,14 +370,42 @@ class Runner:
                 else:
                     status, message = FAILED, f"{type(exc).__name__}: {_short(exc)}"
             finally:
+                if self._graph is not None:
+                    self.graph_info["replays"] = self._graph.replays
+                    graph = graph_loss = None
+                    self._graph.reset()  # its pool's memory goes back; the weights live outside it
+                    self._graph = None
                 self._release_state(status)
                 self._parked.set()
         emit(force=True)
+        if cfg.cuda_graph and not self.graph_info["captured"] and self.graph_info["note"] == "not captured yet":
+            self.graph_info["note"] = (f"not used: the run ended within its {GRAPH_WARMUP} uncaptured warm-up "
+                                       "steps")
         self.status, self.message = status, message
         return RunResult(
             config=cfg, status=status, message=message, log=self.log, started_at=started, device_name=dev_name,
             versions=versions(), wall_s=time.perf_counter() - t0, diverged_at=diverged_at,
+            extra={"cuda_graph": dict(self.graph_info)} if cfg.cuda_graph else {},
         )
+
+    def _capture(self, steps, t: int):
+        """Capture the recipe's next step as a CUDA graph and run it once: (graph, its loss array, steps).
+
+        When the step cannot be captured: (None, None, a fresh generator of the recipe: the one that raised is
+        finished), with the reason in ``graph_info``; nothing of the failed capture ran on the GPU."""
+        g = engine.cuda.CUDAGraph()
+        try:
+            with engine.cuda.graph(g):
+                loss = next(steps)
+        except engine.cuda.GraphCaptureError as exc:
+            self.graph_info.update(captured=False, note=f"not captured, the run went on without it: {exc}")
+            g.reset()
+            return None, None, RECIPES[self.config.recipe](self.state)
+        g.replay()
+        self._graph = g
+        self.graph_info.update(captured=True, captured_at=t, pool_bytes=g.pool_bytes(),
+                               note=f"step {t} captured as a CUDA graph; the later steps replay it")
+        return g, loss._data if isinstance(loss, engine.Tensor) else loss, steps
 
     def _release_state(self, status: str) -> None:
         if status == OUT_OF_MEMORY:

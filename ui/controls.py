@@ -7,6 +7,7 @@ import math
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QGridLayout,
@@ -20,7 +21,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.config import MAX_ITERS, MAX_SIZE, RECIPE_DEFAULT_LR, ConfigError, RunConfig, available_memory, format_bytes
+from app.config import (
+    GRAPH_RECIPES,
+    MAX_ITERS,
+    MAX_SIZE,
+    RECIPE_DEFAULT_LR,
+    ConfigError,
+    RunConfig,
+    available_memory,
+    format_bytes,
+)
 from app.devices import device_choices
 from app.recipes import RECIPE_INFO
 
@@ -55,6 +65,10 @@ class Controls(QWidget):
         self._fill_devices()
         self.dtype = QComboBox()
         self.dtype.addItems(["float32", "float64"])
+        self.cuda_graph = QCheckBox("Capture the step as a CUDA graph")
+        self.cuda_graph.setToolTip(
+            "GPU: after 3 warm-up steps the step is captured once and replayed with one launch per step "
+            "(for tensor, autograd, function and nn)")
 
         self.batch = self._spin(1, MAX_SIZE, 64, "Batch size N: rows of x and y")
         self.d_in = self._spin(1, MAX_SIZE, 1000, "D_in: input dimension (columns of x)")
@@ -78,6 +92,7 @@ class Controls(QWidget):
         form.addRow("", self.recipe_help)
         form.addRow("Device", self.device)
         form.addRow("Dtype", self.dtype)
+        form.addRow("", self.cuda_graph)
         sizes = QGridLayout()
         sizes.setHorizontalSpacing(6)
         for i, (label, spin) in enumerate((("N", self.batch), ("D_in", self.d_in), ("H", self.hidden),
@@ -139,6 +154,7 @@ class Controls(QWidget):
         self.recipe.currentIndexChanged.connect(self._on_recipe_changed)
         for w in (self.device, self.dtype):
             w.currentIndexChanged.connect(self._on_changed)
+        self.cuda_graph.toggled.connect(self._on_changed)
         for w in (self.batch, self.d_in, self.hidden, self.d_out, self.iters, self.seed):
             w.valueChanged.connect(self._on_changed)
         self.lr.textChanged.connect(self._on_changed)
@@ -192,7 +208,11 @@ class Controls(QWidget):
             lr=lr if lr is not None else math.nan,
             iters=self.iters.value(),
             seed=self.seed.value(),
+            cuda_graph=self.cuda_graph.isChecked() and self._graph_possible(),
         )
+
+    def _graph_possible(self) -> bool:
+        return str(self.device.currentData()).startswith("cuda") and self.recipe.currentData() in GRAPH_RECIPES
 
     def config(self) -> tuple[RunConfig | None, str]:
         """The validated config, or (None, message naming the problem)."""
@@ -222,6 +242,7 @@ class Controls(QWidget):
                             (self.d_out, config.d_out), (self.iters, config.iters), (self.seed, config.seed)):
             spin.setValue(int(min(max(value, spin.minimum()), spin.maximum())))
         self.lr.setText(f"{config.lr:g}")
+        self.cuda_graph.setChecked(config.cuda_graph)
         self._on_changed()
 
     def requested_device_missing(self, config: RunConfig) -> bool:
@@ -241,6 +262,7 @@ class Controls(QWidget):
         for w in (self.recipe, self.device, self.dtype, self.batch, self.d_in, self.hidden, self.d_out, self.lr,
                   self.iters, self.seed):
             w.setEnabled(not active)
+        self.cuda_graph.setEnabled(not active and self._graph_possible())
 
     def _valid(self) -> bool:
         return self._lr_ok and self._memory_ok
@@ -272,6 +294,7 @@ class Controls(QWidget):
         self._on_changed()
 
     def _on_changed(self, *_) -> None:
+        self.cuda_graph.setEnabled(self._state == "idle" and self._graph_possible())
         cfg = self.raw_config()
         lr = self.lr_value()
         if lr is None or not math.isfinite(lr) or lr <= 0:

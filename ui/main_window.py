@@ -262,6 +262,8 @@ class MainWindow(QMainWindow):
                                         finished=result.status)
             text = {DONE: f"Run #{key} done: {result.steps_done} steps, final loss {result.final_loss:.4g}, "
                           f"{result.steps_per_second:,.0f} steps/s"}.get(result.status, f"Run #{key} {result.message}")
+            if "cuda_graph" in result.extra:
+                text += f". CUDA graph: {result.extra['cuda_graph']['note']}"
             self._say(text, error=result.status not in (DONE, "stopped"), at_controls=True)
         for callback in list(self.on_run_finished):
             callback(result)
