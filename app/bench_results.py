@@ -15,7 +15,7 @@ class Curve:
     label: str
     device: str
     recipe: str
-    impl: str  # engine | raw | torch
+    impl: str  # engine | graph (the engine's step replayed as a CUDA graph) | raw | torch
     sizes: list  # size names, in SIZE_ORDER
     flops: list  # per step, for the x axis
     ms: list
@@ -46,7 +46,8 @@ def load_latest(folder: Path = RESULTS) -> list[BenchResults]:
         for device, recipe in keys:
             mine = sorted((r for r in rows if r["device"] == device and r["recipe"] == recipe),
                           key=lambda r: SIZE_ORDER.index(r["size"]) if r["size"] in SIZE_ORDER else 99)
-            for impl, field in (("engine", "engine_ms"), ("raw", "raw_ms"), ("torch", "torch_ms")):
+            for impl, field in (("engine", "engine_ms"), ("graph", "graph_ms"), ("raw", "raw_ms"),
+                                ("torch", "torch_ms")):
                 points = [(r["size"], r["flops"], r[field]) for r in mine if r.get(field) and r.get("flops")]
                 if points:
                     curves.append(Curve(f"{impl} {recipe} ({device})", device, recipe, impl,

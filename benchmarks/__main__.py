@@ -26,14 +26,18 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import engine  # noqa: E402
+from app.config import GRAPH_RECIPES  # noqa: E402
 
-from .step_time import RECIPE_NAMES, SIZES, matmul_peak_tflops, measure_row  # noqa: E402
+from .step_time import RECIPE_NAMES, SIZES, matmul_peak_tflops, measure_row, run_500  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _fmt(v, spec=".3f"):
-    return "—" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, spec)
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        width = spec.split(".")[0]
+        return "—".rjust(int(width) if width.isdigit() else 0)
+    return format(v, spec)
 
 
 def main(argv=None) -> int:
@@ -93,6 +97,23 @@ def main(argv=None) -> int:
                     speedups[f"{r.size}/{r.recipe}"] = r.engine_ms / gpu.engine_ms
                     print(f"  {r.size:<9} {r.recipe:<9} {r.engine_ms / gpu.engine_ms:8.1f}x")
 
+    graph_rows = [r for r in rows if r.graph_ms is not None]
+    if graph_rows:
+        print("\nCUDA graph: the engine's step captured once and replayed (with a copy of its loss per step)")
+        print(f"{'size':<9} {'recipe':<9} {'graph ms':>10} {'torch ms':>10} {'graph/torch':>11} {'eager/graph':>11}")
+        for r in graph_rows:
+            print(f"{r.size:<9} {r.recipe:<9} {r.graph_ms:10.4f} {_fmt(r.torch_ms, '10.4f')} "
+                  f"{_fmt(r.graph_vs_torch, '11.3f')} {r.engine_ms / r.graph_ms:11.2f}")
+    runs_500 = []
+    for device in devices:
+        if device != "cpu" and "tutorial" in sizes:
+            for recipe in [r for r in args.recipes.split(",") if r in GRAPH_RECIPES]:
+                run = run_500(recipe, device, args.dtype, quick=args.quick)
+                runs_500.append(run)
+                others = ", ".join(f"{k[:-3]} {run[k]:.1f} ms" for k in ("engine_ms", "torch_ms") if k in run)
+                print(f"\n{run['steps']}-step run, tutorial size, {recipe} on {device}: CUDA graph "
+                      f"{run['graph_ms']:.1f} ms ({others})")
+
     peaks = {}
     for device in devices:
         peaks[device] = matmul_peak_tflops(device, args.dtype, quick=args.quick)
@@ -124,6 +145,7 @@ def main(argv=None) -> int:
         "dtype": args.dtype,
         "rows": [r.to_dict() for r in rows],
         "gpu_cpu_speedup": speedups,
+        "runs_500": runs_500,
         "matmul_peak_tflops": peaks,
         "app": app,
         "seconds": time.perf_counter() - started,

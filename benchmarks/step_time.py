@@ -4,6 +4,10 @@ For every row (size x recipe x device) the implementations run interleaved, bloc
 process: the engine (the app's own recipe generator), the step written by hand on raw NumPy/CuPy arrays,
 and PyTorch eager with the same code (when importable). Warm-up first, then medians of the per-step
 time of each block; on a GPU every block is bracketed by device synchronisations.
+
+On a GPU a fourth implementation, ``graph``, is the engine's step captured as a CUDA graph (after the
+runner's warm-up steps) and replayed, with a copy of its loss per step, as the runner does with
+``--cuda-graph``; :func:`run_500` times a whole 500-step run that way.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 import engine
-from app.config import RunConfig
+from app.config import GRAPH_RECIPES, RunConfig
 from app.recipes import RECIPES, TrainState, host_draws, make_state
+from app.runner import GRAPH_WARMUP
 
 SIZES = {
     "tiny": (16, 64, 32, 4),
@@ -51,6 +56,8 @@ class Row:
     # neighbours cancels the machine's drift between rounds); None: fall back to the ratio of medians
     paired_vs_raw: float | None = None
     paired_vs_torch: float | None = None
+    graph_ms: float | None = None  # GPU: the engine's step replayed as a CUDA graph
+    graph_vs_torch: float | None = None  # median of the rounds' graph / PyTorch eager
 
     @property
     def vs_raw(self) -> float | None:
@@ -92,6 +99,57 @@ def _stepper(steps):
         last["loss"] = next(steps)
 
     return step, last
+
+
+def _graph_step(size, recipe, device, dtype):
+    """The engine's step captured once as a CUDA graph, then one replay and a copy of its loss per step."""
+    steps = RECIPES[recipe](make_state(_config(size, recipe, device, dtype)))
+    for _ in range(GRAPH_WARMUP):
+        next(steps)
+    g = engine.cuda.CUDAGraph()
+    with engine.cuda.graph(g):
+        loss = next(steps)
+    out = loss._data
+    last = {"graph": g}
+
+    def step():
+        g.replay()
+        last["loss"] = out.copy()
+
+    return step, last
+
+
+def run_500(recipe: str = "autograd", device: str = "cuda", dtype: str = "float32", size_name: str = "tutorial",
+            steps: int = 500, quick: bool = False) -> dict:
+    """Milliseconds of a whole ``steps``-step run replayed as a CUDA graph: launches, the per-step loss copies and
+    the one readback at the end, after the warm-up and the capture (and, for reference, of the same run uncaptured
+    and in PyTorch eager, each with its losses read back once at the end)."""
+    if quick:
+        steps = 3
+    size = SIZES[size_name]
+    cupy = engine.backend.get_cupy()
+    sync = _sync_for(device)
+    out = {"steps": steps, "size": size_name, "recipe": recipe, "dtype": dtype}
+    impls = {"graph": _graph_step(size, recipe, device, dtype), "engine": _engine_step(size, recipe, device, dtype)}
+    torch = _torch()
+    if torch is not None and torch.cuda.is_available():
+        impls["torch"] = _torch_step(torch, size, recipe, device, dtype)
+    for name, (step, last) in impls.items():
+        for _ in range(3):
+            step()
+        sync()
+        losses = []
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+            losses.append(last["loss"])
+        if name == "torch":
+            torch.stack(losses).cpu()
+        else:
+            cupy.stack([v._data if isinstance(v, engine.Tensor) else v for v in losses]).get()
+        sync()
+        out[f"{name}_ms"] = (time.perf_counter() - t0) * 1e3
+    return out
 
 
 def _raw_step(size, device, dtype):
@@ -163,6 +221,8 @@ def measure_row(size_name: str, recipe: str, device: str, dtype: str = "float32"
     torch = _torch()
     if torch is not None and (device == "cpu" or torch.cuda.is_available()):
         impls["torch"] = _torch_step(torch, size, recipe, device, dtype)
+    if device != "cpu" and recipe in GRAPH_RECIPES:
+        impls["graph"] = _graph_step(size, recipe, device, dtype)
     sync = _sync_for(device)
     for step, _ in impls.values():
         for _ in range(warm):
@@ -180,10 +240,13 @@ def measure_row(size_name: str, recipe: str, device: str, dtype: str = "float32"
     med = {name: statistics.median(ts) * 1e3 for name, ts in times.items()}
     paired = {name: statistics.median(e / o for e, o in zip(times["engine"], ts))
               for name, ts in times.items() if name != "engine"}
+    graph_vs_torch = None
+    if "graph" in times and "torch" in times:
+        graph_vs_torch = statistics.median(g / o for g, o in zip(times["graph"], times["torch"]))
     loss = impls["engine"][1]["loss"]
     loss = float(loss.item() if hasattr(loss, "item") else loss)
     return Row(size_name, recipe, device, dtype, med["engine"], med.get("raw"), med.get("torch"), blocks,
-               per_block, loss, paired.get("raw"), paired.get("torch"))
+               per_block, loss, paired.get("raw"), paired.get("torch"), med.get("graph"), graph_vs_torch)
 
 
 def matmul_peak_tflops(device: str, dtype: str = "float32", n: int | None = None, quick: bool = False) -> float:

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.bench_results import load_latest
 
-STYLE = {"engine": Qt.SolidLine, "raw": Qt.DashLine, "torch": Qt.DotLine}
+STYLE = {"engine": Qt.SolidLine, "graph": Qt.DashDotLine, "raw": Qt.DashLine, "torch": Qt.DotLine}
 COLORS = {("cpu", "tensor"): "#1f77b4", ("cpu", "autograd"): "#2ca02c", ("cuda", "tensor"): "#d62728",
           ("cuda", "autograd"): "#ff7f0e"}
 

@@ -28,3 +28,12 @@ def test_loads_full_results_sorted_and_skips_quick_and_broken(tmp_path):
 
 def test_no_results_is_an_empty_list(tmp_path):
     assert load_latest(tmp_path) == []
+
+
+def test_a_cuda_graph_column_becomes_its_own_curve(tmp_path):
+    row = _row("tutorial", "autograd", "cuda", 2e7, 0.2, 0.1, 0.3)
+    row["graph_ms"] = 0.05
+    (tmp_path / "gpu.json").write_text(json.dumps({"when": "2026-03-01", "rows": [row]}))
+    curves = {c.impl: c for c in load_latest(tmp_path)[0].curves}
+    assert set(curves) == {"engine", "graph", "raw", "torch"}
+    assert curves["graph"].ms == [0.05] and curves["graph"].label == "graph autograd (cuda)"
