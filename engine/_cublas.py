@@ -24,6 +24,7 @@ _OP_N, _OP_T = 0, 1
 _lib = None
 _lib_lock = threading.Lock()
 _handles = threading.local()
+_checked: set = set()  # devices on which the product was checked against CuPy's
 
 
 class CublasError(RuntimeError):
@@ -140,3 +141,27 @@ def matmul(a, b):
                 ctypes.c_void_p(a.data.ptr), lda, ctypes.byref(zero), ctypes.c_void_p(out.data.ptr), n),
            "cublasGemm")
     return out
+
+
+def prepare() -> None:
+    """Before a capture (nothing here may be captured): load cuBLAS, make this thread's handle for the current
+    device, and once per device check the product against CuPy's on every operand layout, so that a wrong
+    product is refused rather than replayed."""
+    cupy = backend.get_cupy()
+    device_id = cupy.cuda.Device().id
+    _handle(_library(), device_id)
+    if device_id in _checked:
+        return
+    rng = np.random.default_rng(0)
+    for dtype, rtol in ((np.float32, 1e-5), (np.float64, 1e-12)):
+        a = cupy.asarray(rng.standard_normal((5, 3)).astype(dtype))
+        b = cupy.asarray(rng.standard_normal((3, 4)).astype(dtype))
+        expected = (a @ b).get()
+        for x in (a, cupy.asfortranarray(a)):
+            for y in (b, cupy.asfortranarray(b)):
+                got = matmul(x, y).get()
+                if got.shape != expected.shape or not np.allclose(got, expected, rtol=rtol, atol=rtol):
+                    raise CublasError(f"the direct cuBLAS product disagrees with CuPy's ({np.dtype(dtype).name}, "
+                                      f"{'C' if x.flags.c_contiguous else 'F'}/"
+                                      f"{'C' if y.flags.c_contiguous else 'F'} operands)")
+    _checked.add(device_id)

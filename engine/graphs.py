@@ -75,6 +75,10 @@ class CUDAGraph:
         if self._graph is not None:
             raise GraphCaptureError("this CUDAGraph holds a capture already; call reset() before capturing again")
         cupy = backend.get_cupy()
+        try:
+            _cublas.prepare()  # library, handle and a checked product, before anything is captured
+        except Exception as exc:
+            raise GraphCaptureError(f"matrix products cannot be captured here: {exc}") from exc
         cupy.cuda.runtime.deviceSynchronize()  # work queued before the capture is done before it
         self._pool = cupy.cuda.MemoryPool()
         self._device = backend.current_cuda_index()

@@ -501,11 +501,11 @@ def install():
     _allocators.clear()
     from engine import _cublas
 
-    saved_matmul = _cublas.matmul
-    _cublas.matmul = capture_matmul
+    saved = _cublas.matmul, _cublas.prepare
+    _cublas.matmul, _cublas.prepare = capture_matmul, lambda: None
 
     def undo():
-        _cublas.matmul = saved_matmul
+        _cublas.matmul, _cublas.prepare = saved
         for k, v in saved_modules.items():
             if v is None:
                 sys.modules.pop(k, None)

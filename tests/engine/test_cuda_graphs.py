@@ -239,3 +239,17 @@ def test_the_direct_cublas_product_matches_cupys(dtype):
         _cublas.matmul(a.astype(np.float16), b.astype(np.float16))
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
         _cublas.matmul(a, a)
+
+
+def test_a_product_that_cannot_be_prepared_refuses_the_capture(cuda_device, monkeypatch):
+    from engine import _cublas
+
+    def broken():
+        raise _cublas.CublasError("the direct cuBLAS product disagrees with CuPy's (float32, F/C operands)")
+
+    monkeypatch.setattr(_cublas, "prepare", broken)
+    g = engine.cuda.CUDAGraph()
+    with pytest.raises(engine.cuda.GraphCaptureError, match="matrix products cannot be captured here: the direct"):
+        with engine.cuda.graph(g):
+            pass
+    assert not engine.cuda.is_current_stream_capturing()
