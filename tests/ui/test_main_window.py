@@ -295,3 +295,23 @@ def test_device_panel_and_device_list_with_a_gpu(qtbot, tmp_path, simulated_gpu)
     result = start_and_wait(qtbot, w)
     assert result.status == "done" and result.config.device == "cuda:1"
     w.close()
+
+
+def test_the_cuda_graph_box_is_offered_where_a_graph_can_run(qtbot, tmp_path, simulated_gpu):
+    """Enabled for a CUDA device and a capturable recipe only; a captured run says so at the controls."""
+    from ui.main_window import MainWindow
+
+    w = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat), preset=SMALL.with_(recipe="autograd"))
+    qtbot.addWidget(w)
+    box = w.controls.cuda_graph
+    assert not box.isEnabled()  # cpu
+    w.controls.set_config(SMALL.with_(recipe="autograd", device="cuda:0", cuda_graph=True))
+    assert box.isEnabled() and box.isChecked()
+    assert w.controls.raw_config().cuda_graph is True
+    w.controls.recipe.setCurrentIndex(w.controls.recipe.findData("optim"))
+    assert not box.isEnabled() and w.controls.raw_config().cuda_graph is False
+    w.controls.recipe.setCurrentIndex(w.controls.recipe.findData("autograd"))
+    result = start_and_wait(qtbot, w)
+    assert result.status == "done" and result.extra["cuda_graph"]["captured"]
+    assert "CUDA graph: step 3 captured as a CUDA graph" in w.statusBar().currentMessage()
+    w.close()
