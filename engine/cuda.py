@@ -169,8 +169,9 @@ def reset_peak_memory_stats(dev=None) -> None:
 
 def empty_cache() -> None:
     """Give the pool's cached, unused blocks back to the driver (a no-op without CUDA, as in PyTorch). A live
-    CUDA graph's pool keeps its blocks: its replays write to them (``CUDAGraph.reset()`` frees them)."""
-    if not is_available():
+    CUDA graph's pool keeps its blocks: its replays write to them (``CUDAGraph.reset()`` frees them). While a
+    graph is being captured (in any thread) it does nothing: freeing device memory would break the capture."""
+    if not is_available() or _graphs.capturing:
         return
     cupy = backend.get_cupy()
     _graphs.sweep()

@@ -139,13 +139,18 @@ class CUDAGraph:
         """Drop the graph and give back its pool's unused memory. Arrays made during the capture that are still
         referenced (a ``.grad`` made there, an output) keep theirs: the pool stays until the last of them goes
         (a CuPy pool that dies frees the blocks of the arrays it lent), and :func:`sweep` then lets it go."""
-        self._graph = None
-        if self._pool is not None:
+        # while some thread captures, a synchronisation or a cudaFree would break that capture: then the pool
+        # only moves to the retired list, and a later sweep frees it
+        quiet = capturing > 0
+        if self._pool is not None and not quiet:
             try:
                 backend.get_cupy().cuda.runtime.deviceSynchronize()  # no replay still running on that memory
             except Exception:
                 pass
-            self._pool.free_all_blocks()
+        self._graph = None
+        if self._pool is not None:
+            if not quiet:
+                self._pool.free_all_blocks()
             _retired.append((self._device, self._pool))
             self._pool = None
         sweep()
@@ -198,7 +203,10 @@ def _describe(exc: BaseException) -> str:
 
 
 def sweep() -> None:
-    """Let go of the retired pools that no array uses any more (engine.cuda.empty_cache calls this too)."""
+    """Let go of the retired pools that no array uses any more (engine.cuda.empty_cache calls this too). Does
+    nothing while a capture goes on: freeing device memory then would break it."""
+    if capturing:
+        return
     keep = []
     for device_index, pool in _retired:
         if pool.used_bytes():

@@ -253,3 +253,27 @@ def test_a_product_that_cannot_be_prepared_refuses_the_capture(cuda_device, monk
         with engine.cuda.graph(g):
             pass
     assert not engine.cuda.is_current_stream_capturing()
+
+
+def test_freeing_memory_waits_while_a_capture_goes_on(cuda_device):
+    """A graph collected, or empty_cache() pressed, during another capture must not free device memory then."""
+    x = engine.ones(8, device=cuda_device)
+    old = engine.cuda.CUDAGraph()
+    with engine.cuda.graph(old):
+        kept = x * 2
+    old.replay()
+    g = engine.cuda.CUDAGraph()
+    with engine.cuda.graph(g):
+        old.reset()  # as a finalizer would, mid-capture
+        engine.cuda.empty_cache()
+        y = x + 1
+    g.replay()  # the capture was not broken
+    np.testing.assert_array_equal(_host(y), [2.0] * 8)
+    np.testing.assert_array_equal(_host(kept), [2.0] * 8)
+    from engine import graphs
+
+    assert any(pool is not None for _, pool in graphs._retired)  # parked, to be swept later
+    del kept
+    g.reset()
+    engine.cuda.empty_cache()
+    assert all(pool.used_bytes() for _, pool in graphs._retired)  # what nothing uses is gone
