@@ -277,3 +277,23 @@ def test_freeing_memory_waits_while_a_capture_goes_on(cuda_device):
     g.reset()
     engine.cuda.empty_cache()
     assert all(pool.used_bytes() for _, pool in graphs._retired)  # what nothing uses is gone
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_fused_backward_kernels_equal_their_chains_bit_for_bit(dtype):
+    if not engine.cuda.is_available():
+        pytest.skip(f"no usable CUDA device: {engine.cuda.unavailable_reason()}")
+    from engine import kernels
+
+    cupy = backend.get_cupy()
+    rng = np.random.default_rng(2)
+    gy = cupy.asarray(rng.standard_normal((64, 100)).astype(dtype))
+    x = cupy.asarray(rng.standard_normal((64, 100)).astype(dtype))
+    x[0, :3] = cupy.asarray(np.array([0.0, -0.0, np.nan], dtype))  # the edges of the comparison
+    assert kernels._kernel("pow2_backward") and kernels._kernel("clamp_min_backward")  # fused, not the chain
+    np.testing.assert_array_equal(kernels.pow2_backward(gy, x).get(), (gy * (x + x)).get())
+    for lo in (0, 0.1, -1):
+        fused = kernels.clamp_min_backward(gy, x, lo)
+        assert fused.dtype == dtype
+        np.testing.assert_array_equal(fused.get(), (gy * (x >= lo)).get())
