@@ -208,15 +208,21 @@ def test_memory_of_a_graph_is_given_back(cuda_device):
     assert abs(engine.cuda.memory_allocated() - before) <= 1 << 20
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_the_direct_cublas_product_matches_cupys(dtype):
-    """engine._cublas.matmul (what a capture uses) against CuPy's own product, uncaptured, on every layout."""
+@pytest.fixture
+def real_cupy():
+    """CuPy on a real GPU (these tests check GPU code that the stand-in replaces)."""
     if not engine.cuda.is_available():
         pytest.skip(f"no usable CUDA device: {engine.cuda.unavailable_reason()}")
+    return backend.get_cupy()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_direct_cublas_product_matches_cupys(real_cupy, dtype):
+    """engine._cublas.matmul (what a capture uses) against CuPy's own product, uncaptured, on every layout."""
     from engine import _cublas
 
-    cupy = backend.get_cupy()
+    cupy = real_cupy
     rng = np.random.default_rng(1)
 
     def put(*shape):
@@ -281,12 +287,10 @@ def test_freeing_memory_waits_while_a_capture_goes_on(cuda_device):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_the_fused_backward_kernels_equal_their_chains_bit_for_bit(dtype):
-    if not engine.cuda.is_available():
-        pytest.skip(f"no usable CUDA device: {engine.cuda.unavailable_reason()}")
+def test_the_fused_backward_kernels_equal_their_chains_bit_for_bit(real_cupy, dtype):
     from engine import kernels
 
-    cupy = backend.get_cupy()
+    cupy = real_cupy
     rng = np.random.default_rng(2)
     gy = cupy.asarray(rng.standard_normal((64, 100)).astype(dtype))
     x = cupy.asarray(rng.standard_normal((64, 100)).astype(dtype))
