@@ -372,7 +372,7 @@ class Runner:
             finally:
                 if self._graph is not None:
                     self.graph_info["replays"] = self._graph.replays
-                    graph = graph_loss = None
+                    graph = graph_loss = None  # the loop's references go first, so reset can free the loss too
                     self._graph.reset()  # its pool's memory goes back; the weights live outside it
                     self._graph = None
                 self._release_state(status)

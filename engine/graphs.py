@@ -50,11 +50,6 @@ def is_current_stream_capturing() -> bool:
     return capturing > 0 and getattr(_thread_state, "capturing", False)
 
 
-def matmul(a, b):
-    """The 2-D product used on the GPU while capturing."""
-    return _cublas.matmul(a, b)
-
-
 class CUDAGraph:
     """A captured graph of GPU work. Capture with :class:`graph`; run with :meth:`replay`."""
 

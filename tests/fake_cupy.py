@@ -350,6 +350,23 @@ def using_allocator(allocator=None):
         _allocators.pop()
 
 
+def active() -> bool:
+    """Whether the engine's CuPy is this stand-in (and not a real GPU's)."""
+    from engine import backend
+
+    return backend.get_cupy().__version__ == "0.0-fake"
+
+
+def assert_same_numbers(got, expected, rtol=1e-12):
+    """Captured against uncaptured: equal on the stand-in (the same NumPy calls), within ``rtol`` on a GPU
+    (float64's bar for other cuBLAS kernels)."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    if active():
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=0)
+
+
 def capture_matmul(a, b):
     """Stands for the engine's capturable cuBLAS product (engine/_cublas.py): ``out = a @ b`` into a new array,
     recorded while capturing."""

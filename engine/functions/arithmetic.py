@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _cublas
 from .. import graphs as _graphs
 from .. import kernels as _kernels
 from ..autograd import Function
@@ -119,7 +120,7 @@ def dot2(a, b):
     """The 2-D product ``a.dot(b)``; on a GPU while a CUDA graph captures, cuBLAS called so that it is captured
     (CuPy's own product refuses to run then; engine/graphs.py)."""
     if _graphs.capturing and a.__class__ is b.__class__ and a.__class__ is not np.ndarray:
-        return _graphs.matmul(a, b)
+        return _cublas.matmul(a, b)
     return a.dot(b)
 
 

@@ -6,25 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import engine
 from app import recipes as recipes_mod
 from app import runner as runner_mod
 from app.cli import main
 from app.config import GRAPH_RECIPES, ConfigError, RunConfig
 from app.runner import DONE, GRAPH_WARMUP, STOPPED, Runner
+from tests.fake_cupy import assert_same_numbers
 
 SMALL = dict(batch=8, d_in=20, hidden=10, d_out=3)
-
-
-def _simulated() -> bool:
-    return engine.backend.get_cupy().__version__.endswith("fake")
-
-
-def _close(a, b):
-    if _simulated():
-        np.testing.assert_array_equal(a, b)
-    else:  # float64 over 100 steps: the bar
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("recipe", GRAPH_RECIPES)
@@ -35,9 +24,9 @@ def test_a_captured_run_equals_the_plain_run(recipe, cuda_device):
     captured = Runner(cfg.with_(cuda_graph=True))
     b = captured.run()
     assert a.status == b.status == DONE and len(b.log) == 100
-    _close(b.log.loss, a.log.loss)
+    assert_same_numbers(b.log.loss, a.log.loss)
     for wa, wb in zip(plain.state.weights_host(), captured.state.weights_host()):
-        _close(wb, wa)
+        assert_same_numbers(wb, wa)
     info = b.extra["cuda_graph"]
     assert info["captured"] and info["captured_at"] == GRAPH_WARMUP
     assert info["replays"] == 100 - GRAPH_WARMUP
@@ -56,7 +45,7 @@ def test_a_step_that_reads_the_loss_runs_uncaptured_and_says_why(cuda_device, mo
     plain = Runner(cfg).run()
     tried = Runner(cfg.with_(cuda_graph=True)).run()
     assert tried.status == DONE and len(tried.log) == 20
-    _close(tried.log.loss, plain.log.loss)  # the failed capture ran nothing and lost no step
+    assert_same_numbers(tried.log.loss, plain.log.loss)  # the failed capture ran nothing and lost no step
     info = tried.extra["cuda_graph"]
     assert not info["captured"]
     assert "not captured" in info["note"] and "reads a value back to the host" in info["note"]

@@ -11,25 +11,13 @@ import pytest
 
 import engine
 from engine import backend
+from tests import fake_cupy
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
-def _simulated() -> bool:
-    return backend.get_cupy().__version__.endswith("fake")
-
-
 def _host(t):
     return backend.to_host(t._data if isinstance(t, engine.Tensor) else t)
-
-
-def _close(a, b, rtol=1e-12):
-    """Equal on the stand-in (the same NumPy calls); within float64 rounding on a GPU (other cuBLAS kernels)."""
-    a, b = np.asarray(a), np.asarray(b)
-    if _simulated():
-        np.testing.assert_array_equal(a, b)
-    else:
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=0)
 
 
 def test_capture_records_and_replay_computes_into_the_same_buffer(cuda_device):
@@ -37,7 +25,7 @@ def test_capture_records_and_replay_computes_into_the_same_buffer(cuda_device):
     g = engine.cuda.CUDAGraph()
     with engine.cuda.graph(g):
         y = x * 2 + 1
-    if _simulated():  # on a GPU the buffer holds whatever was there; the stand-in says NaN
+    if fake_cupy.active():  # on a GPU the buffer holds whatever was there; the stand-in says NaN
         assert np.isnan(_host(y)).all()
     g.replay()
     np.testing.assert_array_equal(_host(y), [3.0, 5.0, 7.0])
@@ -73,7 +61,7 @@ def test_products_inside_a_capture_match_the_uncaptured_ones(cuda_device, dtype)
     rtol = 1e-12 if dtype == "float64" else 1e-5
     for e, r in zip(expected, got):
         assert r.shape == e.shape and r.dtype == e.dtype
-        _close(_host(r), _host(e), rtol)
+        fake_cupy.assert_same_numbers(_host(r), _host(e), rtol)
 
 
 def _tutorial_step(x, y, w1, w2, lr):
@@ -127,9 +115,9 @@ def test_a_captured_training_step_equals_the_uncaptured_one_over_100_steps(cuda_
     for _ in range(97):
         g.replay()
         losses.append(float(loss))
-    _close(losses, ref_losses)
-    _close(_host(w1), _host(ref[2]))
-    _close(_host(w2), _host(ref[3]))
+    fake_cupy.assert_same_numbers(losses, ref_losses)
+    fake_cupy.assert_same_numbers(_host(w1), _host(ref[2]))
+    fake_cupy.assert_same_numbers(_host(w2), _host(ref[3]))
     assert losses[-1] < losses[0] / 10  # it trained
 
 
@@ -199,7 +187,7 @@ def test_memory_of_a_graph_is_given_back(cuda_device):
         y = (x.mm(x) * 2).sum()
     g.replay()
     assert float(y) == 2 * 256**3
-    if _simulated():
+    if fake_cupy.active():
         assert g.pool_bytes() > 0  # what the capture made came from the graph's own pool
     assert engine.cuda.memory_allocated() > before
     g.reset()
