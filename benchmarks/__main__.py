@@ -7,28 +7,22 @@ speed against the headless runner; writes it all as JSON under benchmarks/result
 
 from __future__ import annotations
 
+import argparse
+import json
+import math
 import os
+import platform
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
 
-# PyTorch's OpenMP threads spin after each op by default, taking the cores from NumPy's BLAS in the same
-# process (seen here: raw NumPy's tutorial step 30-50% slower when interleaved with PyTorch). Passive waiting
-# keeps the comparison fair to both; set before anything loads an OpenMP runtime.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import numpy as np
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from datetime import datetime, timezone  # noqa: E402
-from pathlib import Path  # noqa: E402
+import engine
+from app.config import GRAPH_RECIPES
 
-import numpy as np  # noqa: E402
-
-import engine  # noqa: E402
-from app.config import GRAPH_RECIPES  # noqa: E402
-
-from .step_time import RECIPE_NAMES, SIZES, matmul_peak_tflops, measure_row, run_500  # noqa: E402
+from .step_time import BLOCK_WARMUP, BLOCK_WARMUP_S, RECIPE_NAMES, SIZES, matmul_peak_tflops, measure_row, run_500
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -65,11 +59,12 @@ def main(argv=None) -> int:
         import torch
 
         torch_version = torch.__version__
+        torch_threads = torch.get_num_threads()
         if hasattr(torch.backends, "cuda"):
             torch.backends.cuda.matmul.allow_tf32 = False  # same precision on both sides
             torch.backends.cudnn.allow_tf32 = False
     except ImportError:
-        torch_version = None
+        torch_version = torch_threads = None
 
     rows = []
     header = (f"{'size':<9} {'recipe':<9} {'device':<6} {'engine ms':>10} {'raw ms':>10} {'torch ms':>10} "
@@ -141,7 +136,11 @@ def main(argv=None) -> int:
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "quick": args.quick,
         "machine": {"cpu": _cpu(), "python": platform.python_version(), "numpy": np.__version__,
-                    "torch": torch_version, "gpu": _gpu_name() if any(d != "cpu" for d in devices) else None},
+                    "torch": torch_version, "gpu": _gpu_name() if any(d != "cpu" for d in devices) else None,
+                    "cpu_count": os.cpu_count(), "torch_threads": torch_threads},
+        # how the CPU rows were timed (benchmarks.step_time.measure_row): every library with its default threads
+        "cpu_blocks": (f"each block starts once the other threads are idle (quiesce), then untimed steps: at least "
+                       f"{BLOCK_WARMUP} and {BLOCK_WARMUP_S * 1e3:g} ms of them"),
         "dtype": args.dtype,
         "rows": [r.to_dict() for r in rows],
         "gpu_cpu_speedup": speedups,

@@ -3,7 +3,9 @@
 For every row (size x recipe x device) the implementations run interleaved, block by block, in the same
 process: the engine (the app's own recipe generator), the step written by hand on raw NumPy/CuPy arrays,
 and PyTorch eager with the same code (when importable). Warm-up first, then medians of the per-step
-time of each block; on a GPU every block is bracketed by device synchronisations.
+time of each block; on a GPU every block is bracketed by device synchronisations. On the CPU every block
+starts once the threads of the block before have stopped spinning (:func:`quiesce`) and after a few untimed
+steps, so that no library is timed while another's BLAS or OpenMP workers hold the cores.
 
 On a GPU a fourth implementation, ``graph``, is the engine's step captured as a CUDA graph (after the
 runner's warm-up steps) and replayed, with a copy of its loss per step, as the runner does with
@@ -12,7 +14,9 @@ runner's warm-up steps) and replayed, with a copy of its loss per step, as the r
 
 from __future__ import annotations
 
+import os
 import statistics
+import threading
 import time
 from dataclasses import asdict, dataclass
 
@@ -204,6 +208,67 @@ def _torch():
     return torch
 
 
+def _other_threads_cpu_ns() -> int | None:
+    """CPU time used so far by this process's threads other than the caller's (Linux), else None."""
+    me = str(threading.get_native_id())
+    total = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    for tid in tasks:
+        if tid == me:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat", encoding="ascii") as fh:
+                total += int(fh.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended since the listing
+    return total
+
+
+def quiesce(max_wait: float = 1.0, window: float = 0.005, busy_fraction: float = 0.05) -> bool:
+    """Wait until the process's other threads are idle: True when they are, False after ``max_wait`` seconds.
+
+    After a parallel region, BLAS and OpenMP worker threads spin on their cores waiting for more work (OpenBLAS
+    for 2**28 clock cycles, about a tenth of a second; PyTorch's OpenMP threads too). Timed right after
+    another library's block, an implementation would share the cores with those spinners: measured on this
+    2-core machine, PyTorch's tutorial-size step ran 2-3x slower interleaved with NumPy than alone. So each
+    block starts once the threads left over from the previous one have gone to sleep, and every library runs
+    with its own default thread settings. Where the per-thread CPU times cannot be read, it waits ``max_wait``/5.
+    """
+    before = _other_threads_cpu_ns()
+    if before is None:
+        time.sleep(max_wait / 5)
+        return True
+    deadline = time.perf_counter() + max_wait
+    while True:
+        time.sleep(window)
+        now = _other_threads_cpu_ns()
+        if now - before < busy_fraction * window * 1e9:
+            return True
+        if time.perf_counter() > deadline:
+            return False
+        before = now
+
+
+# untimed steps at the start of each CPU block: the first step after a pause runs 2-3x slower (measured here:
+# ~1 ms against a steady 0.33-0.46 ms at the tutorial size, for every implementation) while sleeping threads
+# wake and caches refill, and the second a little; the transient is a matter of time more than of steps, so
+# at the tiny size (~0.05 ms a step) the warm-up runs for a few milliseconds
+BLOCK_WARMUP = 2
+BLOCK_WARMUP_S = 0.005
+
+
+def _rewarm(step):
+    """Untimed steps: at least BLOCK_WARMUP of them, for at least BLOCK_WARMUP_S seconds."""
+    end = time.perf_counter() + BLOCK_WARMUP_S
+    n = 0
+    while n < BLOCK_WARMUP or time.perf_counter() < end:
+        step()
+        n += 1
+
+
 def plan(size_name: str, device: str, quick: bool) -> tuple[int, int, int]:
     """(warm-up steps, blocks, steps per block)."""
     if quick:
@@ -229,8 +294,12 @@ def measure_row(size_name: str, recipe: str, device: str, dtype: str = "float32"
             step()
     sync()
     times = {name: [] for name in impls}
+    cpu = device == "cpu" and not quick
     for _ in range(blocks):  # interleaved: every implementation once per round
         for name, (step, _) in impls.items():
+            if cpu:
+                quiesce()  # no other library's threads still spinning on the cores
+                _rewarm(step)  # and this one's threads awake again, its arrays in cache
             sync()
             t0 = time.perf_counter()
             for _ in range(per_block):
