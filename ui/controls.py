@@ -321,6 +321,8 @@ class Controls(QWidget):
             self.memory.setText(f"Needs about {format_bytes(need)}: only {format_bytes(free)} free {where}. "
                                 "Make the sizes smaller")
             self.memory.setStyleSheet(ERROR_STYLE + " font-weight: bold;")
+        if self._state == "idle" and self.progress.value() == 0:  # nothing run since the last reset: show the plan
+            self.progress.setRange(0, cfg.iters)
         self.set_run_state(self._state)
         self.config_changed.emit()
 

@@ -49,6 +49,19 @@ def test_run_from_start_to_finished_puts_points_on_the_plot(qtbot, window):
     assert loss[-1] < loss[0]
 
 
+def test_progress_shows_the_planned_iterations_until_a_run_and_keeps_a_finished_one(qtbot, window):
+    bar = window.controls.progress
+    assert (bar.value(), bar.maximum()) == (0, SMALL.iters)  # the preset, not the spin box's default
+    window.controls.iters.setValue(37)
+    assert (bar.value(), bar.maximum()) == (0, 37)
+    result = start_and_wait(qtbot, window)
+    assert result.steps_done == 37 and (bar.value(), bar.maximum()) == (37, 37)
+    window.controls.iters.setValue(90)  # the finished run stays on show until a reset
+    assert (bar.value(), bar.maximum()) == (37, 37)
+    window.reset_run()
+    assert (bar.value(), bar.maximum()) == (0, 90)
+
+
 def test_pause_step_resume_stop(qtbot, window):
     window.controls.set_config(SMALL.with_(iters=1_000_000))
     assert window.start_run()
