@@ -26,7 +26,11 @@ class BenchPanel(QWidget):
         self.plot.setLogMode(x=True, y=True)
         self.plot.setLabel("bottom", "work per step (FLOP)")
         self.plot.setLabel("left", "step time (ms)")
-        self.legend = self.plot.addLegend(offset=(10, 10), labelTextSize="7pt")
+        for axis in ("bottom", "left"):  # log axes: plain powers of ten, not "(x1e+09)" on the label
+            self.plot.getAxis(axis).enableAutoSIPrefix(False)
+        self.plot_widget.setMinimumHeight(220)
+        # bottom right: more work never takes less time, so the curves leave that corner empty
+        self.legend = self.plot.addLegend(offset=(-5, -5), labelTextSize="7pt", brush=pg.mkBrush(255, 255, 255, 200))
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.plot_widget, 1)

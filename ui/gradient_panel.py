@@ -77,6 +77,9 @@ class GradientPanel(QWidget):
         self.heat_plot.addItem(self.heat_image)
         self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=12)
         self.colorbar.setImageItem(self.heat_image, insert_in=self.heat_plot)
+        for axis in ("left", "bottom"):  # element indices: no "(x0.001)" scaling of the tick labels
+            self.heat_plot.getAxis(axis).enableAutoSIPrefix(False)
+        self._show_heat_axes(False)  # nothing to map before the first check
 
         heat = QWidget()
         heat_layout = QVBoxLayout(heat)
@@ -136,6 +139,11 @@ class GradientPanel(QWidget):
             out.append(tip.split(":")[0] if tip else "")
         return out
 
+    def _show_heat_axes(self, shown: bool) -> None:
+        for axis in ("left", "bottom"):
+            self.heat_plot.showAxis(axis, shown)
+        self.colorbar.setVisible(shown)
+
     def _show_heat(self) -> None:
         if self.report is None:
             return
@@ -146,4 +154,5 @@ class GradientPanel(QWidget):
         top = float(np.nanmax(diff)) if diff.size else 0.0
         self.heat_image.setImage(diff, autoLevels=False)
         self.colorbar.setLevels((0.0, top if top > 0 else 1.0))
+        self._show_heat_axes(True)
         self.heat_plot.autoRange()

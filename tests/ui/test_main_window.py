@@ -168,7 +168,11 @@ def test_device_panel_without_a_gpu(window):
 
 def test_gradients_panel_flags_a_planted_wrong_gradient(qtbot, window):
     panel = window.gradient_panel
+    heat_axes = [panel.heat_plot.getAxis(a) for a in ("left", "bottom")]
+    assert not panel.colorbar.isVisible() and not any(a.isVisible() for a in heat_axes)  # nothing mapped yet
     window.check_gradients()  # before any run: the initial weights
+    assert panel.colorbar.isVisible() and all(a.isVisible() for a in heat_axes)
+    assert not any(a.autoSIPrefix for a in heat_axes)  # row/column indices, not "(x0.001)"
     assert "initial weights" in panel.summary.text()
     assert "bad" not in panel.row_grades()
     panel.plant_bug.setChecked(True)
@@ -282,6 +286,7 @@ def test_benchmark_panel_reads_results(qtbot, window, tmp_path, monkeypatch):
     monkeypatch.setattr(br, "RESULTS", tmp_path)
     monkeypatch.setattr("ui.bench_panel.load_latest", lambda: br.load_latest(tmp_path))
     assert window.bench_panel.reload() == 3
+    assert not window.bench_panel.plot.getAxis("bottom").autoSIPrefix  # 10^5 FLOP, not 0.1 "(x1e+06)"
     assert "test cpu" in window.bench_panel.summary.text()
     monkeypatch.setattr("ui.bench_panel.load_latest", lambda: [])
     assert window.bench_panel.reload() == 0
