@@ -81,6 +81,9 @@ def main(argv=None) -> int:
                 print(f"{row.size:<9} {row.recipe:<9} {row.device:<6} {row.engine_ms:10.4f} "
                       f"{_fmt(row.raw_ms, '10.4f')} {_fmt(row.torch_ms, '10.4f')} {_fmt(row.vs_raw, '8.3f')} "
                       f"{_fmt(row.vs_torch, '9.3f')}", flush=True)
+                if row.unsettled:
+                    print(f"  ({row.unsettled} of {row.blocks * (2 + (row.torch_ms is not None))} blocks started "
+                          "while other threads of this process were still busy: their times may be high)")
 
     speedups = {}
     if "cpu" in devices and len(devices) > 1:

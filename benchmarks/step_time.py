@@ -62,6 +62,7 @@ class Row:
     paired_vs_torch: float | None = None
     graph_ms: float | None = None  # GPU: the engine's step replayed as a CUDA graph
     graph_vs_torch: float | None = None  # median of the rounds' graph / PyTorch eager
+    unsettled: int = 0  # CPU blocks timed although other threads were still busy after quiesce's wait
 
     @property
     def vs_raw(self) -> float | None:
@@ -295,10 +296,12 @@ def measure_row(size_name: str, recipe: str, device: str, dtype: str = "float32"
     sync()
     times = {name: [] for name in impls}
     cpu = device == "cpu" and not quick
+    unsettled = 0
     for _ in range(blocks):  # interleaved: every implementation once per round
         for name, (step, _) in impls.items():
             if cpu:
-                quiesce()  # no other library's threads still spinning on the cores
+                if not quiesce():  # no other library's threads still spinning on the cores
+                    unsettled += 1
                 _rewarm(step)  # and this one's threads awake again, its arrays in cache
             sync()
             t0 = time.perf_counter()
@@ -315,7 +318,8 @@ def measure_row(size_name: str, recipe: str, device: str, dtype: str = "float32"
     loss = impls["engine"][1]["loss"]
     loss = float(loss.item() if hasattr(loss, "item") else loss)
     return Row(size_name, recipe, device, dtype, med["engine"], med.get("raw"), med.get("torch"), blocks,
-               per_block, loss, paired.get("raw"), paired.get("torch"), med.get("graph"), graph_vs_torch)
+               per_block, loss, paired.get("raw"), paired.get("torch"), med.get("graph"), graph_vs_torch,
+               unsettled)
 
 
 def matmul_peak_tflops(device: str, dtype: str = "float32", n: int | None = None, quick: bool = False) -> float:

@@ -121,3 +121,25 @@ def test_block_warmup_lasts_at_least_its_time_and_steps(monkeypatch):
     stamps.clear()
     st._rewarm(lambda: stamps.append(1))
     assert len(stamps) == st.BLOCK_WARMUP  # slow steps (or no time asked): the minimum count
+
+
+def test_blocks_that_did_not_settle_are_counted(monkeypatch, capsys):
+    answers = iter([True, False] * 10)
+    monkeypatch.setattr(st, "quiesce", lambda: next(answers))
+    monkeypatch.setattr(st, "BLOCK_WARMUP_S", 0.0)
+    monkeypatch.setattr(st, "plan", lambda size, device, quick: (1, 3, 2))
+    monkeypatch.setattr(st, "_torch", lambda: None)
+    row = st.measure_row("tiny", "tensor", "cpu")
+    assert row.unsettled == 3  # every raw block (engine, raw, engine, raw, ...) was refused
+    assert row.to_dict()["unsettled"] == 3
+
+
+def test_the_table_says_when_blocks_did_not_settle(monkeypatch, capsys, tmp_path):
+    import benchmarks.__main__ as bench
+
+    row = st.Row("tiny", "tensor", "cpu", "float32", 0.03, 0.02, None, 5, 10, 1.0, unsettled=2)
+    monkeypatch.setattr(bench, "measure_row", lambda *a, **k: row)
+    assert bench.main(["--sizes", "tiny", "--recipes", "tensor", "--devices", "cpu", "--no-app", "--quick",
+                       "--out", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "(2 of 10 blocks started while other threads of this process were still busy" in out
