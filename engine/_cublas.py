@@ -149,6 +149,11 @@ def prepare() -> None:
     product is refused rather than replayed."""
     cupy = backend.get_cupy()
     device_id = cupy.cuda.Device().id
+    if _lib is None:
+        # one product through CuPy first: CuPy then has its libcublas loaded, and _find_library takes that one
+        # from the memory map rather than whichever libcublas the loader would find by name
+        one = cupy.ones((1, 1), dtype=cupy.float32)
+        one @ one
     _handle(_library(), device_id)
     if device_id in _checked:
         return

@@ -11,6 +11,7 @@ import pytest
 
 import engine
 from engine import backend
+from engine._cublas import prepare as real_prepare  # taken before the stand-in replaces it
 from tests import fake_cupy
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -289,3 +290,28 @@ def test_the_fused_backward_kernels_equal_their_chains_bit_for_bit(real_cupy, dt
         fused = kernels.clamp_min_backward(gy, x, lo)
         assert fused.dtype == dtype
         np.testing.assert_array_equal(fused.get(), (gy * (x >= lo)).get())
+
+
+@pytest.mark.sim
+def test_prepare_lets_cupy_load_cublas_before_looking_for_it(simulated_gpu, monkeypatch):
+    """The library is taken from the memory map; a CuPy product first makes sure CuPy's own one is there."""
+    from engine import _cublas
+
+    cupy = backend.get_cupy()
+    events = []
+
+    class Probe:
+        def __matmul__(self, other):
+            events.append("cupy product")
+            return self
+
+    def find():
+        events.append("find library")
+        raise _cublas.CublasError("stop here")
+
+    monkeypatch.setattr(cupy, "ones", lambda *a, **k: Probe())
+    monkeypatch.setattr(_cublas, "_lib", None)
+    monkeypatch.setattr(_cublas, "_find_library", find)
+    with pytest.raises(_cublas.CublasError, match="stop here"):
+        real_prepare()
+    assert events == ["cupy product", "find library"]
