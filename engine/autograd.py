@@ -501,8 +501,9 @@ def _accumulate_leaf(leaf, g, assigned):
         return
     existing = leaf.grad
     if existing is None:
-        # the first gradient becomes .grad; copy when it may share memory with another
-        if g.base is not None or id(g) in assigned or not g.flags.writeable:
+        # the first gradient becomes .grad; copy when it may share memory with another (CuPy's flags have no
+        # `writeable`: its arrays are all writable)
+        if g.base is not None or id(g) in assigned or (g.__class__ is np.ndarray and not g.flags.writeable):
             g = g.copy()
         assigned.add(id(g))
         leaf.grad = _wrap(g)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 
 import numpy as np
 
@@ -23,6 +24,7 @@ __all__ = [
     "array_module",
     "to_device_array",
     "to_host",
+    "fill",
 ]
 
 
@@ -37,32 +39,79 @@ _status: tuple[bool, str, int] | None = None  # (available, reason when not, dev
 _cupy = None
 
 
+_INSTALL_HINT = ("install the project's CUDA extra for this driver: pip install -e '.[cuda12]' or '.[cuda13]' "
+                 "(`make setup` picks the one that matches nvidia-smi's CUDA version)")
+import_warnings: list[str] = []  # what CuPy warned at import (kept, not raised: a warning is not a failure)
+
+
 def _probe() -> tuple[bool, str, int]:
     global _cupy
     if os.environ.get("ENGINE_DISABLE_CUDA"):
         return False, "CUDA is disabled by the ENGINE_DISABLE_CUDA environment variable", 0
-    try:
-        import cupy
-    except ImportError:
-        return (
-            False,
-            "CuPy is not installed (install the project's `cuda` extra: pip install -e '.[cuda]', "
-            "which brings cupy-cuda12x)",
-            0,
-        )
-    except Exception as exc:  # a broken CuPy install raises all sorts of things at import
-        return False, f"CuPy is installed but failed to import: {exc}", 0
+    # outside any warnings filter: under `-W error` a warning at import (two CuPy wheels installed, a missing
+    # CUDA path) would otherwise make the import fail and every later question answer "no CUDA" silently
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            import cupy
+        except ImportError as exc:
+            if getattr(exc, "name", None) == "cupy" or "No module named 'cupy'" in str(exc):
+                return False, f"CuPy is not installed ({_INSTALL_HINT})", 0
+            return False, f"CuPy is installed but failed to import: {exc}", 0
+        except Exception as exc:  # a broken CuPy install raises all sorts of things at import
+            return False, f"CuPy is installed but failed to import: {type(exc).__name__}: {exc}", 0
+    import_warnings[:] = [f"{w.category.__name__}: {w.message}" for w in caught]
+    if not _driver_present():
+        return False, "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)", 0
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:
         text = str(exc)
         if "NoDevice" in text or "no CUDA-capable device" in text:
             return False, "no CUDA device found (the NVIDIA driver reports none)", 0
+        if "InsufficientDriver" in text:
+            return False, (f"the NVIDIA driver is older than the CUDA runtime CuPy {cupy.__version__} was built for "
+                           f"({text.strip()}): update the driver or install the CuPy wheel for its CUDA version"), 0
         return False, f"no usable NVIDIA driver ({text.strip() or type(exc).__name__})", 0
     if count == 0:
         return False, "no CUDA device found (the NVIDIA driver reports none)", 0
+    problem = check_device_works(cupy)
+    if problem:
+        return False, problem, 0
     _cupy = cupy
     return True, "", count
+
+
+def _driver_present() -> bool:
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def check_device_works(cupy) -> str:
+    """'' when device 0 runs a kernel and a matrix product with the right results; else what failed, by name (a
+    CuPy wheel whose CUDA libraries are missing fails here, at start, not at the first training step)."""
+    try:
+        with cupy.cuda.Device(0):
+            a = cupy.arange(4, dtype=cupy.float32)
+            total = float((a * 2 + 1).sum())  # an elementwise kernel (compiled by NVRTC) and a reduction
+    except Exception as exc:
+        return f"the GPU cannot run a CuPy kernel (CUDA runtime or NVRTC): {type(exc).__name__}: {exc}"
+    if total != 16.0:
+        return f"the GPU ran a CuPy kernel with a wrong result ({total} instead of 16.0)"
+    try:
+        with cupy.cuda.Device(0):
+            p = cupy.ones((2, 3), dtype=cupy.float32) @ cupy.full((3, 2), 2, dtype=cupy.float32)
+            got = p.get()
+    except Exception as exc:
+        return f"the GPU cannot run a matrix product (cuBLAS): {type(exc).__name__}: {exc}"
+    if not np.array_equal(got, np.full((2, 2), 6, np.float32)):
+        return "the GPU ran a matrix product (cuBLAS) with a wrong result"
+    return ""
 
 
 def cuda_status() -> tuple[bool, str, int]:
@@ -236,3 +285,15 @@ def to_host(array) -> np.ndarray:
     if _cupy is not None and isinstance(array, _cupy.ndarray):
         return array.get()
     return np.asarray(array)
+
+
+def fill(out, value):
+    """``out`` with every element set to ``value`` (a number, or a 0-d array on ``out``'s device); returns ``out``.
+
+    For a 0-d CuPy array this is ``cupy.copyto``: CuPy's ``fill`` (14.1 and later) compares the value with 0 on the
+    host first, a synchronisation on every call that a CUDA-graph capture refuses."""
+    if out.__class__ is np.ndarray or not is_cupy_array(value):
+        out.fill(value)
+    else:
+        _cupy.copyto(out, value)
+    return out

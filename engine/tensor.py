@@ -893,7 +893,7 @@ class Tensor:
             keep_none = xp_of(self._data).zeros(self._data.shape, dtype=bool)
             self._rebind(_fn.Where.apply(keep_none, self._shallow(), _raw(value)))
             return self
-        self._data.fill(_raw(value))
+        _backend.fill(self._data, _raw(value))
         return self
 
     def copy_(self, src):

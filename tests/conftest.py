@@ -8,16 +8,53 @@ real GPU.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 
 import engine
+from engine import backend
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu), pytest.param("cuda-sim", marks=pytest.mark.sim)]
 
 
+def gpu_listed() -> bool:
+    """Whether ``nvidia-smi -L`` lists a GPU on this machine."""
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return any(line.startswith("GPU") for line in out.splitlines())
+
+
+_GPU_LISTED: list[bool] = []
+
+
+def pytest_configure(config):
+    # Probe CUDA once, here, outside the tests' warnings-as-errors filter (the engine's probe keeps CuPy's import
+    # warnings rather than failing on them), so that no test can cache a warning as "CUDA is unavailable".
+    backend.cuda_status()
+    _GPU_LISTED.append(gpu_listed())
+
+
+def pytest_report_header(config):
+    available, reason, count = backend.cuda_status()
+    line = f"CUDA: {count} device(s)" if available else f"CUDA: not usable: {reason}"
+    if backend.import_warnings:
+        line += f" | CuPy warned at import: {'; '.join(backend.import_warnings)}"
+    return [line + (" | nvidia-smi lists a GPU" if _GPU_LISTED and _GPU_LISTED[0] else "")]
+
+
 def _real_cuda_or_skip():
-    if not engine.cuda.is_available():
-        pytest.skip(f"no usable CUDA device: {engine.cuda.unavailable_reason()}")
+    if engine.cuda.is_available():
+        return
+    reason = engine.cuda.unavailable_reason()
+    if _GPU_LISTED and _GPU_LISTED[0]:
+        pytest.fail(f"nvidia-smi lists a GPU but CUDA cannot be used: {reason}", pytrace=False)
+    pytest.skip(f"no usable CUDA device: {reason}")
 
 
 @pytest.fixture

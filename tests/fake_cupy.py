@@ -1,50 +1,109 @@
-"""A stand-in for CuPy, for exercising the engine's CUDA code paths on a machine without a GPU.
+"""A stand-in for CuPy 14.2, for exercising the engine's CUDA code paths on a machine without a GPU.
 
-Its arrays wrap NumPy arrays but are a type of their own, as CuPy's are: they carry ``.device``, copy to the
-host with ``.get()``, and refuse to mix with NumPy arrays in one operation (CuPy raises TypeError there,
-which the engine turns into its "same device" error). ``cuda.runtime``, the memory pools, ``random`` and
-``cupyx.scatter_add`` are there as far as the engine uses them. It checks plumbing: which module an op runs
-on, transfers, errors, batching. It says nothing about speed or real-GPU numerics (tests marked ``gpu``).
+It serves only what real CuPy serves: every module function, ``ndarray`` attribute and ``cuda`` name here exists
+in CuPy 14.2 (``tests/engine/test_fake_cupy_contract.py`` checks this against the installed CuPy wheel, which
+imports on a machine without a GPU), keyword arguments are checked against CuPy's signatures, and anything else
+raises AttributeError or TypeError as CuPy would. There is no pass-through to NumPy.
 
-Stream capture is simulated with a real graph's semantics: while a stream captures, an operation is recorded,
-not run. An in-place one (``out=``, ``fill``, ``x[i] = v``) leaves its target as it was; a new array comes
-back with NaN in it (on a GPU its memory holds whatever was there), and the graph's replay computes it into
-that same buffer from the buffers' contents at replay time. A host read (``.get()``, ``float()``, a boolean
-mask, a synchronisation) raises and invalidates the capture, as CUDA does, and a product raises CuPy's
-"cuBLAS during stream capture" error; :func:`capture_matmul` stands for the engine's own capturable product.
+Its arrays wrap NumPy arrays but are a type of their own: they carry ``.device``, copy to the host with
+``.get()``, refuse to mix with NumPy arrays in one operation (CuPy's TypeError) and refuse implicit conversion.
+What CuPy does and NumPy does not, where it changes what the engine does, is modelled:
+
+* **Host synchronisations are counted** (:data:`syncs`): ``get``, ``item``, ``tolist``, ``tobytes``, ``nonzero``,
+  ``bool``/``float``/``int`` of a device array, boolean-mask indexing and assignment (CuPy counts the mask on the
+  host), device and stream synchronisation, and ``fill`` with a 0-d device array (CuPy 14.1+ evaluates
+  ``value == 0`` on the host: the code below is CuPy's own). ``cupyx.allow_synchronize(False)`` makes them raise
+  ``cupyx.DeviceSynchronized`` in that thread, as CuPy does for the ones it detects.
+* **Stream capture** has a real graph's semantics: while the current stream captures, an operation is recorded,
+  not run. An in-place one (``out=``, ``fill``, ``x[i] = v``) leaves its target as it was; a new array comes back
+  with NaN in it (on a GPU its memory holds whatever was there), and the graph's replay computes it into that same
+  buffer. A host synchronisation or a host-to-device copy in the capturing thread invalidates the capture, as CUDA
+  does; a device synchronisation from any thread does too; cuBLAS and cuRAND calls raise CuPy's refusal.
+  :func:`capture_matmul` stands for the engine's own capturable product.
+* **The current device and the current stream are per thread**, as in CuPy.
+* **Memory** comes from pools: each new buffer is taken from the thread's allocator (``using_allocator``, else
+  ``set_allocator``'s, else the default pool), rounded up to 512 bytes, and given back when the last array on it
+  dies. ``MemoryPool.used_bytes()`` reads the current device's figure, as CuPy's does.
+* ``ElementwiseKernel`` runs its C expression with NumPy, so the engine's fused kernels run here too.
+
+It says nothing about speed or real-GPU numerics: only the ``gpu``-marked tests and ``make gpu-check`` do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import re
 import sys
+import threading
 import types
 import weakref
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
+VERSION = "14.2.0"
 DEVICE_COUNT = 2
-_current = [0]
-_allocated = {"bytes": 0}
-# while a stream captures: "ops" is the list of recorded operations (None otherwise)
+_ROUND = 512  # CuPy's pools hand out blocks in multiples of 512 bytes
+
+_local = threading.local()  # per thread: device, stream stack, allocator stack, allow_synchronize
+# the one capture going on in the process (CUDA allows more; the engine makes one at a time)
 _capture = {"ops": None, "invalid": None, "stream": None}
-_allocators: list = []  # the using_allocator stack
+syncs: list[str] = []  # every host synchronisation, in order (tests read and clear it)
+h2d_copies: list[str] = []  # host-to-device copies
+_global_allocator: list = [None]
 
 
 class CUDARuntimeError(RuntimeError):
     pass
 
 
+class DeviceSynchronized(RuntimeError):
+    def __init__(self, message=None):
+        super().__init__(message or "Device synchronization was detected while disallowed.")
+
+
+# ----------------------------------------------------------------------------- per-thread state
+
+def _current_device() -> int:
+    return getattr(_local, "device", 0)
+
+
+def _set_device(index: int) -> None:
+    _local.device = index
+
+
+def _stream_stack() -> list:
+    stack = getattr(_local, "streams", None)
+    if stack is None:
+        stack = _local.streams = []
+    return stack
+
+
+def _current_stream():
+    stack = _stream_stack()
+    return stack[-1] if stack else Stream.null
+
+
 def capturing() -> bool:
-    return _capture["ops"] is not None
+    """Whether this thread's current stream is capturing."""
+    return _capture["ops"] is not None and _capture["stream"] is _current_stream()
 
 
 def _refuse(what: str):
-    """A host synchronisation while capturing: CUDA invalidates the capture and the call fails."""
+    """An operation a capture cannot hold: CUDA invalidates the capture and the call fails."""
     _capture["invalid"] = what
     raise CUDARuntimeError(f"cudaErrorStreamCaptureUnsupported: {what}: operation not permitted when stream is "
                            "capturing")
+
+
+def _sync(what: str) -> None:
+    """A host synchronisation: refused while capturing, refused under allow_synchronize(False), else counted."""
+    if capturing():
+        _refuse(what)
+    if not getattr(_local, "allow_sync", True):
+        raise DeviceSynchronized()
+    syncs.append(what)
 
 
 def _refuse_cublas():
@@ -71,20 +130,145 @@ def _has_mask(index) -> bool:
     return any(isinstance(i, np.ndarray) and i.dtype == bool for i in items)
 
 
+# ----------------------------------------------------------------------------- memory
+
+class MemoryPointer:
+    """A block of a pool (CuPy's ``cupy.cuda.MemoryPointer``: ``ptr``, ``device_id``, ``size``)."""
+
+    _next = itertools.count(0x7F0000000000, _ROUND)
+
+    def __init__(self, pool, device_id, size):
+        self.pool, self.device_id, self.size = pool, device_id, size
+        self.ptr = next(MemoryPointer._next) if size else 0
+
+
+class MemoryPool:
+    """Counts bytes in use and cached per device; ``used_bytes()`` and friends read the current device's."""
+
+    def __init__(self, allocator=None):
+        self._used: dict[int, int] = {}
+        self._cached: dict[int, int] = {}
+        self._lock = threading.Lock()
+        self.frees = 0
+
+    def malloc(self, size):
+        size = -(-int(size) // _ROUND) * _ROUND
+        device = _current_device()
+        with self._lock:
+            reuse = min(self._cached.get(device, 0), size)
+            self._cached[device] = self._cached.get(device, 0) - reuse
+            self._used[device] = self._used.get(device, 0) + size
+        return MemoryPointer(self, device, size)
+
+    def _free(self, device, size):
+        with self._lock:
+            self._used[device] -= size
+            self._cached[device] = self._cached.get(device, 0) + size
+
+    def used_bytes(self):
+        return self._used.get(_current_device(), 0)
+
+    def free_bytes(self):
+        return self._cached.get(_current_device(), 0)
+
+    def total_bytes(self):
+        return self.used_bytes() + self.free_bytes()
+
+    def free_all_blocks(self, stream=None):
+        if _capture["ops"] is not None:
+            _refuse("cudaFree")  # freeing device memory breaks a capture in any thread
+        with self._lock:
+            self._cached[_current_device()] = 0
+        self.frees += 1
+
+    def n_free_blocks(self):
+        return 1 if self.free_bytes() else 0
+
+
+_default_pool = MemoryPool()
+_pinned_pool = MemoryPool()
+_owners: dict[int, weakref.ref] = {}  # id(root numpy buffer) -> ref, for the buffers given memory
+
+
+def _allocator():
+    stack = getattr(_local, "allocators", None)
+    if stack:
+        return stack[-1]
+    return _global_allocator[0] or _default_pool.malloc
+
+
+def _give_memory(array: np.ndarray):
+    """Take memory for a new buffer from the thread's allocator; give it back when the buffer dies."""
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    key = id(root)
+    ref = _owners.get(key)
+    if ref is not None and ref() is root:
+        return _mems.get(key)
+    mem = _allocator()(max(root.nbytes, 1))
+    _owners[key] = weakref.ref(root)
+    _mems[key] = mem
+
+    def release(key=key, mem=mem):
+        _owners.pop(key, None)
+        _mems.pop(key, None)
+        if isinstance(mem.pool, MemoryPool):
+            mem.pool._free(mem.device_id, mem.size)
+
+    weakref.finalize(root, release)
+    return mem
+
+
+_mems: dict[int, MemoryPointer] = {}
+
+
+class Flags:
+    """CuPy's ``ndarray.flags``: these three and nothing else (no ``writeable``: CuPy has no read-only arrays)."""
+
+    def __init__(self, array: np.ndarray):
+        self.c_contiguous = bool(array.flags.c_contiguous)
+        self.f_contiguous = bool(array.flags.f_contiguous)
+        self.owndata = array.base is None
+
+    @property
+    def fnc(self):
+        return self.f_contiguous and not self.c_contiguous
+
+    @property
+    def forc(self):
+        return self.f_contiguous or self.c_contiguous
+
+    def __getitem__(self, name):
+        return {"C_CONTIGUOUS": self.c_contiguous, "F_CONTIGUOUS": self.f_contiguous, "OWNDATA": self.owndata}[name]
+
+
+# ----------------------------------------------------------------------------- devices
+
 class Device:
     def __init__(self, device=None):
-        self.id = _current[0] if device is None else int(device)
+        self.id = _current_device() if device is None else int(device)
 
     def use(self):
-        _current[0] = self.id
+        _set_device(self.id)
+        return self
+
+    def synchronize(self):
+        _device_synchronize()
+
+    @property
+    def compute_capability(self):
+        return "90"
 
     def __enter__(self):
-        self._prev = _current[0]
-        _current[0] = self.id
+        prev = getattr(self, "_prev", [])
+        prev.append(_current_device())
+        self._prev = prev
+        _set_device(self.id)
         return self
 
     def __exit__(self, *exc):
-        _current[0] = self._prev
+        _set_device(self._prev.pop())
         return False
 
     def __eq__(self, other):
@@ -92,6 +276,9 @@ class Device:
 
     def __hash__(self):
         return hash(self.id)
+
+    def __repr__(self):
+        return f"<CUDA Device {self.id}>"
 
 
 def _unwrap(value, strict=True):
@@ -116,74 +303,154 @@ def _wrap(value, device_id=None):
     return value
 
 
+# ndarray methods served, each present in CuPy 14.2's cupy.ndarray (checked by the contract test), that compute
+# without a host synchronisation; the ones that synchronise are written out below
+_METHODS = ("all", "any", "argmax", "argmin", "clip", "copy", "cumprod", "cumsum", "diagonal", "dot", "flatten",
+            "max", "mean", "min", "prod", "ravel", "repeat", "reshape", "round", "squeeze", "std", "sum", "swapaxes",
+            "take", "trace", "transpose", "var", "view", "conj")
+_PROPERTIES = ("shape", "dtype", "ndim", "size", "nbytes", "itemsize", "strides")
+
+
 class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
     __array_priority__ = 100
 
     def __init__(self, array, device_id=None):
         self._a = array
-        self._device_id = _current[0] if device_id is None else device_id
-        if _allocators and array.base is None:  # a fresh buffer, under cupy.cuda.using_allocator
-            owner = getattr(_allocators[-1], "__self__", None)
-            if isinstance(owner, MemoryPool):
-                owner._note(array)
+        self._device_id = _current_device() if device_id is None else device_id
+        self._mem = _give_memory(array)
 
     # what makes it CuPy-like
     @property
     def device(self):
         return Device(self._device_id)
 
-    def get(self):
-        if capturing():
-            _refuse("ndarray.get()")
+    @property
+    def flags(self):
+        return Flags(self._a)
+
+    @property
+    def base(self):
+        return None if self._a.base is None else self._base_wrapper()
+
+    def _base_wrapper(self):
+        root = self._a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        return ndarray(root, self._device_id)
+
+    @property
+    def data(self):
+        mem = self._mem
+        offset = 0
+        if self._a.size:
+            root = self._a
+            while isinstance(root.base, np.ndarray):
+                root = root.base
+            offset = self._a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return types.SimpleNamespace(ptr=(mem.ptr if mem else 0) + offset, mem=mem, device_id=self._device_id)
+
+    @property
+    def T(self):  # noqa: N802
+        return ndarray(self._a.T, self._device_id)
+
+    @property
+    def mT(self):  # noqa: N802
+        return ndarray(np.swapaxes(self._a, -1, -2), self._device_id)
+
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        _sync("ndarray.get()")
         return self._a.copy()
+
+    def item(self):
+        _sync("ndarray.item()")
+        return self._a.item()
+
+    def tolist(self):
+        _sync("ndarray.tolist()")
+        return self._a.tolist()
+
+    def tobytes(self, order="C"):
+        _sync("ndarray.tobytes()")
+        return self._a.tobytes(order)
+
+    def nonzero(self):
+        _sync("ndarray.nonzero()")  # CuPy counts the non-zeros on the host to size the result
+        return _wrap(self._a.nonzero(), self._device_id)
+
+    def astype(self, dtype, order="K", casting=None, subok=None, copy=True):
+        if capturing():
+            return self._captured_call("astype", self._a.astype, (dtype,), {"copy": copy})
+        return _wrap(self._a.astype(dtype, copy=copy), self._device_id)
+
+    def fill(self, value):
+        """CuPy 14.2's ``ndarray.fill``, line for line: a device scalar is compared with 0 on the host."""
+        if isinstance(value, ndarray):
+            if value.shape != ():
+                raise ValueError("non-scalar cupy.ndarray cannot be used for fill")
+            value = value.astype(self.dtype, copy=False)
+        else:
+            value = np.asarray(value, dtype=self.dtype)
+            if value.shape != ():
+                raise ValueError("non-scalar numpy.ndarray cannot be used for fill")
+            value = value[()]
+        if value == 0 and self.flags.c_contiguous:  # bool() of a device array: a host synchronisation
+            self._in_place(lambda: self._a.fill(0))
+        else:
+            raw = _unwrap(value)
+            self._in_place(lambda: self._a.fill(raw))
+
+    def _in_place(self, thunk):
+        if capturing():
+            _record(thunk)
+        else:
+            thunk()
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct "
                         "a NumPy array explicitly.")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or set(kwargs) - {"out", "dtype", "casting"}:
+            raise TypeError(f"cupy ufunc {ufunc.__name__}: method {method!r} or arguments {sorted(kwargs)} are "
+                            "not supported by CuPy")
         ids = {x._device_id for x in inputs if isinstance(x, ndarray)}
         args = [_unwrap(x) for x in inputs]
         outs = kwargs.get("out")
         if outs is not None:
             kwargs["out"] = tuple(_unwrap(o) for o in outs)
-        if "where" in kwargs:
-            kwargs["where"] = _unwrap(kwargs["where"])
         if capturing():
             if ufunc is np.matmul:
                 _refuse_cublas()
-            call = getattr(ufunc, method)
             if outs is not None:  # in place: recorded, not run
-                _record(lambda: call(*args, **kwargs))
+                _record(lambda: ufunc(*args, **kwargs))
                 return outs[0] if len(outs) == 1 else outs
-            wrapped = _wrap(call(*args, **kwargs), next(iter(ids)) if ids else None)
-            _record_new(wrapped._a, lambda: call(*args, **kwargs))
+            wrapped = _wrap(ufunc(*args, **kwargs), next(iter(ids)) if ids else None)
+            _record_new(wrapped._a, lambda: ufunc(*args, **kwargs))
             return wrapped
-        result = getattr(ufunc, method)(*args, **kwargs)
-        if method == "at":
-            return None
+        result = ufunc(*args, **kwargs)
+        if outs is not None:
+            return outs[0] if len(outs) == 1 else outs
         return _wrap(result, next(iter(ids)) if ids else None)
 
-    # the ndarray surface the engine uses
     def __getattr__(self, name):
-        attr = getattr(self._a, name)
-        if callable(attr):
+        if name in _PROPERTIES:
+            return getattr(self._a, name)
+        if name in _METHODS:
+            attr = getattr(self._a, name)
+
             def method(*args, **kwargs):
                 args, kwargs = _unwrap(args), {k: _unwrap(v) for k, v in kwargs.items()}
                 if capturing():
                     return self._captured_call(name, attr, args, kwargs)
                 return _wrap(attr(*args, **kwargs), self._device_id)
+
+            method.__name__ = name
             return method
-        return _wrap(attr, self._device_id) if isinstance(attr, np.ndarray) and name != "base" else attr
+        raise AttributeError(f"'cupy.ndarray' object has no attribute '{name}'")
 
     def _captured_call(self, name, attr, args, kwargs):
         if name == "dot":
             _refuse_cublas()
-        if name in ("item", "tolist", "tobytes"):
-            _refuse(f"ndarray.{name}()")
-        if name == "fill":  # in place: recorded, not run
-            _record(lambda: attr(*args, **kwargs))
-            return None
         result = attr(*args, **kwargs)
         if not isinstance(result, (np.ndarray, np.generic)):
             return result
@@ -192,19 +459,11 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
             _record_new(wrapped._a, lambda: attr(*args, **kwargs))
         return wrapped
 
-    @property
-    def base(self):
-        return self._a.base
-
-    @property
-    def T(self):  # noqa: N802
-        return ndarray(self._a.T, self._device_id)
-
     def __getitem__(self, index):
         index = _unwrap(index)
+        if _has_mask(index):
+            _sync("boolean-mask indexing")  # CuPy counts the mask's True values on the host
         if capturing():
-            if _has_mask(index):
-                _refuse("boolean-mask indexing")  # CuPy counts the mask's True values on the host
             wrapped = _wrap(self._a[index], self._device_id)
             if not _is_view(wrapped._a, self._a):
                 _record_new(wrapped._a, lambda: self._a[index])
@@ -213,12 +472,9 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
 
     def __setitem__(self, index, value):
         index, value = _unwrap(index), _unwrap(value)
-        if capturing():
-            if _has_mask(index):
-                _refuse("boolean-mask assignment")
-            _record(lambda: self._a.__setitem__(index, value))
-            return
-        self._a[index] = value
+        if _has_mask(index):
+            _sync("boolean-mask assignment")
+        self._in_place(lambda: self._a.__setitem__(index, value))
 
     def __len__(self):
         return len(self._a)
@@ -227,32 +483,34 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
         return (_wrap(v, self._device_id) for v in self._a)
 
     def __bool__(self):
-        if capturing():
-            _refuse("bool(ndarray)")
+        _sync("bool(ndarray)")
         return bool(self._a)
 
     def __float__(self):
-        if capturing():
-            _refuse("float(ndarray)")
+        _sync("float(ndarray)")
         return float(self._a)
 
     def __int__(self):
-        if capturing():
-            _refuse("int(ndarray)")
+        _sync("int(ndarray)")
         return int(self._a)
 
+    def __index__(self):
+        _sync("operator.index(ndarray)")
+        return self._a.__index__()
+
     def __repr__(self):
-        return f"fake_cupy.{self._a!r}"
+        _sync("repr(ndarray)")
+        return repr(self._a).replace("array", "array", 1)
 
 
-# ----------------------------------------------------------------------------- streams, graphs, pools
+# ----------------------------------------------------------------------------- streams, graphs
 
 def _device_synchronize():
-    if capturing():
+    if _capture["ops"] is not None:  # waits for every stream of the device, a capturing one too
         _refuse("cudaDeviceSynchronize")
-
-
-_streams: list = []  # the `with stream:` stack
+    if not getattr(_local, "allow_sync", True):
+        raise DeviceSynchronized()
+    syncs.append("cudaDeviceSynchronize")
 
 
 class Graph:
@@ -279,26 +537,34 @@ class Graph:
 class Stream:
     null = None
 
-    def __init__(self, null=False, non_blocking=False, ptds=False):
+    def __init__(self, null=False, non_blocking=False, ptds=False, priority=0):
         self.ptr = 0 if null else id(self)
         self.non_blocking = non_blocking
 
     def __enter__(self):
-        _streams.append(self)
+        _stream_stack().append(self)
         return self
 
     def __exit__(self, *exc):
-        _streams.pop()
+        _stream_stack().pop()
         return False
 
+    def use(self):
+        stack = _stream_stack()
+        stack[:] = [self]
+        return self
+
     def synchronize(self):
-        if capturing():
+        if _capture["stream"] is self or capturing():
             _refuse("cudaStreamSynchronize")
+        if not getattr(_local, "allow_sync", True):
+            raise DeviceSynchronized()
+        syncs.append("cudaStreamSynchronize")
 
     def begin_capture(self, mode=None):
         if self.ptr == 0:
             raise RuntimeError("cannot capture on the default (legacy) stream")
-        if capturing():
+        if _capture["ops"] is not None:
             raise CUDARuntimeError("cudaErrorIllegalState: a stream is capturing already")
         _capture.update(ops=[], invalid=None, stream=self)
 
@@ -318,43 +584,103 @@ class Stream:
 Stream.null = Stream(null=True)
 
 
-class MemoryPool:
-    """A private pool: counts the live buffers made while it was the allocator."""
-
-    def __init__(self):
-        self._arrays = []
-        self.freed = 0
-
-    def malloc(self, size):
-        raise NotImplementedError("the stand-in's arrays are NumPy's; this pool only counts them")
-
-    def _note(self, array):
-        self._arrays.append(weakref.ref(array))
-
-    def used_bytes(self):
-        return sum(a().nbytes for a in self._arrays if a() is not None)
-
-    def total_bytes(self):
-        return self.used_bytes()
-
-    def free_all_blocks(self):
-        self.freed += 1
-
-
 @contextlib.contextmanager
 def using_allocator(allocator=None):
-    _allocators.append(allocator)
+    stack = getattr(_local, "allocators", None)
+    if stack is None:
+        stack = _local.allocators = []
+    stack.append(allocator)
     try:
         yield
     finally:
-        _allocators.pop()
+        stack.pop()
 
+
+def set_allocator(allocator=None):
+    _global_allocator[0] = allocator
+
+
+def get_allocator():
+    return _global_allocator[0] or _default_pool.malloc
+
+
+@contextlib.contextmanager
+def allow_synchronize(allow):
+    old = getattr(_local, "allow_sync", True)
+    _local.allow_sync = allow
+    try:
+        yield
+    finally:
+        _local.allow_sync = old
+
+
+# ----------------------------------------------------------------------------- ElementwiseKernel
+
+_TYPE_RE = re.compile(r"\(\s*([A-Za-z_]\w*)\s*\)\s*\(")
+
+
+class ElementwiseKernel:
+    """CuPy's ``ElementwiseKernel`` for one-statement bodies: ``"T a, T b", "T out", "out = a * (T)(b >= 0)"``.
+    The C expression runs with NumPy arrays of the parameters' dtype; ``(T)(x)`` casts to T."""
+
+    def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",
+                 no_return=False, return_tuple=False, loop_prep="", after_loop="", options=()):
+        def params(text):
+            out = []
+            for p in filter(None, (s.strip() for s in text.split(","))):
+                kind, pname = p.split()
+                out.append((kind, pname))
+            return out
+
+        self.in_params, self.out_params = params(in_params), params(out_params)
+        if len(self.out_params) != 1:
+            raise NotImplementedError("the stand-in's ElementwiseKernel takes one output")
+        target, _, expr = operation.strip().rstrip(";").partition("=")
+        if target.strip() != self.out_params[0][1] or ";" in expr:
+            raise NotImplementedError(f"the stand-in's ElementwiseKernel runs one assignment, not {operation!r}")
+        self.name = name
+        self._code = compile(_TYPE_RE.sub(r"_cast_\1(", expr.strip()), f"<kernel {name}>", "eval")
+
+    def __call__(self, *args):
+        if len(args) != len(self.in_params):
+            raise TypeError(f"Wrong number of arguments for {self.name!r}")
+        types_ = {}
+        env = {}
+        device_ids = {a._device_id for a in args if isinstance(a, ndarray)}
+        if not device_ids:
+            raise TypeError("ElementwiseKernel: no cupy.ndarray argument")
+        for (kind, pname), arg in zip(self.in_params, args):
+            if isinstance(arg, np.ndarray):
+                raise TypeError(f"Unsupported type {type(arg)}")
+            value = arg._a if isinstance(arg, ndarray) else arg
+            if kind in types_ and isinstance(arg, ndarray) and types_[kind] != arg.dtype:
+                raise TypeError(f"Type is mismatched. {pname} {arg.dtype} {types_[kind]}")
+            if isinstance(arg, ndarray):
+                types_.setdefault(kind, arg.dtype)
+            env[pname] = value
+        for kind, dtype in types_.items():
+            env[f"_cast_{kind}"] = (lambda d: lambda x: np.asarray(x).astype(d))(dtype)
+        out_kind = self.out_params[0][0]
+        out_dtype = types_.get(out_kind, np.dtype(out_kind) if out_kind in np.sctypeDict else None)
+        code = self._code
+
+        def compute():
+            with np.errstate(all="ignore"):
+                return np.asarray(eval(code, {"__builtins__": {}}, dict(env))).astype(out_dtype)  # noqa: S307
+
+        result = ndarray(compute(), device_ids.pop())
+        if capturing():
+            _record_new(result._a, compute)
+        return result
+
+
+# ----------------------------------------------------------------------------- helpers for tests
 
 def active() -> bool:
     """Whether the engine's CuPy is this stand-in (and not a real GPU's)."""
     from engine import backend
 
-    return backend.get_cupy().__version__ == "0.0-fake"
+    return getattr(backend.get_cupy(), "_is_fake", False)
 
 
 def assert_same_numbers(got, expected, rtol=1e-12):
@@ -365,6 +691,17 @@ def assert_same_numbers(got, expected, rtol=1e-12):
         np.testing.assert_array_equal(got, expected)
     else:
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=0)
+
+
+@contextlib.contextmanager
+def count_syncs():
+    """``with count_syncs() as seen:`` gives the list of host synchronisations made in the block."""
+    start = len(syncs)
+    seen: list[str] = []
+    try:
+        yield seen
+    finally:
+        seen.extend(syncs[start:])
 
 
 def capture_matmul(a, b):
@@ -382,61 +719,130 @@ def capture_matmul(a, b):
 
 # ----------------------------------------------------------------------------- the module
 
+# Keyword arguments of CuPy 14.2's functions (the contract test compares this table with the installed CuPy);
+# None: a ufunc, which takes out=, dtype= and casting=.
+SIGNATURES = {
+    "zeros": ("shape", "dtype", "order"), "ones": ("shape", "dtype", "order"), "empty": ("shape", "dtype", "order"),
+    "full": ("shape", "fill_value", "dtype", "order"),
+    "zeros_like": ("a", "dtype", "order", "subok", "shape"), "ones_like": ("a", "dtype", "order", "subok", "shape"),
+    "empty_like": ("prototype", "dtype", "order", "subok", "shape"),
+    "full_like": ("a", "fill_value", "dtype", "order", "subok", "shape"),
+    "arange": ("start", "stop", "step", "dtype"),
+    "linspace": ("start", "stop", "num", "endpoint", "retstep", "dtype", "axis"),
+    "eye": ("N", "M", "k", "dtype", "order"),
+    "stack": ("tup", "axis", "out", "dtype", "casting"),
+    "concatenate": ("tup", "axis", "out", "dtype", "casting"),
+    "split": ("ary", "indices_or_sections", "axis"),
+    "where": ("condition", "x", "y"),
+    "clip": ("a", "a_min", "a_max", "out"),
+    "broadcast_to": ("array", "shape"),
+    "expand_dims": ("a", "axis"),
+    "swapaxes": ("a", "axis1", "axis2"),
+    "moveaxis": ("a", "source", "destination"),
+    "take_along_axis": ("a", "indices", "axis"),
+    "allclose": ("a", "b", "rtol", "atol", "equal_nan"),
+    "sum": ("a", "axis", "dtype", "out", "keepdims"),
+    "mean": ("a", "axis", "dtype", "out", "keepdims"),
+    "argmax": ("a", "axis", "dtype", "out", "keepdims"),
+    "argmin": ("a", "axis", "dtype", "out", "keepdims"),
+    "ascontiguousarray": ("a", "dtype"), "asfortranarray": ("a", "dtype"),
+    "asarray": ("a", "dtype", "order", "copy", "blocking"),
+    "array": ("obj", "dtype", "copy", "order", "subok", "ndmin", "blocking"),
+    "copyto": ("dst", "src", "casting", "where"),
+    "nonzero": ("a",),
+    "maximum": None, "minimum": None, "exp": None, "log": None, "sqrt": None, "tanh": None, "sign": None,
+    "abs": None, "isnan": None, "isfinite": None, "add": None, "subtract": None, "multiply": None,
+    "true_divide": None, "power": None, "square": None, "sin": None, "cos": None, "negative": None,
+    "greater_equal": None, "less": None,
+}
+_VIEWS = {"broadcast_to", "expand_dims", "swapaxes", "moveaxis", "split"}  # may hand back views of an input
+_UFUNC_KWARGS = {"out", "dtype", "casting"}
+
+
+def _check_kwargs(name, params, args, kwargs):
+    allowed = _UFUNC_KWARGS if params is None else set(params)
+    bad = set(kwargs) - allowed
+    if bad:
+        raise TypeError(f"cupy.{name}() got an unexpected keyword argument {sorted(bad)[0]!r}")
+    if params is not None and len(args) > len(params):
+        raise TypeError(f"cupy.{name}() takes at most {len(params)} positional arguments")
+
+
 def _make_module():
     cupy = types.ModuleType("cupy")
-    cupy.__version__ = "0.0-fake"
+    cupy.__version__ = VERSION
+    cupy._is_fake = True
     cupy.ndarray = ndarray
 
     def _fn(name):
         np_fn = getattr(np, name)
+        params = SIGNATURES[name]
+        np_kwargs = {"a_min": "min", "a_max": "max"} if name == "clip" and np.__version__ >= "2.1" else {}
 
         def call(*args, **kwargs):
-            raw_args, raw_kwargs = _unwrap(args), {k: _unwrap(v) for k, v in kwargs.items()}
+            _check_kwargs(name, params, args, kwargs)
+            raw_args = _unwrap(args)
+            raw_kwargs = {np_kwargs.get(k, k): _unwrap(v) for k, v in kwargs.items()}
+            if name == "nonzero":
+                _sync("cupy.nonzero")
             if not capturing():
-                return _wrap(np_fn(*raw_args, **raw_kwargs))
-            if name in ("matmul",):
-                _refuse_cublas()
-            if name in ("allclose", "nonzero"):
-                _refuse(f"cupy.{name}")
+                result = np_fn(*raw_args, **raw_kwargs)
+                return kwargs["out"] if "out" in kwargs else _wrap(result)
             if "out" in kwargs:
                 _record(lambda: np_fn(*raw_args, **raw_kwargs))
                 return kwargs["out"]
             result = _wrap(np_fn(*raw_args, **raw_kwargs))
-            if isinstance(result, ndarray) and name not in ("empty", "empty_like") and not _is_view(
-                    result._a, *[a for a in raw_args if isinstance(a, np.ndarray)]):
+            sources = [a for a in raw_args if isinstance(a, np.ndarray)]
+            if isinstance(result, ndarray) and name not in ("empty", "empty_like") and not (
+                    name in _VIEWS and _is_view(result._a, *sources)):
                 _record_new(result._a, lambda: np_fn(*raw_args, **raw_kwargs))
             return result
+
         call.__name__ = name
         return call
 
-    for name in ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange",
-                 "stack", "concatenate", "split", "where", "maximum", "minimum", "clip", "exp", "log", "sqrt",
-                 "tanh", "sign", "abs", "isnan", "isfinite", "allclose", "broadcast_to", "expand_dims", "swapaxes",
-                 "take_along_axis", "moveaxis", "nonzero", "eye", "linspace", "add", "subtract", "multiply",
-                 "true_divide", "power", "sum", "mean", "argmax", "argmin", "square", "matmul"):
-        setattr(cupy, name, _fn(name))
-    for name in ("float16", "float32", "float64", "int32", "int64", "uint8", "bool_", "dtype", "newaxis"):
+    for name in SIGNATURES:
+        if name not in ("asarray", "array", "copyto", "ascontiguousarray", "asfortranarray"):
+            setattr(cupy, name, _fn(name))
+    for name in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_", "dtype",
+                 "newaxis", "inf", "nan", "pi", "result_type", "can_cast"):
         setattr(cupy, name, getattr(np, name))
 
-    def asarray(a, dtype=None):
-        if capturing() and not isinstance(a, ndarray):
-            _refuse("a host-to-device copy")
+    def asarray(a, dtype=None, order=None, *, copy=None, blocking=False):
         if isinstance(a, ndarray):
-            if a._device_id != _current[0]:
+            if a._device_id != _current_device():
                 return a  # CuPy hands back the array where it is
-            return a if dtype is None else a.astype(dtype)
-        return ndarray(np.array(a, dtype=dtype, copy=True))
+            return a if dtype is None or a.dtype == dtype else a.astype(dtype)
+        return array(a, dtype=dtype)
 
-    def array(a, dtype=None, copy=True):
-        if capturing() and not isinstance(a, ndarray):
-            _refuse("a host-to-device copy")
-        src = a._a if isinstance(a, ndarray) else a
-        return ndarray(np.array(src, dtype=dtype, copy=True))
+    def array(obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocking=False):
+        if isinstance(obj, ndarray):
+            if capturing():
+                return obj._captured_call("astype", obj._a.astype, (dtype or obj.dtype,), {"copy": True})
+            return ndarray(np.array(obj._a, dtype=dtype, copy=True))
+        if capturing():
+            _refuse("a host-to-device copy (cudaMemcpy)")
+        h2d_copies.append(type(obj).__name__)
+        return ndarray(np.array(obj, dtype=dtype, copy=True, order="C" if order == "K" else order))
 
-    cupy.asarray = asarray
-    cupy.array = array
+    def ascontiguousarray(a, dtype=None):
+        return a if a.flags.c_contiguous and (dtype is None or a.dtype == dtype) else _copy_layout(a, "C", dtype)
+
+    def asfortranarray(a, dtype=None):
+        return a if a.flags.f_contiguous and (dtype is None or a.dtype == dtype) else _copy_layout(a, "F", dtype)
+
+    def _copy_layout(a, order, dtype):
+        def compute():
+            return np.array(a._a, dtype=dtype, order=order, copy=True)
+
+        result = ndarray(compute(), a._device_id)
+        if capturing():
+            _record_new(result._a, lambda: compute())
+        return result
 
     def copyto(dst, src, casting="same_kind", where=None):
+        if isinstance(src, np.ndarray) and src.size != 1:
+            raise ValueError("non-scalar numpy.ndarray cannot be used for copyto")
         args = (dst._a, _unwrap(src, strict=False))
         kwargs = {"casting": casting, "where": True if where is None else _unwrap(where)}
         if capturing():
@@ -444,41 +850,43 @@ def _make_module():
             return
         np.copyto(*args, **kwargs)
 
-    cupy.copyto = copyto
-
-    class Pool:
-        def used_bytes(self):
-            return _allocated["bytes"]
-
-        def total_bytes(self):
-            return _allocated["bytes"] + 4096
-
-        def free_all_blocks(self):
-            pass
-
-    pool = Pool()
-    cupy.get_default_memory_pool = lambda: pool
-    cupy.get_default_pinned_memory_pool = lambda: pool
+    for f in (asarray, array, ascontiguousarray, asfortranarray, copyto):
+        setattr(cupy, f.__name__, f)
+    cupy.ElementwiseKernel = ElementwiseKernel
+    cupy.get_default_memory_pool = lambda: _default_pool
+    cupy.get_default_pinned_memory_pool = lambda: _pinned_pool
 
     random = types.ModuleType("cupy.random")
-    gens = {}
+    gens: dict = {}
 
     def gen():
         if capturing():
             raise NotImplementedError("calling cuRAND API during stream capture is currently unsupported")
-        return gens.setdefault(_current[0], np.random.default_rng(0))
+        return gens.setdefault(_current_device(), np.random.default_rng(0))
 
-    random.seed = lambda s=None: gens.__setitem__(_current[0], np.random.default_rng(s))
-    random.standard_normal = lambda size=None, dtype=np.float64: ndarray(gen().standard_normal(size).astype(dtype))
-    random.random = lambda size=None, dtype=np.float64: ndarray(gen().random(size).astype(dtype))
-    random.randint = lambda low, high=None, size=None: ndarray(gen().integers(low, high, size))
+    def seed(seed=None):
+        gens[_current_device()] = np.random.default_rng(seed)
+
+    def standard_normal(size=None, dtype=float):
+        return ndarray(gen().standard_normal(size).astype(dtype))
+
+    def random_(size=None, dtype=float):
+        return ndarray(gen().random(size).astype(dtype))
+
+    def randint(low, high=None, size=None, dtype="l"):
+        return ndarray(gen().integers(low, high, size).astype(dtype))
+
+    random_.__name__ = "random"
+    for f in (seed, standard_normal, random_, randint):
+        setattr(random, f.__name__, f)
     cupy.random = random
 
     runtime = types.ModuleType("cupy.cuda.runtime")
     runtime.getDeviceCount = lambda: DEVICE_COUNT
+    runtime.getDevice = _current_device
     runtime.getDeviceProperties = lambda i: {"name": f"Fake GPU {i}".encode(), "major": 9, "minor": 0,
                                              "totalGlobalMem": 80 * 2**30, "multiProcessorCount": 132}
-    runtime.memGetInfo = lambda: (70 * 2**30, 80 * 2**30)
+    runtime.memGetInfo = lambda: (70 * 2**30 - _default_pool._used.get(_current_device(), 0), 80 * 2**30)
     runtime.deviceSynchronize = _device_synchronize
     runtime.CUDARuntimeError = CUDARuntimeError
     runtime.driverGetVersion = lambda: 12080
@@ -488,18 +896,38 @@ def _make_module():
     cuda.runtime = runtime
     cuda.Stream = Stream
     cuda.MemoryPool = MemoryPool
-    cuda.get_current_stream = lambda: _streams[-1] if _streams else Stream.null
+    cuda.MemoryPointer = MemoryPointer
+    cuda.get_current_stream = _current_stream
     cuda.using_allocator = using_allocator
+    cuda.set_allocator = set_allocator
+    cuda.get_allocator = get_allocator
+    cuda.is_available = lambda: True
     cuda.graph = types.SimpleNamespace(Graph=Graph)
     cupy.cuda = cuda
 
     cupyx = types.ModuleType("cupyx")
 
-    def scatter_add(a, index, values):
-        np.add.at(a._a, _unwrap(index), _unwrap(values))
+    def scatter_add(a, slices, value):
+        raw = (a._a, _unwrap(slices), _unwrap(value, strict=False))
+        if capturing():
+            _record(lambda: np.add.at(*raw))
+        else:
+            np.add.at(*raw)
 
     cupyx.scatter_add = scatter_add
+    cupyx.allow_synchronize = allow_synchronize
+    cupyx.DeviceSynchronized = DeviceSynchronized
     return cupy, cupyx
+
+
+def _reset_state():
+    _capture.update(ops=None, invalid=None, stream=None)
+    for name in ("device", "streams", "allocators", "allow_sync"):
+        if hasattr(_local, name):
+            delattr(_local, name)
+    _global_allocator[0] = None
+    syncs.clear()
+    h2d_copies.clear()
 
 
 def install():
@@ -510,12 +938,9 @@ def install():
     saved_modules = {k: sys.modules.get(k) for k in ("cupy", "cupyx")}
     saved_status = (backend._status, backend._cupy)
     sys.modules["cupy"], sys.modules["cupyx"] = cupy, cupyx
+    _reset_state()
     backend._reset_cuda_status((True, "", DEVICE_COUNT), cupy)
-    _current[0] = 0
     backend.set_current_cuda_index(0)
-    _capture.update(ops=None, invalid=None, stream=None)
-    _streams.clear()
-    _allocators.clear()
     from engine import _cublas
 
     saved = _cublas.matmul, _cublas.prepare
@@ -530,5 +955,6 @@ def install():
                 sys.modules[k] = v
         backend._reset_cuda_status(*saved_status)
         backend.set_current_cuda_index(0)
+        _reset_state()
 
     return undo

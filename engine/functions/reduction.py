@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..autograd import Function
-from ..backend import xp_of
+from ..backend import fill, xp_of
 
 
 def _axes(dim, ndim):
@@ -23,9 +23,7 @@ def _expand_back(gy, shape, axes, keepdim):
     """``gy`` of a reduction, broadcast back to the input's shape."""
     xp = xp_of(gy)
     if axes is None:
-        out = xp.empty(shape, dtype=gy.dtype)  # empty + fill: half of full()'s time, and a writable array
-        out.fill(gy)
-        return out
+        return fill(xp.empty(shape, dtype=gy.dtype), gy)  # empty + fill: half of full()'s time, and writable
     if not keepdim and len(shape):
         gy = xp.expand_dims(gy, axes)
     return xp.broadcast_to(gy, shape)

@@ -21,7 +21,7 @@ def simulate():
 
 
 @pytest.mark.parametrize("reason, word", [
-    ("CuPy is not installed (install the project's `cuda` extra)", "CuPy"),
+    ("CuPy is not installed (install the project's CUDA extra)", "CuPy"),
     ("no usable NVIDIA driver (cudaErrorInsufficientDriver)", "driver"),
     ("no CUDA device found (the NVIDIA driver reports none)", "device"),
 ])
@@ -77,3 +77,73 @@ def test_missing_device_index_is_named(simulate):
     backend._cupy = object()  # any module-like object: resolve() only checks the count
     with pytest.raises(engine.CudaUnavailableError, match=r"cuda:3 is not there: this machine has 1 CUDA device"):
         backend.resolve("cuda:3")
+
+
+def test_probe_keeps_cupys_import_warnings_instead_of_failing(monkeypatch):
+    """D4: under `-W error` a warning at CuPy's import must not turn into 'CuPy failed to import'."""
+    import sys
+    import types
+    import warnings
+
+    fake = types.ModuleType("cupy")
+    fake.__version__ = "14.2.0"
+
+    class Runtime:
+        @staticmethod
+        def getDeviceCount():  # noqa: N802 - CuPy's name
+            return 0
+
+    fake.cuda = types.SimpleNamespace(runtime=Runtime)
+    monkeypatch.delenv("ENGINE_DISABLE_CUDA", raising=False)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(backend, "_driver_present", lambda: True)
+    import builtins
+
+    real_import = builtins.__import__
+
+    def warn_on_import(name, *args, **kwargs):
+        if name == "cupy":
+            warnings.warn("CuPy may not function correctly because multiple CuPy packages are installed",
+                          UserWarning, stacklevel=2)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", warn_on_import)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        available, reason, _ = backend._probe()
+    assert (available, reason) == (False, "no CUDA device found (the NVIDIA driver reports none)")
+    assert backend.import_warnings == [
+        "UserWarning: CuPy may not function correctly because multiple CuPy packages are installed"]
+
+
+def test_probe_names_a_missing_driver(monkeypatch):
+    monkeypatch.delenv("ENGINE_DISABLE_CUDA", raising=False)
+    pytest.importorskip("cupy")
+    monkeypatch.setattr(backend, "_driver_present", lambda: False)
+    assert backend._probe() == (False, "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)", 0)
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("broken, words", [
+    ("kernel", "cannot run a CuPy kernel (CUDA runtime or NVRTC): RuntimeError: libnvrtc.so.12: cannot open"),
+    ("product", "cannot run a matrix product (cuBLAS): RuntimeError: libcublas.so.12: cannot open"),
+    ("wrong", "ran a matrix product (cuBLAS) with a wrong result"),
+])
+def test_a_device_that_cannot_compute_is_reported_at_start_by_name(simulated_gpu, monkeypatch, broken, words):
+    """D5: is_available() proves the device works: one kernel and one product."""
+    cupy = backend.get_cupy()
+    assert backend.check_device_works(cupy) == ""
+    if broken == "kernel":
+        monkeypatch.setattr(simulated_gpu.ndarray, "__mul__", _raises("libnvrtc.so.12: cannot open shared object"))
+    elif broken == "product":
+        monkeypatch.setattr(simulated_gpu.ndarray, "__matmul__", _raises("libcublas.so.12: cannot open shared object"))
+    else:
+        monkeypatch.setattr(simulated_gpu.ndarray, "__matmul__", lambda a, b: cupy.zeros((2, 2), dtype=a.dtype))
+    assert words in backend.check_device_works(cupy)
+
+
+def _raises(text):
+    def fail(*args, **kwargs):
+        raise RuntimeError(text)
+
+    return fail

@@ -1,0 +1,246 @@
+"""The CuPy stand-in (tests/fake_cupy.py) held to the real CuPy's API.
+
+The real CuPy wheel imports on a machine without a GPU, so its API can be read here: every name the stand-in
+serves must exist in it (with the same parameters where both can be introspected), and what NumPy has and CuPy
+has not must be missing from the stand-in too. Then the stand-in's model of what CuPy does differently from
+NumPy: host synchronisations counted, the device per thread, pools per device, ElementwiseKernel.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+from tests import fake_cupy
+
+pytestmark = pytest.mark.sim
+
+
+def _real_cupy():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # CuPy warns at import on some machines (no CUDA path); not ours
+        try:
+            import cupy
+            import cupyx
+        except ImportError as exc:
+            pytest.fail(f"the real CuPy must be installed in the test environment (make setup does it): {exc}")
+    return cupy, cupyx
+
+
+REAL, REALX = _real_cupy()
+FAKE, FAKEX = fake_cupy._make_module()
+
+
+def _public(obj):
+    return {n for n in dir(obj) if not n.startswith("_")}
+
+
+def _params(fn):
+    try:
+        return tuple(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None  # a Cython function without a signature
+
+
+def test_the_real_cupy_is_the_version_the_stand_in_models():
+    assert REAL.__version__.startswith("14."), REAL.__version__
+    assert fake_cupy.VERSION.startswith("14.")
+
+
+@pytest.mark.parametrize("path", ["", "cuda", "cuda.runtime", "random", "cuda.graph"])
+def test_every_module_name_the_stand_in_serves_is_in_cupy(path):
+    fake, real = FAKE, REAL
+    for part in filter(None, path.split(".")):
+        fake, real = getattr(fake, part), getattr(real, part)
+    missing = sorted(_public(fake) - _public(real))
+    assert not missing, f"cupy.{path}: the stand-in serves names CuPy has not: {missing}"
+
+
+def test_every_cupyx_name_is_in_cupyx():
+    assert not sorted(_public(FAKEX) - _public(REALX))
+
+
+@pytest.mark.parametrize("name", ["MemoryPool", "Stream", "Device"])
+def test_every_method_of_the_cuda_classes_is_in_cupy(name):
+    fake, real = getattr(FAKE.cuda, name), getattr(REAL.cuda, name)
+    assert not sorted(_public(fake) - _public(real))
+
+
+def test_every_ndarray_attribute_the_stand_in_serves_is_in_cupy():
+    served = (_public(fake_cupy.ndarray) | set(fake_cupy._METHODS) | set(fake_cupy._PROPERTIES))
+    assert not sorted(served - _public(REAL.ndarray))
+
+
+def test_numpy_attributes_that_cupy_lacks_are_missing_from_the_stand_in_too():
+    x = FAKE.ones((2, 3))
+    numpy_only = sorted(_public(np.ndarray) - _public(REAL.ndarray))
+    assert "tofile" not in numpy_only and "setflags" in numpy_only  # the comparison itself is sound
+    for name in numpy_only:
+        with pytest.raises(AttributeError):
+            getattr(x, name)
+
+
+def test_flags_are_cupys_three():
+    assert _public(FAKE.ones(3).flags) == _public(REAL._core.flags.Flags)
+    with pytest.raises(AttributeError):
+        FAKE.ones(3).flags.writeable  # noqa: B018 - NumPy has it, CuPy has not (the first backward() on CUDA)
+
+
+@pytest.mark.parametrize("name", sorted(fake_cupy.SIGNATURES))
+def test_keyword_table_matches_cupys_signatures(name):
+    real = getattr(REAL, name)
+    expected = fake_cupy.SIGNATURES[name]
+    if expected is None:
+        assert isinstance(real, REAL.ufunc), f"cupy.{name} is not a ufunc"
+        return
+    got = _params(real)
+    assert got is not None and got == expected, f"cupy.{name}: CuPy's parameters are {got}"
+
+
+@pytest.mark.parametrize("path", ["asarray", "array", "copyto", "ascontiguousarray", "asfortranarray",
+                                  "random.seed", "random.standard_normal", "random.random", "random.randint",
+                                  "cuda.using_allocator"])
+def test_functions_written_out_in_the_stand_in_take_cupys_parameters(path):
+    fake, real = FAKE, REAL
+    for part in path.split("."):
+        fake, real = getattr(fake, part), getattr(real, part)
+    assert _params(fake) == _params(real), path
+
+
+def test_cupyx_functions_take_cupys_parameters():
+    for name in ("scatter_add", "allow_synchronize"):
+        assert _params(getattr(FAKEX, name)) == _params(getattr(REALX, name)), name
+
+
+def test_a_keyword_cupy_does_not_take_is_refused():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'initial'"):
+        FAKE.sum(FAKE.ones(3), initial=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'where'"):  # CuPy's ufuncs take no where=
+        FAKE.add(FAKE.ones(3), FAKE.ones(3), where=FAKE.ones(3) > 0)
+
+
+# ------------------------------------------------------------------ what CuPy does that NumPy does not
+
+
+@pytest.fixture
+def sim(simulated_gpu):
+    from engine import backend
+
+    return backend.get_cupy()
+
+
+def test_host_synchronisations_are_counted(sim):
+    x = sim.arange(6, dtype=np.float64).reshape(2, 3)
+    with fake_cupy.count_syncs() as seen:
+        y = (x * 2 + 1).sum(axis=0)  # kernels only
+        sim.copyto(x, y[0])
+    assert seen == []
+    with fake_cupy.count_syncs() as seen:
+        y.get()
+        float(y[0])
+        bool(y[1] > 0)
+        y.item() if y.size == 1 else y.tolist()
+        x[x > 2]
+        x[x > 2] = 0
+        sim.cuda.runtime.deviceSynchronize()
+    assert seen == ["ndarray.get()", "float(ndarray)", "bool(ndarray)", "ndarray.tolist()", "boolean-mask indexing",
+                    "boolean-mask assignment", "cudaDeviceSynchronize"]
+
+
+def test_fill_with_a_device_scalar_synchronises_as_cupy_14_does(sim):
+    out = sim.empty((3, 4), dtype=np.float32)
+    with fake_cupy.count_syncs() as seen:
+        out.fill(2.5)
+        out.fill(0)
+    assert seen == []
+    with fake_cupy.count_syncs() as seen:
+        out.fill(sim.ones((), dtype=np.float64) * 3)
+    assert seen == ["bool(ndarray)"]  # CuPy's `value == 0` on a device array
+    np.testing.assert_array_equal(out.get(), np.full((3, 4), 3, np.float32))
+    with fake_cupy.count_syncs() as seen:
+        sim.copyto(out, sim.ones((), dtype=np.float32) * 4)
+    assert seen == []
+
+
+def test_allow_synchronize_false_raises_on_a_sync_in_that_thread_only(sim):
+    x = sim.ones(3)
+    with sim.cuda.Device(0), FAKEX.allow_synchronize(False):
+        with pytest.raises(FAKEX.DeviceSynchronized):
+            x.get()
+        other = []
+        t = threading.Thread(target=lambda: other.append(x.get()))
+        t.start()
+        t.join()
+        assert len(other) == 1
+    x.get()
+
+
+def test_the_current_device_is_per_thread(sim):
+    sim.cuda.Device(1).use()
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(sim.cuda.Device().id))
+    t.start()
+    t.join()
+    assert seen == [0] and sim.cuda.Device().id == 1
+    sim.cuda.Device(0).use()
+
+
+def test_pools_count_per_device_and_give_memory_back(sim):
+    pool = sim.get_default_memory_pool()
+    with sim.cuda.Device(1):
+        before1 = pool.used_bytes()
+        a = sim.zeros(1000, dtype=np.float64)
+        assert pool.used_bytes() == before1 + 8192  # 8000 bytes, in blocks of 512
+    before0 = pool.used_bytes()
+    view = a[:10]
+    del a
+    with sim.cuda.Device(1):
+        assert pool.used_bytes() == before1 + 8192  # the view keeps its buffer
+        del view
+        assert pool.used_bytes() == before1
+        assert pool.total_bytes() >= 8192  # cached until free_all_blocks
+        pool.free_all_blocks()
+        assert pool.total_bytes() == pool.used_bytes()
+    assert pool.used_bytes() == before0
+
+
+def test_a_capture_refuses_host_syncs_and_a_device_sync_from_another_thread_breaks_it(sim):
+    s = sim.cuda.Stream(non_blocking=True)
+    x = sim.ones(3)
+    with s:
+        s.begin_capture()
+        with pytest.raises(fake_cupy.CUDARuntimeError, match="ndarray.get"):
+            x.get()
+        with pytest.raises(fake_cupy.CUDARuntimeError):
+            s.end_capture()
+    with s:
+        s.begin_capture()
+        t = threading.Thread(target=lambda: pytest.raises(fake_cupy.CUDARuntimeError,
+                                                          sim.cuda.runtime.deviceSynchronize))
+        t.start()
+        t.join()
+        with pytest.raises(fake_cupy.CUDARuntimeError, match="invalidated by cudaDeviceSynchronize"):
+            s.end_capture()
+
+
+def test_elementwise_kernels_of_the_engine_run_and_match_the_unfused_ops(sim):
+    from engine import kernels
+
+    kernels._kernels.clear()
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        gy = sim.asarray(rng.standard_normal((8, 5)).astype(dtype))
+        x = sim.asarray(rng.standard_normal((8, 5)).astype(dtype))
+        assert kernels._kernel("pow2_backward") and kernels._kernel("clamp_min_backward")
+        fused = kernels.pow2_backward(gy, x)
+        assert isinstance(fused, fake_cupy.ndarray) and fused.dtype == dtype
+        np.testing.assert_array_equal(fused.get(), (gy * (x + x)).get())
+        for lo in (0, 0.1, -1):
+            fused = kernels.clamp_min_backward(gy, x, lo)
+            assert fused.dtype == dtype
+            np.testing.assert_array_equal(fused.get(), (gy * (x >= lo)).get())
+    kernels._kernels.clear()
