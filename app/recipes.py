@@ -147,7 +147,10 @@ def numpy_recipe(state: TrainState) -> Iterator:
         grad_w2 = h_relu.T.dot(grad_y_pred)
         grad_h_relu = grad_y_pred.dot(w2.T)
         grad_h = grad_h_relu.copy()
-        grad_h[h < 0] = 0
+        if xp is np:
+            grad_h[h < 0] = 0
+        else:  # CuPy counts a boolean mask on the host (a sync per step); the engine's own way on a GPU
+            xp.copyto(grad_h, 0, where=h < 0)
         grad_w1 = x.T.dot(grad_h)
         w1 -= learning_rate * grad_w1
         w2 -= learning_rate * grad_w2

@@ -376,6 +376,8 @@ class Runner:
                     self._graph.reset()  # its pool's memory goes back; the weights live outside it
                     self._graph = None
                 self._release_state(status)
+                if on_gpu:
+                    engine.cuda.release_thread_resources()  # the app runs each run in a thread of its own
                 self._parked.set()
         emit(force=True)
         if cfg.cuda_graph and not self.graph_info["captured"] and self.graph_info["note"] == "not captured yet":

@@ -96,6 +96,9 @@ def main(argv=None) -> int:
                     print(f"  {r.size:<9} {r.recipe:<9} {r.engine_ms / gpu.engine_ms:8.1f}x")
 
     graph_rows = [r for r in rows if r.graph_ms is not None]
+    for r in rows:
+        if r.graph_note:
+            print(f"CUDA graph, {r.size} {r.recipe}: not measured: {r.graph_note}")
     if graph_rows:
         print("\nCUDA graph: the engine's step captured once and replayed (with a copy of its loss per step)")
         print(f"{'size':<9} {'recipe':<9} {'graph ms':>10} {'torch ms':>10} {'graph/torch':>11} {'eager/graph':>11}")
@@ -109,8 +112,9 @@ def main(argv=None) -> int:
                 run = run_500(recipe, device, args.dtype, quick=args.quick)
                 runs_500.append(run)
                 others = ", ".join(f"{k[:-3]} {run[k]:.1f} ms" for k in ("engine_ms", "torch_ms") if k in run)
-                print(f"\n{run['steps']}-step run, tutorial size, {recipe} on {device}: CUDA graph "
-                      f"{run['graph_ms']:.1f} ms ({others})")
+                graph = (f"CUDA graph {run['graph_ms']:.1f} ms" if "graph_ms" in run
+                         else f"CUDA graph not measured ({run.get('graph_note')})")
+                print(f"\n{run['steps']}-step run, tutorial size, {recipe} on {device}: {graph} ({others})")
 
     peaks = {}
     for device in devices:

@@ -63,6 +63,7 @@ class Row:
     graph_ms: float | None = None  # GPU: the engine's step replayed as a CUDA graph
     graph_vs_torch: float | None = None  # median of the rounds' graph / PyTorch eager
     unsettled: int = 0  # CPU blocks timed although other threads were still busy after quiesce's wait
+    graph_note: str | None = None  # GPU: why the step could not be captured, when it could not
 
     @property
     def vs_raw(self) -> float | None:
@@ -135,7 +136,12 @@ def run_500(recipe: str = "autograd", device: str = "cuda", dtype: str = "float3
     cupy = engine.backend.get_cupy()
     sync = _sync_for(device)
     out = {"steps": steps, "size": size_name, "recipe": recipe, "dtype": dtype}
-    impls = {"graph": _graph_step(size, recipe, device, dtype), "engine": _engine_step(size, recipe, device, dtype)}
+    impls = {}
+    try:
+        impls["graph"] = _graph_step(size, recipe, device, dtype)
+    except engine.cuda.GraphCaptureError as exc:
+        out["graph_note"] = str(exc)
+    impls["engine"] = _engine_step(size, recipe, device, dtype)
     torch = _torch()
     if torch is not None and torch.cuda.is_available():
         impls["torch"] = _torch_step(torch, size, recipe, device, dtype)
@@ -287,8 +293,12 @@ def measure_row(size_name: str, recipe: str, device: str, dtype: str = "float32"
     torch = _torch()
     if torch is not None and (device == "cpu" or torch.cuda.is_available()):
         impls["torch"] = _torch_step(torch, size, recipe, device, dtype)
+    graph_note = None
     if device != "cpu" and recipe in GRAPH_RECIPES:
-        impls["graph"] = _graph_step(size, recipe, device, dtype)
+        try:
+            impls["graph"] = _graph_step(size, recipe, device, dtype)
+        except engine.cuda.GraphCaptureError as exc:  # the row is still measured; the table says why not this
+            graph_note = str(exc)
     sync = _sync_for(device)
     for step, _ in impls.values():
         for _ in range(warm):
@@ -319,7 +329,7 @@ def measure_row(size_name: str, recipe: str, device: str, dtype: str = "float32"
     loss = float(loss.item() if hasattr(loss, "item") else loss)
     return Row(size_name, recipe, device, dtype, med["engine"], med.get("raw"), med.get("torch"), blocks,
                per_block, loss, paired.get("raw"), paired.get("torch"), med.get("graph"), graph_vs_torch,
-               unsettled)
+               unsettled, graph_note)
 
 
 def matmul_peak_tflops(device: str, dtype: str = "float32", n: int | None = None, quick: bool = False) -> float:

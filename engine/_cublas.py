@@ -13,8 +13,8 @@ Only called on a GPU; ``tests/fake_cupy.py`` stands in for it elsewhere.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import threading
+import weakref
 
 import numpy as np
 
@@ -32,26 +32,44 @@ class CublasError(RuntimeError):
 
 
 def _find_library():
-    """libcublas as CuPy loaded it (its path in /proc/self/maps), else the usual sonames."""
-    candidates = []
+    """The libcublas that CuPy uses: CuPy 14 loads it through cuda-pathfinder's ``load_nvidia_dynamic_lib``, which
+    caches what it loaded, so asking it again hands back that same library (dlopen of a loaded path adds no
+    copy). Where that loader is missing (CuPy built against a system CUDA), the libcublas already in this
+    process's memory map, which CuPy's extension linked. Never a guess by soname: another copy of cuBLAS would
+    have its own handles and state."""
+    errors = []
+    try:
+        from cuda import pathfinder
+    except ImportError as exc:
+        errors.append(f"cuda-pathfinder: {exc}")
+    else:
+        try:
+            loaded = pathfinder.load_nvidia_dynamic_lib("cublas")
+            if loaded.abs_path:
+                return ctypes.CDLL(loaded.abs_path)
+            errors.append(f"cuda-pathfinder loaded cuBLAS but gave no path ({loaded.found_via})")
+        except Exception as exc:  # DynamicLibNotFoundError and friends
+            errors.append(f"cuda-pathfinder: {exc}")
+    for path in _mapped("libcublas.so"):
+        try:
+            return ctypes.CDLL(path)
+        except OSError as exc:
+            errors.append(f"{path}: {exc}")
+    raise CublasError("cuBLAS could not be loaded for a captured matrix product (" + "; ".join(errors) + ")")
+
+
+def _mapped(prefix: str) -> list[str]:
+    """Paths of the loaded libraries whose file name starts with ``prefix`` (from /proc/self/maps)."""
+    found = []
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 path = line.rstrip().split(maxsplit=5)[-1]
-                name = path.rsplit("/", 1)[-1]
-                if name.startswith("libcublas.so") and path not in candidates:
-                    candidates.append(path)
+                if path.rsplit("/", 1)[-1].startswith(prefix) and path not in found:
+                    found.append(path)
     except OSError:
         pass
-    found = ctypes.util.find_library("cublas")
-    candidates += ["libcublas.so.13", "libcublas.so.12", "libcublas.so.11"] + ([found] if found else [])
-    errors = []
-    for name in candidates:
-        try:
-            return ctypes.CDLL(name)
-        except OSError as exc:
-            errors.append(f"{name}: {exc}")
-    raise CublasError("cuBLAS could not be loaded for a captured matrix product (" + "; ".join(errors) + ")")
+    return found
 
 
 def _library():
@@ -62,6 +80,8 @@ def _library():
                 lib = _find_library()
                 vp, i = ctypes.c_void_p, ctypes.c_int
                 lib.cublasCreate_v2.argtypes = [ctypes.POINTER(vp)]
+                lib.cublasDestroy_v2.argtypes = [vp]
+                lib.cublasDestroy_v2.restype = i
                 lib.cublasSetStream_v2.argtypes = [vp, vp]
                 for name, scalar in (("cublasSgemm_v2", ctypes.c_float), ("cublasDgemm_v2", ctypes.c_double)):
                     fn = getattr(lib, name)
@@ -82,16 +102,64 @@ def _check(status: int, what: str) -> None:
         raise CublasError(f"{what} failed: CUBLAS_STATUS_{names.get(status, status)}")
 
 
+class _ThreadHandles:
+    """This thread's cuBLAS handles, one per device. When the thread ends, its ``threading.local`` lets go of this
+    table and the finalizer queues the handles for destruction; cublasDestroy synchronises the device, so while
+    any capture goes on they wait in ``_doomed`` for a later :func:`release_pending`."""
+
+    def __init__(self, lib):
+        self.by_device: dict = {}
+        self.handles: list = []  # the finalizer holds this list, not the table
+        weakref.finalize(self, _destroy_later, lib, self.handles)
+
+
+def _destroy_later(lib, handles):
+    _doomed.extend((lib, h) for h in handles)
+    release_pending()
+
+
+_doomed: list = []  # (lib, handle) waiting to be destroyed
+_created = [0]
+_destroyed = [0]
+
+
+def release_pending() -> None:
+    """Destroy the handles of threads that have ended, unless a capture goes on (then a later call does it)."""
+    from .graphs import capturing
+
+    if capturing or not _doomed:
+        return
+    while _doomed:
+        lib, handle = _doomed.pop()
+        lib.cublasDestroy_v2(handle)  # a failure here has nothing to tell: the handle is gone either way
+        _destroyed[0] += 1
+
+
 def _handle(lib, device_id: int):
     table = getattr(_handles, "table", None)
     if table is None:
-        table = _handles.table = {}
-    handle = table.get(device_id)
+        table = _handles.table = _ThreadHandles(lib)
+    handle = table.by_device.get(device_id)
     if handle is None:
+        release_pending()
         handle = ctypes.c_void_p()
         _check(lib.cublasCreate_v2(ctypes.byref(handle)), "cublasCreate")
-        table[device_id] = handle
+        _created[0] += 1
+        table.by_device[device_id] = handle
+        table.handles.append(handle)
     return handle
+
+
+def release_thread() -> None:
+    """Destroy this thread's handles now (a run's thread calls this as it ends)."""
+    if getattr(_handles, "table", None) is not None:
+        _handles.table = None  # the table's finalizer queues its handles
+        release_pending()
+
+
+def live_handles() -> int:
+    """Handles made and not yet destroyed, in all threads."""
+    return _created[0] - _destroyed[0]
 
 
 def _operand(x):
@@ -158,15 +226,26 @@ def prepare() -> None:
     if device_id in _checked:
         return
     rng = np.random.default_rng(0)
-    for dtype, rtol in ((np.float32, 1e-5), (np.float64, 1e-12)):
-        a = cupy.asarray(rng.standard_normal((5, 3)).astype(dtype))
-        b = cupy.asarray(rng.standard_normal((3, 4)).astype(dtype))
+    for dtype in (np.float32, np.float64):
+        a_host = rng.standard_normal((5, 64)).astype(dtype)
+        b_host = rng.standard_normal((64, 4)).astype(dtype)
+        a, b = cupy.asarray(a_host), cupy.asarray(b_host)
         expected = (a @ b).get()
+        bound = product_error_bound(a_host, b_host)
         for x in (a, cupy.asfortranarray(a)):
             for y in (b, cupy.asfortranarray(b)):
                 got = matmul(x, y).get()
-                if got.shape != expected.shape or not np.allclose(got, expected, rtol=rtol, atol=rtol):
+                if got.shape != expected.shape or not np.all(np.abs(got - expected) <= bound):
                     raise CublasError(f"the direct cuBLAS product disagrees with CuPy's ({np.dtype(dtype).name}, "
                                       f"{'C' if x.flags.c_contiguous else 'F'}/"
                                       f"{'C' if y.flags.c_contiguous else 'F'} operands)")
     _checked.add(device_id)
+
+
+def product_error_bound(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise bound on the difference of two float products of ``a @ b`` summed in different orders:
+    2·k·eps·(|a| @ |b|) (each within k·eps·(|a|@|b|) of the exact one, the classic bound for a dot product of
+    length k). Two correct GEMM kernels (split-k, blocking, FMA) differ by rounding, never by more."""
+    eps = np.finfo(np.result_type(a.dtype, b.dtype)).eps
+    k = a.shape[1]
+    return 2 * k * eps * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))

@@ -32,6 +32,19 @@ class CudaUnavailableError(RuntimeError):
     """A CUDA device was asked for and this machine cannot give one; the message says why."""
 
 
+class CaptureTransferError(RuntimeError):
+    """A copy between host and device inside a CUDA-graph capture (which cannot hold one); says which way."""
+
+
+# whether this thread is capturing a CUDA graph (engine.graphs sets it): copies to or from the host then refuse
+# with a message that says which way, rather than CUDA's "operation not permitted when stream is capturing"
+_capture_local = threading.local()
+
+
+def capturing_here() -> bool:
+    return getattr(_capture_local, "active", False)
+
+
 # --------------------------------------------------------------------------- the guarded CuPy import
 
 _status_lock = threading.Lock()
@@ -266,12 +279,15 @@ def to_device_array(array, dev: device, dtype=None, copy: bool = False):
     """``array`` (NumPy, CuPy or anything array-like) on device ``dev``, optionally cast."""
     if dev.type == "cpu":
         if _cupy is not None and isinstance(array, _cupy.ndarray):
-            array = array.get()
+            array = to_host(array)
             copy = False
         if copy:
             return np.array(array, dtype=dtype, copy=True)
         return np.asarray(array, dtype=dtype)
     cupy = get_cupy()
+    if not isinstance(array, cupy.ndarray) and capturing_here():
+        raise CaptureTransferError(f"it copies host data to the GPU (a {type(array).__name__} made into a CUDA "
+                                   "array): make such tensors before the capture")
     if isinstance(array, cupy.ndarray) and array.device.id != dev.index:
         copy = True  # asarray would hand back the array on its old device
     with cupy.cuda.Device(dev.index):
@@ -283,6 +299,8 @@ def to_device_array(array, dev: device, dtype=None, copy: bool = False):
 def to_host(array) -> np.ndarray:
     """A NumPy array with ``array``'s values (copied off the GPU when it lives there)."""
     if _cupy is not None and isinstance(array, _cupy.ndarray):
+        if capturing_here():
+            raise CaptureTransferError("it reads a value back to the host (a copy from the GPU)")
         return array.get()
     return np.asarray(array)
 

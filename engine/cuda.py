@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import backend
+from . import _memory, backend
 from . import graphs as _graphs
 from . import random as _random
 from .backend import CudaUnavailableError
@@ -21,7 +21,7 @@ __all__ = [
     "get_device_capability", "get_device_name", "get_device_properties", "synchronize", "empty_cache",
     "memory_allocated", "memory_reserved", "max_memory_allocated", "reset_peak_memory_stats", "mem_get_info",
     "manual_seed", "manual_seed_all", "runtime_versions", "CudaUnavailableError", "CUDAGraph", "graph",
-    "GraphCaptureError", "is_current_stream_capturing",
+    "GraphCaptureError", "is_current_stream_capturing", "release_thread_resources",
     "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
 ]
 
@@ -132,39 +132,38 @@ def get_device_capability(dev=None) -> tuple[int, int]:
 
 
 def synchronize(dev=None) -> None:
+    """Wait for the device's work to finish. While another thread captures a CUDA graph this waits for that
+    capture to end first (a device synchronisation would break it); inside a capture it raises."""
     cupy = backend.get_cupy()
-    with cupy.cuda.Device(_index(dev)):
+    index = _index(dev)
+    _graphs.wait_until_no_capture("engine.cuda.synchronize()")
+    with cupy.cuda.Device(index):
         cupy.cuda.runtime.deviceSynchronize()
-
-
-def _pool(dev=None):
-    cupy = backend.get_cupy()
-    with cupy.cuda.Device(_index(dev)):
-        return cupy.get_default_memory_pool()
 
 
 def memory_allocated(dev=None) -> int:
     """Bytes held by live arrays on this device: CuPy's default pool and the live CUDA graphs' own pools."""
-    return int(_pool(dev).used_bytes()) + _graphs.pools_used_bytes(_index(dev))
+    return _memory.in_use(_index(dev))
 
 
 def memory_reserved(dev=None) -> int:
     """Bytes the pools hold from the driver, in use or cached."""
-    return int(_pool(dev).total_bytes()) + _graphs.pools_total_bytes(_index(dev))
-
-
-_peak: dict[int, int] = {}
+    index = _index(dev)
+    cupy = backend.get_cupy()
+    with cupy.cuda.Device(index):  # CuPy's pool answers for the current device: ask while this one is current
+        total = int(cupy.get_default_memory_pool().total_bytes())
+    return total + _graphs.pools_total_bytes(index)
 
 
 def max_memory_allocated(dev=None) -> int:
-    index = _index(dev)
-    current = memory_allocated(index)
-    _peak[index] = max(_peak.get(index, 0), current)
-    return _peak[index]
+    """The most bytes in use on the device since the last :func:`reset_peak_memory_stats` (noted at every
+    allocation). Tracking starts with the first call of either: before that, the peak is today's use."""
+    return _memory.peak(_index(dev))
 
 
 def reset_peak_memory_stats(dev=None) -> None:
-    _peak[_index(dev)] = memory_allocated(dev)
+    """Start the peak of :func:`max_memory_allocated` again from the bytes in use now."""
+    _memory.reset_peak(_index(dev))
 
 
 def empty_cache() -> None:
@@ -179,6 +178,14 @@ def empty_cache() -> None:
         with cupy.cuda.Device(i):
             cupy.get_default_memory_pool().free_all_blocks()
     cupy.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def release_thread_resources() -> None:
+    """Give back what this thread holds on the GPU: its cuBLAS handles (and their workspaces) for the capturable
+    product. A thread that ends gives them back by itself; a run calls this as it finishes."""
+    from . import _cublas
+
+    _cublas.release_thread()
 
 
 def mem_get_info(dev=None) -> tuple[int, int]:

@@ -30,14 +30,15 @@ from __future__ import annotations
 import threading
 import weakref
 
-from . import _cublas, backend
+from . import _cublas, _memory, backend
 
 __all__ = ["CUDAGraph", "graph", "GraphCaptureError", "is_current_stream_capturing"]
 
 # > 0 while some thread captures: 2-D products then take the capturable path (which is also right uncaptured)
 capturing = 0
+_idle = threading.Condition()  # notified when a capture ends; captures are made one at a time
 _live_graphs: weakref.WeakSet = weakref.WeakSet()  # (CuPy's pools take no weak references; our graphs do)
-_thread_state = threading.local()
+_thread_state = backend._capture_local
 _retired: list = []  # (device index, pool) of reset graphs, kept while arrays made in their capture live
 
 
@@ -47,7 +48,20 @@ class GraphCaptureError(RuntimeError):
 
 def is_current_stream_capturing() -> bool:
     """True while this thread captures (``torch.cuda.is_current_stream_capturing``)."""
-    return capturing > 0 and getattr(_thread_state, "capturing", False)
+    return capturing > 0 and getattr(_thread_state, "active", False)
+
+
+def wait_until_no_capture(what: str) -> None:
+    """Block while another thread captures a graph: a device synchronisation (or freeing device memory) then
+    would break that capture. In the capturing thread itself it cannot wait: :class:`GraphCaptureError`."""
+    if not capturing:
+        return
+    if getattr(_thread_state, "active", False):
+        raise GraphCaptureError(f"{what} inside a CUDA-graph capture: it waits for the GPU, which a capture cannot "
+                                "hold")
+    with _idle:
+        while capturing:
+            _idle.wait(0.5)
 
 
 class CUDAGraph:
@@ -70,22 +84,30 @@ class CUDAGraph:
         if self._graph is not None:
             raise GraphCaptureError("this CUDAGraph holds a capture already; call reset() before capturing again")
         cupy = backend.get_cupy()
+        wait_until_no_capture("capture_begin")
         try:
             _cublas.prepare()  # library, handle and a checked product, before anything is captured
         except Exception as exc:
             raise GraphCaptureError(f"matrix products cannot be captured here: {exc}") from exc
-        cupy.cuda.runtime.deviceSynchronize()  # work queued before the capture is done before it
+        global capturing
+        with _idle:  # one capture at a time: each one's synchronisation below would break another's capture
+            while capturing:
+                _idle.wait(0.5)
+            capturing += 1
+        self._capturing = True
+        try:
+            cupy.cuda.runtime.deviceSynchronize()  # work queued before the capture is done before it
+        except Exception:
+            self._leave()
+            raise
         self._pool = cupy.cuda.MemoryPool()
         self._device = backend.current_cuda_index()
         self._stream = stream if stream is not None else cupy.cuda.Stream(non_blocking=True)
-        contexts = [self._stream, cupy.cuda.using_allocator(self._pool.malloc)]
+        contexts = [self._stream, cupy.cuda.using_allocator(_memory.allocator_of(self._pool))]
         for ctx in contexts:
             ctx.__enter__()
             self._contexts.append(ctx)
-        global capturing
-        capturing += 1
-        _thread_state.capturing = True
-        self._capturing = True
+        _thread_state.active = True
         try:
             self._stream.begin_capture()
         except Exception as exc:
@@ -116,11 +138,14 @@ class CUDAGraph:
     def _leave(self) -> None:
         global capturing
         if self._capturing:
-            capturing -= 1
-            _thread_state.capturing = False
+            with _idle:
+                capturing -= 1
+                _idle.notify_all()
+            _thread_state.active = False
             self._capturing = False
         while self._contexts:
             self._contexts.pop().__exit__(None, None, None)
+        _cublas.release_pending()  # handles of ended threads, held back while this capture went on
 
     # ------------------------------------------------------------------ use
     def replay(self) -> None:
@@ -190,10 +215,12 @@ class graph:  # noqa: N801 - torch.cuda.graph's name
 
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, backend.CaptureTransferError):
+        return text
     if "cuRAND" in text:
         return "it draws random numbers on the GPU (draw them before the capture)"
     if "StreamCapture" in text or "capturing" in text:
-        return f"it reads a value back to the host or waits for the GPU ({type(exc).__name__}: {text})"
+        return f"it waits for the GPU or copies between host and device ({type(exc).__name__}: {text})"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

@@ -322,6 +322,9 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
+        if self._data.__class__ is not np.ndarray and _backend.capturing_here():
+            raise _backend.CaptureTransferError("it reads a value back to the host (item(), float() or bool() of "
+                                                "a CUDA tensor)")
         return self._data.item()
 
     def tolist(self):

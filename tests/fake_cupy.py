@@ -921,6 +921,10 @@ def _make_module():
 
 
 def _reset_state():
+    from engine import _memory
+
+    _memory._tracking[0] = False  # the engine's peak tracker wraps the (stand-in's) allocator anew
+    _memory._peaks.clear()
     _capture.update(ops=None, invalid=None, stream=None)
     for name in ("device", "streams", "allocators", "allow_sync"):
         if hasattr(_local, name):

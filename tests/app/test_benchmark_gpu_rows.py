@@ -33,3 +33,33 @@ def test_quick_gpu_benchmark_writes_the_graph_results(simulated_gpu, tmp_path, c
     text = capsys.readouterr().out
     assert "CUDA graph: the engine's step captured once and replayed" in text
     assert "3-step run, tutorial size, autograd on cuda: CUDA graph" in text
+
+
+def test_the_raw_cupy_baseline_makes_no_host_synchronisation(simulated_gpu):
+    """D9: the raw-CuPy step assigned through a boolean mask, a host sync per step that the engine does not make."""
+    from benchmarks.step_time import SIZES, _raw_step
+
+    step, last = _raw_step(SIZES["tiny"], "cuda", "float32")
+    step()
+    with simulated_gpu.count_syncs() as seen:
+        for _ in range(3):
+            step()
+    assert seen == []
+    assert float(last["loss"]) > 0
+
+
+def test_a_graph_that_cannot_be_captured_is_reported_not_fatal(simulated_gpu, monkeypatch, capsys, tmp_path):
+    """D10: a GraphCaptureError in the graph rows ended the whole benchmark."""
+    import engine
+    from benchmarks import step_time
+
+    def refuse(*args):
+        raise engine.cuda.GraphCaptureError("this step cannot be captured as a CUDA graph: a planted reason")
+
+    monkeypatch.setattr(step_time, "_graph_step", refuse)
+    row = measure_row("tiny", "autograd", "cuda", "float64", quick=True)
+    assert row.graph_ms is None and "a planted reason" in row.graph_note and row.engine_ms > 0
+    run = run_500("autograd", "cuda", "float64", quick=True)
+    assert "graph_ms" not in run and "a planted reason" in run["graph_note"] and run["engine_ms"] > 0
+    assert main(["--quick", "--devices", "cuda", "--sizes", "tiny", "--no-app", "--out", str(tmp_path / "b.json")]) == 0
+    assert "CUDA graph, tiny tensor: not measured: this step cannot be captured" in capsys.readouterr().out
