@@ -147,3 +147,17 @@ def _raises(text):
         raise RuntimeError(text)
 
     return fail
+
+
+def test_gpu_tests_fail_rather_than_skip_where_nvidia_smi_lists_a_gpu(simulate, monkeypatch):
+    """D4: a GPU that is there but unusable (a broken CuPy, a warning taken for an import failure) must not let
+    every gpu test skip green."""
+    from tests import conftest
+
+    simulate((False, "CuPy is installed but failed to import: two CuPy wheels", 0))
+    monkeypatch.setattr(conftest, "_GPU_LISTED", [False])
+    with pytest.raises(pytest.skip.Exception, match="no usable CUDA device: CuPy is installed but failed"):
+        conftest._real_cuda_or_skip()
+    monkeypatch.setattr(conftest, "_GPU_LISTED", [True])
+    with pytest.raises(pytest.fail.Exception, match="nvidia-smi lists a GPU but CUDA cannot be used: CuPy is"):
+        conftest._real_cuda_or_skip()
