@@ -44,6 +44,7 @@ gpu-check:
 
 lint: setup
 	$(PY) -m ruff check .
+	PYTHONPATH=. $(VENV)/bin/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -1,4 +1,7 @@
-"""The command line: ``python main.py --headless ...`` runs without a window.
+"""The command line: the parser, the options it hands on, and the headless run (``python main.py --headless``).
+
+``main.py`` is the composition root: it parses here, then runs headless (:func:`run_headless`) or opens the window
+(``ui.launcher``) with :class:`DesktopOptions`, plain values and no argparse. This module never imports ``ui``.
 
 Exit codes: 0 done; 1 failed (or the export could not be written); 2 bad input (one line on stderr,
 never a traceback); 3 diverged or out of memory (the log is still exported); 130 interrupted (Ctrl+C;
@@ -11,6 +14,8 @@ import argparse
 import math
 import sys
 import time
+from dataclasses import dataclass, fields
+from pathlib import Path
 
 from .config import DTYPES, RECIPE_DEFAULT_LR, RECIPES, ConfigError, RunConfig
 
@@ -72,27 +77,63 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """The run settings given on the command line; None where an option was not given."""
+
+    recipe: str | None = None
+    device: str | None = None
+    dtype: str | None = None
+    batch: int | None = None
+    d_in: int | None = None
+    hidden: int | None = None
+    d_out: int | None = None
+    lr: float | None = None
+    iters: int | None = None
+    seed: int | None = None
+    cuda_graph: bool | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RunOptions:
+        return cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
+
+    def apply(self, base: RunConfig | None = None) -> RunConfig:
+        """``base`` (the tutorial's defaults) with the given options; a new recipe brings its own default learning
+        rate unless --lr was given too."""
+        base = base or RunConfig()
+        changes = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        if self.recipe and self.lr is None:
+            changes["lr"] = RECIPE_DEFAULT_LR[self.recipe]
+        return base.with_(**changes)
+
+
+@dataclass(frozen=True)
+class DesktopOptions:
+    """What the desktop app is opened with (``ui.launcher.launch``)."""
+
+    run: RunOptions
+    start: bool = False
+    screenshot: Path | None = None
+
+
 def config_from_args(args, base: RunConfig | None = None) -> RunConfig:
     """A RunConfig from parsed options; unset options keep ``base``'s values (the tutorial's defaults)."""
-    base = base or RunConfig()
-    recipe = args.recipe or base.recipe
-    lr = args.lr
-    if lr is None:
-        lr = RECIPE_DEFAULT_LR[recipe] if args.recipe else base.lr
-    changes = {
-        "recipe": recipe,
-        "device": args.device or base.device,
-        "dtype": args.dtype or base.dtype,
-        "batch": args.batch if args.batch is not None else base.batch,
-        "d_in": args.d_in if args.d_in is not None else base.d_in,
-        "hidden": args.hidden if args.hidden is not None else base.hidden,
-        "d_out": args.d_out if args.d_out is not None else base.d_out,
-        "lr": lr,
-        "iters": args.iters if args.iters is not None else base.iters,
-        "seed": args.seed if args.seed is not None else base.seed,
-        "cuda_graph": args.cuda_graph if args.cuda_graph is not None else base.cuda_graph,
-    }
-    return base.with_(**changes)
+    return RunOptions.from_args(args).apply(base)
+
+
+def desktop_options(args) -> DesktopOptions:
+    """The options of a run in the window; :class:`UsageError` for what only a headless run takes, or a picture
+    that cannot be written."""
+    if args.export or args.compare_grads or args.quiet:
+        raise UsageError("--export, --compare-grads and --quiet belong to --headless runs")
+    screenshot = Path(args.screenshot) if args.screenshot else None
+    if screenshot is not None:
+        if screenshot.suffix.lower() != ".png":
+            raise UsageError(f"--screenshot {args.screenshot}: the picture is saved as PNG; give a .png file name")
+        folder = screenshot.parent if str(screenshot.parent) else Path(".")
+        if not folder.is_dir():
+            raise UsageError(f"--screenshot {args.screenshot}: the folder {screenshot.parent} does not exist")
+    return DesktopOptions(RunOptions.from_args(args), start=args.start, screenshot=screenshot)
 
 
 class Progress:
@@ -126,7 +167,8 @@ class Progress:
             sys.stderr.flush()
 
 
-def _fail(message: str) -> int:
+def fail(message: str) -> int:
+    """Say what is wrong on one line of stderr; the exit code for bad input."""
     sys.stderr.write(f"main.py: error: {message}\n")
     return EXIT_BAD_INPUT
 
@@ -138,12 +180,12 @@ def run_headless(args) -> int:
     try:
         config = config_from_args(args).validated()
     except ConfigError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     if args.export:
         try:
             export_mod.check_writable(args.export)
         except export_mod.ExportError as exc:
-            return _fail(str(exc))
+            return fail(str(exc))
 
     runner = Runner(config)
     progress = Progress(config.iters, enabled=not args.quiet and sys.stderr.isatty())
@@ -181,20 +223,9 @@ def run_headless(args) -> int:
     return code
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        return _fail(str(exc))
-    if not args.headless:
-        from ui.main_window import launch  # only the desktop app needs Qt
-
-        return launch(args)
-    if args.start or args.screenshot:
-        return _fail("--start and --screenshot belong to the desktop app; drop --headless to use them")
-    return run_headless(args)
-
-
-def entry() -> None:
-    sys.exit(main())
+def parse(argv=None) -> argparse.Namespace:
+    """The parsed command line; :class:`UsageError` (one line) for a bad one."""
+    args = build_parser().parse_args(argv)
+    if args.headless and (args.start or args.screenshot):
+        raise UsageError("--start and --screenshot belong to the desktop app; drop --headless to use them")
+    return args

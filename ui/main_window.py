@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -455,64 +454,3 @@ def default_settings() -> QSettings:
     if path:
         return QSettings(path, QSettings.IniFormat)
     return QSettings("gradscope", "gradscope")
-
-
-def launch(args) -> int:
-    """Open the window (called by app.cli.main without --headless). Returns the exit code."""
-    from app.cli import _fail, config_from_args
-
-    screenshot = args.screenshot
-    if screenshot:
-        target = Path(screenshot)
-        if target.suffix.lower() != ".png":
-            return _fail(f"--screenshot {screenshot}: the picture is saved as PNG; give a .png file name")
-        if not (target.parent if str(target.parent) else Path(".")).is_dir():
-            return _fail(f"--screenshot {screenshot}: the folder {target.parent} does not exist")
-    if args.export or args.compare_grads or args.quiet:
-        return _fail("--export, --compare-grads and --quiet belong to --headless runs")
-
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("gradscope")
-    app.setOrganizationName("gradscope")
-    style = RESOURCES / "style.qss"
-    if style.exists():
-        app.setStyleSheet(style.read_text(encoding="utf-8"))
-    settings = default_settings()
-    window = MainWindow(settings)
-    base = window.controls.raw_config()
-    preset = config_from_args(args, base if math.isfinite(base.lr) else RunConfig())
-    try:
-        preset.validated()
-    except ConfigError as exc:
-        window.shutdown()
-        return _fail(str(exc))
-    window.controls.set_config(preset)
-    window.show()
-
-    exit_code = {"code": 0}
-
-    def take_screenshot():
-        window.plot.redraw(force=True)
-        if not window.grab().save(str(screenshot)):
-            print(f"main.py: error: could not write {screenshot}", file=sys.stderr)
-            exit_code["code"] = 1
-        window.close()
-        app.exit(exit_code["code"])
-
-    if screenshot:
-        if args.start:
-            window.on_run_finished.append(lambda result: (window.check_gradients(),
-                                                          QTimer.singleShot(400, take_screenshot)))
-        else:
-            QTimer.singleShot(1200, take_screenshot)
-    if args.start:
-        QTimer.singleShot(200, window.start_run)
-    # Ctrl+C in the terminal closes the window the normal way (stop, join, keep the log); Python only sees
-    # the signal when it runs, so a timer wakes it a few times a second
-    signal.signal(signal.SIGINT, lambda *_: window.close())
-    wake = QTimer()
-    wake.timeout.connect(lambda: None)
-    wake.start(250)
-    code = app.exec()
-    wake.stop()
-    return exit_code["code"] if screenshot else code

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--batch", "8", "--d-in", "20", "--hidden", "10", "--d-out", "3"]

@@ -8,9 +8,9 @@ import pytest
 
 from app import recipes as recipes_mod
 from app import runner as runner_mod
-from app.cli import main
 from app.config import GRAPH_RECIPES, ConfigError, RunConfig
 from app.runner import DONE, GRAPH_WARMUP, STOPPED, Runner
+from main import main
 from tests.fake_cupy import assert_same_numbers
 
 SMALL = dict(batch=8, d_in=20, hidden=10, d_out=3)

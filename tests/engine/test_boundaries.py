@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -43,3 +44,22 @@ def test_ui_never_imports_cupy():
     for path in (ROOT / "ui").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "import cupy" not in text and "from cupy" not in text, path.name
+
+
+def test_only_main_is_the_composition_root():
+    """main.py imports app and ui; nothing imports main (import-linter's layers take packages only)."""
+    for folder in ("engine", "app", "ui", "benchmarks"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert "import main" not in text and "from main " not in text, path.relative_to(ROOT)
+    text = (ROOT / "main.py").read_text(encoding="utf-8")
+    assert "from app import cli" in text and "from ui.launcher import launch" in text
+
+
+def test_the_import_contracts_hold():
+    """`make lint` runs import-linter; this runs the same contracts in the suite (they need no network)."""
+    out = subprocess.run([sys.executable, "-c", "import importlinter.cli as c, sys; sys.exit(c.lint_imports())"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "Contracts: 4 kept, 0 broken." in out.stdout

@@ -1,0 +1,64 @@
+"""Opens the desktop app with the command line's options (``main.py`` calls :func:`launch` without --headless)."""
+
+from __future__ import annotations
+
+import math
+import signal
+import sys
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from app.cli import DesktopOptions, fail
+from app.config import ConfigError, RunConfig
+
+from .main_window import RESOURCES, MainWindow, default_settings
+
+
+def launch(options: DesktopOptions) -> int:
+    """Open the window, preset with ``options``; returns the exit code (2 for a preset that is not valid)."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("gradscope")
+    app.setOrganizationName("gradscope")
+    style = RESOURCES / "style.qss"
+    if style.exists():
+        app.setStyleSheet(style.read_text(encoding="utf-8"))
+    window = MainWindow(default_settings())
+    base = window.controls.raw_config()  # the last session's settings, where they are valid
+    preset = options.run.apply(base if math.isfinite(base.lr) else RunConfig())
+    try:
+        preset.validated()
+    except ConfigError as exc:
+        window.shutdown()
+        return fail(str(exc))
+    window.controls.set_config(preset)
+    window.show()
+
+    screenshot = options.screenshot
+    exit_code = {"code": 0}
+
+    def take_screenshot():
+        window.plot.redraw(force=True)
+        if not window.grab().save(str(screenshot)):
+            print(f"main.py: error: could not write {screenshot}", file=sys.stderr)
+            exit_code["code"] = 1
+        window.close()
+        app.exit(exit_code["code"])
+
+    if screenshot:
+        if options.start:
+            window.on_run_finished.append(lambda result: (window.check_gradients(),
+                                                          QTimer.singleShot(400, take_screenshot)))
+        else:
+            QTimer.singleShot(1200, take_screenshot)
+    if options.start:
+        QTimer.singleShot(200, window.start_run)
+    # Ctrl+C in the terminal closes the window the normal way (stop, join, keep the log); Python only sees
+    # the signal when it runs, so a timer wakes it a few times a second
+    signal.signal(signal.SIGINT, lambda *_: window.close())
+    wake = QTimer()
+    wake.timeout.connect(lambda: None)
+    wake.start(250)
+    code = app.exec()
+    wake.stop()
+    return exit_code["code"] if screenshot else code
