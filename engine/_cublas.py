@@ -2,7 +2,7 @@
 
 CuPy refuses every cuBLAS call while a stream captures ("calling cuBLAS API during stream capture is currently
 unsupported": its wrappers check before they set the handle's stream), although cuBLAS itself supports capture
-(CUDA 12.2 and later allocate its workspace stream-ordered). So while :mod:`engine.graphs` captures, 2-D
+(CUDA 12.2 and later allocate its workspace stream-ordered). So while :mod:`engine.cuda_graphs` captures, 2-D
 products go through :func:`matmul`: the same libcublas that CuPy loaded, found in this process's memory map and
 called through ctypes on a handle of our own, one per device and thread, in the default math mode (no TF32,
 as CuPy and PyTorch by default).
@@ -18,7 +18,8 @@ import weakref
 
 import numpy as np
 
-from . import backend
+from . import _capture, backend
+from .errors import shapes_error
 
 _OP_N, _OP_T = 0, 1
 _lib = None
@@ -125,9 +126,7 @@ _destroyed = [0]
 
 def release_pending() -> None:
     """Destroy the handles of threads that have ended, unless a capture goes on (then a later call does it)."""
-    from .graphs import capturing
-
-    if capturing or not _doomed:
+    if _capture.count or not _doomed:
         return
     while _doomed:
         lib, handle = _doomed.pop()
@@ -180,8 +179,6 @@ def matmul(a, b):
     cupy = backend.get_cupy()
     (m, k), (k2, n) = a.shape, b.shape
     if k != k2:
-        from .functions.arithmetic import shapes_error
-
         raise shapes_error(a, b)
     dtype = np.result_type(a.dtype, b.dtype)
     if dtype not in (np.float32, np.float64):

@@ -13,6 +13,8 @@ import warnings
 
 import numpy as np
 
+from . import _capture
+
 __all__ = [
     "CudaUnavailableError",
     "device",
@@ -36,13 +38,10 @@ class CaptureTransferError(RuntimeError):
     """A copy between host and device inside a CUDA-graph capture (which cannot hold one); says which way."""
 
 
-# whether this thread is capturing a CUDA graph (engine.graphs sets it): copies to or from the host then refuse
-# with a message that says which way, rather than CUDA's "operation not permitted when stream is capturing"
-_capture_local = threading.local()
-
-
 def capturing_here() -> bool:
-    return getattr(_capture_local, "active", False)
+    """Whether this thread captures a CUDA graph: copies to or from the host then refuse with a message that says
+    which way, rather than CUDA's "operation not permitted when stream is capturing"."""
+    return _capture.count > 0 and getattr(_capture._local, "active", False)
 
 
 # --------------------------------------------------------------------------- the guarded CuPy import

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backend, dtypes
+from . import backend, dtypes, legacy
 from . import random as _random
 from .backend import CPU, resolve
 from .tensor import Size, Tensor, _wrap
@@ -236,3 +236,5 @@ def where(condition, input=None, other=None) -> Tensor:  # noqa: A002
         return tuple(_wrap(i) for i in backend.xp_of(condition._data).nonzero(condition._data))
     return Where.apply(condition, input, other)
 
+
+legacy.bind(Tensor, tensor, empty)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import _memory, backend
-from . import graphs as _graphs
+from . import _capture, _memory, backend
 from . import random as _random
 from .backend import CudaUnavailableError
-from .graphs import CUDAGraph, GraphCaptureError, graph, is_current_stream_capturing
+from .cuda_graphs import CUDAGraph, GraphCaptureError, graph, is_current_stream_capturing
 from .legacy import CUDA_TYPES
 
 __all__ = [
@@ -136,7 +135,7 @@ def synchronize(dev=None) -> None:
     capture to end first (a device synchronisation would break it); inside a capture it raises."""
     cupy = backend.get_cupy()
     index = _index(dev)
-    _graphs.wait_until_no_capture("engine.cuda.synchronize()")
+    _capture.wait_until_idle("engine.cuda.synchronize()")
     with cupy.cuda.Device(index):
         cupy.cuda.runtime.deviceSynchronize()
 
@@ -152,7 +151,7 @@ def memory_reserved(dev=None) -> int:
     cupy = backend.get_cupy()
     with cupy.cuda.Device(index):  # CuPy's pool answers for the current device: ask while this one is current
         total = int(cupy.get_default_memory_pool().total_bytes())
-    return total + _graphs.pools_total_bytes(index)
+    return total + _memory.pools_total_bytes(index)
 
 
 def max_memory_allocated(dev=None) -> int:
@@ -170,10 +169,10 @@ def empty_cache() -> None:
     """Give the pool's cached, unused blocks back to the driver (a no-op without CUDA, as in PyTorch). A live
     CUDA graph's pool keeps its blocks: its replays write to them (``CUDAGraph.reset()`` frees them). While a
     graph is being captured (in any thread) it does nothing: freeing device memory would break the capture."""
-    if not is_available() or _graphs.capturing:
+    if not is_available() or _capture.count:
         return
     cupy = backend.get_cupy()
-    _graphs.sweep()
+    _memory.sweep()
     for i in range(device_count()):
         with cupy.cuda.Device(i):
             cupy.get_default_memory_pool().free_all_blocks()

@@ -1,5 +1,9 @@
 """PyTorch's legacy tensor types (``FloatTensor``, ``cuda.FloatTensor``), as the older tutorials use them:
-``x = torch.randn(N, D).type(torch.cuda.FloatTensor)``."""
+``x = torch.randn(N, D).type(torch.cuda.FloatTensor)``.
+
+A table over :mod:`engine.dtypes` only, so that ``Tensor.type()`` can read it without an import circle; what a
+type does when called (make a tensor) and what it recognises (``isinstance``) are bound by :mod:`engine.creation`,
+which knows tensors, through :func:`bind`."""
 
 from __future__ import annotations
 
@@ -22,19 +26,23 @@ class LegacyTensorType:
         return f"<class '{self.name}'>"
 
     def __call__(self, *args):
-        from .creation import empty, tensor
-
         device = "cuda" if self.is_cuda else "cpu"
         if len(args) == 1 and not isinstance(args[0], int):
-            return tensor(args[0], dtype=self.dtype, device=device)
+            return _bound["tensor"](args[0], dtype=self.dtype, device=device)
         if len(args) == 1 and isinstance(args[0], tuple):
             args = args[0]
-        return empty(*args, dtype=self.dtype, device=device)
+        return _bound["empty"](*args, dtype=self.dtype, device=device)
 
     def __instancecheck__(self, obj):
-        from .tensor import Tensor
+        return isinstance(obj, _bound["Tensor"]) and obj.dtype is self.dtype and obj.is_cuda == self.is_cuda
 
-        return isinstance(obj, Tensor) and obj.dtype is self.dtype and obj.is_cuda == self.is_cuda
+
+_bound: dict = {}
+
+
+def bind(tensor_class, tensor, empty) -> None:
+    """Give the types their Tensor class and factories (engine.creation does, as it is imported)."""
+    _bound.update(Tensor=tensor_class, tensor=tensor, empty=empty)
 
 
 def _make(is_cuda):

@@ -11,6 +11,8 @@ import numpy as np
 from . import backend as _backend
 from . import dtypes as _dtypes
 from .backend import CPU, device_of_array, resolve, to_host, xp_of
+from .errors import shapes_error
+from .legacy import LegacyTensorType, parse_legacy_name
 
 __all__ = ["Tensor", "Size", "is_tensor"]
 
@@ -285,16 +287,16 @@ class Tensor:
         if gradient is None and inputs is None and not create_graph and self.grad_fn is not None:
             data = self._data
             if data.size == 1:  # loss.backward(): the common case, straight to the walk
-                _autograd._run((self,), [_autograd._scalar_seed(data)], _bool(retain_graph))
+                _walk._run((self,), [_walk._scalar_seed(data)], _bool(retain_graph))
                 return
-        _autograd.backward(self, gradient, retain_graph, create_graph, inputs)
+        _walk.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` of this non-leaf tensor after backward."""
         if not self._rg:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is not None:
-            _autograd._register_retained(self)
+            _walk._register_retained(self)
 
     @property
     def retains_grad(self) -> bool:
@@ -401,8 +403,6 @@ class Tensor:
         if dtype is None:
             prefix = "torch.cuda." if self.is_cuda else "torch."
             return prefix + self.dtype.legacy_name
-        from .legacy import LegacyTensorType, parse_legacy_name
-
         if isinstance(dtype, str) and "Tensor" in dtype:
             dtype = parse_legacy_name(dtype)
         if isinstance(dtype, LegacyTensorType):
@@ -558,7 +558,7 @@ class Tensor:
             # as MatMul.forward for 2-D, without its ctx
             return _wrap(a.dot(b) if a.__class__ is _ndarray else _fn.arithmetic.dot2(a, b))
         except ValueError:
-            raise _fn.arithmetic.shapes_error(a, b) from None
+            raise shapes_error(a, b) from None
 
     def __rmatmul__(self, other):
         return _fn.MatMul.apply(other, self)
@@ -947,7 +947,7 @@ def _rebuild(host, dev, requires_grad):
 
 
 
-from . import autograd as _autograd  # noqa: E402
 from . import functions as _fn  # noqa: E402
-from .autograd import _SCRATCH  # noqa: E402
-from .autograd import _mode as _grad_mode  # noqa: E402
+from .autograd import graph as _walk  # noqa: E402
+from .autograd.function import _SCRATCH  # noqa: E402
+from .autograd.grad_mode import _mode as _grad_mode  # noqa: E402

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _cublas
-from .. import graphs as _graphs
+from .. import _capture, _cublas
 from .. import kernels as _kernels
-from ..autograd import Function
+from ..autograd.function import Function
 from ..backend import xp_of
+from ..errors import shapes_error
 
 
 class Add(Function):
@@ -105,21 +105,10 @@ class Neg(Function):
         return -gy
 
 
-def shapes_error(a, b) -> RuntimeError:
-    """PyTorch's error for a matrix product of arrays whose shapes do not fit."""
-    return RuntimeError(
-        f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(a.shape)} and {_shape_text(b.shape)})"
-    )
-
-
-def _shape_text(shape):
-    return "x".join(str(n) for n in shape) if shape else "scalar"
-
-
 def dot2(a, b):
     """The 2-D product ``a.dot(b)``; on a GPU while a CUDA graph captures, cuBLAS called so that it is captured
-    (CuPy's own product refuses to run then; engine/graphs.py)."""
-    if _graphs.capturing and a.__class__ is b.__class__ and a.__class__ is not np.ndarray:
+    (CuPy's own product refuses to run then; engine/cuda_graphs.py)."""
+    if _capture.count and a.__class__ is b.__class__ and a.__class__ is not np.ndarray:
         return _cublas.matmul(a, b)
     return a.dot(b)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import kernels as _kernels
-from ..autograd import Function
+from ..autograd.function import Function
 from ..backend import xp_of
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..autograd import Function
+from ..autograd.function import Function
 from ..backend import fill, xp_of
 
 

@@ -63,3 +63,66 @@ def test_the_import_contracts_hold():
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert "Contracts: 4 kept, 0 broken." in out.stdout
+
+
+def _engine_import_graph() -> dict[str, set[str]]:
+    """Module -> the engine modules it imports (at any level, lazily too), read from the sources."""
+    import ast
+
+    modules = {}
+    for path in (ROOT / "engine").rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        modules[name.removesuffix(".__init__")] = path
+    graph = {m: set() for m in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                target = ".".join(base + ([node.module] if node.module else []))
+                subs = {f"{target}.{a.name}" for a in node.names} & modules.keys()
+                graph[name] |= (subs or {target}) & modules.keys() - {name}
+            elif isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names} & modules.keys() - {name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_engines_only_import_cycle_is_tensor_autograd_functions():
+    """Tensor methods call their Functions, Functions make Tensors, the walk runs Functions: that circle belongs
+    (as tinygrad's tensor <-> mlops). Anything else in a circle is an accident: error texts, the capture flag,
+    the legacy types and memory accounting live in leaves."""
+    core = {"engine.tensor", "engine.autograd.function", "engine.autograd.graph",
+            "engine.functions", "engine.functions.arithmetic", "engine.functions.elementwise",
+            "engine.functions.reduction", "engine.functions.shape"}
+    assert _cycles(_engine_import_graph()) == [core]

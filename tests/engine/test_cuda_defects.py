@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import _cublas, backend, graphs
+from engine import _capture, _cublas, backend
 from tests import fake_cupy
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -115,13 +115,13 @@ def test_each_threads_cublas_handle_is_destroyed_when_the_thread_ends():
 
 def test_handles_wait_while_a_capture_goes_on(monkeypatch):
     lib = _Lib()
-    monkeypatch.setattr(graphs, "capturing", 1)
+    monkeypatch.setattr(_capture, "count", 1)
     t = threading.Thread(target=lambda: _cublas._handle(lib, 0))
     t.start()
     t.join()
     gc.collect()
     assert lib.destroyed == []  # cublasDestroy synchronises the device: not during a capture
-    monkeypatch.setattr(graphs, "capturing", 0)
+    monkeypatch.setattr(_capture, "count", 0)
     _cublas.release_pending()
     assert lib.destroyed == lib.created and len(lib.created) == 1
 

@@ -265,13 +265,13 @@ def test_freeing_memory_waits_while_a_capture_goes_on(cuda_device):
     g.replay()  # the capture was not broken
     np.testing.assert_array_equal(_host(y), [2.0] * 8)
     np.testing.assert_array_equal(_host(kept), [2.0] * 8)
-    from engine import graphs
+    from engine import _memory
 
-    assert any(pool is not None for _, pool in graphs._retired)  # parked, to be swept later
+    assert any(pool is not None for _, pool in _memory._retired)  # parked, to be swept later
     del kept
     g.reset()
     engine.cuda.empty_cache()
-    assert all(pool.used_bytes() for _, pool in graphs._retired)  # what nothing uses is gone
+    assert all(pool.used_bytes() for _, pool in _memory._retired)  # what nothing uses is gone
 
 
 @pytest.mark.gpu

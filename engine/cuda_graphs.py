@@ -27,41 +27,15 @@ As in PyTorch:
 
 from __future__ import annotations
 
-import threading
-import weakref
-
-from . import _cublas, _memory, backend
+from . import _capture, _cublas, _memory, backend
+from ._capture import GraphCaptureError
 
 __all__ = ["CUDAGraph", "graph", "GraphCaptureError", "is_current_stream_capturing"]
-
-# > 0 while some thread captures: 2-D products then take the capturable path (which is also right uncaptured)
-capturing = 0
-_idle = threading.Condition()  # notified when a capture ends; captures are made one at a time
-_live_graphs: weakref.WeakSet = weakref.WeakSet()  # (CuPy's pools take no weak references; our graphs do)
-_thread_state = backend._capture_local
-_retired: list = []  # (device index, pool) of reset graphs, kept while arrays made in their capture live
-
-
-class GraphCaptureError(RuntimeError):
-    """The block could not be captured as a CUDA graph; the message names the operation that stopped it."""
 
 
 def is_current_stream_capturing() -> bool:
     """True while this thread captures (``torch.cuda.is_current_stream_capturing``)."""
-    return capturing > 0 and getattr(_thread_state, "active", False)
-
-
-def wait_until_no_capture(what: str) -> None:
-    """Block while another thread captures a graph: a device synchronisation (or freeing device memory) then
-    would break that capture. In the capturing thread itself it cannot wait: :class:`GraphCaptureError`."""
-    if not capturing:
-        return
-    if getattr(_thread_state, "active", False):
-        raise GraphCaptureError(f"{what} inside a CUDA-graph capture: it waits for the GPU, which a capture cannot "
-                                "hold")
-    with _idle:
-        while capturing:
-            _idle.wait(0.5)
+    return _capture.here()
 
 
 class CUDAGraph:
@@ -75,7 +49,6 @@ class CUDAGraph:
         self._capturing = False
         self._device = None
         self.replays = 0
-        _live_graphs.add(self)
 
     # ------------------------------------------------------------------ capture
     def capture_begin(self, stream=None) -> None:
@@ -84,16 +57,12 @@ class CUDAGraph:
         if self._graph is not None:
             raise GraphCaptureError("this CUDAGraph holds a capture already; call reset() before capturing again")
         cupy = backend.get_cupy()
-        wait_until_no_capture("capture_begin")
+        _capture.wait_until_idle("capture_begin")
         try:
             _cublas.prepare()  # library, handle and a checked product, before anything is captured
         except Exception as exc:
             raise GraphCaptureError(f"matrix products cannot be captured here: {exc}") from exc
-        global capturing
-        with _idle:  # one capture at a time: each one's synchronisation below would break another's capture
-            while capturing:
-                _idle.wait(0.5)
-            capturing += 1
+        _capture.claim()  # one capture at a time: each one's synchronisation below would break another's capture
         self._capturing = True
         try:
             cupy.cuda.runtime.deviceSynchronize()  # work queued before the capture is done before it
@@ -102,12 +71,13 @@ class CUDAGraph:
             raise
         self._pool = cupy.cuda.MemoryPool()
         self._device = backend.current_cuda_index()
+        _memory.register_pool(self._device, self._pool)
         self._stream = stream if stream is not None else cupy.cuda.Stream(non_blocking=True)
         contexts = [self._stream, cupy.cuda.using_allocator(_memory.allocator_of(self._pool))]
         for ctx in contexts:
             ctx.__enter__()
             self._contexts.append(ctx)
-        _thread_state.active = True
+        _capture.activate()
         try:
             self._stream.begin_capture()
         except Exception as exc:
@@ -136,12 +106,8 @@ class CUDAGraph:
             self._graph = None
 
     def _leave(self) -> None:
-        global capturing
         if self._capturing:
-            with _idle:
-                capturing -= 1
-                _idle.notify_all()
-            _thread_state.active = False
+            _capture.release()
             self._capturing = False
         while self._contexts:
             self._contexts.pop().__exit__(None, None, None)
@@ -158,10 +124,10 @@ class CUDAGraph:
     def reset(self) -> None:
         """Drop the graph and give back its pool's unused memory. Arrays made during the capture that are still
         referenced (a ``.grad`` made there, an output) keep theirs: the pool stays until the last of them goes
-        (a CuPy pool that dies frees the blocks of the arrays it lent), and :func:`sweep` then lets it go."""
+        (a CuPy pool that dies frees the blocks of the arrays it lent), and ``_memory.sweep`` then lets it go."""
         # while some thread captures, a synchronisation or a cudaFree would break that capture: then the pool
         # only moves to the retired list, and a later sweep frees it
-        quiet = capturing > 0
+        quiet = _capture.count > 0
         if self._pool is not None and not quiet:
             try:
                 backend.get_cupy().cuda.runtime.deviceSynchronize()  # no replay still running on that memory
@@ -171,9 +137,9 @@ class CUDAGraph:
         if self._pool is not None:
             if not quiet:
                 self._pool.free_all_blocks()
-            _retired.append((self._device, self._pool))
+            _memory.retire_pool(self._device, self._pool)
             self._pool = None
-        sweep()
+        _memory.sweep()
 
     def pool_bytes(self) -> int:
         """Bytes of this graph's pool in use by arrays (its outputs and the memory its replays write to)."""
@@ -222,31 +188,3 @@ def _describe(exc: BaseException) -> str:
     if "StreamCapture" in text or "capturing" in text:
         return f"it waits for the GPU or copies between host and device ({type(exc).__name__}: {text})"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def sweep() -> None:
-    """Let go of the retired pools that no array uses any more (engine.cuda.empty_cache calls this too). Does
-    nothing while a capture goes on: freeing device memory then would break it."""
-    if capturing:
-        return
-    keep = []
-    for device_index, pool in _retired:
-        if pool.used_bytes():
-            keep.append((device_index, pool))
-        else:
-            pool.free_all_blocks()
-    _retired[:] = keep
-
-
-def _pools(device_index: int):
-    pools = [g._pool for g in list(_live_graphs) if g._device == device_index and g._pool is not None]
-    return pools + [pool for d, pool in _retired if d == device_index]
-
-
-def pools_used_bytes(device_index: int) -> int:
-    """Bytes in use in the graphs' own pools on a device (engine.cuda.memory_allocated counts them)."""
-    return sum(int(pool.used_bytes()) for pool in _pools(device_index))
-
-
-def pools_total_bytes(device_index: int) -> int:
-    return sum(int(pool.total_bytes()) for pool in _pools(device_index))

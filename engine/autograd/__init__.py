@@ -1,0 +1,11 @@
+"""Autograd: grad mode (:mod:`.grad_mode`), the ``Function`` every op is made of (:mod:`.function`), and the
+backward walk (:mod:`.graph`)."""
+
+from __future__ import annotations
+
+from .function import Function
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .graph import backward, grad, unbroadcast
+
+__all__ = ["Function", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "backward", "grad", "unbroadcast"]

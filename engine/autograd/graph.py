@@ -1,0 +1,279 @@
+"""The backward walk over the recorded graph: ``backward``, ``grad``, and what ``Tensor.backward`` calls.
+
+The walk is iterative (no recursion limit on deep graphs): it counts each node's consumers, then runs nodes whose
+consumers are all done (Kahn's order, newest first). Gradients are accumulated, never assigned, and broadcasting
+is undone in one place (:func:`unbroadcast`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from heapq import heappop as _heappop
+from heapq import heappush as _heappush
+
+import numpy as np
+
+from ..backend import xp_of
+from ..errors import FREED_GRAPH
+
+__all__ = ["backward", "grad", "unbroadcast"]
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` down to ``shape``: the one place where broadcasting is undone."""
+    if g.shape == shape:
+        return g
+    extra = g.ndim - len(shape)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    if isinstance(g, np.generic):
+        g = np.asarray(g)
+    return g.reshape(shape) if g.shape != shape else g
+
+
+def _add_pending(pending, node, index, g):
+    """Add ``g`` to what has arrived for output ``index`` of ``node``: the gradient itself for a single-output
+    node, a list of slots for a multi-output one."""
+    if node._n_out == 1:
+        prev = pending.get(node)
+        pending[node] = g if prev is None else prev + g
+        return
+    slots = pending.get(node)
+    if slots is None:
+        slots = pending[node] = [None] * node._n_out
+    slots[index] = g if slots[index] is None else slots[index] + g
+
+
+def _run(roots, root_grads, retain_graph, capture=None):
+    """Propagate ``root_grads`` from ``roots`` through the graph.
+
+    Without ``capture``: accumulate into the leaves' ``.grad`` (Tensor.backward). With ``capture`` (a dict
+    keyed by id of the wanted tensors): collect their gradients there and touch no ``.grad`` (autograd.grad).
+
+    Nodes run newest first (``_seq``, numbered at recording). A node's consumers were all recorded after
+    it, so by the time it is the newest node with a pending gradient, every gradient it will receive has
+    arrived: no pass over the graph to count consumers is needed, and nodes the roots do not reach are
+    never visited.
+    """
+    pending: dict = {}
+    heap: list = []
+    for t, g in zip(roots, root_grads):
+        node = t.grad_fn
+        if node is None:
+            if capture is not None:
+                if id(t) in capture:
+                    capture[id(t)] = g if capture[id(t)] is None else capture[id(t)] + g
+            else:
+                _accumulate_leaf(t, g, set())
+            continue
+        if node not in pending:
+            _heappush(heap, (-node._seq, node))
+        _add_pending(pending, node, t._out_index, g)
+
+    # non-leaf tensors whose gradient autograd.grad wants, by the node that made them
+    wanted_nodes: dict = {}
+    if capture is not None:
+        for t in capture.pop("__targets__", ()):
+            wanted_nodes.setdefault(t.grad_fn, []).append(t)
+
+    assigned: set = set()
+    while heap:
+        node = _heappop(heap)[1]
+        gouts = pending.pop(node)
+        single = node._n_out == 1
+        if node._retained is not None or (wanted_nodes and node in wanted_nodes):
+            _deliver_nonleaf(node, [gouts] if single else gouts, capture, wanted_nodes)
+        if not single:
+            gouts = [g if g is not None else _zeros_for_output(node, i) for i, g in enumerate(gouts)]
+        if not node.raw:
+            gins = node._run_backward([gouts] if single else gouts)
+        elif node._freed:
+            raise RuntimeError(FREED_GRAPH)
+        else:
+            # built-ins: straight to backward; zip() drops the option slots that follow the tensor inputs
+            gins = node.backward(node, gouts) if single else node.backward(node, *gouts)
+            if gins.__class__ is not tuple:
+                gins = (gins,)
+        for inp, g in zip(node._inputs, gins):
+            if inp is None or g is None:
+                continue
+            data = inp._data
+            if g.shape != data.shape:
+                g = unbroadcast(g, data.shape)
+            dtype = g.dtype
+            if dtype is not data.dtype and dtype != data.dtype:
+                g = g.astype(data.dtype)  # a mixed-dtype op: each input gets its gradient in its own dtype
+            fn = inp.grad_fn
+            if fn is None:
+                if capture is None:
+                    _accumulate_leaf(inp, g, assigned)
+                elif id(inp) in capture:
+                    prev = capture[id(inp)]
+                    capture[id(inp)] = g if prev is None else prev + g
+            elif fn._n_out == 1:
+                prev = pending.get(fn)
+                if prev is None:
+                    pending[fn] = g
+                    _heappush(heap, (-fn._seq, fn))
+                else:
+                    pending[fn] = prev + g
+            else:
+                if fn not in pending:
+                    _heappush(heap, (-fn._seq, fn))
+                _add_pending(pending, fn, inp._out_index, g)
+        if not retain_graph:  # free what the node saved (built-ins: .saved; a user's Function: ._saved)
+            if node.saved is not None:
+                node._freed = True
+                node.saved = None
+            if node._saved:
+                node._freed = True
+                node._saved = ()
+
+
+def _zeros_for_output(node, index):
+    """A zero gradient for an output of a multi-output Function that no path used."""
+    shape, np_dtype, xp = node._out_meta[index]
+    return xp.zeros(shape, dtype=np_dtype)
+
+
+def _deliver_nonleaf(node, gouts, capture, wanted_nodes):
+    if node._retained is not None and capture is None:
+        for index, ref in node._retained.items():
+            t = ref()
+            g = gouts[index]
+            if t is not None and g is not None:
+                if t.grad is None:
+                    t.grad = _wrap(g.copy())
+                else:
+                    t.grad._data = t.grad._data + g
+    if capture is not None and node in wanted_nodes:
+        for t in wanted_nodes[node]:
+            g = gouts[t._out_index]
+            if g is not None:
+                prev = capture.get(id(t))
+                capture[id(t)] = g if prev is None else prev + g
+
+
+def _accumulate_leaf(leaf, g, assigned):
+    if not leaf._rg:
+        return
+    existing = leaf.grad
+    if existing is None:
+        # the first gradient becomes .grad; copy when it may share memory with another (CuPy's flags have no
+        # `writeable`: its arrays are all writable)
+        if g.base is not None or id(g) in assigned or (g.__class__ is np.ndarray and not g.flags.writeable):
+            g = g.copy()
+        assigned.add(id(g))
+        leaf.grad = _wrap(g)
+    else:
+        arr = existing._data
+        if arr.shape == g.shape and (arr.dtype is g.dtype or arr.dtype == g.dtype):
+            try:
+                arr += g  # in place, as PyTorch accumulates
+                return
+            except ValueError:  # a read-only array (say a broadcast view) was given as .grad
+                pass
+        existing._data = arr + g
+
+
+def _scalar_seed(data):
+    """The implicit gradient of a one-element output: a one of its dtype, shape and device."""
+    if data.__class__ is np.ndarray and data.ndim == 0:
+        return np.array(1, dtype=data.dtype)
+    return _xp(data).ones(data.shape, dtype=data.dtype)
+
+
+def _seed_grads(tensors, grad_tensors, who):
+    grads = []
+    for i, t in enumerate(tensors):
+        gt = grad_tensors[i] if grad_tensors is not None else None
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if gt is None:
+            if t._data.size != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs ({who} was called on a "
+                    f"tensor of shape {tuple(t._data.shape)}: pass gradient= of that shape)"
+                )
+            g = _scalar_seed(t._data)
+        else:
+            g = gt._data if isinstance(gt, Tensor) else gt
+            g = _xp(t._data).asarray(g, dtype=t._data.dtype)
+            if g.shape != t._data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and output[{i}] "
+                    f"has a shape of {tuple(t._data.shape)}."
+                )
+            g = g.copy()  # never let .grad alias the caller's array
+        grads.append(g)
+    return grads
+
+
+_xp = xp_of
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on."""
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by this engine")
+    if isinstance(tensors, Tensor):
+        tensors = (tensors,)
+    if isinstance(grad_tensors, Tensor) or (grad_tensors is not None and not isinstance(grad_tensors, (list, tuple))):
+        grad_tensors = (grad_tensors,)
+    tensors = tuple(tensors)
+    grads = _seed_grads(tensors, grad_tensors, "backward()")
+    if inputs is not None:
+        wanted = tuple(inputs) if not isinstance(inputs, Tensor) else (inputs,)
+        captured = grad(tensors, wanted, [_wrap(g) for g in grads], retain_graph=retain_graph, allow_unused=True)
+        for t, g in zip(wanted, captured):
+            if g is not None:
+                _accumulate_leaf(t, g._data, set())
+        return
+    _run(tensors, grads, bool(retain_graph))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is left alone)."""
+    if create_graph:
+        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by this engine")
+    if isinstance(outputs, Tensor):
+        outputs = (outputs,)
+    single_input = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single_input else tuple(inputs)
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = (grad_outputs,)
+    outputs = tuple(outputs)
+    for i, t in enumerate(inputs):
+        if not t._rg:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+    grads = _seed_grads(outputs, grad_outputs, "grad()")
+    capture: dict = {id(t): None for t in inputs}
+    capture["__targets__"] = [t for t in inputs if t.grad_fn is not None]
+    _run(outputs, grads, bool(retain_graph), capture)
+    result = []
+    for i, t in enumerate(inputs):
+        g = capture.get(id(t))
+        if g is None:
+            if materialize_grads:
+                g = _xp(t._data).zeros_like(t._data)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (input {i}) appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+        result.append(_wrap(g) if g is not None else None)
+    return tuple(result)
+
+
+def _register_retained(tensor):
+    node = tensor.grad_fn
+    if node._retained is None:
+        node._retained = {}
+    node._retained[tensor._out_index] = weakref.ref(tensor)
+
+
+from ..tensor import Tensor, _wrap  # noqa: E402  (Tensor's module imports this one first)
