@@ -542,7 +542,7 @@ class Tensor:
     def __matmul__(self, other):
         if self._records(other):
             return _fn.MatMul.apply(self, other)
-        return _wrap(_fn.MatMul.forward(_SCRATCH, self._data, _raw_checked(self, other)))
+        return _wrap(_fn.MatMul.forward(_fn.MatMul(), self._data, _raw_checked(self, other)))
 
     def mm(self, mat2):
         a = self._data
@@ -660,7 +660,7 @@ class Tensor:
         a = self._data
         if max is None and min is not None and not isinstance(min, Tensor):  # the tutorial's ReLU
             return _wrap((np if a.__class__ is np.ndarray else xp_of(a)).maximum(a, min))
-        return _wrap(_fn.Clamp.forward(_SCRATCH, a, _raw(min), _raw(max)))
+        return _wrap(_fn.Clamp.forward(_fn.Clamp(), a, _raw(min), _raw(max)))
 
     clip = clamp
 
@@ -949,5 +949,4 @@ def _rebuild(host, dev, requires_grad):
 
 from . import functions as _fn  # noqa: E402
 from .autograd import graph as _walk  # noqa: E402
-from .autograd.function import _SCRATCH  # noqa: E402
 from .autograd.grad_mode import _mode as _grad_mode  # noqa: E402

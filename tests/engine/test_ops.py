@@ -3,6 +3,8 @@ PyTorch (when importable), on each device."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -164,6 +166,18 @@ def test_stack_cat(device):
     helper_test_op([(2, 3), (4, 3)], lambda a, b: np.concatenate([a, b], 0),
                    lambda a, b: (engine if isinstance(a, engine.Tensor) else __import__("torch")).cat([a, b], 0),
                    device=device)
+
+
+@pytest.mark.parametrize("grad_mode", ["no_grad", "no input needs a gradient"])
+def test_ops_whose_forward_reads_its_ctx_work_when_nothing_is_recorded(device, grad_mode):
+    """A fresh ctx per call: the shared no-graph ctx once swallowed what Cat's and Stack's forwards wrote, so
+    engine.cat of tensors without gradients raised AttributeError."""
+    a = engine.tensor([[1.0, 2.0]], device=device, requires_grad=grad_mode == "no_grad")
+    b = engine.tensor([[3.0, 4.0], [5.0, 6.0]], device=device)
+    with engine.no_grad() if grad_mode == "no_grad" else contextlib.nullcontext():
+        assert engine.cat([a, b]).tolist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+        assert engine.cat([a, b[:1], b[1:]], 0).shape == (3, 2)
+        assert engine.stack([a, b[:1]], 0).tolist() == [[[1.0, 2.0]], [[3.0, 4.0]]]
 
 
 def test_composition_two_layer_net(device):
