@@ -179,6 +179,7 @@ class Runner:
         self._paused = False
         self._single_steps = 0
         self._parked = threading.Event()  # set while the run waits between steps (paused or ended)
+        self._jobs: list[Callable[[], None]] = []  # run by the run's thread while it is parked
         self.status: str | None = None
         self.message = ""
         self._graph = None  # the captured step while a cuda_graph run goes on
@@ -205,6 +206,13 @@ class Runner:
             self._single_steps += 1
             self._cond.notify_all()
 
+    def call_when_parked(self, job: Callable[[], None]) -> None:
+        """Run ``job`` in the run's own thread (its device, its grad mode) the next time it waits between steps.
+        Pause first: a running run parks only when paused. ``job`` must not raise (report through a signal)."""
+        with self._cond:
+            self._jobs.append(job)
+            self._cond.notify_all()
+
     @property
     def paused(self) -> bool:
         return self._paused
@@ -222,6 +230,14 @@ class Runner:
         with self._cond:
             self._parked.set()
             while self._paused and self._single_steps == 0 and not self._stop.is_set():
+                if self._jobs:
+                    job = self._jobs.pop(0)
+                    self._cond.release()
+                    try:
+                        job()
+                    finally:
+                        self._cond.acquire()
+                    continue
                 self._cond.wait(0.05)
             if self._single_steps:
                 self._single_steps -= 1
@@ -375,6 +391,7 @@ class Runner:
                     graph = graph_loss = None  # the loop's references go first, so reset can free the loss too
                     self._graph.reset()  # its pool's memory goes back; the weights live outside it
                     self._graph = None
+                self._run_pending_jobs()  # a check asked for as the run ended still gets its answer
                 self._release_state(status)
                 if on_gpu:
                     engine.cuda.release_thread_resources()  # the app runs each run in a thread of its own
@@ -408,6 +425,12 @@ class Runner:
         self.graph_info.update(captured=True, captured_at=t, pool_bytes=g.pool_bytes(),
                                note=f"step {t} captured as a CUDA graph; the later steps replay it")
         return g, loss._data if isinstance(loss, engine.Tensor) else loss, steps
+
+    def _run_pending_jobs(self) -> None:
+        with self._cond:
+            jobs, self._jobs = self._jobs, []
+        for job in jobs:
+            job()
 
     def _release_state(self, status: str) -> None:
         if status == OUT_OF_MEMORY:

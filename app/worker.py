@@ -1,9 +1,12 @@
-"""The one Qt adapter of ``app``: runs a :class:`~app.runner.Runner` in a QThread.
+"""The one Qt adapter of ``app``: runs a :class:`~app.runner.Runner` in a QThread, and gradient checks off the
+GUI thread.
 
 Signals (past tense, superqt style) carry host data only: ``yielded`` a :class:`~app.runner.Batch` of
 NumPy arrays (at most 20 a second: each delivery wakes the GUI thread, which then holds the GIL the run
-needs), ``finished`` the :class:`~app.runner.RunResult`, ``errored`` a text.
-No CuPy array ever crosses a signal. The worker selects its CUDA device in its own thread.
+needs), ``finished`` the :class:`~app.runner.RunResult`, ``errored`` a text, ``paused``/``resumed``, and
+``gradients_checked`` a :class:`~app.gradients.GradientReport` (NumPy arrays and numbers).
+No CuPy array ever crosses a signal. A worker selects its CUDA device in its own thread, and the gradient check
+of a run is computed in the run's own thread (its device, its grad mode) while the run is parked.
 """
 
 from __future__ import annotations
@@ -13,7 +16,15 @@ import weakref
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from .config import RunConfig
+from .gradients import compare
 from .runner import Runner
+
+
+def _use_device(config: RunConfig) -> None:
+    if config.device.startswith("cuda"):
+        import engine
+
+        engine.cuda.set_device(config.device)  # per thread: this worker's own device
 
 
 class RunWorker(QObject):
@@ -21,6 +32,10 @@ class RunWorker(QObject):
     yielded = Signal(object)  # Batch
     finished = Signal(object)  # RunResult
     errored = Signal(str)
+    paused = Signal()
+    resumed = Signal()
+    gradients_checked = Signal(object)  # GradientReport
+    gradients_failed = Signal(str)
 
     def __init__(self, config: RunConfig, emit_s: float = 1 / 20, start_paused: bool = False):
         super().__init__()
@@ -35,10 +50,7 @@ class RunWorker(QObject):
     def run(self) -> None:
         self.started.emit()
         try:
-            if self.config.device.startswith("cuda"):
-                import engine
-
-                engine.cuda.set_device(self.config.device)  # per thread: this worker's own device
+            _use_device(self.config)
             self.result = self.runner.run(self.yielded.emit, self.emit_s)
         except Exception as exc:  # the runner reports its own failures; this is a last resort
             self.errored.emit(f"{type(exc).__name__}: {exc}")
@@ -48,9 +60,39 @@ class RunWorker(QObject):
     # controls, callable from the GUI thread (the runner's flags are thread-safe)
     def pause(self) -> None:
         self.runner.pause()
+        self.paused.emit()
 
     def resume(self) -> None:
         self.runner.resume()
+        self.resumed.emit()
+
+    def is_paused(self) -> bool:
+        return self.runner.paused
+
+    def steps_done(self) -> int:
+        return len(self.runner.log)
+
+    def train_state(self):
+        """What the run trains (its weights, on its device), for a check after the run has ended."""
+        return self.runner.state
+
+    def check_gradients(self, label: str, forget_relu_mask: bool = False) -> None:
+        """Pause the run, then compare its gradients at the current weights in the run's own thread; the report
+        arrives through ``gradients_checked`` (or ``gradients_failed``)."""
+        if not self.runner.paused:
+            self.pause()
+        runner, config = self.runner, self.config
+
+        def job():
+            try:
+                report = compare(config, runner.state, source=f"step {len(runner.log)} of {label}",
+                                 forget_relu_mask=forget_relu_mask)
+            except Exception as exc:  # reported, never raised into the run
+                self.gradients_failed.emit(f"{type(exc).__name__}: {exc}")
+            else:
+                self.gradients_checked.emit(report)
+
+        runner.call_when_parked(job)
 
     def step(self) -> None:
         self.runner.step_once()
@@ -89,4 +131,51 @@ class RunThread:
         self.worker.stop()
         self.worker.resume()
         self.thread.quit()
+        return self.thread.wait(timeout_ms)
+
+
+class GradientCheckWorker(QObject):
+    """One gradient check (no run going on: the initial weights, or a finished run's), in a thread of its own."""
+
+    finished = Signal(object)  # GradientReport
+    errored = Signal(str)
+    done = Signal()
+
+    def __init__(self, config: RunConfig, state, source: str, forget_relu_mask: bool):
+        super().__init__()
+        self.config, self.state, self.source, self.forget_relu_mask = config, state, source, forget_relu_mask
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            _use_device(self.config)
+            report = compare(self.config, self.state, source=self.source, forget_relu_mask=self.forget_relu_mask)
+        except Exception as exc:
+            self.errored.emit(f"{type(exc).__name__}: {exc}")
+        else:
+            self.finished.emit(report)
+        finally:
+            self.state = None
+            self.done.emit()
+
+
+class GradientCheckThread:
+    """Owns a :class:`GradientCheckWorker` and its QThread; :meth:`join` waits for the check to end."""
+
+    def __init__(self, config: RunConfig, state, source: str, forget_relu_mask: bool = False):
+        _live.add(self)
+        self.thread = QThread()
+        self.thread.setObjectName("gradient-check")
+        self.worker = GradientCheckWorker(config, state, source, forget_relu_mask)
+        self.worker.moveToThread(self.thread)
+        self.thread.started.connect(self.worker.run)
+        self.worker.done.connect(self.thread.quit)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def is_running(self) -> bool:
+        return self.thread.isRunning()
+
+    def join(self, timeout_ms: int = 60_000) -> bool:
         return self.thread.wait(timeout_ms)

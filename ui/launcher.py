@@ -46,9 +46,9 @@ def launch(options: DesktopOptions) -> int:
         app.exit(exit_code["code"])
 
     if screenshot:
-        if options.start:
-            window.on_run_finished.append(lambda result: (window.check_gradients(),
-                                                          QTimer.singleShot(400, take_screenshot)))
+        if options.start:  # the run, then its gradient check (in a worker), then the picture
+            window.on_run_finished.append(lambda result: window.check_gradients())
+            window.gradients_done.connect(lambda report: QTimer.singleShot(400, take_screenshot))
         else:
             QTimer.singleShot(1200, take_screenshot)
     if options.start:

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,9 +23,8 @@ from PySide6.QtWidgets import (
 
 from app import export
 from app.config import ConfigError, RunConfig
-from app.gradients import compare
 from app.runner import DONE, Batch, RunResult
-from app.worker import RunThread
+from app.worker import GradientCheckThread, RunThread
 
 from .bench_panel import BenchPanel
 from .controls import Controls
@@ -39,6 +38,8 @@ SETTINGS_VERSION = 1
 
 
 class MainWindow(QMainWindow):
+    gradients_done = Signal(object)  # the GradientReport shown, or None when the check failed
+
     def __init__(self, settings: QSettings | None = None, preset: RunConfig | None = None):
         super().__init__()
         self.settings = settings if settings is not None else default_settings()
@@ -50,7 +51,8 @@ class MainWindow(QMainWindow):
         self.run_key = None
         self.run_count = 0
         self.results: dict = {}  # key -> RunResult or export.LoadedLog
-        self.state_source = None  # (config, runner) whose weights "Check now" reads
+        self.state_source = None  # (config, run worker) whose weights "Check now" reads
+        self.check_thread: GradientCheckThread | None = None  # a check with no run going on
         self.on_run_finished = []  # callbacks (screenshot mode, tests)
         self._progress_shown = 0.0
 
@@ -179,7 +181,11 @@ class MainWindow(QMainWindow):
         worker.yielded.connect(self._on_batch)
         worker.finished.connect(self._on_finished)
         worker.errored.connect(lambda text: self._say(f"Error: {text}", error=True))
-        self.state_source = (config, worker.runner)
+        worker.paused.connect(self._on_run_paused)
+        worker.resumed.connect(self._on_run_resumed)
+        worker.gradients_checked.connect(self._on_gradients_checked)
+        worker.gradients_failed.connect(self._on_gradients_failed)
+        self.state_source = (config, worker)
         self.controls.set_run_state("paused" if start_paused else "running")
         self.controls.show_progress(0, config.iters, 0)
         self.runs_list.update(key, "paused" if start_paused else "running")
@@ -192,16 +198,20 @@ class MainWindow(QMainWindow):
         if not self.running:
             return
         worker = self.run.worker
-        if worker.runner.paused:
+        if worker.is_paused():
             worker.resume()
-            self.controls.set_run_state("running")
-            self.runs_list.update(self.run_key, "running")
-            self._say(f"Run #{self.run_key} resumed")
         else:
             worker.pause()
-            self.controls.set_run_state("paused")
-            self.runs_list.update(self.run_key, "paused")
-            self._say(f"Run #{self.run_key} paused: Step runs one step, Resume goes on")
+
+    def _on_run_paused(self) -> None:
+        self.controls.set_run_state("paused")
+        self.runs_list.update(self.run_key, "paused")
+        self._say(f"Run #{self.run_key} paused: Step runs one step, Resume goes on")
+
+    def _on_run_resumed(self) -> None:
+        self.controls.set_run_state("running")
+        self.runs_list.update(self.run_key, "running")
+        self._say(f"Run #{self.run_key} resumed")
 
     def step_run(self) -> None:
         if not self.running:
@@ -209,8 +219,8 @@ class MainWindow(QMainWindow):
                 self.run.worker.step()
             return
         worker = self.run.worker
-        if not worker.runner.paused:
-            self.toggle_pause()
+        if not worker.is_paused():
+            worker.pause()
         worker.step()
 
     def stop_run(self) -> None:
@@ -269,32 +279,44 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ gradients
     def check_gradients(self) -> None:
-        source = self.state_source
-        if self.running and not self.run.worker.runner.paused:
-            self.toggle_pause()
+        """Compare manual, autograd and numerical gradients, off the GUI thread: during a run in the run's own
+        thread (paused first), otherwise in a thread of its own. The panel shows the report when it comes."""
+        forget = self.gradient_panel.plant_bug.isChecked()
         if self.running:
-            self.run.worker.runner.wait_parked(5.0)
-        if source is not None and source[1].state is not None:
-            config, runner = source
-            state, where = runner.state, f"step {len(runner.log)} of run #{self.run_key}"
+            self._say(f"Checking gradients at run #{self.run_key}'s current weights (the run pauses)…")
+            self.run.worker.check_gradients(f"run #{self.run_key}", forget)
+            return
+        if self.check_thread is not None and self.check_thread.is_running():
+            self._say("A gradient check is still running; its report comes in a moment")
+            return
+        source = self.state_source
+        if source is not None and source[1].train_state() is not None:
+            config, worker = source
+            state, where = worker.train_state(), f"step {worker.steps_done()} of run #{self.run_key}"
         else:
             config, problem = self.controls.config()
             if config is None:
                 self._say(f"Cannot check gradients: {problem}", error=True)
+                self.gradients_done.emit(None)
                 return
             state, where = None, "the initial weights"
-        QApplication.setOverrideCursor(Qt.WaitCursor)
-        try:
-            report = compare(config, state, source=where, forget_relu_mask=self.gradient_panel.plant_bug.isChecked())
-        except Exception as exc:
-            self._say(f"Gradient check failed: {type(exc).__name__}: {exc}", error=True)
-            return
-        finally:
-            QApplication.restoreOverrideCursor()
+        self._say(f"Checking gradients at {where}…")
+        self.check_thread = GradientCheckThread(config, state, where, forget)
+        self.check_thread.worker.finished.connect(self._on_gradients_checked)
+        self.check_thread.worker.errored.connect(self._on_gradients_failed)
+        self.check_thread.start()
+
+    def _on_gradients_checked(self, report) -> None:
         self.gradient_panel.show_report(report)
         self.gradient_dock.raise_()
         verdict = {"good": "agree", "ok": "agree within rounding", "bad": "DISAGREE"}[report.worst_grade()]
-        self._say(f"Gradients at {where}: manual, autograd and numerical {verdict}", error=verdict == "DISAGREE")
+        self._say(f"Gradients at {report.source.split(' (')[0]}: manual, autograd and numerical {verdict}",
+                  error=verdict == "DISAGREE")
+        self.gradients_done.emit(report)
+
+    def _on_gradients_failed(self, text: str) -> None:
+        self._say(f"Gradient check failed: {text}", error=True)
+        self.gradients_done.emit(None)
 
     # ------------------------------------------------------------------ logs and pictures
     def export_logs(self, keys=None, path: str | None = None) -> list[Path]:
@@ -421,6 +443,8 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> Path | None:
         """Stop any run, join its thread, keep its log; stop the timers. Returns where a cut-short log went."""
         saved = None
+        if self.check_thread is not None:
+            self.check_thread.join()
         if self.run is not None:
             was_running = self.running
             self.run.join()

@@ -166,17 +166,24 @@ def test_device_panel_without_a_gpu(window):
     assert not item.isEnabled() and engine.cuda.unavailable_reason() in item.toolTip()
 
 
+def _check(qtbot, window, timeout=20_000):
+    """Check now, and wait for the report (the check runs in a worker thread)."""
+    with qtbot.waitSignal(window.gradients_done, timeout=timeout) as blocker:
+        window.check_gradients()
+    return blocker.args[0]
+
+
 def test_gradients_panel_flags_a_planted_wrong_gradient(qtbot, window):
     panel = window.gradient_panel
     heat_axes = [panel.heat_plot.getAxis(a) for a in ("left", "bottom")]
     assert not panel.colorbar.isVisible() and not any(a.isVisible() for a in heat_axes)  # nothing mapped yet
-    window.check_gradients()  # before any run: the initial weights
+    assert _check(qtbot, window) is not None  # before any run: the initial weights
     assert panel.colorbar.isVisible() and all(a.isVisible() for a in heat_axes)
     assert not any(a.autoSIPrefix for a in heat_axes)  # row/column indices, not "(x0.001)"
     assert "initial weights" in panel.summary.text()
     assert "bad" not in panel.row_grades()
     panel.plant_bug.setChecked(True)
-    window.check_gradients()
+    _check(qtbot, window)
     grades = panel.row_grades()
     assert grades[0] == "bad"  # w1 manual - autograd
     assert grades[3] == "good"  # w2 does not pass through the ReLU mask
@@ -184,15 +191,55 @@ def test_gradients_panel_flags_a_planted_wrong_gradient(qtbot, window):
     assert panel.heat_image.image.max() > 0
 
 
-def test_check_now_during_a_run_pauses_first(qtbot, window):
+def test_check_now_during_a_run_pauses_it_and_computes_in_the_runs_thread(qtbot, window, monkeypatch):
+    import threading
+
+    from app import worker as worker_mod
+
+    threads = []
+    real_compare = worker_mod.compare
+
+    def compare(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return real_compare(*args, **kwargs)
+
+    monkeypatch.setattr(worker_mod, "compare", compare)
     window.controls.set_config(SMALL.with_(iters=1_000_000))
     assert window.start_run()
     qtbot.waitUntil(lambda: window.plot.series[window.run_key].n > 5, timeout=10_000)
-    window.check_gradients()
-    assert window.run.worker.runner.paused
+    report = _check(qtbot, window)
+    assert report is not None and window.run.worker.is_paused()
+    assert window.controls.pause_button.text() == "Resume"
+    assert threads and threads[0] is not threading.main_thread()  # never the GUI thread
     assert f"run #{window.run_key}" in window.gradient_panel.summary.text()
     with _finished(qtbot, window, 10_000):
         window.stop_run()
+
+
+def test_check_now_without_a_run_leaves_the_gui_thread_free(qtbot, window, monkeypatch):
+    """A slow check (9 s at 256x4096x1024x256 once froze the window) runs in a thread of its own."""
+    import threading
+    import time
+
+    from app import worker as worker_mod
+
+    release = threading.Event()
+    real_compare = worker_mod.compare
+
+    def slow_compare(*args, **kwargs):
+        release.wait(10)
+        return real_compare(*args, **kwargs)
+
+    monkeypatch.setattr(worker_mod, "compare", slow_compare)
+    t0 = time.monotonic()
+    window.check_gradients()
+    assert time.monotonic() - t0 < 1.0  # returned at once
+    assert "Checking gradients at the initial weights" in window.statusBar().currentMessage()
+    window.check_gradients()  # a second press while one is in flight starts nothing new
+    assert "still running" in window.statusBar().currentMessage()
+    with qtbot.waitSignal(window.gradients_done, timeout=20_000):
+        release.set()
+    assert "initial weights" in window.gradient_panel.summary.text()
 
 
 def test_export_writes_files_that_load_back(qtbot, window, tmp_path):
