@@ -12,7 +12,7 @@ EXTRAS := test,$(CUDA_EXTRA)
 # make gpu-check runs on a bare GPU machine too (no network, no PySide6): the venv's Python where there is one
 GPU_PY := $(if $(wildcard $(PY)),$(PY),$(PYTHON))
 
-.PHONY: setup run test test-engine bench bench-quick lint clean gpu-check
+.PHONY: setup run test test-timing test-engine bench bench-quick lint clean gpu-check
 
 setup: $(STAMP)
 
@@ -27,6 +27,10 @@ run: setup
 
 test: setup
 	QT_QPA_PLATFORM=offscreen PYTEST_QT_API=pyside6 $(PY) -m pytest $(PYTEST_ARGS)
+
+# the tests that assert durations (marked timing), on a quiet machine
+test-timing: setup
+	QT_QPA_PLATFORM=offscreen PYTEST_QT_API=pyside6 $(PY) -m pytest -m timing --timing $(PYTEST_ARGS)
 
 test-engine: setup
 	$(PY) -m pytest tests/engine $(PYTEST_ARGS)

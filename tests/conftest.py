@@ -33,6 +33,19 @@ def gpu_listed() -> bool:
 _GPU_LISTED: list[bool] = []
 
 
+def pytest_addoption(parser):
+    parser.addoption("--timing", action="store_true", help="also run the tests marked timing (make test-timing)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--timing"):
+        return
+    skip = pytest.mark.skip(reason="asserts a duration: run with --timing (make test-timing) on a quiet machine")
+    for item in items:
+        if "timing" in item.keywords:
+            item.add_marker(skip)
+
+
 def pytest_configure(config):
     # Probe CUDA once, here, outside the tests' warnings-as-errors filter (the engine's probe keeps CuPy's import
     # warnings rather than failing on them), so that no test can cache a warning as "CUDA is unavailable".

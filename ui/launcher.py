@@ -21,7 +21,7 @@ def launch(options: DesktopOptions) -> int:
     app.setApplicationName("gradscope")
     app.setOrganizationName("gradscope")
     style = RESOURCES / "style.qss"
-    if style.exists():
+    if style.is_file():
         app.setStyleSheet(style.read_text(encoding="utf-8"))
     window = MainWindow(default_settings())
     base = window.controls.raw_config()  # the last session's settings, where they are valid

@@ -3,6 +3,7 @@ the right, the runs list below. Runs go to a worker thread; the window only rece
 
 from __future__ import annotations
 
+import importlib.resources
 import math
 import os
 import sys
@@ -10,7 +11,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, Signal
-from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QIcon, QImage, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -33,7 +34,8 @@ from .gradient_panel import GradientPanel
 from .loss_plot import LossPlot
 from .runs_list import RunsList
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+# the window's icon and style sheet, as installed with the package (importlib.resources: a wheel or a zip too)
+RESOURCES = importlib.resources.files("ui") / "resources"
 SETTINGS_VERSION = 1
 
 
@@ -45,8 +47,8 @@ class MainWindow(QMainWindow):
         self.settings = settings if settings is not None else default_settings()
         self.setWindowTitle("gradscope — the PyTorch tutorial, live")
         icon = RESOURCES / "icon.svg"
-        if icon.exists():
-            self.setWindowIcon(QIcon(str(icon)))
+        if icon.is_file():
+            self.setWindowIcon(QIcon(QPixmap.fromImage(QImage.fromData(icon.read_bytes()))))
         self.run: RunThread | None = None
         self.run_key = None
         self.run_count = 0

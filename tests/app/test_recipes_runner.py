@@ -71,6 +71,7 @@ def test_batched_readback_reads_in_batches():
     assert [len(b.step) for b in batches] == [100, 100, 100]
 
 
+@pytest.mark.timing
 def test_stop_mid_run_ends_within_100_ms():
     runner = Runner(RunConfig(iters=1_000_000))
     done = {}

@@ -217,26 +217,28 @@ def test_check_now_during_a_run_pauses_it_and_computes_in_the_runs_thread(qtbot,
 
 
 def test_check_now_without_a_run_leaves_the_gui_thread_free(qtbot, window, monkeypatch):
-    """A slow check (9 s at 256x4096x1024x256 once froze the window) runs in a thread of its own."""
+    """A slow check (9 s at 256x4096x1024x256 once froze the window) runs in a thread of its own: here the check
+    is held until the test lets it go, and check_gradients has returned long before."""
     import threading
-    import time
 
     from app import worker as worker_mod
 
-    release = threading.Event()
+    entered, release = [], threading.Event()
     real_compare = worker_mod.compare
 
-    def slow_compare(*args, **kwargs):
-        release.wait(10)
+    def held_compare(*args, **kwargs):
+        entered.append(threading.current_thread())
+        release.wait(30)
         return real_compare(*args, **kwargs)
 
-    monkeypatch.setattr(worker_mod, "compare", slow_compare)
-    t0 = time.monotonic()
-    window.check_gradients()
-    assert time.monotonic() - t0 < 1.0  # returned at once
+    monkeypatch.setattr(worker_mod, "compare", held_compare)
+    window.check_gradients()  # returns while the comparison is held
+    assert not release.is_set()
+    qtbot.waitUntil(lambda: bool(entered), timeout=10_000)
+    assert entered[0] is not threading.main_thread()
     assert "Checking gradients at the initial weights" in window.statusBar().currentMessage()
     window.check_gradients()  # a second press while one is in flight starts nothing new
-    assert "still running" in window.statusBar().currentMessage()
+    assert "still running" in window.statusBar().currentMessage() and len(entered) == 1
     with qtbot.waitSignal(window.gradients_done, timeout=20_000):
         release.set()
     assert "initial weights" in window.gradient_panel.summary.text()
@@ -380,3 +382,12 @@ def test_the_cuda_graph_box_is_offered_where_a_graph_can_run(qtbot, tmp_path, si
     assert result.status == "done" and result.extra["cuda_graph"]["captured"]
     assert "CUDA graph: step 3 captured as a CUDA graph" in w.statusBar().currentMessage()
     w.close()
+
+
+def test_the_icon_and_style_sheet_come_from_the_installed_package(window):
+    """Found through importlib.resources (as a wheel installs them), not relative to the source tree."""
+    from ui.main_window import RESOURCES
+
+    assert (RESOURCES / "style.qss").read_text(encoding="utf-8").strip()
+    assert b"<svg" in (RESOURCES / "icon.svg").read_bytes()
+    assert not window.windowIcon().isNull()

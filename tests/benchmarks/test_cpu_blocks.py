@@ -9,6 +9,7 @@ import pytest
 import benchmarks.step_time as st
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/task")
+pytestmark = pytest.mark.timing  # spinning threads and CPU-time windows: a busy machine decides them
 
 
 def _spinner(seconds):
