@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from .config import DTYPES, RECIPE_DEFAULT_LR, RECIPES, ConfigError, RunConfig
+from .config import DTYPES, ConfigError, RunConfig
+from .recipes import TABLE
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DIVERGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--headless", action="store_true", help="run without a window (for scripts, CI, servers)")
     run = p.add_argument_group("run settings")
-    run.add_argument("--recipe", choices=RECIPES, default=None, help="how the step is written (default tensor)")
+    run.add_argument("--recipe", choices=tuple(TABLE), default=None, help="how the step is written (default tensor)")
     run.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default cpu)")
     run.add_argument("--dtype", choices=DTYPES, default=None, help="default float32")
     run.add_argument("--batch", type=_int, default=None, metavar="N", help="batch size N (default 64)")
@@ -103,7 +104,7 @@ class RunOptions:
         base = base or RunConfig()
         changes = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
         if self.recipe and self.lr is None:
-            changes["lr"] = RECIPE_DEFAULT_LR[self.recipe]
+            changes["lr"] = TABLE[self.recipe].default_lr
         return base.with_(**changes)
 
 

@@ -6,16 +6,11 @@ import json
 import math
 from dataclasses import asdict, dataclass, fields, replace
 
-RECIPES = ("numpy", "tensor", "autograd", "function", "nn", "optim")
+from .recipes import TABLE, graph_recipes
+
 DTYPES = ("float32", "float64")
 MAX_SIZE = 1 << 20  # one dimension; the memory check below is what really bounds a run
 MAX_ITERS = 10_000_000
-
-# recipes whose step does the same GPU work every time, so that a CUDA graph can replay it (Adam, in optim,
-# counts its steps on the host: a replay would repeat the captured step's bias correction)
-GRAPH_RECIPES = ("tensor", "autograd", "function", "nn")
-
-RECIPE_DEFAULT_LR = {"numpy": 1e-6, "tensor": 1e-6, "autograd": 1e-6, "function": 1e-6, "nn": 1e-4, "optim": 1e-4}
 
 
 class ConfigError(ValueError):
@@ -43,8 +38,9 @@ class RunConfig:
     # ------------------------------------------------------------------ validation
     def validated(self, check_device: bool = True, check_memory: bool = True) -> RunConfig:
         """This config, checked; raises :class:`ConfigError` naming the first bad field."""
-        if self.recipe not in RECIPES:
-            raise ConfigError("recipe", f"unknown recipe {self.recipe!r}; choose one of {', '.join(RECIPES)}")
+        recipe = TABLE.get(self.recipe) if isinstance(self.recipe, str) else None
+        if recipe is None:
+            raise ConfigError("recipe", f"unknown recipe {self.recipe!r}; choose one of {', '.join(TABLE)}")
         if self.dtype not in DTYPES:
             raise ConfigError("dtype", f"unknown dtype {self.dtype!r}; choose float32 or float64")
         for name in ("batch", "d_in", "hidden", "d_out"):
@@ -60,16 +56,16 @@ class RunConfig:
         lr = self.lr
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
             raise ConfigError("lr", f"the learning rate must be a finite number above 0, got {lr!r}")
-        if self.recipe == "numpy" and self.device != "cpu":
-            raise ConfigError("device", "the numpy recipe runs on the CPU only (it is the NumPy warm-up)")
+        if recipe.cpu_only and self.device != "cpu":
+            raise ConfigError("device", f"the {self.recipe} recipe runs on the CPU only ({recipe.title})")
         if not isinstance(self.cuda_graph, bool):
             raise ConfigError("cuda_graph", f"must be true or false, got {self.cuda_graph!r}")
         if self.cuda_graph:
             if not self.device.startswith("cuda"):
                 raise ConfigError("cuda_graph", "CUDA graphs need a CUDA device: choose cuda, or turn them off")
-            if self.recipe not in GRAPH_RECIPES:
+            if not recipe.capturable:
                 raise ConfigError("cuda_graph", f"the {self.recipe} recipe cannot be replayed as a CUDA graph (Adam "
-                                                "counts its steps on the host); use tensor, autograd, function or nn")
+                                                f"counts its steps on the host); use {', '.join(graph_recipes())}")
         if check_device:
             self.check_device()
         if check_memory:
@@ -124,22 +120,11 @@ class RunConfig:
         * set-up on the CPU: each array is drawn in float64 and converted, one at a time.
         """
         n, d_in, h, d_out = self.batch, self.d_in, self.hidden, self.d_out
-        dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
-        data = n * d_in + no
-        weights = dh + ho + (h + d_out if self.recipe in ("nn", "optim") else 0)
-        if self.recipe in ("numpy", "tensor"):
-            # the update, or the loss while the last step's gradients are still alive (wide outputs)
-            step = max(2 * dh + ho + 4 * nh + 2 * no, dh + ho + 4 * nh + 4 * no)
-        elif self.recipe in ("autograd", "function"):
-            # the last backward's end, or the loss's backward while the kept .grad buffers are alive
-            step = max(2 * dh + ho + 3 * nh + 3 * no, dh + ho + 4 * nh + 6 * no)
-        elif self.recipe == "nn":
-            step = max(2 * dh + ho + 5 * nh + 4 * no, dh + ho + 6 * nh + 8 * no)
-        else:  # optim
-            step = max(6 * weights + ho + 3 * nh + 2 * no, 2 * weights + dh + ho + 6 * nh + 8 * no)
+        data = n * d_in + n * d_out
+        weights, step = TABLE[self.recipe].memory(n, d_in, h, d_out)  # the recipe's own formula
         setup = 0
         if not self.device.startswith("cuda"):  # the float64 draws are host memory, not the GPU's
-            setup = max(n * d_in, dh) * 8 // self.itemsize
+            setup = max(n * d_in, d_in * h) * 8 // self.itemsize
         return int((data + weights + max(step, setup)) * self.itemsize)
 
     # ------------------------------------------------------------------ serialisation

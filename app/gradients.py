@@ -17,7 +17,7 @@ import numpy as np
 import engine
 
 from .config import RunConfig
-from .recipes import TrainState, host_draws
+from .recipes import TABLE, TrainState, host_draws
 
 PARAMS = ("w1", "w2")
 PAIRS = (("manual", "autograd"), ("manual", "numerical"), ("autograd", "numerical"))
@@ -182,7 +182,7 @@ def compare(config: RunConfig, state: TrainState | None = None, source: str | No
         x64, y64, w1_64, w2_64 = draws["x"], draws["y"], draws["w1"], draws["w2"]
         source = source or "initial weights"
     dtype = getattr(engine, config.dtype)
-    device = "cpu" if config.recipe == "numpy" else config.device
+    device = "cpu" if TABLE[config.recipe].cpu_only else config.device
 
     def put(a):
         return engine.tensor(a, dtype=dtype, device=device)

@@ -1,5 +1,9 @@
 """The tutorial's programs as recipes: each a generator that trains one step per ``next()`` and yields the loss.
 
+What a recipe is lives in one place, :data:`TABLE`: one :class:`Recipe` row per program (name, title,
+description, default learning rate, the sizes it uses, whether a CUDA graph can replay its step, whether it runs
+on the CPU only, its step generator, its memory formula). A new recipe is a new row, not a branch elsewhere.
+
 Every recipe gets a :class:`TrainState` made by :func:`make_state`: the same seed draws the same x, y and
 initial weights on the host (float64 NumPy) for ``numpy``, ``tensor``, ``autograd`` and ``function``, then
 casts and moves them, so their curves lie on top of each other on every device and dtype. ``nn`` and
@@ -13,34 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 import engine
 
-from .config import RunConfig
-
-
-@dataclass
-class RecipeInfo:
-    name: str
-    title: str
-    description: str
-    default_lr: float
-
-
-RECIPE_INFO = {
-    "numpy": RecipeInfo("numpy", "NumPy warm-up",
-                        "Plain NumPy arrays, forward and backward written by hand (CPU only).", 1e-6),
-    "tensor": RecipeInfo("tensor", "Tensors, manual backprop",
-                         "Engine tensors on the chosen device; the backward pass is written by hand.", 1e-6),
-    "autograd": RecipeInfo("autograd", "Autograd", "The same net; loss.backward() computes the gradients.", 1e-6),
-    "function": RecipeInfo("function", "Custom autograd.Function",
-                           "Autograd with a hand-written ReLU Function (MyReLU) in the middle.", 1e-6),
-    "nn": RecipeInfo("nn", "nn.Sequential", "Linear-ReLU-Linear with MSELoss(reduction='sum'), manual update.",
-                     1e-4),
-    "optim": RecipeInfo("optim", "nn + optim.Adam", "The nn model, updated by optim.Adam.", 1e-4),
-}
+if TYPE_CHECKING:  # config asks the table; the table needs RunConfig only as a type
+    from .config import RunConfig
 
 
 @dataclass
@@ -102,18 +86,18 @@ def host_draws(config: RunConfig) -> dict[str, np.ndarray]:
 def make_state(config: RunConfig) -> TrainState:
     """The recipe's starting point: each array drawn on the host in float64, cast, moved, and let go."""
     state = TrainState(config)
+    recipe = TABLE[config.recipe]
     dtype = getattr(engine, config.dtype)
-    grad = config.recipe in ("autograd", "function")
     made = {}
     for name, host in draw_host(config):
-        if config.recipe == "numpy":
+        if recipe.raw_numpy:
             made[name] = host.astype(config.dtype, copy=False)
         else:
             made[name] = engine.tensor(host, dtype=dtype, device=config.device,
-                                       requires_grad=grad and name in ("w1", "w2"))
+                                       requires_grad=recipe.weights_require_grad and name in ("w1", "w2"))
         del host
     state.x, state.y = made.pop("x"), made.pop("y")
-    if config.recipe in ("nn", "optim"):
+    if recipe.uses_model:
         model = engine.nn.Sequential(
             engine.nn.Linear(config.d_in, config.hidden, bias=False, device=config.device, dtype=dtype),
             engine.nn.ReLU(),
@@ -255,11 +239,72 @@ def optim_recipe(state: TrainState) -> Iterator:
         yield loss.detach()
 
 
-RECIPES: dict[str, Callable[[TrainState], Iterator]] = {
-    "numpy": numpy_recipe,
-    "tensor": tensor_recipe,
-    "autograd": autograd_recipe,
-    "function": function_recipe,
-    "nn": nn_recipe,
-    "optim": optim_recipe,
-}
+# --------------------------------------------------------------------------- the table
+
+TUTORIAL_SIZES = ("batch", "d_in", "hidden", "d_out")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One row of the recipe table."""
+
+    name: str
+    title: str
+    description: str
+    default_lr: float
+    step: Callable[[TrainState], Iterator]  # the generator: one training step per next(), yields the loss
+    # elements at the run's fullest point, from (N, D_in, H, D_out): (weights, the step's own arrays); see
+    # RunConfig.memory_estimate for how they are counted and measured
+    memory: Callable[[int, int, int, int], tuple[int, int]]
+    sizes: tuple[str, ...] = TUTORIAL_SIZES  # the RunConfig sizes the recipe uses
+    capturable: bool = False  # its GPU step does the same work each time: a CUDA graph can replay it
+    cpu_only: bool = False
+    raw_numpy: bool = False  # trains plain NumPy arrays, not engine tensors
+    weights_require_grad: bool = False  # w1 and w2 are leaves that autograd fills
+    uses_model: bool = False  # an nn.Sequential model instead of w1 and w2
+
+
+def _manual_memory(n, d_in, h, d_out):
+    dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
+    # the update, or the loss while the last step's gradients are still alive (wide outputs)
+    return dh + ho, max(2 * dh + ho + 4 * nh + 2 * no, dh + ho + 4 * nh + 4 * no)
+
+
+def _autograd_memory(n, d_in, h, d_out):
+    dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
+    # the last backward's end, or the loss's backward while the kept .grad buffers are alive
+    return dh + ho, max(2 * dh + ho + 3 * nh + 3 * no, dh + ho + 4 * nh + 6 * no)
+
+
+def _nn_memory(n, d_in, h, d_out):
+    dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
+    return dh + ho + h + d_out, max(2 * dh + ho + 5 * nh + 4 * no, dh + ho + 6 * nh + 8 * no)
+
+
+def _adam_memory(n, d_in, h, d_out):
+    dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
+    weights = dh + ho + h + d_out
+    return weights, max(6 * weights + ho + 3 * nh + 2 * no, 2 * weights + dh + ho + 6 * nh + 8 * no)
+
+
+TABLE: dict[str, Recipe] = {r.name: r for r in (
+    Recipe("numpy", "NumPy warm-up", "Plain NumPy arrays, forward and backward written by hand (CPU only).", 1e-6,
+           numpy_recipe, _manual_memory, cpu_only=True, raw_numpy=True),
+    Recipe("tensor", "Tensors, manual backprop",
+           "Engine tensors on the chosen device; the backward pass is written by hand.", 1e-6,
+           tensor_recipe, _manual_memory, capturable=True),
+    Recipe("autograd", "Autograd", "The same net; loss.backward() computes the gradients.", 1e-6,
+           autograd_recipe, _autograd_memory, capturable=True, weights_require_grad=True),
+    Recipe("function", "Custom autograd.Function", "Autograd with a hand-written ReLU Function (MyReLU) in the middle.",
+           1e-6, function_recipe, _autograd_memory, capturable=True, weights_require_grad=True),
+    Recipe("nn", "nn.Sequential", "Linear-ReLU-Linear with MSELoss(reduction='sum'), manual update.", 1e-4,
+           nn_recipe, _nn_memory, capturable=True, uses_model=True),
+    # Adam counts its steps on the host: a replay would repeat the captured step's bias correction
+    Recipe("optim", "nn + optim.Adam", "The nn model, updated by optim.Adam.", 1e-4,
+           optim_recipe, _adam_memory, uses_model=True),
+)}
+
+
+def graph_recipes() -> tuple[str, ...]:
+    """The recipes whose step a CUDA graph can replay."""
+    return tuple(name for name, r in TABLE.items() if r.capturable)

@@ -29,7 +29,7 @@ import numpy as np
 import engine
 
 from .config import ConfigError, RunConfig, format_bytes
-from .recipes import RECIPES, TrainState, make_state
+from .recipes import TABLE, TrainState, make_state
 
 DONE, STOPPED, DIVERGED, OUT_OF_MEMORY, FAILED = "done", "stopped", "diverged", "out of memory", "failed"
 GRAPH_WARMUP = 3  # uncaptured steps before the capture: kernels compiled, .grad buffers made
@@ -314,7 +314,7 @@ class Runner:
             status, message = DONE, ""
             try:
                 self.state = make_state(cfg)
-                steps = RECIPES[cfg.recipe](self.state)
+                steps = TABLE[cfg.recipe].step(self.state)
                 graph = graph_loss = None
                 capture_at = GRAPH_WARMUP if cfg.cuda_graph and on_gpu else -1
                 prev = time.perf_counter()
@@ -419,7 +419,7 @@ class Runner:
         except engine.cuda.GraphCaptureError as exc:
             self.graph_info.update(captured=False, note=f"not captured, the run went on without it: {exc}")
             g.reset()
-            return None, None, RECIPES[self.config.recipe](self.state)
+            return None, None, TABLE[self.config.recipe].step(self.state)
         g.replay()
         self._graph = g
         self.graph_info.update(captured=True, captured_at=t, pool_bytes=g.pool_bytes(),

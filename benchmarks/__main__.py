@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import engine
-from app.config import GRAPH_RECIPES
+from app.recipes import graph_recipes
 
 from .step_time import BLOCK_WARMUP, BLOCK_WARMUP_S, RECIPE_NAMES, SIZES, matmul_peak_tflops, measure_row, run_500
 
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     runs_500 = []
     for device in devices:
         if device != "cpu" and "tutorial" in sizes:
-            for recipe in [r for r in args.recipes.split(",") if r in GRAPH_RECIPES]:
+            for recipe in [r for r in args.recipes.split(",") if r in graph_recipes()]:
                 run = run_500(recipe, device, args.dtype, quick=args.quick)
                 runs_500.append(run)
                 others = ", ".join(f"{k[:-3]} {run[k]:.1f} ms" for k in ("engine_ms", "torch_ms") if k in run)

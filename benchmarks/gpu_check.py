@@ -222,10 +222,16 @@ SIZE = dict(batch=64, d_in=1000, hidden=100, d_out=10)  # the tutorial's
 QUICK_SIZE = dict(batch=8, d_in=20, hidden=10, d_out=3)  # --quick: the script's plumbing only
 
 
-def _lr(recipe: str) -> float:
-    from app.recipes import RECIPE_INFO
+def _gpu_recipes() -> list[str]:
+    from app.recipes import TABLE
 
-    return RECIPE_INFO[recipe].default_lr
+    return [name for name, recipe in TABLE.items() if not recipe.cpu_only]
+
+
+def _lr(recipe: str) -> float:
+    from app.recipes import TABLE
+
+    return TABLE[recipe].default_lr
 
 
 def section_recipes(say, size=SIZE):
@@ -236,7 +242,7 @@ def section_recipes(say, size=SIZE):
 
     ok = True
     for dtype, bar in (("float64", 1e-8), ("float32", 1e-4)):
-        for recipe in ("tensor", "autograd", "function", "nn", "optim"):
+        for recipe in _gpu_recipes():
             cfg = RunConfig(recipe=recipe, dtype=dtype, iters=200, lr=_lr(recipe), **size)
             cpu, gpu = Runner(cfg).run(), Runner(cfg.with_(device="cuda")).run()
             if cpu.status != "done" or gpu.status != "done":
@@ -254,11 +260,12 @@ def section_recipes(say, size=SIZE):
 def section_graphs(say, size=SIZE):
     import numpy as np
 
-    from app.config import GRAPH_RECIPES, RunConfig
+    from app.config import RunConfig
+    from app.recipes import graph_recipes
     from app.runner import Runner
 
     ok = True
-    for recipe in GRAPH_RECIPES:
+    for recipe in graph_recipes():
         cfg = RunConfig(recipe=recipe, device="cuda", dtype="float64", iters=100, lr=_lr(recipe), **size)
         eager_runner, graph_runner = Runner(cfg), Runner(cfg.with_(cuda_graph=True))
         eager, graph = eager_runner.run(), graph_runner.run()
@@ -307,11 +314,11 @@ def section_cublas(say):
 
 def section_syncs(say, dry_run):
     from app.config import RunConfig
-    from app.recipes import RECIPES, make_state
+    from app.recipes import TABLE, make_state
 
     ok = True
-    for recipe in ("tensor", "autograd", "function", "nn", "optim"):
-        it = RECIPES[recipe](make_state(RunConfig(recipe=recipe, device="cuda", lr=_lr(recipe), **SIZE)))
+    for recipe in _gpu_recipes():
+        it = TABLE[recipe].step(make_state(RunConfig(recipe=recipe, device="cuda", lr=_lr(recipe), **SIZE)))
         next(it)
         try:
             if dry_run:

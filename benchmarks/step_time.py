@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 import engine
-from app.config import GRAPH_RECIPES, RunConfig
-from app.recipes import RECIPES, TrainState, host_draws, make_state
+from app.config import RunConfig
+from app.recipes import TABLE, TrainState, graph_recipes, host_draws, make_state
 from app.runner import GRAPH_WARMUP
 
 SIZES = {
@@ -109,7 +109,7 @@ def _stepper(steps):
 
 def _graph_step(size, recipe, device, dtype):
     """The engine's step captured once as a CUDA graph, then one replay and a copy of its loss per step."""
-    steps = RECIPES[recipe](make_state(_config(size, recipe, device, dtype)))
+    steps = TABLE[recipe].step(make_state(_config(size, recipe, device, dtype)))
     for _ in range(GRAPH_WARMUP):
         next(steps)
     g = engine.cuda.CUDAGraph()
@@ -169,11 +169,11 @@ def _raw_step(size, device, dtype):
     draws = host_draws(cfg)
     xp = np if device == "cpu" else engine.backend.get_cupy()
     state = TrainState(cfg, *(xp.asarray(draws[k].astype(dtype)) for k in ("x", "y", "w1", "w2")))
-    return _stepper(RECIPES["numpy"](state))
+    return _stepper(TABLE["numpy"].step(state))
 
 
 def _engine_step(size, recipe, device, dtype):
-    return _stepper(RECIPES[recipe](make_state(_config(size, recipe, device, dtype))))
+    return _stepper(TABLE[recipe].step(make_state(_config(size, recipe, device, dtype))))
 
 
 def _torch_step(torch, size, recipe, device, dtype):
@@ -186,7 +186,7 @@ def _torch_step(torch, size, recipe, device, dtype):
         return torch.tensor(draws[name], dtype=getattr(torch, dtype), device=dev, requires_grad=requires_grad)
 
     state = TrainState(cfg, put("x"), put("y"), put("w1", grad), put("w2", grad))
-    steps = RECIPES["autograd"](state, lib=torch) if grad else RECIPES["tensor"](state)
+    steps = TABLE["autograd"].step(state, lib=torch) if grad else TABLE["tensor"].step(state)
     return _stepper(steps)
 
 
@@ -294,7 +294,7 @@ def measure_row(size_name: str, recipe: str, device: str, dtype: str = "float32"
     if torch is not None and (device == "cpu" or torch.cuda.is_available()):
         impls["torch"] = _torch_step(torch, size, recipe, device, dtype)
     graph_note = None
-    if device != "cpu" and recipe in GRAPH_RECIPES:
+    if device != "cpu" and recipe in graph_recipes():
         try:
             impls["graph"] = _graph_step(size, recipe, device, dtype)
         except engine.cuda.GraphCaptureError as exc:  # the row is still measured; the table says why not this

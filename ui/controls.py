@@ -22,17 +22,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.config import (
-    GRAPH_RECIPES,
     MAX_ITERS,
     MAX_SIZE,
-    RECIPE_DEFAULT_LR,
     ConfigError,
     RunConfig,
     available_memory,
     format_bytes,
 )
 from app.devices import device_choices
-from app.recipes import RECIPE_INFO
+from app.recipes import TABLE
 
 ERROR_STYLE = "color: #c62828;"
 
@@ -54,7 +52,7 @@ class Controls(QWidget):
         self._state = "idle"
 
         self.recipe = QComboBox()
-        for name, info in RECIPE_INFO.items():
+        for name, info in TABLE.items():
             self.recipe.addItem(info.title, name)
             self.recipe.setItemData(self.recipe.count() - 1, info.description, Qt.ToolTipRole)
         self.recipe_help = QLabel()
@@ -212,7 +210,7 @@ class Controls(QWidget):
         )
 
     def _graph_possible(self) -> bool:
-        return str(self.device.currentData()).startswith("cuda") and self.recipe.currentData() in GRAPH_RECIPES
+        return str(self.device.currentData()).startswith("cuda") and TABLE[self.recipe.currentData()].capturable
 
     def config(self) -> tuple[RunConfig | None, str]:
         """The validated config, or (None, message naming the problem)."""
@@ -282,12 +280,13 @@ class Controls(QWidget):
     # ------------------------------------------------------------------ slots
     def _on_recipe_changed(self) -> None:
         name = self.recipe.currentData()
-        self.recipe_help.setText(RECIPE_INFO[name].description)
+        recipe = TABLE[name]
+        self.recipe_help.setText(recipe.description)
         # moving between recipe families brings the tutorial's learning rate for that family
         current = self.lr_value()
-        if current in RECIPE_DEFAULT_LR.values():
-            self.lr.setText(f"{RECIPE_DEFAULT_LR[name]:g}")
-        numpy_only = name == "numpy"
+        if current in {r.default_lr for r in TABLE.values()}:
+            self.lr.setText(f"{recipe.default_lr:g}")
+        numpy_only = recipe.cpu_only
         if numpy_only and self.device.currentData() != "cpu":
             self.device.setCurrentIndex(0)
         self.device.setEnabled(not numpy_only and self._state == "idle")

@@ -3,12 +3,15 @@ runs uncaptured and says why; bad requests are refused with the field named."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from app import recipes as recipes_mod
 from app import runner as runner_mod
-from app.config import GRAPH_RECIPES, ConfigError, RunConfig
+from app.config import ConfigError, RunConfig
+from app.recipes import graph_recipes
 from app.runner import DONE, GRAPH_WARMUP, STOPPED, Runner
 from main import main
 from tests.fake_cupy import assert_same_numbers
@@ -16,7 +19,7 @@ from tests.fake_cupy import assert_same_numbers
 SMALL = dict(batch=8, d_in=20, hidden=10, d_out=3)
 
 
-@pytest.mark.parametrize("recipe", GRAPH_RECIPES)
+@pytest.mark.parametrize("recipe", graph_recipes())
 def test_a_captured_run_equals_the_plain_run(recipe, cuda_device):
     cfg = RunConfig(recipe=recipe, device=cuda_device, dtype="float64", lr=1e-3, iters=100, **SMALL)
     plain = Runner(cfg)
@@ -40,7 +43,7 @@ def test_a_step_that_reads_the_loss_runs_uncaptured_and_says_why(cuda_device, mo
             float(loss)  # a host read in the step: no graph can hold it
             yield loss
 
-    monkeypatch.setitem(runner_mod.RECIPES, "tensor", reading)
+    monkeypatch.setitem(runner_mod.TABLE, "tensor", dataclasses.replace(runner_mod.TABLE["tensor"], step=reading))
     cfg = RunConfig(recipe="tensor", device=cuda_device, dtype="float64", lr=1e-3, iters=20, **SMALL)
     plain = Runner(cfg).run()
     tried = Runner(cfg.with_(cuda_graph=True)).run()

@@ -14,17 +14,17 @@ import pytest
 
 import engine
 from app.config import RunConfig
-from app.recipes import RECIPES, make_state
+from app.recipes import TABLE, make_state
 from app.runner import Runner
 from tests import fake_cupy
 
-GPU_RECIPES = ["tensor", "autograd", "function", "nn", "optim"]
+GPU_RECIPES = [name for name, recipe in TABLE.items() if not recipe.cpu_only]
 SMALL = dict(batch=8, d_in=12, hidden=6, d_out=3)
 
 
 def _steps_without_sync(recipe: str, dtype: str, steps: int = 3) -> list:
     state = make_state(RunConfig(recipe=recipe, device="cuda", dtype=dtype, **SMALL))
-    it = RECIPES[recipe](state)
+    it = TABLE[recipe].step(state)
     next(it)  # warm-up: .grad buffers made, optimizer state made
     losses = []
     if fake_cupy.active():

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -8,13 +9,13 @@ import pytest
 
 import engine
 from app import recipes
-from app.config import RunConfig
+from app.config import ConfigError, RunConfig
 from app.runner import DIVERGED, DONE, FAILED, OUT_OF_MEMORY, STOPPED, Runner
 
 SMALL = dict(batch=16, d_in=50, hidden=20, d_out=5)
 
 
-@pytest.mark.parametrize("recipe", list(recipes.RECIPES))
+@pytest.mark.parametrize("recipe", list(recipes.TABLE))
 def test_each_recipe_lowers_the_loss_100_fold_in_300_steps(recipe):
     lr = 1e-4 if recipe in ("nn", "optim") else 1e-6
     result = Runner(RunConfig(recipe=recipe, lr=lr, iters=300)).run()
@@ -115,7 +116,7 @@ def test_simulated_out_of_memory_then_next_run_works(monkeypatch):
         yield from [engine.tensor(3.0)] * 5
         raise MemoryError("Out of memory allocating 8,589,934,592 bytes")
 
-    monkeypatch.setitem(recipes.RECIPES, "tensor", exploding)
+    monkeypatch.setitem(recipes.TABLE, "tensor", dataclasses.replace(recipes.TABLE["tensor"], step=exploding))
     result = Runner(RunConfig(iters=50)).run()
     assert result.status == OUT_OF_MEMORY and result.steps_done == 5
     assert "out of memory on cpu" in result.message and "N=64" in result.message
@@ -128,7 +129,7 @@ def test_any_other_error_ends_as_failed_with_its_message(monkeypatch):
         yield engine.tensor(1.0)
         raise ValueError("boom in step 2")
 
-    monkeypatch.setitem(recipes.RECIPES, "tensor", broken)
+    monkeypatch.setitem(recipes.TABLE, "tensor", dataclasses.replace(recipes.TABLE["tensor"], step=broken))
     result = Runner(RunConfig(iters=50)).run()
     assert result.status == FAILED and result.steps_done == 1
     assert result.message == "ValueError: boom in step 2"
@@ -144,7 +145,7 @@ def test_batches_are_host_numpy_arrays():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("recipe", ["tensor", "autograd", "function", "nn", "optim"])
+@pytest.mark.parametrize("recipe", [n for n, r in recipes.TABLE.items() if not r.cpu_only])
 def test_cpu_and_gpu_curves_agree(recipe, cuda_device):
     lr = 1e-4 if recipe in ("nn", "optim") else 1e-6
     cfg = RunConfig(recipe=recipe, dtype="float64", iters=100, lr=lr)
@@ -163,7 +164,30 @@ def test_cublas_allocation_failure_counts_as_out_of_memory(monkeypatch):
         yield engine.tensor(2.0)
         raise CUBLASError("CUBLAS_STATUS_ALLOC_FAILED")
 
-    monkeypatch.setitem(recipes.RECIPES, "tensor", exploding)
+    monkeypatch.setitem(recipes.TABLE, "tensor", dataclasses.replace(recipes.TABLE["tensor"], step=exploding))
     result = Runner(RunConfig(iters=10)).run()
     assert result.status == OUT_OF_MEMORY and "CUBLAS_STATUS_ALLOC_FAILED" in result.message
     assert result.steps_done == 1
+
+
+def test_the_recipe_table_is_the_one_place_a_recipe_is_described():
+    """Every row is complete and used: the command line offers it, the config validates it by its row, its memory
+    formula gives the estimate, and the CUDA-graph and CPU-only flags decide what the config accepts."""
+    from app.cli import build_parser
+
+    choices = next(a.choices for a in build_parser()._actions if a.dest == "recipe")
+    assert tuple(choices) == tuple(recipes.TABLE)
+    for name, recipe in recipes.TABLE.items():
+        assert recipe.name == name and recipe.title and recipe.description and recipe.default_lr > 0
+        config = RunConfig(recipe=name, lr=recipe.default_lr, batch=8, d_in=12, hidden=6, d_out=3)
+        weights, step = recipe.memory(8, 12, 6, 3)
+        assert config.memory_estimate() >= (8 * 12 + 8 * 3 + weights + step) * 4
+        assert config.validated(check_device=False) is config
+        if recipe.cpu_only:
+            with pytest.raises(ConfigError, match=f"the {name} recipe runs on the CPU only"):
+                config.with_(device="cuda").validated(check_device=False)
+    assert recipes.graph_recipes() == ("tensor", "autograd", "function", "nn")
+    with pytest.raises(ConfigError, match="cannot be replayed as a CUDA graph .* use tensor, autograd, function"):
+        RunConfig(recipe="optim", device="cuda", cuda_graph=True).validated(check_device=False)
+    with pytest.raises(ConfigError, match="unknown recipe 'adam'; choose one of numpy, tensor"):
+        RunConfig(recipe="adam").validated(check_device=False)
