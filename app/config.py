@@ -87,9 +87,12 @@ class RunConfig:
                 raise ConfigError("device", f"{self.device} is not there: this machine has {count} CUDA "
                                             f"device{'s' if count != 1 else ''}")
 
+    def memory_need_and_free(self) -> tuple[int, int | None]:
+        """(bytes this run needs, bytes free where it runs; None when that cannot be read)."""
+        return self.memory_estimate(), available_memory(self.device)
+
     def check_memory(self) -> None:
-        need = self.memory_estimate()
-        free = available_memory(self.device)
+        need, free = self.memory_need_and_free()
         if free is not None and need > free:
             raise ConfigError(
                 "sizes",

@@ -21,14 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.config import (
-    MAX_ITERS,
-    MAX_SIZE,
-    ConfigError,
-    RunConfig,
-    available_memory,
-    format_bytes,
-)
+from app.config import MAX_ITERS, MAX_SIZE, ConfigError, RunConfig, format_bytes
 from app.devices import device_choices
 from app.recipes import TABLE
 
@@ -47,8 +40,7 @@ class Controls(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self._memory_ok = True
-        self._lr_ok = True
+        self.problem: ConfigError | None = None  # what RunConfig says is wrong with the settings, if anything
         self._state = "idle"
 
         self.recipe = QComboBox()
@@ -212,12 +204,18 @@ class Controls(QWidget):
     def _graph_possible(self) -> bool:
         return str(self.device.currentData()).startswith("cuda") and TABLE[self.recipe.currentData()].capturable
 
+    def _lr_text_error(self) -> ConfigError | None:
+        """Text that is not a number at all: the one check that belongs to the control (RunConfig gets floats)."""
+        if self.lr_value() is None:
+            return ConfigError("lr", f"{self.lr.text().strip()!r} is not a number; write it like 1e-6 or 0.0001")
+        return None
+
     def config(self) -> tuple[RunConfig | None, str]:
         """The validated config, or (None, message naming the problem)."""
         try:
-            lr_text = self.lr.text().strip()
-            if self.lr_value() is None:
-                raise ConfigError("lr", f"{lr_text!r} is not a number; write it like 1e-6 or 0.0001")
+            problem = self._lr_text_error()
+            if problem is not None:
+                raise problem
             return self.raw_config().validated(), ""
         except ConfigError as exc:
             return None, str(exc)
@@ -263,7 +261,7 @@ class Controls(QWidget):
         self.cuda_graph.setEnabled(not active and self._graph_possible())
 
     def _valid(self) -> bool:
-        return self._lr_ok and self._memory_ok
+        return self.problem is None
 
     def show_progress(self, done: int, total: int, steps_per_s: float, finished: str = "") -> None:
         self.progress.setRange(0, total)
@@ -293,33 +291,32 @@ class Controls(QWidget):
         self._on_changed()
 
     def _on_changed(self, *_) -> None:
+        """Ask RunConfig (the one place the rules live) and mark the field its error names."""
         self.cuda_graph.setEnabled(self._state == "idle" and self._graph_possible())
         cfg = self.raw_config()
-        lr = self.lr_value()
-        if lr is None or not math.isfinite(lr) or lr <= 0:
-            self._lr_ok = False
-            text = self.lr.text().strip() or "(empty)"
-            self.lr_error.setText(f"Learning rate {text} refused: use a finite number above 0, like 1e-6")
-            self.lr_error.show()
-            self.lr.setStyleSheet("border: 1px solid #c62828;")
-        else:
-            self._lr_ok = True
-            self.lr_error.hide()
-            self.lr.setStyleSheet("")
-        need = cfg.memory_estimate()
-        free = available_memory(cfg.device)
-        self._memory_ok = free is None or need <= free
+        self.problem = self._lr_text_error()
+        if self.problem is None:
+            try:
+                cfg.validated(check_device=False)  # the device list offers only usable devices
+            except ConfigError as exc:
+                self.problem = exc
+        field = self.problem.field if self.problem is not None else None
+        lr_bad = field == "lr"
+        self.lr_error.setVisible(lr_bad)
+        self.lr_error.setText(f"Learning rate refused: {str(self.problem).split(': ', 1)[1]}" if lr_bad else "")
+        self.lr.setStyleSheet("border: 1px solid #c62828;" if lr_bad else "")
+        need, free = cfg.memory_need_and_free()
         where = "GPU" if cfg.device.startswith("cuda") else "RAM"
-        if free is None:
+        if field in ("sizes", "batch", "d_in", "hidden", "d_out", "iters", "seed", "device", "cuda_graph",
+                     "recipe", "dtype"):
+            self.memory.setText(str(self.problem))
+            self.memory.setStyleSheet(ERROR_STYLE + " font-weight: bold;")
+        elif free is None:
             self.memory.setText(f"Needs about {format_bytes(need)}")
             self.memory.setStyleSheet("color: #555;")
-        elif self._memory_ok:
+        else:
             self.memory.setText(f"Needs about {format_bytes(need)} of {format_bytes(free)} free {where}")
             self.memory.setStyleSheet("color: #555;")
-        else:
-            self.memory.setText(f"Needs about {format_bytes(need)}: only {format_bytes(free)} free {where}. "
-                                "Make the sizes smaller")
-            self.memory.setStyleSheet(ERROR_STYLE + " font-weight: bold;")
         if self._state == "idle" and self.progress.value() == 0:  # nothing run since the last reset: show the plan
             self.progress.setRange(0, cfg.iters)
         self.set_run_state(self._state)

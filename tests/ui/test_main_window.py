@@ -10,6 +10,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from app import export
+from app.config import ConfigError, RunConfig
 from tests.ui.conftest import SMALL
 
 
@@ -105,18 +106,24 @@ def test_bad_learning_rate_is_refused_at_the_control(qtbot, window):
         assert c.lr_error.isVisibleTo(window) and "refused" in c.lr_error.text()
         assert window.start_run() is False
         assert "Cannot start: lr:" in window.statusBar().currentMessage()
+    c.lr.setText("-1e-6")  # the words under the field are RunConfig's, not a second copy of its rule
+    with pytest.raises(ConfigError) as info:
+        RunConfig(lr=-1e-6).validated(check_device=False)
+    assert str(info.value).split(": ", 1)[1] in c.lr_error.text() and c.problem.field == "lr"
     c.lr.setText("1e-6")
-    assert c.start_button.isEnabled() and not c.lr_error.isVisibleTo(window)
+    assert c.start_button.isEnabled() and not c.lr_error.isVisibleTo(window) and c.problem is None
 
 
 def test_sizes_that_cannot_fit_turn_the_estimate_red(qtbot, window, monkeypatch):
-    import ui.controls as controls_mod
+    import app.config as config_mod
 
-    monkeypatch.setattr(controls_mod, "available_memory", lambda device: 64 * 2**20)
+    monkeypatch.setattr(config_mod, "available_memory", lambda device: 64 * 2**20)
     c = window.controls
     c.d_in.setValue(100_000)
     c.hidden.setValue(10_000)
-    assert "only 64.0 MiB free" in c.memory.text() and "c62828" in c.memory.styleSheet()
+    # the words are RunConfig's own: the control asks it, and shows what it says under the sizes
+    assert "but only 64.0 MiB is free; make the batch, D_in, H or D_out smaller" in c.memory.text()
+    assert c.memory.text().startswith("sizes: this run needs about") and "c62828" in c.memory.styleSheet()
     assert not c.start_button.isEnabled()
     c.d_in.setValue(1000)
     c.hidden.setValue(100)
