@@ -17,7 +17,7 @@ import numpy as np
 import engine
 
 from .config import RunConfig
-from .recipes import TABLE, TrainState, host_draws
+from .recipes import TABLE, TrainState, host_draws, manual_backprop
 
 PARAMS = ("w1", "w2")
 PAIRS = (("manual", "autograd"), ("manual", "numerical"), ("autograd", "numerical"))
@@ -99,18 +99,8 @@ def compare_pair(a: np.ndarray, b: np.ndarray) -> PairStats:
 
 
 def manual_gradients(x, y, w1, w2, forget_relu_mask: bool = False):
-    """The tutorial's hand-written backprop (engine tensors). ``forget_relu_mask`` plants the classic bug."""
-    h = x.mm(w1)
-    h_relu = h.clamp(min=0)
-    y_pred = h_relu.mm(w2)
-    grad_y_pred = 2.0 * (y_pred - y)
-    grad_w2 = h_relu.t().mm(grad_y_pred)
-    grad_h_relu = grad_y_pred.mm(w2.t())
-    grad_h = grad_h_relu.clone()
-    if not forget_relu_mask:
-        grad_h[h < 0] = 0
-    grad_w1 = x.t().mm(grad_h)
-    return grad_w1, grad_w2
+    """The tutorial's hand-written backprop (engine tensors): (grad_w1, grad_w2)."""
+    return manual_backprop(x, y, w1, w2, forget_relu_mask)[1:]
 
 
 def autograd_gradients(x, y, w1, w2):

@@ -141,21 +141,30 @@ def numpy_recipe(state: TrainState) -> Iterator:
         yield loss
 
 
+def manual_backprop(x, y, w1, w2, forget_relu_mask: bool = False):
+    """The tutorial's forward pass and hand-written backward pass: (loss, grad_w1, grad_w2). The one copy of it:
+    the tensor recipe trains with it, the gradient check compares it, and it runs on PyTorch tensors too (the
+    benchmarks). ``forget_relu_mask`` plants the classic bug for the gradient panel."""
+    h = x.mm(w1)
+    h_relu = h.clamp(min=0)
+    y_pred = h_relu.mm(w2)
+    loss = (y_pred - y).pow(2).sum()
+    grad_y_pred = 2.0 * (y_pred - y)
+    grad_w2 = h_relu.t().mm(grad_y_pred)
+    grad_h_relu = grad_y_pred.mm(w2.t())
+    grad_h = grad_h_relu.clone()
+    if not forget_relu_mask:
+        grad_h[h < 0] = 0
+    grad_w1 = x.t().mm(grad_h)
+    return loss, grad_w1, grad_w2
+
+
 def tensor_recipe(state: TrainState) -> Iterator:
     """Tensors with the hand-written backward pass (the same code runs on PyTorch tensors: the benchmarks)."""
     x, y, w1, w2 = state.x, state.y, state.w1, state.w2
     learning_rate = state.config.lr
     while True:
-        h = x.mm(w1)
-        h_relu = h.clamp(min=0)
-        y_pred = h_relu.mm(w2)
-        loss = (y_pred - y).pow(2).sum()
-        grad_y_pred = 2.0 * (y_pred - y)
-        grad_w2 = h_relu.t().mm(grad_y_pred)
-        grad_h_relu = grad_y_pred.mm(w2.t())
-        grad_h = grad_h_relu.clone()
-        grad_h[h < 0] = 0
-        grad_w1 = x.t().mm(grad_h)
+        loss, grad_w1, grad_w2 = manual_backprop(x, y, w1, w2)
         w1 -= learning_rate * grad_w1
         w2 -= learning_rate * grad_w2
         yield loss
