@@ -111,9 +111,11 @@ class RunConfig:
         Counted from the tutorial's program at its fullest point (measured with tracemalloc on the CPU and
         matched within 5%; tests/app/test_memory_estimate.py), in elements times the dtype's size:
         * always: x and y (data) and the weights W (with the biases for nn/optim);
-        * a manual step (numpy, tensor) at the weight update: the gradient and lr * gradient (2 D_in·H),
-          grad_w2 (H·D_out), h, h_relu, grad_h_relu, grad_h (4 N·H), y_pred and grad_y_pred (2 N·D_out); or,
-          when outputs are wide, at the loss: the last step's gradients plus 4 N·D_out;
+        * the NumPy warm-up at the weight update: the gradient and lr * gradient (2 D_in·H), grad_w2
+          (H·D_out), h, h_relu, grad_h_relu, grad_h (4 N·H), y_pred and grad_y_pred (2 N·D_out); or, when
+          outputs are wide, at the loss: the last step's gradients plus 4 N·D_out;
+        * tensor (manual_backprop, whose activations die as it returns): at its last product, the last step's
+          and this step's gradients (2 D_in·H + 2 H·D_out), 4 N·H and 2 N·D_out;
         * autograd/function: 2 D_in·H + H·D_out, 3 N·H and 3 N·D_out (saved activations and their gradients);
         * nn: 2 D_in·H + H·D_out + 5 N·H + 4 N·D_out;
         * optim (Adam): m and v and three weight-sized temporaries of the update (6 W) + H·D_out + 3 N·H + 2 N·D_out;

@@ -273,10 +273,17 @@ class Recipe:
     uses_model: bool = False  # an nn.Sequential model instead of w1 and w2
 
 
-def _manual_memory(n, d_in, h, d_out):
+def _numpy_memory(n, d_in, h, d_out):
     dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
     # the update, or the loss while the last step's gradients are still alive (wide outputs)
     return dh + ho, max(2 * dh + ho + 4 * nh + 2 * no, dh + ho + 4 * nh + 4 * no)
+
+
+def _manual_memory(n, d_in, h, d_out):
+    dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
+    # manual_backprop's last product, while the last step's gradients are still held by the recipe: its
+    # activations are gone by the update
+    return dh + ho, 2 * dh + 2 * ho + 4 * nh + 2 * no
 
 
 def _autograd_memory(n, d_in, h, d_out):
@@ -298,7 +305,7 @@ def _adam_memory(n, d_in, h, d_out):
 
 TABLE: dict[str, Recipe] = {r.name: r for r in (
     Recipe("numpy", "NumPy warm-up", "Plain NumPy arrays, forward and backward written by hand (CPU only).", 1e-6,
-           numpy_recipe, _manual_memory, cpu_only=True, raw_numpy=True),
+           numpy_recipe, _numpy_memory, cpu_only=True, raw_numpy=True),
     Recipe("tensor", "Tensors, manual backprop",
            "Engine tensors on the chosen device; the backward pass is written by hand.", 1e-6,
            tensor_recipe, _manual_memory, capturable=True),
