@@ -109,23 +109,31 @@ def running_threads() -> list:
     return [t for t in list(_live) if t.is_running()]
 
 
-class RunThread:
-    """Owns a worker and its QThread; :meth:`join` stops the run and waits for the thread to end."""
+class _OwnedThread:
+    """A worker (a QObject with a ``run`` slot) moved to a QThread of its own, which quits when the worker's
+    ``done_signal`` fires. Listed for :func:`running_threads`."""
 
-    def __init__(self, config: RunConfig, start_paused: bool = False):
+    def __init__(self, worker: QObject, name: str, done_signal: str):
         _live.add(self)
         self.thread = QThread()
-        self.thread.setObjectName(f"run-{config.recipe}")
-        self.worker = RunWorker(config, start_paused=start_paused)
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.run)
-        self.worker.finished.connect(self.thread.quit)
+        self.thread.setObjectName(name)
+        self.worker = worker
+        worker.moveToThread(self.thread)
+        self.thread.started.connect(worker.run)
+        getattr(worker, done_signal).connect(self.thread.quit)
 
     def start(self) -> None:
         self.thread.start()
 
     def is_running(self) -> bool:
         return self.thread.isRunning()
+
+
+class RunThread(_OwnedThread):
+    """Owns a :class:`RunWorker` and its QThread; :meth:`join` stops the run and waits for the thread to end."""
+
+    def __init__(self, config: RunConfig, start_paused: bool = False):
+        super().__init__(RunWorker(config, start_paused=start_paused), f"run-{config.recipe}", "finished")
 
     def join(self, timeout_ms: int = 10_000) -> bool:
         self.worker.stop()
@@ -159,23 +167,11 @@ class GradientCheckWorker(QObject):
             self.done.emit()
 
 
-class GradientCheckThread:
+class GradientCheckThread(_OwnedThread):
     """Owns a :class:`GradientCheckWorker` and its QThread; :meth:`join` waits for the check to end."""
 
     def __init__(self, config: RunConfig, state, source: str, forget_relu_mask: bool = False):
-        _live.add(self)
-        self.thread = QThread()
-        self.thread.setObjectName("gradient-check")
-        self.worker = GradientCheckWorker(config, state, source, forget_relu_mask)
-        self.worker.moveToThread(self.thread)
-        self.thread.started.connect(self.worker.run)
-        self.worker.done.connect(self.thread.quit)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def is_running(self) -> bool:
-        return self.thread.isRunning()
+        super().__init__(GradientCheckWorker(config, state, source, forget_relu_mask), "gradient-check", "done")
 
     def join(self, timeout_ms: int = 60_000) -> bool:
         return self.thread.wait(timeout_ms)
