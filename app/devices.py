@@ -13,7 +13,7 @@ import numpy as np
 
 import engine
 
-from .runner import cpu_name
+from .system import cpu_name
 
 
 @dataclass

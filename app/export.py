@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import ConfigError, RunConfig
-from .runner import LossLog, RunResult
+from .records import LossLog, RunResult
 
 FORMAT_VERSION = 1
 CSV_HEADER = ["step", "loss", "elapsed_s", "step_ms"]

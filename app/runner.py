@@ -3,162 +3,51 @@
 Statuses: ``done``, ``stopped``, ``diverged`` (the loss became NaN or infinite), ``out of memory`` and
 ``failed``. Whatever the status, the log of the steps done is kept.
 
-Losses are read back from the device in batches: on the CPU every step (reading a NumPy scalar costs
-nothing), on a GPU into a device buffer that is copied to the host every ``readback_s`` seconds or
-``readback_steps`` steps, so the step loop never waits for a per-step ``.item()``.
-
-With ``config.cuda_graph`` the first ``GRAPH_WARMUP`` steps run as written (they compile the kernels and make
-the ``.grad`` buffers), the next one is captured as a CUDA graph, and every step from there on is one replay
-of it plus a copy of its loss. When the step cannot be captured the run goes on uncaptured and says why
-(``RunResult.extra["cuda_graph"]``).
+Its parts live beside it: the records and the result (:mod:`app.records`), the batched loss readback
+(:mod:`app.readback`), the CUDA-graph capture of the step (:mod:`app.capture`), the machine's facts
+(:mod:`app.system`). With ``config.cuda_graph`` the first ``GRAPH_WARMUP`` steps run as written, the next one is
+captured, and every later step replays it; when the step cannot be captured the run goes on uncaptured and says
+why (``RunResult.extra["cuda_graph"]``).
 """
 
 from __future__ import annotations
 
 import gc
-import math
-import platform
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import numpy as np
 
 import engine
 
+from .capture import GRAPH_WARMUP, CapturedSteps
 from .config import ConfigError, RunConfig, format_bytes
-from .recipes import TABLE, TrainState, make_state
+from .readback import LossReadback
+from .recipes import TrainState, make_state
+from .records import DIVERGED, DONE, FAILED, OUT_OF_MEMORY, STATUSES, STOPPED, Batch, LossLog, RunResult
+from .system import cpu_name, device_name, versions
 
-DONE, STOPPED, DIVERGED, OUT_OF_MEMORY, FAILED = "done", "stopped", "diverged", "out of memory", "failed"
-GRAPH_WARMUP = 3  # uncaptured steps before the capture: kernels compiled, .grad buffers made
-STATUSES = (DONE, STOPPED, DIVERGED, OUT_OF_MEMORY, FAILED)
+__all__ = ["Runner", "is_out_of_memory", "DONE", "STOPPED", "DIVERGED", "OUT_OF_MEMORY", "FAILED", "STATUSES",
+           "GRAPH_WARMUP", "Batch", "LossLog", "RunResult", "cpu_name", "device_name", "versions"]
 
 
-class LossLog:
-    """Growing per-step arrays (doubling when full): step, loss, elapsed seconds, step milliseconds."""
+class _Emitter:
+    """Hands the log's new records to ``on_batch`` as a :class:`Batch`, at most every ``every_s`` seconds."""
 
-    def __init__(self, capacity: int = 1024):
-        self.n = 0
-        self._step = np.empty(capacity, np.int64)
-        self._loss = np.empty(capacity, np.float64)
-        self._elapsed = np.empty(capacity, np.float64)
-        self._step_ms = np.empty(capacity, np.float64)
+    def __init__(self, log: LossLog, on_batch: Callable[[Batch], None] | None, every_s: float, now: float):
+        self.log, self.on_batch, self.every_s, self.last, self.emitted = log, on_batch, every_s, now, 0
 
-    def _grow(self, need: int):
-        cap = len(self._step)
-        if need <= cap:
+    def __call__(self, force: bool = False) -> None:
+        now = time.perf_counter()
+        n = len(self.log)
+        if self.on_batch is None or (not force and now - self.last < self.every_s) or self.emitted == n:
             return
-        while cap < need:
-            cap *= 2
-        for name in ("_step", "_loss", "_elapsed", "_step_ms"):
-            old = getattr(self, name)
-            new = np.empty(cap, old.dtype)
-            new[: self.n] = old[: self.n]
-            setattr(self, name, new)
-
-    def extend(self, steps, losses, elapsed, step_ms) -> None:
-        k = len(steps)
-        self._grow(self.n + k)
-        sl = slice(self.n, self.n + k)
-        self._step[sl], self._loss[sl], self._elapsed[sl], self._step_ms[sl] = steps, losses, elapsed, step_ms
-        self.n += k
-
-    def truncate(self, n: int) -> None:
-        self.n = min(self.n, n)
-
-    @property
-    def step(self) -> np.ndarray:
-        return self._step[: self.n]
-
-    @property
-    def loss(self) -> np.ndarray:
-        return self._loss[: self.n]
-
-    @property
-    def elapsed_s(self) -> np.ndarray:
-        return self._elapsed[: self.n]
-
-    @property
-    def step_ms(self) -> np.ndarray:
-        return self._step_ms[: self.n]
-
-    def __len__(self):
-        return self.n
-
-    @classmethod
-    def from_arrays(cls, step, loss, elapsed_s, step_ms) -> LossLog:
-        log = cls(max(1, len(step)))
-        log.extend(np.asarray(step, np.int64), np.asarray(loss, np.float64), np.asarray(elapsed_s, np.float64),
-                   np.asarray(step_ms, np.float64))
-        return log
-
-
-@dataclass
-class Batch:
-    """Records since the last batch: plain NumPy arrays (safe to hand to another thread)."""
-
-    step: np.ndarray
-    loss: np.ndarray
-    elapsed_s: np.ndarray
-    step_ms: np.ndarray
-
-
-@dataclass
-class RunResult:
-    config: RunConfig
-    status: str
-    message: str
-    log: LossLog
-    started_at: str
-    device_name: str
-    versions: dict
-    wall_s: float = 0.0
-    diverged_at: int | None = None
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def steps_done(self) -> int:
-        return len(self.log)
-
-    @property
-    def final_loss(self) -> float:
-        return float(self.log.loss[-1]) if len(self.log) else math.nan
-
-    @property
-    def steps_per_second(self) -> float:
-        if not len(self.log):
-            return 0.0
-        t = float(self.log.elapsed_s[-1])
-        return len(self.log) / t if t > 0 else math.inf
-
-
-def device_name(device: str) -> str:
-    if device.startswith("cuda"):
-        try:
-            return engine.cuda.get_device_name(device)
-        except Exception:
-            return device
-    return cpu_name()
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "CPU"
-
-
-def versions() -> dict:
-    out = {"engine": engine.__version__, "numpy": np.__version__, "python": platform.python_version()}
-    if engine.backend._cupy is not None:
-        out["cupy"] = engine.backend._cupy.__version__
-    return out
+        log, k = self.log, self.emitted
+        self.on_batch(Batch(log.step[k:n].copy(), log.loss[k:n].copy(), log.elapsed_s[k:n].copy(),
+                            log.step_ms[k:n].copy()))
+        self.emitted, self.last = n, now
 
 
 class Runner:
@@ -182,7 +71,6 @@ class Runner:
         self._jobs: list[Callable[[], None]] = []  # run by the run's thread while it is parked
         self.status: str | None = None
         self.message = ""
-        self._graph = None  # the captured step while a cuda_graph run goes on
         self.graph_info: dict = {"captured": False, "note": "not captured yet"}
 
     # ------------------------------------------------------------------ controls (any thread)
@@ -250,63 +138,22 @@ class Runner:
 
     # ------------------------------------------------------------------ running
     def run(self, on_batch: Callable[[Batch], None] | None = None, emit_s: float = 1 / 30) -> RunResult:
-        """Train until done, stopped, diverged, out of memory or failed; call ``on_batch`` with new records
-        at most every ``emit_s`` seconds (and once at the end)."""
+        """Train ``config.iters`` steps (or until stopped), calling ``on_batch`` with new records now and then.
+        Always returns a :class:`RunResult` with the log of the steps done."""
         cfg = self.config
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         dev_name = device_name(cfg.device)
         t0 = time.perf_counter()
-        diverged_at = None
-        emitted = 0
-        last_emit = t0
         on_gpu = cfg.device.startswith("cuda")
-        batched = self.batched_readback
+        readback = LossReadback(self.log, on_gpu, self.batched_readback, self.readback_s, self.readback_steps, t0)
+        emit = _Emitter(self.log, on_batch, emit_s, t0)
+        diverged_at = None
+        steps = None
 
-        pending_losses: list = []  # GPU: 0-d device arrays not yet read back
-        pending_steps: list[int] = []
-        pending_elapsed: list[float] = []
-        pending_ms: list[float] = []
-        last_readback = t0
-
-        def emit(force=False):
-            nonlocal emitted, last_emit
-            now = time.perf_counter()
-            if on_batch is None or (not force and now - last_emit < emit_s) or emitted == len(self.log):
-                return
-            n = len(self.log)
-            on_batch(Batch(self.log.step[emitted:n].copy(), self.log.loss[emitted:n].copy(),
-                           self.log.elapsed_s[emitted:n].copy(), self.log.step_ms[emitted:n].copy()))
-            emitted = n
-            last_emit = now
-
-        def readback():
-            """Move pending losses to the log; return the index of the first non-finite one, or None."""
-            nonlocal last_readback
-            last_readback = time.perf_counter()
-            if not pending_steps:
-                return None
-            if on_gpu:
-                xp = engine.backend.get_cupy()
-                values = xp.stack(pending_losses).astype(xp.float64).get()
-            else:
-                values = np.asarray(pending_losses, dtype=np.float64)
-            self.log.extend(pending_steps, values, pending_elapsed, pending_ms)
-            pending_losses.clear()
-            pending_steps.clear()
-            pending_elapsed.clear()
-            pending_ms.clear()
-            bad = ~np.isfinite(values)
-            if bad.any():
-                first = int(np.argmax(bad))
-                return len(self.log) - len(values) + first
-            return None
-
-        def flush():
+        def flush():  # before parking: what ran is read back and shown
             nonlocal diverged_at
             if diverged_at is None:
-                bad = readback()
-                if bad is not None:
-                    diverged_at = bad
+                diverged_at = readback.read(time.perf_counter())
             emit(force=True)
 
         # overflow on the way to inf/NaN is reported as status "diverged", not as warnings
@@ -314,9 +161,8 @@ class Runner:
             status, message = DONE, ""
             try:
                 self.state = make_state(cfg)
-                steps = TABLE[cfg.recipe].step(self.state)
-                graph = graph_loss = None
-                capture_at = GRAPH_WARMUP if cfg.cuda_graph and on_gpu else -1
+                steps = CapturedSteps(cfg.recipe, self.state, GRAPH_WARMUP if cfg.cuda_graph and on_gpu else None)
+                self.graph_info = steps.info
                 prev = time.perf_counter()
                 for t in range(cfg.iters):
                     if self._stop.is_set() or not self._wait_if_paused(flush):
@@ -324,51 +170,25 @@ class Runner:
                         break
                     if self._paused:
                         prev = time.perf_counter()  # time spent paused is not step time
-                    if graph is not None:
-                        graph.replay()
-                        loss = graph_loss.copy()  # the next replay writes over the graph's own loss
-                    elif t == capture_at:
-                        graph, graph_loss, steps = self._capture(steps, t)
-                        loss = next(steps) if graph is None else graph_loss.copy()
-                    else:
-                        loss = next(steps)
+                    loss = next(steps)
                     now = time.perf_counter()
-                    pending_losses.append(loss._data if isinstance(loss, engine.Tensor) else loss)
-                    pending_steps.append(t)
-                    pending_elapsed.append(now - t0)
-                    pending_ms.append((now - prev) * 1e3)
+                    bad = readback.add(t, loss, now - t0, (now - prev) * 1e3, now)
                     prev = now
-                    if (not batched or len(pending_steps) >= self.readback_steps
-                            or now - last_readback >= self.readback_s):
-                        bad = readback()
-                        if bad is not None:
-                            diverged_at = bad
-                            break
-                        emit()
-                if diverged_at is None:
-                    bad = readback()
                     if bad is not None:
                         diverged_at = bad
-                if diverged_at is not None:
-                    self.log.truncate(diverged_at + 1)  # keep the first bad step, drop what ran after it
-                    status = DIVERGED
-                    bad_value = self.log.loss[diverged_at]
-                    message = (
-                        f"diverged at step {int(self.log.step[diverged_at])}: the loss became {bad_value} "
-                        f"(learning rate {cfg.lr:g}); try a smaller learning rate"
-                    )
-                elif status == STOPPED:
-                    message = f"stopped after {len(self.log)} of {cfg.iters} steps"
-                else:
-                    message = f"done: {len(self.log)} steps"
+                        break
+                    emit()
+                if diverged_at is None:
+                    diverged_at = readback.read(time.perf_counter())
+                status, message = self._outcome(status, diverged_at)
             except KeyboardInterrupt:  # Ctrl+C in the headless command: a stop that keeps the log
                 status, message = STOPPED, f"interrupted after {len(self.log)} of {cfg.iters} steps"
                 try:
-                    readback()
+                    readback.read(time.perf_counter())
                 except Exception:
                     pass
             except MemoryError as exc:
-                pending_losses.clear()
+                readback.drop()
                 status = OUT_OF_MEMORY
                 message = (
                     f"out of memory on {cfg.device} (N={cfg.batch}, D_in={cfg.d_in}, H={cfg.hidden}, "
@@ -386,20 +206,14 @@ class Runner:
                 else:
                     status, message = FAILED, f"{type(exc).__name__}: {_short(exc)}"
             finally:
-                if self._graph is not None:
-                    self.graph_info["replays"] = self._graph.replays
-                    graph = graph_loss = None  # the loop's references go first, so reset can free the loss too
-                    self._graph.reset()  # its pool's memory goes back; the weights live outside it
-                    self._graph = None
+                if steps is not None:
+                    steps.close()  # the graph's pool goes back; the weights live outside it
                 self._run_pending_jobs()  # a check asked for as the run ended still gets its answer
                 self._release_state(status)
                 if on_gpu:
                     engine.cuda.release_thread_resources()  # the app runs each run in a thread of its own
                 self._parked.set()
         emit(force=True)
-        if cfg.cuda_graph and not self.graph_info["captured"] and self.graph_info["note"] == "not captured yet":
-            self.graph_info["note"] = (f"not used: the run ended within its {GRAPH_WARMUP} uncaptured warm-up "
-                                       "steps")
         self.status, self.message = status, message
         return RunResult(
             config=cfg, status=status, message=message, log=self.log, started_at=started, device_name=dev_name,
@@ -407,24 +221,17 @@ class Runner:
             extra={"cuda_graph": dict(self.graph_info)} if cfg.cuda_graph else {},
         )
 
-    def _capture(self, steps, t: int):
-        """Capture the recipe's next step as a CUDA graph and run it once: (graph, its loss array, steps).
-
-        When the step cannot be captured: (None, None, a fresh generator of the recipe: the one that raised is
-        finished), with the reason in ``graph_info``; nothing of the failed capture ran on the GPU."""
-        g = engine.cuda.CUDAGraph()
-        try:
-            with engine.cuda.graph(g):
-                loss = next(steps)
-        except engine.cuda.GraphCaptureError as exc:
-            self.graph_info.update(captured=False, note=f"not captured, the run went on without it: {exc}")
-            g.reset()
-            return None, None, TABLE[self.config.recipe].step(self.state)
-        g.replay()
-        self._graph = g
-        self.graph_info.update(captured=True, captured_at=t, pool_bytes=g.pool_bytes(),
-                               note=f"step {t} captured as a CUDA graph; the later steps replay it")
-        return g, loss._data if isinstance(loss, engine.Tensor) else loss, steps
+    def _outcome(self, status: str, diverged_at: int | None) -> tuple[str, str]:
+        """The status and message of a run whose loop has ended (done, stopped, or diverged at a step)."""
+        cfg = self.config
+        if diverged_at is not None:
+            self.log.truncate(diverged_at + 1)  # keep the first bad step, drop what ran after it
+            bad_value = self.log.loss[diverged_at]
+            return DIVERGED, (f"diverged at step {int(self.log.step[diverged_at])}: the loss became {bad_value} "
+                              f"(learning rate {cfg.lr:g}); try a smaller learning rate")
+        if status == STOPPED:
+            return STOPPED, f"stopped after {len(self.log)} of {cfg.iters} steps"
+        return DONE, f"done: {len(self.log)} steps"
 
     def _run_pending_jobs(self) -> None:
         with self._cond:

@@ -165,7 +165,7 @@ def main(argv=None) -> int:
 
 
 def _cpu() -> str:
-    from app.runner import cpu_name
+    from app.system import cpu_name
 
     return cpu_name()
 

@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 import engine
+from app.capture import GRAPH_WARMUP, CapturedSteps
 from app.config import RunConfig
 from app.recipes import TABLE, TrainState, graph_recipes, host_draws, make_state
-from app.runner import GRAPH_WARMUP
 
 SIZES = {
     "tiny": (16, 64, 32, 4),
@@ -108,19 +108,15 @@ def _stepper(steps):
 
 
 def _graph_step(size, recipe, device, dtype):
-    """The engine's step captured once as a CUDA graph, then one replay and a copy of its loss per step."""
-    steps = TABLE[recipe].step(make_state(_config(size, recipe, device, dtype)))
-    for _ in range(GRAPH_WARMUP):
+    """The engine's step captured once as a CUDA graph (the runner's own :class:`CapturedSteps`), then one replay
+    and a copy of its loss per step. A step that cannot be captured raises GraphCaptureError."""
+    steps = CapturedSteps(recipe, make_state(_config(size, recipe, device, dtype)), GRAPH_WARMUP, strict=True)
+    for _ in range(GRAPH_WARMUP + 1):  # the warm-up steps, then the capture (which runs it once)
         next(steps)
-    g = engine.cuda.CUDAGraph()
-    with engine.cuda.graph(g):
-        loss = next(steps)
-    out = loss._data
-    last = {"graph": g}
+    last = {"steps": steps}
 
     def step():
-        g.replay()
-        last["loss"] = out.copy()
+        last["loss"] = next(steps)
 
     return step, last
 

@@ -20,6 +20,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
+from app.records import Columns
+
 FRAME_BUDGET = 20  # update and paint the plot at most 1/20 of the time
 MAX_INTERVAL_MS = 500
 
@@ -66,18 +68,14 @@ class TimedPlotWidget(pg.PlotWidget):
 
 
 class Series:
-    """One run's curve: growing buffers and its plot items."""
+    """One run's curve: growing columns (app.records.Columns, as the run's own log) and its plot items."""
 
     def __init__(self, key, label: str, color: str):
         self.key = key
         self.label = label
         self.color = color
-        self.n = 0
-        cap = 1024
-        self.step = np.empty(cap, np.float64)
-        self.time = np.empty(cap, np.float64)
-        self.loss = np.empty(cap, np.float64)
-        self.smoothed = np.empty(cap, np.float64)
+        self._columns = Columns({"step": np.float64, "time": np.float64, "loss": np.float64,
+                                 "smoothed": np.float64})
         self.smooth_state = None
         self.smoothed_n = 0
         self.dirty = True
@@ -86,20 +84,29 @@ class Series:
         self.smooth_item: pg.PlotDataItem | None = None
         self.nan_item: pg.ScatterPlotItem | None = None
 
+    @property
+    def n(self) -> int:
+        return len(self._columns)
+
+    # the whole buffers (slice with [:n]); "smoothed" is filled behind the others by update_smoothing
+    @property
+    def step(self) -> np.ndarray:
+        return self._columns.buffer("step")
+
+    @property
+    def time(self) -> np.ndarray:
+        return self._columns.buffer("time")
+
+    @property
+    def loss(self) -> np.ndarray:
+        return self._columns.buffer("loss")
+
+    @property
+    def smoothed(self) -> np.ndarray:
+        return self._columns.buffer("smoothed")
+
     def append(self, step, elapsed, loss) -> None:
-        k = len(step)
-        if self.n + k > len(self.step):
-            cap = len(self.step)
-            while cap < self.n + k:
-                cap *= 2
-            for name in ("step", "time", "loss", "smoothed"):
-                old = getattr(self, name)
-                new = np.empty(cap, np.float64)
-                new[: self.n] = old[: self.n]
-                setattr(self, name, new)
-        sl = slice(self.n, self.n + k)
-        self.step[sl], self.time[sl], self.loss[sl] = step, elapsed, loss
-        self.n += k
+        self._columns.extend(step=step, time=elapsed, loss=loss)
         self.dirty = True
 
     def update_smoothing(self, weight: float) -> None:

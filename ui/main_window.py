@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from app import export
 from app.config import ConfigError, RunConfig
-from app.runner import DONE, Batch, RunResult
+from app.records import DONE, Batch, RunResult
 from app.worker import GradientCheckThread, RunThread
 
 from .bench_panel import BenchPanel

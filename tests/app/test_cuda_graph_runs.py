@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from app import recipes as recipes_mod
-from app import runner as runner_mod
 from app.config import ConfigError, RunConfig
 from app.recipes import graph_recipes
 from app.runner import DONE, GRAPH_WARMUP, STOPPED, Runner
@@ -43,7 +42,7 @@ def test_a_step_that_reads_the_loss_runs_uncaptured_and_says_why(cuda_device, mo
             float(loss)  # a host read in the step: no graph can hold it
             yield loss
 
-    monkeypatch.setitem(runner_mod.TABLE, "tensor", dataclasses.replace(runner_mod.TABLE["tensor"], step=reading))
+    monkeypatch.setitem(recipes_mod.TABLE, "tensor", dataclasses.replace(recipes_mod.TABLE["tensor"], step=reading))
     cfg = RunConfig(recipe="tensor", device=cuda_device, dtype="float64", lr=1e-3, iters=20, **SMALL)
     plain = Runner(cfg).run()
     tried = Runner(cfg.with_(cuda_graph=True)).run()
