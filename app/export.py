@@ -12,6 +12,7 @@ import io
 import json
 import math
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,39 +140,85 @@ def _float(text: str) -> float:
     return float(text)  # float() reads 'nan', 'inf', '-inf'
 
 
-def load(path: str | os.PathLike) -> LoadedLog:
-    """Read an exported log back (to overlay it on the plot)."""
-    fmt = export_format(path)
+def _read_text(path: str | os.PathLike) -> str:
+    """A regular file's text as UTF-8; ExportError for anything else (a folder, a device or a pipe would read
+    without end or block for ever)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        info = os.stat(path)
     except OSError as exc:
         raise ExportError(f"could not read {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ExportError(f"{path} is not a regular file (a folder, a device or a pipe); a loss log is a .csv or "
+                          ".json file")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise ExportError(f"could not read {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ExportError(f"{path} is not a loss log this app can read: not UTF-8 text (byte {exc.start} is "
+                          f"{data[exc.start:exc.start + 1]!r}); the app writes its logs as UTF-8") from None
+
+
+def _numbers(data: dict, name: str, n: int | None, integer: bool = False) -> list:
+    values = data.get(name)
+    if not isinstance(values, list) or (n is not None and len(values) != n):
+        raise ValueError(f"{name!r} must be a list of {n if n is not None else 'the'} numbers")
+    kinds = (int,) if integer else (int, float, type(None))
+    bad = next((v for v in values if isinstance(v, bool) or not isinstance(v, kinds)), "ok")
+    if bad != "ok":
+        raise ValueError(f"{name!r} holds {bad!r}, not a{'' if integer else ' number or'} "
+                         f"{'whole number' if integer else 'null'}")
+    return values
+
+
+def load(path: str | os.PathLike) -> LoadedLog:
+    """Read an exported log back (to overlay it on the plot). Anything else gives one ExportError that names the
+    file and what is wrong with it."""
+    fmt = export_format(path)
+    text = _read_text(path)
     try:
         if fmt == "csv":
             rows = list(csv.reader(io.StringIO(text)))
             if not rows or rows[0] != CSV_HEADER:
                 raise ValueError(f"the first line must be {','.join(CSV_HEADER)}")
             body = [r for r in rows[1:] if r]
+            bad = next((i for i, r in enumerate(body) if len(r) != len(CSV_HEADER)), None)
+            if bad is not None:
+                raise ValueError(f"line {bad + 2} has {len(body[bad])} fields, not {len(CSV_HEADER)}")
             cols = list(zip(*body)) if body else [(), (), (), ()]
             log = LossLog.from_arrays([int(v) for v in cols[0]], [_float(v) for v in cols[1]],
                                       [_float(v) for v in cols[2]], [_float(v) for v in cols[3]])
             return LoadedLog(str(path), log, None, "", "", {})
         data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"the file holds a JSON {type(data).__name__}, not a log's object")
         if data.get("format") != "gradscope-loss-log":
-            raise ValueError("not a gradscope loss log")
-
-        def arr(name):
-            return [math.nan if v is None else v for v in data[name]]
-
-        loss = arr("loss")
-        for step, value in data.get("nonfinite_loss", {}).items():
-            idx = data["step"].index(int(step))
-            loss[idx] = float(value)
-        log = LossLog.from_arrays(data["step"], loss, arr("elapsed_s"), arr("step_ms"))
-        try:
-            config = RunConfig.from_dict(data["config"])
-        except (ConfigError, TypeError):
+            raise ValueError("not a gradscope loss log (no \"format\": \"gradscope-loss-log\")")
+        steps = _numbers(data, "step", None, integer=True)
+        loss = [math.nan if v is None else v for v in _numbers(data, "loss", len(steps))]
+        elapsed = [math.nan if v is None else v for v in _numbers(data, "elapsed_s", len(steps))]
+        step_ms = [math.nan if v is None else v for v in _numbers(data, "step_ms", len(steps))]
+        nonfinite = data.get("nonfinite_loss", {})
+        if not isinstance(nonfinite, dict):
+            raise ValueError("'nonfinite_loss' must be an object of step: 'nan' / 'inf' / '-inf'")
+        where = {s: i for i, s in enumerate(steps)}
+        for step, value in nonfinite.items():
+            if value not in ("nan", "inf", "-inf") or int(step) not in where:
+                raise ValueError(f"'nonfinite_loss' has {step!r}: {value!r}, not a step of the log with nan/inf")
+            loss[where[int(step)]] = float(value)
+        log = LossLog.from_arrays(steps, loss, elapsed, step_ms)
+        try:  # settings the app could not run are shown as unknown, not trusted
+            config = RunConfig.from_dict(data["config"]).validated(check_device=False, check_memory=False)
+        except (ConfigError, TypeError, KeyError, AttributeError):
             config = None
-        return LoadedLog(str(path), log, config, data.get("status", ""), data.get("device_name", ""), data)
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise ExportError(f"{path} is not a loss log this app can read: {exc}") from None
+        status, device = data.get("status", ""), data.get("device_name", "")
+        return LoadedLog(str(path), log, config, status if isinstance(status, str) else "",
+                         device if isinstance(device, str) else "", data)
+    except (ValueError, KeyError, IndexError, TypeError, OverflowError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        if isinstance(exc, OverflowError):
+            reason = f"a number too large for a step or value ({exc})"
+        raise ExportError(f"{path} is not a loss log this app can read: {reason}") from None

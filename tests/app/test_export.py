@@ -104,3 +104,56 @@ def test_loading_garbage_is_a_clear_error(tmp_path):
     bad_json.write_text("{}")
     with pytest.raises(export.ExportError, match="not a loss log"):
         export.load(bad_json)
+
+
+def _good_json(tmp_path):
+    result = Runner(RunConfig(iters=5, batch=4, d_in=6, hidden=3, d_out=2)).run()
+    return json.loads(json.dumps(export.to_json_obj(result)))
+
+
+@pytest.mark.parametrize("kind", [
+    "binary", "latin-1", "utf-16", "json list", "json null", "json number", "json string",
+    "nonfinite_loss as a list", "lr as a string", "deeply nested", "step of 10**30", "csv step of 10**30",
+    "csv short row", "arrays of different lengths", "a folder named .json", "a fifo named .csv",
+    "a link to /dev/zero",
+])
+def test_every_bad_log_file_gets_one_clear_error_naming_it(tmp_path, kind):
+    """Issue: 14 kinds of bad file escaped with a traceback; a FIFO blocked for ever, /dev/zero read without end."""
+    good = _good_json(tmp_path)
+    path = tmp_path / ("log.csv" if "csv" in kind else "log.json")
+    if kind == "binary":
+        path.write_bytes(bytes(range(256)))
+    elif kind == "latin-1":
+        path.write_bytes("step,loss,elapsed_s,step_ms\n0,1.0,0.1,0.1 # é\n".encode("latin-1"))
+    elif kind == "utf-16":
+        path.write_bytes(json.dumps(good).encode("utf-16"))
+    elif kind.startswith("json "):
+        path.write_text({"json list": "[1, 2]", "json null": "null", "json number": "3", "json string": '"x"'}[kind])
+    elif kind == "nonfinite_loss as a list":
+        path.write_text(json.dumps({**good, "nonfinite_loss": [1, 2]}))
+    elif kind == "lr as a string":
+        loaded_ok = {**good, "config": {**good["config"], "lr": "fast"}}
+        path.write_text(json.dumps(loaded_ok))
+        back = export.load(path)  # the curve loads; the settings the app could not run are not trusted
+        assert back.config is None and len(back.log) == 5
+        return
+    elif kind == "deeply nested":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "step of 10**30":
+        path.write_text(json.dumps({**good, "step": [10**30] + good["step"][1:]}))
+    elif kind == "csv step of 10**30":
+        path.write_text("step,loss,elapsed_s,step_ms\n" + str(10**30) + ",1.0,0.1,0.1\n")
+    elif kind == "csv short row":
+        path.write_text("step,loss,elapsed_s,step_ms\n0,1.0\n")
+    elif kind == "arrays of different lengths":
+        path.write_text(json.dumps({**good, "loss": good["loss"][:2]}))
+    elif kind == "a folder named .json":
+        path.mkdir()
+    elif kind == "a fifo named .csv":
+        os.mkfifo(path)
+    elif kind == "a link to /dev/zero":
+        path.symlink_to("/dev/zero")
+    with pytest.raises(export.ExportError) as info:
+        export.load(path)
+    text = str(info.value)
+    assert str(path) in text and "Traceback" not in text and len(text) < 400, text
