@@ -14,7 +14,9 @@ import math
 import os
 import stat
 import tempfile
+import uuid
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -134,6 +136,32 @@ def export(result: RunResult, path: str | os.PathLike) -> Path:
                                                                       allow_nan=False)
     write_atomic(path, text)
     return Path(path)
+
+
+AUTOSAVE_KEEP = 50  # the autosave folder keeps the newest logs only
+
+
+def autosave(result: RunResult, folder: str | os.PathLike, keep: int = AUTOSAVE_KEEP) -> Path:
+    """Save the log of a run cut short (the window closed during it) under a name no other run shares, then let
+    go of the oldest autosaves beyond ``keep``. ExportError when it cannot be written."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"could not make the autosave folder {folder}: {exc.strerror or exc}") from None
+    # the save's time to the microsecond first, so names sort oldest first (file times are too coarse for that),
+    # then a random part: the start second alone let two runs closed in one second share a file
+    saved_at = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"run-{saved_at}-{result.config.recipe}-{uuid.uuid4().hex[:8]}.json"
+    export(result, path)
+    saved = sorted(folder.glob("run-*.json"))
+    for old in saved[: max(0, len(saved) - keep)]:
+        if old != path:
+            try:
+                old.unlink()
+            except OSError:
+                pass
+    return path
 
 
 def _float(text: str) -> float:

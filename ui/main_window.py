@@ -465,13 +465,16 @@ class MainWindow(QMainWindow):
         event.accept()
 
 
+def autosave_folder() -> Path:
+    """Where a run cut short by closing the window is saved (README: "Closing the window during a run")."""
+    base = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation) or str(Path.home() / ".gradscope")
+    return Path(base) / "autosave"
+
+
 def autosave(result: RunResult) -> Path | None:
-    folder = Path(QStandardPaths.writableLocation(QStandardPaths.AppDataLocation) or Path.home() / ".gradscope")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        stamp = result.started_at.replace(":", "").replace("+", "_")
-        return export.export(result, folder / f"run-{stamp}-{result.config.recipe}.json")
-    except (OSError, export.ExportError):
+        return export.autosave(result, autosave_folder())
+    except export.ExportError:
         return None
 
 

@@ -157,3 +157,17 @@ def test_every_bad_log_file_gets_one_clear_error_naming_it(tmp_path, kind):
         export.load(path)
     text = str(info.value)
     assert str(path) in text and "Traceback" not in text and len(text) < 400, text
+
+
+def test_autosaves_never_overwrite_each_other_and_the_folder_keeps_the_newest(tmp_path):
+    """Issue: the name carried the start second, so runs closed in the same second shared one file."""
+    result = Runner(RunConfig(iters=3, batch=4, d_in=6, hidden=3, d_out=2)).run()
+    paths = [export.autosave(result, tmp_path, keep=5) for _ in range(4)]  # same run, same start second
+    assert len(set(paths)) == 4 and all(p.exists() for p in paths)
+    more = [export.autosave(result, tmp_path, keep=5) for _ in range(6)]
+    left = sorted(tmp_path.glob("run-*.json"))
+    assert len(left) == 5 and set(more[-5:]) == set(left)  # the oldest went, the newest stayed
+    assert export.load(left[0]).log.n == 3
+    (tmp_path / "blocked").write_text("a file where the folder should be")
+    with pytest.raises(export.ExportError, match="could not make the autosave folder"):
+        export.autosave(result, tmp_path / "blocked" / "autosave")
