@@ -136,8 +136,7 @@ class RunThread(_OwnedThread):
         super().__init__(RunWorker(config, start_paused=start_paused), f"run-{config.recipe}", "finished")
 
     def join(self, timeout_ms: int = 10_000) -> bool:
-        self.worker.stop()
-        self.worker.resume()
+        self.worker.stop()  # also wakes a paused run: it parks until resumed or stopped
         self.thread.quit()
         return self.thread.wait(timeout_ms)
 

@@ -55,6 +55,7 @@ class MainWindow(QMainWindow):
         self.results: dict = {}  # key -> RunResult or export.LoadedLog
         self.state_source = None  # (config, run worker) whose weights "Check now" reads
         self.check_thread: GradientCheckThread | None = None  # a check with no run going on
+        self._shutdown: str | None = None  # None, "waiting" (for the step in flight), "done"
         self.on_run_finished = []  # callbacks (screenshot mode, tests)
         self._progress_shown = 0.0
 
@@ -227,8 +228,7 @@ class MainWindow(QMainWindow):
 
     def stop_run(self) -> None:
         if self.running:
-            self.run.worker.stop()
-            self.run.worker.resume()
+            self.run.worker.stop()  # a paused run wakes and stops
             self._say(f"Stopping run #{self.run_key}…")
 
     def reset_run(self) -> None:
@@ -442,22 +442,38 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/version", str(SETTINGS_VERSION))
         self.settings.sync()
 
-    def shutdown(self) -> Path | None:
-        """Stop any run, join its thread, keep its log; stop the timers. Returns where a cut-short log went."""
+    def shutdown(self, first_wait_ms: int = 2_000) -> Path | None:
+        """Stop any run, join its thread, keep its log; stop the timers. Returns where a cut-short log went.
+
+        A run stops between steps, so a long step is waited for, however long it takes: after ``first_wait_ms``
+        the window says it is finishing the current step and keeps painting while it waits. The thread is always
+        joined (a QThread destroyed while it runs aborts the process) and the steps done are always saved."""
+        if self._shutdown is not None:
+            return None
+        self._shutdown = "waiting"
         saved = None
         if self.check_thread is not None:
             self.check_thread.join()
         if self.run is not None:
             was_running = self.running
-            self.run.join()
+            if not self.run.join(first_wait_ms):
+                self._say(f"Finishing the current step of run #{self.run_key} before closing (a run stops between "
+                          "steps); its log will be saved…")
+                self.controls.speed.setText("finishing the current step…")
+                while not self.run.join(100):
+                    QApplication.processEvents()
             result = self.run.worker.result
             if was_running and result is not None and result.steps_done:
                 saved = autosave(result)
         self.plot.timer.stop()
         self.device_panel.timer.stop()
+        self._shutdown = "done"
         return saved
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self._shutdown == "waiting":  # a second close while the first waits for the step
+            event.ignore()
+            return
         saved = self.shutdown()
         if saved is not None:
             print(f"the run was still going: its log is saved in {saved}", file=sys.stderr)

@@ -157,6 +157,41 @@ def test_closing_mid_run_stops_joins_and_keeps_the_log(qtbot, tmp_path):
     w.close()
 
 
+def test_closing_during_a_step_longer_than_the_wait_finishes_it_joins_and_saves(qtbot, tmp_path, monkeypatch):
+    """Issue: closing during a step longer than the join's 10 s aborted the process ('QThread: Destroyed while
+    thread is still running') and saved nothing. Here one step takes 1.5 s and the close's first wait is 0.2 s."""
+    import dataclasses
+    import threading
+
+    from app import recipes
+    from ui.main_window import MainWindow
+
+    in_long_step = threading.Event()
+
+    def slow(state):
+        for i, loss in enumerate(recipes.autograd_recipe(state)):
+            if i >= 5:
+                in_long_step.set()
+                threading.Event().wait(1.5)  # a step that outlasts the first wait
+            yield loss
+
+    monkeypatch.setitem(recipes.TABLE, "autograd", dataclasses.replace(recipes.TABLE["autograd"], step=slow))
+    monkeypatch.setattr("ui.main_window.autosave_folder", lambda: tmp_path / "autosave")
+    w = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat), preset=SMALL.with_(iters=1000))
+    qtbot.addWidget(w)
+    w.show()
+    assert w.start_run()
+    assert in_long_step.wait(20)
+    thread = w.run
+    saved = w.shutdown(first_wait_ms=200)
+    assert not thread.is_running()  # joined, however long the step took
+    assert "Finishing the current step" in w.statusBar().currentMessage()
+    assert saved is not None and saved.parent == tmp_path / "autosave"
+    back = export.load(saved)
+    assert back.status == "stopped" and len(back.log) >= 6  # the long step too: it finished before the stop
+    w.close()
+
+
 def test_device_panel_without_a_gpu(window):
     import engine
 
