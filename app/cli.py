@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 import time
 from dataclasses import dataclass, fields
@@ -32,18 +33,26 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+_WHOLE = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*", re.ASCII)  # 1000, 1_000; not １２ nor 1__0
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:_[0-9]+)*(?:\.(?:[0-9]+(?:_[0-9]+)*)?)?|\.[0-9]+(?:_[0-9]+)*)"
+                     r"(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)", re.ASCII | re.IGNORECASE)
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """A value as an error message quotes it: cut, so a 100 KB argument is not echoed whole."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"… ({len(text):,} characters)"
+
+
 def _int(text: str) -> int:
-    try:
-        return int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not _WHOLE.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {_shown(text)}")
+    return int(text.strip())
 
 
 def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number such as 1e-6, got {text!r}") from None
+    if not _NUMBER.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"expected a number such as 1e-6, got {_shown(text)}")
+    return float(text.strip().replace("_", ""))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,7 +134,7 @@ def config_from_args(args, base: RunConfig | None = None) -> RunConfig:
 def desktop_options(args) -> DesktopOptions:
     """The options of a run in the window; :class:`UsageError` for what only a headless run takes, or a picture
     that cannot be written."""
-    if args.export or args.compare_grads or args.quiet:
+    if args.export is not None or args.compare_grads or args.quiet:
         raise UsageError("--export, --compare-grads and --quiet belong to --headless runs")
     screenshot = Path(args.screenshot) if args.screenshot else None
     if screenshot is not None:
@@ -169,7 +178,10 @@ class Progress:
 
 
 def fail(message: str) -> int:
-    """Say what is wrong on one line of stderr; the exit code for bad input."""
+    """Say what is wrong on one line of stderr (cut at 300 characters); the exit code for bad input."""
+    message = " ".join(message.split())
+    if len(message) > 300:
+        message = message[:299] + "…"
     sys.stderr.write(f"main.py: error: {message}\n")
     return EXIT_BAD_INPUT
 
@@ -182,7 +194,7 @@ def run_headless(args) -> int:
         config = config_from_args(args).validated()
     except ConfigError as exc:
         return fail(str(exc))
-    if args.export:
+    if args.export is not None:  # --export "" is a bad path, not no export
         try:
             export_mod.check_writable(args.export)
         except export_mod.ExportError as exc:
@@ -213,7 +225,7 @@ def run_headless(args) -> int:
             print(report.table())
         except Exception as exc:  # the run's result stands; say why the comparison could not be made
             sys.stderr.write(f"gradient comparison failed: {type(exc).__name__}: {exc}\n")
-    if args.export:
+    if args.export is not None:
         try:
             path = export_mod.export(result, args.export)
             if not args.quiet:

@@ -56,7 +56,7 @@ class RunConfig:
         lr = self.lr
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
             raise ConfigError("lr", f"the learning rate must be a finite number above 0, got {lr!r}")
-        if recipe.cpu_only and self.device != "cpu":
+        if recipe.cpu_only and not _is_cpu(self.device):
             raise ConfigError("device", f"the {self.recipe} recipe runs on the CPU only ({recipe.title})")
         if not isinstance(self.cuda_graph, bool):
             raise ConfigError("cuda_graph", f"must be true or false, got {self.cuda_graph!r}")
@@ -163,6 +163,11 @@ class RunConfig:
     def label(self) -> str:
         return (f"{self.recipe} · {self.device} · {self.dtype} · N={self.batch} D_in={self.d_in} H={self.hidden} "
                 f"D_out={self.d_out} · lr={self.lr:g}")
+
+
+def _is_cpu(device) -> bool:
+    """'cpu' and 'cpu:0' are the CPU."""
+    return isinstance(device, str) and device.strip() in ("cpu", "cpu:0")
 
 
 def available_memory(device: str) -> int | None:

@@ -14,6 +14,7 @@ import math
 import os
 import stat
 import tempfile
+import threading
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -54,14 +55,36 @@ def check_writable(path: str | os.PathLike) -> None:
     target = Path(path)
     export_format(target)
     folder = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise ExportError(f"{path}: is a folder, not a file")
-    if not folder.is_dir():
-        raise ExportError(f"{path}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ExportError(f"{path}: the folder {folder} is not writable")
-    if target.exists() and not os.access(target, os.W_OK):
-        raise ExportError(f"{path}: the file is not writable")
+    try:
+        if not folder.is_dir():
+            raise ExportError(f"{path}: the folder {folder} does not exist")
+        limit = os.pathconf(folder, "PC_NAME_MAX")
+        if len(os.fsencode(target.name)) > limit:
+            raise ExportError(f"{_cut(str(path))}: the file name is longer than this file system allows "
+                              f"({limit} bytes)")
+        if target.is_dir():
+            raise ExportError(f"{path}: is a folder, not a file")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise ExportError(f"{path}: the folder {folder} is not writable")
+        if target.exists() and not os.access(target, os.W_OK):
+            raise ExportError(f"{path}: the file is not writable")
+    except OSError as exc:  # a name too long for stat, a folder we may not look into, ...
+        raise ExportError(f"{_cut(str(path))}: {exc.strerror or exc}") from None
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_umask_lock = threading.Lock()
+
+
+def _file_mode() -> int:
+    """The mode a new file gets from this process's umask (os.umask can only be read by setting it)."""
+    with _umask_lock:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
 
 
 def _fmt(value: float) -> str:
@@ -114,6 +137,7 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     tmp_name = None
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        os.fchmod(fd, _file_mode())  # mkstemp's 0600 would outlive the rename; files follow the umask
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
             fh.flush()

@@ -109,3 +109,43 @@ def test_ctrl_c_stops_keeps_the_log_and_exits_130(tmp_path):
     assert "Traceback" not in err
     rows = path.read_text().splitlines()
     assert rows[0] == "step,loss,elapsed_s,step_ms" and len(rows) > 10
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--export", "a" * 300 + ".csv"], "the file name is longer than this file system allows"),
+    (["--export", ""], "unknown export format '(none)'"),
+    (["--device", ""], "device: Expected one of cpu, cuda"),
+    (["--batch", "１２"], "expected a whole number, got '１２'"),
+    (["--batch", "1__0"], "expected a whole number, got '1__0'"),
+    (["--lr", "x" * 100_000], "… (100,000 characters)"),
+])
+def test_bad_values_that_slipped_through_are_refused_in_one_short_line(capsys, args, words):
+    """Issue: a 300-character export name gave a traceback; --export "" was ignored; full-width digits and
+    doubled underscores were taken as sizes; a 100 KB bad value was echoed whole."""
+    code = main(["--headless", "--quiet", "--iters", "2", *SMALL, *args])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("main.py: error: ") and err.count("\n") == 1, err[:300]
+    assert words in err and len(err) < 400 and "Traceback" not in err
+
+
+def test_good_numbers_still_read(capsys):
+    assert main(["--headless", "--quiet", "--iters", "2", "--batch", "1_0", "--d-in", "+8", "--hidden", "4",
+                 "--d-out", "2", "--lr", "1E-6"]) == 0
+
+
+def test_the_numpy_recipe_runs_on_cpu_0(capsys):
+    """cpu:0 is the CPU: the NumPy warm-up refused it as 'not the CPU'."""
+    assert main(["--headless", "--quiet", "--recipe", "numpy", "--device", "cpu:0", "--iters", "2", *SMALL]) == 0
+
+
+def test_exported_files_follow_the_umask(tmp_path):
+    """mkstemp's 0600 survived the rename: every export was private whatever the umask."""
+    import os
+
+    path = tmp_path / "run.csv"
+    old = os.umask(0o022)
+    try:
+        assert main(["--headless", "--quiet", "--iters", "2", *SMALL, "--export", str(path)]) == 0
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
