@@ -131,14 +131,17 @@ def to_json_obj(result: RunResult) -> dict:
     }
 
 
-def write_atomic(path: str | os.PathLike, text: str) -> None:
+def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
+    """Write ``text`` (or bytes) to a temporary file beside ``path``, fsync it, then rename it over ``path``: an
+    interrupted or failed write (a full disk) leaves the old file as it was and no temporary file."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     tmp_name = None
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
         os.fchmod(fd, _file_mode())  # mkstemp's 0600 would outlive the rename; files follow the umask
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        binary = isinstance(text, bytes)
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())

@@ -20,6 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
+from app.export import write_atomic
 from app.records import Columns
 
 FRAME_BUDGET = 20  # update and paint the plot at most 1/20 of the time
@@ -356,15 +357,23 @@ class LossPlot(QWidget):
         return "   ".join(parts[-3:])
 
     def export_image(self, path: str) -> None:
-        """The plot as PNG or SVG (drawn by Qt itself; pyqtgraph's SVG exporter fails on curves with gaps)."""
+        """The plot as PNG or SVG (drawn by Qt itself; pyqtgraph's SVG exporter fails on curves with gaps), drawn
+        in memory and written atomically: a full disk leaves no partial picture and an old one as it was."""
+        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
         from PySide6.QtGui import QPainter
         from PySide6.QtSvg import QSvgGenerator
 
+        suffix = Path(path).suffix.lower()
+        if suffix not in (".png", ".svg"):
+            raise ValueError(f"{path}: a picture of the plot is a .png or .svg file, not {suffix or '(none)'!r}")
         self.redraw(force=True)
         widget = self.plot_widget
-        if path.lower().endswith(".svg"):
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.WriteOnly)
+        if suffix == ".svg":
             generator = QSvgGenerator()
-            generator.setFileName(path)
+            generator.setOutputDevice(buffer)
             generator.setSize(widget.size())
             generator.setViewBox(widget.rect())
             generator.setTitle("loss")
@@ -373,8 +382,9 @@ class LossPlot(QWidget):
                 widget.render(painter)
             finally:
                 painter.end()
-            ok = Path(path).exists() and Path(path).stat().st_size > 0
-        else:
-            ok = widget.grab().save(path, "PNG")
-        if not ok:
-            raise OSError(f"could not write {path}")
+        elif not widget.grab().save(buffer, "PNG"):
+            raise OSError(f"could not draw {path}")
+        buffer.close()
+        if data.isEmpty():
+            raise OSError(f"could not draw {path}")
+        write_atomic(path, bytes(data))

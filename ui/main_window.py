@@ -355,8 +355,11 @@ class MainWindow(QMainWindow):
                 return None
         try:
             self.plot.export_image(path)
-        except Exception as exc:
-            self._warn("Export failed", f"could not write {path}: {exc}")
+        except ValueError as exc:  # not a .png or .svg name
+            self._warn("Export failed", str(exc))
+            return None
+        except (OSError, export.ExportError) as exc:
+            self._warn("Export failed", str(exc) if str(path) in str(exc) else f"could not write {path}: {exc}")
             return None
         self._say(f"Wrote {path}")
         return Path(path)

@@ -303,6 +303,30 @@ def test_export_writes_files_that_load_back(qtbot, window, tmp_path):
     assert window.runs_list.status(overlay) == "loaded"
 
 
+def test_plot_export_refuses_an_unknown_extension_and_never_leaves_a_partial_picture(window, tmp_path, monkeypatch):
+    """Issue: plot.txt was written as a PNG without a word; on a full disk an existing PNG was replaced by a
+    partial one and a truncated SVG was reported as written."""
+    import os
+
+    assert window.export_plot(str(tmp_path / "plot.txt")) is None
+    assert not (tmp_path / "plot.txt").exists() and ".png or .svg" in window.statusBar().currentMessage()
+    png = window.export_plot(str(tmp_path / "plot.png"))
+    before = png.read_bytes()
+    assert before.startswith(b"\x89PNG")
+
+    def disk_full(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)  # the data does not reach the disk
+    for name in ("plot.png", "plot.svg"):
+        assert window.export_plot(str(tmp_path / name)) is None
+        assert "No space left on device" in window.statusBar().currentMessage()
+    monkeypatch.undo()
+    assert png.read_bytes() == before  # the old picture as it was
+    assert not (tmp_path / "plot.svg").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plot.png"]  # no temporary file left
+
+
 def test_hiding_a_run_hides_its_curve(qtbot, window):
     start_and_wait(qtbot, window)
     key = window.run_key
