@@ -41,7 +41,9 @@ class RunConfig:
         recipe = TABLE.get(self.recipe) if isinstance(self.recipe, str) else None
         if recipe is None:
             raise ConfigError("recipe", f"unknown recipe {self.recipe!r}; choose one of {', '.join(TABLE)}")
-        if self.dtype not in DTYPES:
+        if not isinstance(self.device, str):
+            raise ConfigError("device", f"must be text such as cpu, cuda or cuda:1, got {self.device!r}")
+        if not isinstance(self.dtype, str) or self.dtype not in DTYPES:
             raise ConfigError("dtype", f"unknown dtype {self.dtype!r}; choose float32 or float64")
         for name in ("batch", "d_in", "hidden", "d_out"):
             value = getattr(self, name)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from app import export
 from app.config import ConfigError, RunConfig
+from app.recipes import TABLE
 from app.records import DONE, Batch, RunResult
 from app.worker import GradientCheckThread, RunThread
 
@@ -90,8 +91,11 @@ class MainWindow(QMainWindow):
         self._connect()
         self.statusBar().showMessage("Ready. Press Start (Ctrl+R) to train the tutorial's two-layer net.")
 
+        self.settings_note = ""
         remembered = self._load_settings()
         self.controls.set_config(preset or remembered or RunConfig())
+        if self.settings_note:
+            self._say(self.settings_note, error=True)
         self.resize(1400, 880)
         self._restore_layout()
 
@@ -426,7 +430,8 @@ class MainWindow(QMainWindow):
             return None
         try:
             return RunConfig.from_json(str(text)).validated(check_device=False, check_memory=False)
-        except ConfigError:
+        except (ConfigError, TypeError, ValueError) as exc:  # a file edited by hand, or from another version
+            self.settings_note = f"The saved run settings were not usable ({exc}); the defaults are used"
             return None
 
     def _restore_layout(self) -> None:
@@ -438,8 +443,10 @@ class MainWindow(QMainWindow):
             self.restoreState(state, SETTINGS_VERSION)
 
     def save_settings(self) -> None:
-        self.settings.setValue("run/config", self.controls.raw_config().to_json()
-                               if math.isfinite(self.controls.raw_config().lr) else RunConfig().to_json())
+        config = self.controls.raw_config()
+        if not math.isfinite(config.lr) or config.lr <= 0:  # a bad learning rate in the box: keep everything else
+            config = config.with_(lr=TABLE[config.recipe].default_lr)
+        self.settings.setValue("run/config", config.to_json())
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState(SETTINGS_VERSION))
         self.settings.setValue("window/version", str(SETTINGS_VERSION))

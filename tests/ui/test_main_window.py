@@ -192,6 +192,37 @@ def test_closing_during_a_step_longer_than_the_wait_finishes_it_joins_and_saves(
     w.close()
 
 
+@pytest.mark.parametrize("saved", ['{"device": 5}', '{"lr": "fast"}', '{"batch": [1]}', "not json", '["x"]',
+                                   '{"recipe": null}', '{"dtype": 3}'])
+def test_corrupt_saved_settings_are_dropped_with_a_message(qtbot, tmp_path, saved):
+    """Issue: a settings file with device = 5 crashed start-up with a traceback."""
+    from ui.main_window import MainWindow
+
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat)
+    settings.setValue("run/config", saved)
+    settings.sync()
+    w = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat))
+    qtbot.addWidget(w)
+    assert "saved run settings were not usable" in w.statusBar().currentMessage()
+    assert w.controls.raw_config() == RunConfig()  # the defaults
+    w.close()
+
+
+def test_a_bad_learning_rate_at_close_keeps_the_other_saved_settings(qtbot, tmp_path):
+    from ui.main_window import MainWindow
+
+    path = str(tmp_path / "s.ini")
+    w = MainWindow(QSettings(path, QSettings.IniFormat), preset=SMALL.with_(recipe="nn", hidden=33, lr=3e-4))
+    qtbot.addWidget(w)
+    w.controls.lr.setText("oops")
+    w.close()
+    again = MainWindow(QSettings(path, QSettings.IniFormat))
+    qtbot.addWidget(again)
+    kept = again.controls.raw_config()
+    assert (kept.recipe, kept.hidden, kept.batch, kept.lr) == ("nn", 33, SMALL.batch, 1e-4)  # nn's default lr
+    again.close()
+
+
 def test_device_panel_without_a_gpu(window):
     import engine
 
