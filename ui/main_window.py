@@ -187,7 +187,7 @@ class MainWindow(QMainWindow):
         worker = self.run.worker
         worker.yielded.connect(self._on_batch)
         worker.finished.connect(self._on_finished)
-        worker.errored.connect(lambda text: self._say(f"Error: {text}", error=True))
+        worker.errored.connect(self._on_run_errored)  # a method, not a lambda holding the window
         worker.paused.connect(self._on_run_paused)
         worker.resumed.connect(self._on_run_resumed)
         worker.gradients_checked.connect(self._on_gradients_checked)
@@ -209,6 +209,9 @@ class MainWindow(QMainWindow):
             worker.resume()
         else:
             worker.pause()
+
+    def _on_run_errored(self, text: str) -> None:
+        self._say(f"Error: {text}", error=True)
 
     def _on_run_paused(self) -> None:
         self.controls.set_run_state("paused")

@@ -223,6 +223,33 @@ def test_a_bad_learning_rate_at_close_keeps_the_other_saved_settings(qtbot, tmp_
     again.close()
 
 
+def test_a_closed_window_is_freed(qtbot, tmp_path):
+    """Issue: a lambda connected to the run worker's errored signal held every closed window (4.4 MB a cycle)."""
+    import gc
+    import weakref
+
+    from ui.main_window import MainWindow
+
+    refs = []
+    for i in range(3):
+        w = MainWindow(QSettings(str(tmp_path / f"s{i}.ini"), QSettings.IniFormat), preset=SMALL.with_(iters=20))
+        w.show()
+        with qtbot.waitSignal(w.gradients_done, timeout=30_000):
+            w.on_run_finished.append(lambda result, w=w: w.check_gradients())
+            assert w.start_run()
+        w.on_run_finished.clear()
+        w.close()
+        w.deleteLater()
+        refs.append(weakref.ref(w))
+        del w
+    QApplication.processEvents()
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+
+
 def test_device_panel_without_a_gpu(window):
     import engine
 
