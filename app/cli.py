@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -186,9 +188,39 @@ def fail(message: str) -> int:
     return EXIT_BAD_INPUT
 
 
+class _Signals:
+    """SIGINT, SIGTERM and SIGHUP end a headless run as Ctrl+C does: the run stops between steps and keeps its
+    log. Later a signal interrupts the gradient comparison, but never the export: the log is written whole (no
+    temporary file left) and the exit code says the run was interrupted (130)."""
+
+    NAMES = ("SIGINT", "SIGTERM", "SIGHUP")
+
+    def __init__(self):
+        self.received: str | None = None
+        self.defer = False
+        self._saved: dict = {}
+
+    def _handle(self, signum, frame):
+        self.received = signal.Signals(signum).name
+        if not self.defer:
+            raise KeyboardInterrupt(self.received)
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():  # Python handles signals there only
+            for name in self.NAMES:
+                number = getattr(signal, name, None)
+                if number is not None:
+                    self._saved[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        for number, handler in self._saved.items():
+            signal.signal(number, handler)
+        return False
+
+
 def run_headless(args) -> int:
     from . import export as export_mod
-    from .runner import DIVERGED, DONE, OUT_OF_MEMORY, STOPPED, Runner
 
     try:
         config = config_from_args(args).validated()
@@ -199,10 +231,18 @@ def run_headless(args) -> int:
             export_mod.check_writable(args.export)
         except export_mod.ExportError as exc:
             return fail(str(exc))
+    with _Signals() as signals:
+        return _run_and_report(args, config, signals)
+
+
+def _run_and_report(args, config: RunConfig, signals: _Signals) -> int:
+    from . import export as export_mod
+    from .runner import DIVERGED, DONE, OUT_OF_MEMORY, STOPPED, Runner
 
     runner = Runner(config)
     progress = Progress(config.iters, enabled=not args.quiet and sys.stderr.isatty())
-    result = runner.run(progress)  # Ctrl+C ends it as "stopped", with the log kept
+    result = runner.run(progress)  # a signal ends it as "stopped", with the log kept
+    signals.defer = True  # from here a signal is noted, not raised (but in the comparison, below)
     progress.close()
 
     code = {DONE: EXIT_OK, DIVERGED: EXIT_DIVERGED, OUT_OF_MEMORY: EXIT_DIVERGED, STOPPED: EXIT_INTERRUPTED}.get(
@@ -211,21 +251,28 @@ def run_headless(args) -> int:
         rate = result.steps_per_second
         rate_text = f"{rate:,.0f} steps/s" if math.isfinite(rate) else "n/a steps/s"
         print(f"{result.status}: {result.steps_done} steps, final loss {result.final_loss:.6g}, {rate_text} "
-              f"({config.recipe} on {config.device}, {config.dtype})")
+              f"({config.recipe} on {config.device}, {config.dtype})", flush=True)
         if config.cuda_graph:
             print(f"CUDA graph: {result.extra['cuda_graph']['note']}")
         if result.status != DONE:
             sys.stderr.write(result.message + "\n")
-    if args.compare_grads:
+    if args.compare_grads and signals.received is None:
         from .gradients import compare
 
         try:
             state = runner.state if result.status in (DONE, STOPPED) else None
-            report = compare(config, state, source=f"step {result.steps_done}" if state else None)
+            signals.defer = False
+            try:
+                report = compare(config, state, source=f"step {result.steps_done}" if state else None)
+            finally:
+                signals.defer = True
             print(report.table())
+        except KeyboardInterrupt:
+            sys.stderr.write(f"gradient comparison interrupted ({signals.received or 'SIGINT'}); the log is still "
+                             "exported\n")
         except Exception as exc:  # the run's result stands; say why the comparison could not be made
             sys.stderr.write(f"gradient comparison failed: {type(exc).__name__}: {exc}\n")
-    if args.export is not None:
+    if args.export is not None:  # a signal now is noted, not raised: the export runs to its end
         try:
             path = export_mod.export(result, args.export)
             if not args.quiet:
@@ -233,7 +280,7 @@ def run_headless(args) -> int:
         except export_mod.ExportError as exc:
             sys.stderr.write(f"main.py: error: {exc}\n")
             return EXIT_FAILED
-    return code
+    return EXIT_INTERRUPTED if signals.received else code
 
 
 def parse(argv=None) -> argparse.Namespace:

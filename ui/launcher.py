@@ -55,7 +55,9 @@ def launch(options: DesktopOptions) -> int:
         QTimer.singleShot(200, window.start_run)
     # Ctrl+C in the terminal closes the window the normal way (stop, join, keep the log); Python only sees
     # the signal when it runs, so a timer wakes it a few times a second
-    signal.signal(signal.SIGINT, lambda *_: window.close())
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):  # SIGTERM and SIGHUP too: a logout must not lose the run's log
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), lambda *_: window.close())
     wake = QTimer()
     wake.timeout.connect(lambda: None)
     wake.start(250)

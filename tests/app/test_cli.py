@@ -149,3 +149,52 @@ def test_exported_files_follow_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def _headless(tmp_path, *extra, iters="10000000"):
+    import os
+
+    path = tmp_path / "log.csv"
+    proc = subprocess.Popen([sys.executable, "main.py", "--headless", "--iters", iters, *SMALL, "--export", str(path),
+                             *extra], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return proc, path
+
+
+def _wait_for_steps(proc):
+    import time
+
+    deadline = time.monotonic() + 120
+    while _cpu_seconds(proc.pid) < 2.5 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_end_the_run_like_ctrl_c_and_keep_the_log(tmp_path, name):
+    """Issue: SIGTERM and SIGHUP lost the whole log."""
+    import signal
+
+    proc, path = _headless(tmp_path, "--quiet")
+    _wait_for_steps(proc)
+    proc.send_signal(getattr(signal, name))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    rows = path.read_text().splitlines()
+    assert rows[0] == "step,loss,elapsed_s,step_ms" and len(rows) > 10
+    assert [p.name for p in tmp_path.iterdir()] == ["log.csv"]  # no temporary file left
+
+
+def test_ctrl_c_during_the_gradient_comparison_still_exports_the_log(tmp_path):
+    """Issue: Ctrl+C during --compare-grads printed a KeyboardInterrupt traceback and lost the log."""
+    import signal
+
+    proc, path = _headless(tmp_path, "--compare-grads", "--dtype", "float64", "--batch", "64", "--d-in", "300",
+                           "--hidden", "100", "--d-out", "10", iters="3")
+    first = proc.stdout.readline()  # the run's summary, printed before the comparison starts
+    assert first.startswith("done: 3 steps"), first
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert path.read_text().count("\n") == 4  # the header and the 3 steps
