@@ -95,22 +95,45 @@ def _fmt(value: float) -> str:
     return repr(float(value))
 
 
+CHUNK = 1 << 14  # rows converted at a time: an export holds a chunk's text, not the whole file's
+
+
+def _csv_chunks(log: LossLog):
+    yield ",".join(CSV_HEADER) + "\n"
+    for a in range(0, len(log), CHUNK):
+        b = min(a + CHUNK, len(log))
+        rows = zip(log.step[a:b].tolist(), log.loss[a:b].tolist(), log.elapsed_s[a:b].tolist(),
+                   log.step_ms[a:b].tolist())
+        yield "".join(f"{s},{_fmt(l)},{_fmt(e)},{_fmt(m)}\n" for s, l, e, m in rows)
+
+
 def to_csv_text(log: LossLog) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_HEADER)
-    for s, l, e, m in zip(log.step.tolist(), log.loss.tolist(), log.elapsed_s.tolist(), log.step_ms.tolist()):
-        w.writerow([s, _fmt(l), _fmt(e), _fmt(m)])
-    return buf.getvalue()
+    return "".join(_csv_chunks(log))
+
+
+def _json_chunks(result: RunResult):
+    """The JSON log, written piece by piece: the header fields, then each array a chunk at a time."""
+    head = to_json_obj(result, arrays=False)
+    yield json.dumps(head, indent=1, allow_nan=False)[:-2] + ",\n"
+    log = result.log
+    columns = (("step", log.step), ("loss", log.loss), ("elapsed_s", log.elapsed_s), ("step_ms", log.step_ms))
+    for i, (name, values) in enumerate(columns):
+        yield f' "{name}": ['
+        for a in range(0, len(values), CHUNK):
+            part = values[a : a + CHUNK]
+            items = part.tolist() if name == "step" else _json_list(part)
+            yield ("," if a else "") + ",".join("null" if v is None else repr(v) for v in items)
+        yield "]" + (",\n" if i < len(columns) - 1 else "\n}")
 
 
 def _json_list(values: np.ndarray) -> list:
     return [v if math.isfinite(v) else None for v in values.tolist()]
 
 
-def to_json_obj(result: RunResult) -> dict:
+def to_json_obj(result: RunResult, arrays: bool = True) -> dict:
     log = result.log
-    nonfinite = {int(s): _fmt(v) for s, v in zip(log.step.tolist(), log.loss.tolist()) if not math.isfinite(v)}
+    bad = np.flatnonzero(~np.isfinite(log.loss))  # a few indices, not a list of every step
+    nonfinite = {int(log.step[i]): _fmt(float(log.loss[i])) for i in bad}
     return {
         "format": "gradscope-loss-log",
         "version": FORMAT_VERSION,
@@ -124,16 +147,15 @@ def to_json_obj(result: RunResult) -> dict:
         "final_loss": _json_list(np.array([result.final_loss]))[0] if len(log) else None,
         "steps_per_second": result.steps_per_second if math.isfinite(result.steps_per_second) else None,
         "nonfinite_loss": nonfinite,
-        "step": log.step.tolist(),
-        "loss": _json_list(log.loss),
-        "elapsed_s": _json_list(log.elapsed_s),
-        "step_ms": _json_list(log.step_ms),
+        **({"step": log.step.tolist(), "loss": _json_list(log.loss), "elapsed_s": _json_list(log.elapsed_s),
+            "step_ms": _json_list(log.step_ms)} if arrays else {}),
     }
 
 
-def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
-    """Write ``text`` (or bytes) to a temporary file beside ``path``, fsync it, then rename it over ``path``: an
-    interrupted or failed write (a full disk) leaves the old file as it was and no temporary file."""
+def write_atomic(path: str | os.PathLike, text) -> None:
+    """Write ``text`` (a str, bytes, or an iterable of str pieces) to a temporary file beside ``path``, fsync it,
+    then rename it over ``path``: an interrupted or failed write (a full disk) leaves the old file as it was and
+    no temporary file."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     tmp_name = None
@@ -142,7 +164,8 @@ def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
         os.fchmod(fd, _file_mode())  # mkstemp's 0600 would outlive the rename; files follow the umask
         binary = isinstance(text, bytes)
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
-            fh.write(text)
+            for piece in ((text,) if isinstance(text, (str, bytes)) else text):
+                fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp_name, target)
@@ -159,9 +182,7 @@ def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
 
 def export(result: RunResult, path: str | os.PathLike) -> Path:
     fmt = export_format(path)
-    text = to_csv_text(result.log) if fmt == "csv" else json.dumps(to_json_obj(result), indent=1,
-                                                                      allow_nan=False)
-    write_atomic(path, text)
+    write_atomic(path, _csv_chunks(result.log) if fmt == "csv" else _json_chunks(result))
     return Path(path)
 
 
