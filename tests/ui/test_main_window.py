@@ -515,3 +515,32 @@ def test_the_icon_and_style_sheet_come_from_the_installed_package(window):
     assert (RESOURCES / "style.qss").read_text(encoding="utf-8").strip()
     assert b"<svg" in (RESOURCES / "icon.svg").read_bytes()
     assert not window.windowIcon().isNull()
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_close_the_app_and_autosave_the_run(tmp_path, name):
+    """Issue: SIGTERM and SIGHUP lost the whole log in the app. A real signal to a real app process."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.app.test_cli import ROOT, _cpu_seconds
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_DATA_HOME": str(tmp_path / "data"),
+           "GRADSCOPE_SETTINGS": str(tmp_path / "settings.ini")}
+    proc = subprocess.Popen([sys.executable, "main.py", "--start", "--iters", "10000000", "--batch", "8", "--d-in",
+                             "20", "--hidden", "10", "--d-out", "3"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while _cpu_seconds(proc.pid) < 4 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(getattr(signal, name))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    saved = list((tmp_path / "data").rglob("autosave/run-*.json"))
+    assert len(saved) == 1 and "its log is saved in" in err
+    back = export.load(saved[0])
+    assert back.status == "stopped" and len(back.log) > 10
