@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import ijson
 import numpy as np
 
 from .config import ConfigError, RunConfig
@@ -216,9 +217,33 @@ def _float(text: str) -> float:
     return float(text)  # float() reads 'nan', 'inf', '-inf'
 
 
-def _read_text(path: str | os.PathLike) -> str:
-    """A regular file's text as UTF-8; ExportError for anything else (a folder, a device or a pipe would read
-    without end or block for ever)."""
+class LoadCancelled(Exception):
+    """The reading of a log was cancelled (``load``'s ``cancelled`` said so)."""
+
+
+class _Reader(io.RawIOBase):
+    """A file's bytes, counted for the progress and checked for a cancel at every read."""
+
+    def __init__(self, fh, size: int, progress, cancelled):
+        self.fh, self.size, self.done = fh, max(size, 1), 0
+        self.progress, self.cancelled = progress, cancelled
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self.cancelled is not None and self.cancelled():
+            raise LoadCancelled()
+        n = self.fh.readinto(buffer)
+        self.done += n or 0
+        if self.progress is not None:
+            self.progress(min(1.0, self.done / self.size))
+        return n
+
+
+def _open_regular(path: str | os.PathLike):
+    """(binary file, size) of a regular file; ExportError for anything else (a folder, a device or a pipe would
+    read without end or block for ever)."""
     try:
         info = os.stat(path)
     except OSError as exc:
@@ -227,19 +252,13 @@ def _read_text(path: str | os.PathLike) -> str:
         raise ExportError(f"{path} is not a regular file (a folder, a device or a pipe); a loss log is a .csv or "
                           ".json file")
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        return open(path, "rb"), info.st_size
     except OSError as exc:
         raise ExportError(f"could not read {path}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ExportError(f"{path} is not a loss log this app can read: not UTF-8 text (byte {exc.start} is "
-                          f"{data[exc.start:exc.start + 1]!r}); the app writes its logs as UTF-8") from None
 
 
-def _numbers(data: dict, name: str, n: int | None, integer: bool = False) -> list:
-    values = data.get(name)
+def _numbers(values, name: str, n: int | None, integer: bool = False) -> np.ndarray:
+    """A JSON array of numbers (null: NaN) as a NumPy array; ValueError naming what is wrong."""
     if not isinstance(values, list) or (n is not None and len(values) != n):
         raise ValueError(f"{name!r} must be a list of {n if n is not None else 'the'} numbers")
     kinds = (int,) if integer else (int, float, type(None))
@@ -247,54 +266,133 @@ def _numbers(data: dict, name: str, n: int | None, integer: bool = False) -> lis
     if bad != "ok":
         raise ValueError(f"{name!r} holds {bad!r}, not a{'' if integer else ' number or'} "
                          f"{'whole number' if integer else 'null'}")
-    return values
+    if integer:
+        return np.array(values, dtype=np.int64)
+    return np.array([math.nan if v is None else v for v in values], dtype=np.float64)
 
 
-def load(path: str | os.PathLike) -> LoadedLog:
-    """Read an exported log back (to overlay it on the plot). Anything else gives one ExportError that names the
-    file and what is wrong with it."""
+def _load_csv(fh) -> LossLog:
+    text = io.TextIOWrapper(fh, encoding="utf-8", newline="")
+    rows = csv.reader(text)
+    if next(rows, None) != CSV_HEADER:
+        raise ValueError(f"the first line must be {','.join(CSV_HEADER)}")
+    log = LossLog()
+    chunk: list = []
+
+    def flush():
+        if chunk:
+            cols = list(zip(*chunk))
+            log.extend(np.array([int(v) for v in cols[0]], np.int64), [_float(v) for v in cols[1]],
+                       [_float(v) for v in cols[2]], [_float(v) for v in cols[3]])
+            chunk.clear()
+
+    for line, row in enumerate(rows, start=2):
+        if not row:
+            continue
+        if len(row) != len(CSV_HEADER):
+            raise ValueError(f"line {line} has {len(row)} fields, not {len(CSV_HEADER)}")
+        chunk.append(row)
+        if len(chunk) >= CHUNK:
+            flush()
+    flush()
+    return log
+
+
+MAX_DEPTH = 64  # a log nests three levels; far deeper is not a log (and deep nesting costs a parser dearly)
+
+
+def _json_value(events, event, value, depth: int):
+    """One JSON value from ijson's basic events, built as Python objects."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"nested too deeply (more than {MAX_DEPTH} levels)")
+    if event == "start_map":
+        obj = {}
+        for ev, key in events:
+            if ev == "end_map":
+                return obj
+            obj[key] = _json_value(events, *next(events), depth + 1)
+    if event == "start_array":
+        items = []
+        for ev, val in events:
+            if ev == "end_array":
+                return items
+            items.append(_json_value(events, ev, val, depth + 1))
+    return value
+
+
+def _load_json(path, fh) -> LoadedLog:
+    """The JSON log read one top-level field at a time (ijson): each array becomes a NumPy array before the next
+    is read, so memory holds the data and one array's list, not the whole document as Python objects."""
+    events = ijson.basic_parse(fh, use_float=True)
+    first = next(events, (None, None))
+    if first[0] != "start_map":
+        kind = {"start_array": "list", "string": "string", "number": "number", "boolean": "boolean",
+                "null": "null"}.get(first[0], "nothing")
+        raise ValueError(f"the file holds a JSON {kind}, not a log's object")
+    fields: dict = {}
+    arrays: dict = {}
+    for event, key in events:
+        if event == "end_map":
+            break
+        value = _json_value(events, *next(events), depth=1)
+        if key in ("step", "loss", "elapsed_s", "step_ms"):
+            n = len(arrays["step"]) if key != "step" and "step" in arrays else None
+            arrays[key] = _numbers(value, key, n, integer=key == "step")
+        else:
+            fields[key] = value
+        del value
+    if fields.get("format") != "gradscope-loss-log":
+        raise ValueError("not a gradscope loss log (no \"format\": \"gradscope-loss-log\")")
+    missing = [k for k in ("step", "loss", "elapsed_s", "step_ms") if k not in arrays]
+    if missing:
+        raise ValueError(f"no {missing[0]!r} array")
+    steps, loss = arrays["step"], arrays["loss"]
+    if not (len(steps) == len(loss) == len(arrays["elapsed_s"]) == len(arrays["step_ms"])):
+        raise ValueError("the arrays step, loss, elapsed_s and step_ms differ in length")
+    nonfinite = fields.get("nonfinite_loss", {})
+    if not isinstance(nonfinite, dict):
+        raise ValueError("'nonfinite_loss' must be an object of step: 'nan' / 'inf' / '-inf'")
+    for step, value in nonfinite.items():  # a few entries: each found in the steps without a step -> index table
+        at = np.flatnonzero(steps == int(step)) if value in ("nan", "inf", "-inf") else ()
+        if not len(at):
+            raise ValueError(f"'nonfinite_loss' has {step!r}: {value!r}, not a step of the log with nan/inf")
+        loss[at[0]] = float(value)
+    log = LossLog.from_arrays(steps, loss, arrays["elapsed_s"], arrays["step_ms"])
+    try:  # settings the app could not run are shown as unknown, not trusted
+        config = RunConfig.from_dict(fields["config"]).validated(check_device=False, check_memory=False)
+    except (ConfigError, TypeError, KeyError, AttributeError, ValueError):
+        config = None
+    status, device = fields.get("status", ""), fields.get("device_name", "")
+    return LoadedLog(str(path), log, config, status if isinstance(status, str) else "",
+                     device if isinstance(device, str) else "", fields)
+
+
+def load(path: str | os.PathLike, progress=None, cancelled=None) -> LoadedLog:
+    """Read an exported log back (to overlay it on the plot), in bounded memory: the data and a chunk, not the
+    file's text as Python objects. ``progress(fraction)`` is called as it reads; ``cancelled()`` returning True
+    stops it with :class:`LoadCancelled`. Anything that is not a log gives one ExportError that names the file
+    and what is wrong with it."""
     fmt = export_format(path)
-    text = _read_text(path)
+    fh, size = _open_regular(path)
+    reader = io.BufferedReader(_Reader(fh, size, progress, cancelled), buffer_size=1 << 20)
     try:
         if fmt == "csv":
-            rows = list(csv.reader(io.StringIO(text)))
-            if not rows or rows[0] != CSV_HEADER:
-                raise ValueError(f"the first line must be {','.join(CSV_HEADER)}")
-            body = [r for r in rows[1:] if r]
-            bad = next((i for i, r in enumerate(body) if len(r) != len(CSV_HEADER)), None)
-            if bad is not None:
-                raise ValueError(f"line {bad + 2} has {len(body[bad])} fields, not {len(CSV_HEADER)}")
-            cols = list(zip(*body)) if body else [(), (), (), ()]
-            log = LossLog.from_arrays([int(v) for v in cols[0]], [_float(v) for v in cols[1]],
-                                      [_float(v) for v in cols[2]], [_float(v) for v in cols[3]])
-            return LoadedLog(str(path), log, None, "", "", {})
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise ValueError(f"the file holds a JSON {type(data).__name__}, not a log's object")
-        if data.get("format") != "gradscope-loss-log":
-            raise ValueError("not a gradscope loss log (no \"format\": \"gradscope-loss-log\")")
-        steps = _numbers(data, "step", None, integer=True)
-        loss = [math.nan if v is None else v for v in _numbers(data, "loss", len(steps))]
-        elapsed = [math.nan if v is None else v for v in _numbers(data, "elapsed_s", len(steps))]
-        step_ms = [math.nan if v is None else v for v in _numbers(data, "step_ms", len(steps))]
-        nonfinite = data.get("nonfinite_loss", {})
-        if not isinstance(nonfinite, dict):
-            raise ValueError("'nonfinite_loss' must be an object of step: 'nan' / 'inf' / '-inf'")
-        where = {s: i for i, s in enumerate(steps)}
-        for step, value in nonfinite.items():
-            if value not in ("nan", "inf", "-inf") or int(step) not in where:
-                raise ValueError(f"'nonfinite_loss' has {step!r}: {value!r}, not a step of the log with nan/inf")
-            loss[where[int(step)]] = float(value)
-        log = LossLog.from_arrays(steps, loss, elapsed, step_ms)
-        try:  # settings the app could not run are shown as unknown, not trusted
-            config = RunConfig.from_dict(data["config"]).validated(check_device=False, check_memory=False)
-        except (ConfigError, TypeError, KeyError, AttributeError):
-            config = None
-        status, device = data.get("status", ""), data.get("device_name", "")
-        return LoadedLog(str(path), log, config, status if isinstance(status, str) else "",
-                         device if isinstance(device, str) else "", data)
+            return LoadedLog(str(path), _load_csv(reader), None, "", "", {})
+        return _load_json(path, reader)
+    except LoadCancelled:
+        raise
+    except UnicodeDecodeError as exc:
+        raise ExportError(f"{path} is not a loss log this app can read: not UTF-8 text (byte {exc.start} of a "
+                          "chunk); the app writes its logs as UTF-8") from None
+    except ijson.IncompleteJSONError as exc:
+        raise ExportError(f"{path} is not a loss log this app can read: not JSON, or not a JSON object "
+                          f"({_cut(str(exc).strip(), 120)})") from None
     except (ValueError, KeyError, IndexError, TypeError, OverflowError, RecursionError) as exc:
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         if isinstance(exc, OverflowError):
             reason = f"a number too large for a step or value ({exc})"
-        raise ExportError(f"{path} is not a loss log this app can read: {reason}") from None
+        raise ExportError(f"{path} is not a loss log this app can read: {_cut(reason, 200)}") from None
+    except OSError as exc:
+        raise ExportError(f"could not read {path}: {exc.strerror or exc}") from None
+    finally:
+        fh.close()

@@ -11,10 +11,13 @@ of a run is computed in the run's own thread (its device, its grad mode) while t
 
 from __future__ import annotations
 
+import threading
+import time
 import weakref
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from . import export
 from .config import RunConfig
 from .gradients import compare
 from .runner import Runner
@@ -173,4 +176,54 @@ class GradientCheckThread(_OwnedThread):
         super().__init__(GradientCheckWorker(config, state, source, forget_relu_mask), "gradient-check", "done")
 
     def join(self, timeout_ms: int = 60_000) -> bool:
+        return self.thread.wait(timeout_ms)
+
+
+class LogLoadWorker(QObject):
+    """Reads a loss log off the GUI thread: ``progressed`` (0..1, at most 10 a second), then ``finished`` (the
+    LoadedLog), ``errored`` (one line naming the file) or ``cancelled``; ``done`` last."""
+
+    progressed = Signal(float)
+    finished = Signal(object)
+    errored = Signal(str)
+    cancelled = Signal()
+    done = Signal()
+
+    def __init__(self, path: str):
+        super().__init__()
+        self.path = path
+        self._cancel = threading.Event()
+        self._shown = 0.0
+
+    def cancel(self) -> None:  # from the GUI thread
+        self._cancel.set()
+
+    def _progress(self, fraction: float) -> None:
+        now = time.monotonic()
+        if now - self._shown >= 0.1:
+            self._shown = now
+            self.progressed.emit(fraction)
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            loaded = export.load(self.path, progress=self._progress, cancelled=self._cancel.is_set)
+        except export.LoadCancelled:
+            self.cancelled.emit()
+        except export.ExportError as exc:
+            self.errored.emit(str(exc))
+        except Exception as exc:  # never a traceback from a file
+            self.errored.emit(f"{self.path}: {type(exc).__name__}: {exc}")
+        else:
+            self.finished.emit(loaded)
+        finally:
+            self.done.emit()
+
+
+class LogLoadThread(_OwnedThread):
+    def __init__(self, path: str):
+        super().__init__(LogLoadWorker(path), "open-log", "done")
+
+    def join(self, timeout_ms: int = 60_000) -> bool:
+        self.worker.cancel()
         return self.thread.wait(timeout_ms)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QMainWindow,
     QMessageBox,
+    QProgressDialog,
     QScrollArea,
     QWidget,
 )
@@ -26,7 +27,7 @@ from app import export
 from app.config import ConfigError, RunConfig
 from app.recipes import TABLE
 from app.records import DONE, Batch, RunResult
-from app.worker import GradientCheckThread, RunThread
+from app.worker import GradientCheckThread, LogLoadThread, RunThread
 
 from .bench_panel import BenchPanel
 from .controls import Controls
@@ -42,6 +43,7 @@ SETTINGS_VERSION = 1
 
 class MainWindow(QMainWindow):
     gradients_done = Signal(object)  # the GradientReport shown, or None when the check failed
+    log_opened = Signal(object)  # the runs-list key of an opened log, or None (refused or cancelled)
 
     def __init__(self, settings: QSettings | None = None, preset: RunConfig | None = None):
         super().__init__()
@@ -56,6 +58,7 @@ class MainWindow(QMainWindow):
         self.results: dict = {}  # key -> RunResult or export.LoadedLog
         self.state_source = None  # (config, run worker) whose weights "Check now" reads
         self.check_thread: GradientCheckThread | None = None  # a check with no run going on
+        self.load_thread: LogLoadThread | None = None  # a log being read
         self._shutdown: str | None = None  # None, "waiting" (for the step in flight), "done"
         self.on_run_finished = []  # callbacks (screenshot mode, tests)
         self._progress_shown = 0.0
@@ -371,19 +374,36 @@ class MainWindow(QMainWindow):
         self._say(f"Wrote {path}")
         return Path(path)
 
-    def open_log(self, path: str | None = None):
+    def open_log(self, path: str | None = None) -> None:
+        """Read a loss log in a worker thread (a big one takes seconds), with a progress dialog and Cancel; the
+        curve joins the plot when it is read (``log_opened`` carries its key, or None)."""
         if path is None:
             path, _ = QFileDialog.getOpenFileName(self, "Open loss log", "", "Loss logs (*.csv *.json)")
             if not path:
-                return None
-        try:
-            loaded = export.load(path)
-        except export.ExportError as exc:
-            self._warn("Cannot open log", str(exc))
-            return None
+                return
+        if self.load_thread is not None and self.load_thread.is_running():
+            self._say("A log is still being read; wait for it or cancel it first")
+            return
+        self.load_thread = LogLoadThread(str(path))
+        worker = self.load_thread.worker
+        dialog = QProgressDialog(f"Reading {Path(path).name}…", "Cancel", 0, 1000, self)
+        dialog.setWindowTitle("Open log")
+        dialog.setMinimumDuration(300)  # a small file comes and goes without a flash
+        dialog.setValue(0)
+        dialog.canceled.connect(worker.cancel)
+        worker.progressed.connect(lambda fraction, d=dialog: d.setValue(int(fraction * 1000)))
+        worker.finished.connect(self._on_log_loaded)
+        worker.errored.connect(self._on_log_failed)
+        worker.cancelled.connect(self._on_log_cancelled)
+        worker.done.connect(dialog.reset)
+        worker.done.connect(dialog.deleteLater)
+        self._say(f"Reading {path}…")
+        self.load_thread.start()
+
+    def _on_log_loaded(self, loaded) -> None:
         self.run_count += 1
         key = f"file-{self.run_count}"
-        name = Path(path).name
+        name = Path(loaded.path).name
         settings = loaded.config.label() if loaded.config else "(CSV: no settings recorded)"
         series = self.plot.add_series(key, f"{name}: {settings}")
         log = loaded.log
@@ -393,8 +413,16 @@ class MainWindow(QMainWindow):
         self.runs_list.update(key, "loaded", float(log.loss[-1]) if len(log) else None)
         self.results[key] = loaded
         self.plot.redraw(force=True)
-        self._say(f"Opened {path}: {len(log)} steps")
-        return key
+        self._say(f"Opened {loaded.path}: {len(log)} steps")
+        self.log_opened.emit(key)
+
+    def _on_log_failed(self, text: str) -> None:
+        self._warn("Cannot open log", text)
+        self.log_opened.emit(None)
+
+    def _on_log_cancelled(self) -> None:
+        self._say("Opening the log was cancelled")
+        self.log_opened.emit(None)
 
     # ------------------------------------------------------------------ status, settings, closing
     def _say(self, text: str, error: bool = False, at_controls: bool = False) -> None:
@@ -467,6 +495,8 @@ class MainWindow(QMainWindow):
         saved = None
         if self.check_thread is not None:
             self.check_thread.join()
+        if self.load_thread is not None:
+            self.load_thread.join()  # cancels the reading
         if self.run is not None:
             was_running = self.running
             if not self.run.join(first_wait_ms):

@@ -250,6 +250,44 @@ def test_a_closed_window_is_freed(qtbot, tmp_path):
     assert [r() for r in refs] == [None, None, None]
 
 
+def test_opening_a_log_reads_it_off_the_gui_thread_with_progress_and_cancel(qtbot, window, tmp_path, monkeypatch):
+    """Issue: a 200 MB CSV froze the window for 33 s. Here the reading is held until the test lets it go: the window
+    answers meanwhile, Cancel stops it, and a bad file still gets its one message."""
+    import threading
+
+    from app import worker as worker_mod
+
+    result = start_and_wait(qtbot, window)
+    path = tmp_path / "run.csv"
+    export.export(result, path)
+    release, entered = threading.Event(), []
+    real_load = worker_mod.export.load
+
+    def held_load(p, progress=None, cancelled=None):
+        entered.append(threading.current_thread())
+        while not release.wait(0.01):
+            if cancelled():
+                raise export.LoadCancelled()
+        return real_load(p, progress=progress, cancelled=cancelled)
+
+    monkeypatch.setattr(worker_mod.export, "load", held_load)
+    window.open_log(str(path))  # returns at once
+    qtbot.waitUntil(lambda: bool(entered), timeout=10_000)
+    assert entered[0] is not threading.main_thread() and not release.is_set()
+    with qtbot.waitSignal(window.log_opened, timeout=10_000) as opened:
+        window.load_thread.worker.cancel()  # what the dialog's Cancel does
+    assert opened.args[0] is None and "cancelled" in window.statusBar().currentMessage()
+    release.set()
+    with qtbot.waitSignal(window.log_opened, timeout=30_000) as opened:
+        window.open_log(str(path))
+    assert window.plot.point_count(opened.args[0]) == SMALL.iters
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    with qtbot.waitSignal(window.log_opened, timeout=30_000) as opened:
+        window.open_log(str(bad))
+    assert opened.args[0] is None and "holds a JSON list" in window.statusBar().currentMessage()
+
+
 def test_device_panel_without_a_gpu(window):
     import engine
 
@@ -356,7 +394,9 @@ def test_export_writes_files_that_load_back(qtbot, window, tmp_path):
     png = window.export_plot(str(tmp_path / "plot.png"))
     svg = window.export_plot(str(tmp_path / "plot.svg"))
     assert png.stat().st_size > 1000 and "<svg" in svg.read_text()
-    overlay = window.open_log(str(csv_path))
+    with qtbot.waitSignal(window.log_opened, timeout=30_000) as opened:
+        window.open_log(str(csv_path))
+    overlay = opened.args[0]
     assert window.plot.point_count(overlay) == SMALL.iters
     assert window.runs_list.status(overlay) == "loaded"
 
