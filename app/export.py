@@ -358,10 +358,11 @@ def _load_json(path, fh) -> LoadedLog:
             raise ValueError(f"'nonfinite_loss' has {step!r}: {value!r}, not a step of the log with nan/inf")
         loss[at[0]] = float(value)
     log = LossLog.from_arrays(steps, loss, arrays["elapsed_s"], arrays["step_ms"])
-    try:  # settings the app could not run are shown as unknown, not trusted
+    try:  # settings the app could not run are shown as unknown, not trusted, and the reason is kept
         config = RunConfig.from_dict(fields["config"]).validated(check_device=False, check_memory=False)
-    except (ConfigError, TypeError, KeyError, AttributeError, ValueError):
+    except (ConfigError, TypeError, KeyError, AttributeError, ValueError) as exc:
         config = None
+        fields["settings_problem"] = _cut(str(exc) or type(exc).__name__, 160)
     status, device = fields.get("status", ""), fields.get("device_name", "")
     return LoadedLog(str(path), log, config, status if isinstance(status, str) else "",
                      device if isinstance(device, str) else "", fields)

@@ -404,7 +404,9 @@ class MainWindow(QMainWindow):
         self.run_count += 1
         key = f"file-{self.run_count}"
         name = Path(loaded.path).name
-        settings = loaded.config.label() if loaded.config else "(CSV: no settings recorded)"
+        problem = loaded.meta.get("settings_problem")
+        settings = (loaded.config.label() if loaded.config else
+                    "(its settings are not usable)" if problem else "(CSV: no settings recorded)")
         series = self.plot.add_series(key, f"{name}: {settings}")
         log = loaded.log
         self.plot.append(key, log.step, log.elapsed_s, log.loss)
@@ -413,7 +415,8 @@ class MainWindow(QMainWindow):
         self.runs_list.update(key, "loaded", float(log.loss[-1]) if len(log) else None)
         self.results[key] = loaded
         self.plot.redraw(force=True)
-        self._say(f"Opened {loaded.path}: {len(log)} steps")
+        self._say(f"Opened {loaded.path}: {len(log)} steps" + (f"; its settings were not usable ({problem})"
+                                                               if problem else ""), error=bool(problem))
         self.log_opened.emit(key)
 
     def _on_log_failed(self, text: str) -> None:

@@ -198,3 +198,28 @@ def test_ctrl_c_during_the_gradient_comparison_still_exports_the_log(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     assert path.read_text().count("\n") == 4  # the header and the 3 steps
+
+
+def test_a_signal_during_the_export_is_noted_and_the_file_is_written_whole(tmp_path, monkeypatch, capsys):
+    """Issue: SIGTERM during the write left a 0-byte temporary file. A real SIGTERM to this process, sent while
+    the export writes: the write finishes, no temporary file stays, and the exit code says interrupted."""
+    import os
+    import signal
+
+    from app import export as export_mod
+
+    real_chunks = export_mod._csv_chunks
+
+    def chunks_with_a_signal(log):
+        for i, piece in enumerate(real_chunks(log)):
+            if i == 1:
+                os.kill(os.getpid(), signal.SIGTERM)  # delivered here, in the main thread, mid-write
+            yield piece
+
+    monkeypatch.setattr(export_mod, "_csv_chunks", chunks_with_a_signal)
+    path = tmp_path / "log.csv"
+    code = main(["--headless", "--quiet", "--iters", "20", *SMALL, "--export", str(path)])
+    assert code == 130
+    assert path.read_text().count("\n") == 21  # the header and every step
+    assert [p.name for p in tmp_path.iterdir()] == ["log.csv"]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is put back

@@ -136,6 +136,7 @@ def test_every_bad_log_file_gets_one_clear_error_naming_it(tmp_path, kind):
         path.write_text(json.dumps(loaded_ok))
         back = export.load(path)  # the curve loads; the settings the app could not run are not trusted
         assert back.config is None and len(back.log) == 5
+        assert back.meta["settings_problem"].startswith("lr: the learning rate must be a finite number")
         return
     elif kind == "deeply nested":
         path.write_text("[" * 100_000 + "]" * 100_000)
