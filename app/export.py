@@ -81,7 +81,15 @@ _umask_lock = threading.Lock()
 
 
 def _file_mode() -> int:
-    """The mode a new file gets from this process's umask (os.umask can only be read by setting it)."""
+    """The mode a new file gets from this process's umask: read from /proc (Linux), else by setting and restoring
+    it (os.umask can only be read that way; the lock keeps this module's own threads from racing it)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
     with _umask_lock:
         mask = os.umask(0o022)
         os.umask(mask)
