@@ -116,10 +116,6 @@ def _csv_chunks(log: LossLog):
         yield "".join(f"{s},{_fmt(l)},{_fmt(e)},{_fmt(m)}\n" for s, l, e, m in rows)
 
 
-def to_csv_text(log: LossLog) -> str:
-    return "".join(_csv_chunks(log))
-
-
 def _json_chunks(result: RunResult):
     """The JSON log, written piece by piece: the header fields, then each array a chunk at a time."""
     head = to_json_obj(result, arrays=False)

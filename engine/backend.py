@@ -38,10 +38,9 @@ class CaptureTransferError(RuntimeError):
     """A copy between host and device inside a CUDA-graph capture (which cannot hold one); says which way."""
 
 
-def capturing_here() -> bool:
-    """Whether this thread captures a CUDA graph: copies to or from the host then refuse with a message that says
-    which way, rather than CUDA's "operation not permitted when stream is capturing"."""
-    return _capture.count > 0 and getattr(_capture._local, "active", False)
+# Whether this thread captures a CUDA graph: copies to or from the host then refuse with a message that says
+# which way, rather than CUDA's "operation not permitted when stream is capturing".
+capturing_here = _capture.here
 
 
 # --------------------------------------------------------------------------- the guarded CuPy import

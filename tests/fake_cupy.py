@@ -500,7 +500,7 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
 
     def __repr__(self):
         _sync("repr(ndarray)")
-        return repr(self._a).replace("array", "array", 1)
+        return repr(self._a)
 
 
 # ----------------------------------------------------------------------------- streams, graphs

@@ -13,7 +13,6 @@ import pytest
 
 import engine
 from engine import _capture, _cublas, backend
-from tests import fake_cupy
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -214,8 +213,3 @@ def test_a_copy_in_a_capture_is_named_by_its_direction(cuda_device, make, words)
         with engine.cuda.graph(g):
             make(cuda_device)
     assert not engine.cuda.is_current_stream_capturing()
-
-
-def test_stand_in_is_in_use_for_the_sim_parameter(cuda_device, request):
-    if "sim" in request.node.name:
-        assert fake_cupy.active()
