@@ -44,7 +44,7 @@ bench-quick: setup
 # Everything that needs a real GPU, in one command (no setup: a GPU machine may have no network); a report in
 # gpu-check/. Without a GPU it says so in one line; GPU_CHECK_ARGS=--dry-run runs it on the CuPy stand-in.
 gpu-check:
-	PYTHONPATH=. $(GPU_PY) -m benchmarks.gpu_check --out gpu-check $(GPU_CHECK_ARGS)
+	PYTHONPATH=.$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PY) -m benchmarks.gpu_check --out gpu-check $(GPU_CHECK_ARGS)
 
 lint: setup
 	$(PY) -m ruff check .

@@ -9,13 +9,15 @@ Sections, in order (each passes, fails or is skipped with its reason; the exit c
 2. tests: the ``gpu``-marked tests of ``tests/engine`` and ``tests/app`` (pytest, without pytest-qt);
 3. seeds: every seed listing that runs on a GPU, on cuda against cpu in float64 (rtol 1e-8), both drawing their
    random numbers on the host so that they start from the same values;
-4. recipes: every recipe's 200-step run on cuda against cpu (float64 rtol 1e-8, float32 rtol 1e-4);
+4. recipes: every recipe's 200-step run on cuda against cpu (float64 rtol 1e-8); in float32 each is held to the
+   float64 run: cuda no further from it than twice the cpu's float32 (plus 1e-6);
 5. graphs: for the capturable recipes, a run captured as a CUDA graph against the eager run (float64, rtol
    1e-12 over 100 steps);
 6. cublas: the engine's direct cuBLAS product against CuPy's, on C and F operands, within 2·k·eps·(|a|@|b|);
 7. syncs: a warm step of each GPU recipe under ``cupyx.allow_synchronize(False)``;
 8. memory: device memory back within 1 MiB of where it was after a run and ``empty_cache()``; the driver's free
-   memory after 5 runs in new threads within 2 MiB of after the first (no leak per thread);
+   memory after 5 runs in new threads within 2 MiB of after the first (no leak per thread); each recipe's memory
+   estimate within 10% of the device peak of three steps, at four sizes;
 9. bench: the GPU rows of ``python -m benchmarks --devices cuda --no-app`` in the time that is left.
 
 It never imports PySide6, ``ui/`` or ``app/worker.py``, so it runs on a bare GPU machine. Without a GPU it says
@@ -44,6 +46,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MiB = 1 << 20
+
+
+def _pythonpath() -> str:
+    """The checkout first, then whatever PYTHONPATH already held (wheels carried to a bare machine, say)."""
+    return os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
 
 
 def gpu_listed() -> list[str]:
@@ -139,7 +146,7 @@ def section_tests(say, dry_run, timeout_s):
     cmd = [sys.executable, "-m", "pytest", "tests/engine", "tests/app", "-m", marker, "-q", "-p", "no:cacheprovider",
            "-p", "no:pytest-qt", "-o", "addopts=-ra --strict-markers"]
     say("$ " + " ".join(cmd[1:]))
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=_pythonpath())
     try:
         out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
@@ -240,8 +247,14 @@ def section_recipes(say, size=SIZE):
     from app.config import RunConfig
     from app.runner import Runner
 
-    ok = True
-    for dtype, bar in (("float64", 1e-8), ("float32", 1e-4)):
+    def rel(a, b):
+        return float(np.max(np.abs(a.log.loss - b.log.loss) / np.abs(b.log.loss)))
+
+    # float64: cuda against cpu within 1e-8. float32: two float32 runs that add up in different orders drift apart
+    # over 200 steps, so a fixed bar says little; both start from the same float64 draws, so each is held to the
+    # float64 run instead: cuda's float32 no further from it than twice the cpu's float32 (plus 1e-6).
+    ok, exact = True, {}
+    for dtype in ("float64", "float32"):
         for recipe in _gpu_recipes():
             cfg = RunConfig(recipe=recipe, dtype=dtype, iters=200, lr=_lr(recipe), **size)
             cpu, gpu = Runner(cfg).run(), Runner(cfg.with_(device="cuda")).run()
@@ -249,11 +262,22 @@ def section_recipes(say, size=SIZE):
                 ok = False
                 say(f"{dtype} {recipe}: cpu {cpu.status}, cuda {gpu.status}: {gpu.message or cpu.message}")
                 continue
-            rel = float(np.max(np.abs(gpu.log.loss - cpu.log.loss) / np.abs(cpu.log.loss)))
-            good = rel <= bar
+            head = f"{dtype} {recipe:8}: loss {cpu.log.loss[0]:.4g} -> {cpu.log.loss[-1]:.4g}, "
+            if dtype == "float64":
+                exact[recipe] = cpu
+                err = rel(gpu, cpu)
+                good = err <= 1e-8
+                say(head + f"max rel |cuda - cpu| {err:.2e} {'ok' if good else 'FAIL (bar 1e-08)'}")
+            elif recipe not in exact:
+                good = False
+                say(head + "no float64 run to hold it to")
+            else:
+                err_cpu, err_gpu = rel(cpu, exact[recipe]), rel(gpu, exact[recipe])
+                bar = 2 * err_cpu + 1e-6
+                good = err_gpu <= bar
+                say(head + f"max rel to float64: cpu {err_cpu:.2e}, cuda {err_gpu:.2e}, |cuda - cpu| "
+                    f"{rel(gpu, cpu):.2e} {'ok' if good else f'FAIL (bar {bar:.2e})'}")
             ok &= good
-            say(f"{dtype} {recipe:8}: loss {cpu.log.loss[0]:.4g} -> {cpu.log.loss[-1]:.4g}, max rel |cuda - cpu| "
-                f"{rel:.2e} {'ok' if good else f'FAIL (bar {bar:g})'}")
     return ok
 
 
@@ -383,7 +407,44 @@ def section_memory(say):
     no_leak = leak <= 2 * MiB
     say(f"driver free memory after each of 5 runs in new threads (MiB): {[round(f / MiB, 1) for f in frees]}; "
         f"lost {leak / MiB:.2f} MiB {'ok' if no_leak else 'FAIL (bar 2 MiB)'}")
-    return back and no_leak
+    return back and no_leak and _estimates(say)
+
+
+# sizes of tests/app/test_memory_estimate.py: the tutorial's, bigger ones, and wide outputs (peak at the loss)
+ESTIMATE_SIZES = [(64, 1000, 100, 10), (1024, 8192, 4096, 1024), (32, 4096, 32, 1024), (512, 512, 256, 512)]
+
+
+def _estimates(say, sizes=ESTIMATE_SIZES) -> bool:
+    """RunConfig.memory_estimate against the device peak of three eager steps (engine.cuda.max_memory_allocated,
+    which counts the pool's blocks in use), from before the state is made: within 10%."""
+    import engine
+    from app.config import RunConfig
+    from app.recipes import TABLE, make_state
+
+    ok = True
+    for n, d_in, h, d_out in sizes:
+        row = []
+        for recipe in _gpu_recipes():
+            cfg = RunConfig(recipe=recipe, device="cuda", batch=n, d_in=d_in, hidden=h, d_out=d_out)
+            gc.collect()
+            engine.cuda.empty_cache()
+            base = engine.cuda.memory_allocated()
+            engine.cuda.reset_peak_memory_stats()
+            state = make_state(cfg)
+            steps = TABLE[recipe].step(state)
+            for _ in range(3):
+                next(steps)
+            engine.cuda.synchronize()
+            peak = engine.cuda.max_memory_allocated() - base
+            del steps, state
+            estimate = cfg.memory_estimate()
+            good = abs(estimate - peak) <= 0.10 * peak
+            ok &= good
+            row.append(f"{recipe} {estimate / MiB:.2f}/{peak / MiB:.2f}{'' if good else ' FAIL'}")
+        say(f"estimate/peak MiB at {n}x{d_in}x{h}x{d_out} float32: " + ", ".join(row))
+    gc.collect()
+    engine.cuda.empty_cache()
+    return ok
 
 
 def section_bench(say, out: Path, timeout_s: float):
@@ -393,7 +454,7 @@ def section_bench(say, out: Path, timeout_s: float):
     say("$ " + " ".join(cmd[1:]) + f"  (limit {timeout_s:.0f} s)")
     try:
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout_s,
-                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                              env=dict(os.environ, PYTHONPATH=_pythonpath()))
     except subprocess.TimeoutExpired as exc:
         text = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         for line in text.splitlines():

@@ -102,13 +102,8 @@ class GetItem(Function):
         xp = xp_of(gy)
         gx = xp.zeros(shape, dtype=gy.dtype)
         if _has_integer_arrays(index):
-            # a repeated index must add up, not overwrite
-            if xp is np:
-                np.add.at(gx, index, gy)
-            else:
-                import cupyx
-
-                cupyx.scatter_add(gx, index, gy)
+            # a repeated index must add up, not overwrite (cupyx.scatter_add is deprecated in CuPy 14)
+            xp.add.at(gx, index, gy)
         else:
             gx[index] = gy
         return gx

@@ -116,6 +116,19 @@ def test_cupyx_functions_take_cupys_parameters():
         assert _params(getattr(FAKEX, name)) == _params(getattr(REALX, name)), name
 
 
+def test_add_at_takes_cupys_parameters():
+    """The engine adds up repeated integer indices with ``cupy.add.at`` (CuPy's ufunc.at)."""
+    assert _params(FAKE.add.at) == ("a", "indices", "b")
+    assert "ufunc.at(self, a, indices, b=None)" in REAL.add.at.__doc__
+
+
+def test_scatter_add_warns_deprecated_as_cupy_14_does():
+    a = FAKE.zeros(3)
+    with pytest.warns(DeprecationWarning, match="scatter_add"):
+        FAKEX.scatter_add(a, FAKE.asarray([0, 0]), FAKE.ones(2))
+    assert a.get().tolist() == [2.0, 0.0, 0.0]
+
+
 def test_a_keyword_cupy_does_not_take_is_refused():
     with pytest.raises(TypeError, match="unexpected keyword argument 'initial'"):
         FAKE.sum(FAKE.ones(3), initial=1)
