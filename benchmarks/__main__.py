@@ -159,7 +159,12 @@ def main(argv=None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     kind = "gpu" if any(d != "cpu" for d in devices) else "cpu"
     out = Path(args.out) if args.out else RESULTS / f"{kind}{'.quick' if args.quick else ''}.json"
-    out.write_text(json.dumps(report, indent=1))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=1))
+    except OSError as exc:
+        print(f"the results could not be written to {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"\nwritten to {out}")
     return 0
 

@@ -89,3 +89,27 @@ def test_a_failed_section_fails_the_check_and_the_report_says_which(tmp_path, mo
     assert "[FAIL] 5. captured vs eager" in text and "planted failure" in text
     assert text.rstrip().endswith("FAILED: 5. captured vs eager")
     assert "FAILED" in capsys.readouterr().out
+
+
+def test_the_speed_targets_are_read_off_the_benchmark_results():
+    """The figures of the first H100 run (benchmarks/results/gpu.json keeps the latest)."""
+    bench = {
+        "rows": [
+            {"size": "tutorial", "recipe": "tensor", "device": "cuda", "vs_torch": 1.71, "graph_vs_torch": 0.139},
+            {"size": "tutorial", "recipe": "autograd", "device": "cuda", "vs_torch": 0.84, "graph_vs_torch": 0.4},
+            {"size": "large", "recipe": "tensor", "device": "cuda", "vs_torch": 1.055, "tflops": 43.62},
+            {"size": "large", "recipe": "tensor", "device": "cpu", "vs_torch": 9.0, "tflops": 0.2},
+        ],
+        "runs_500": [{"steps": 500, "recipe": "tensor", "graph_ms": 22.5}, {"steps": 500, "recipe": "autograd"}],
+        "matmul_peak_tflops": {"cuda": 51.63},
+    }
+    assert gpu_check.speed_targets(bench) == [
+        "speed targets (float32, against PyTorch eager CUDA in this run):",
+        "  tutorial tensor: CUDA graph step 0.139x PyTorch's (target <= 1/3) met",
+        "  tutorial tensor: uncaptured step 1.71x PyTorch's (target <= 1.3) NOT MET",
+        "  tutorial autograd: CUDA graph step 0.400x PyTorch's (target <= 1/3) NOT MET",
+        "  tutorial autograd: uncaptured step 0.84x PyTorch's (target <= 1.3) met",
+        "  500-step run, tutorial tensor, CUDA graph, losses read back: 22.5 ms (target < 30) met",
+        "  large tensor: 0.95x PyTorch's throughput, TF32 off (target >= 0.9), 43.6 TFLOP/s of a measured 51.6 peak"
+        " met",
+    ]

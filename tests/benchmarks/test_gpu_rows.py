@@ -24,7 +24,7 @@ def test_the_500_step_run_is_timed_for_the_graph_and_the_eager_engine(simulated_
 
 
 def test_quick_gpu_benchmark_writes_the_graph_results(simulated_gpu, tmp_path, capsys):
-    out = tmp_path / "gpu.json"
+    out = tmp_path / "not-yet" / "gpu.json"  # make gpu-check --out names a folder that is made as it ends
     assert main(["--quick", "--devices", "cuda", "--sizes", "tiny,tutorial", "--no-app", "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     assert {r["size"] for r in report["rows"]} == {"tiny", "tutorial"}
@@ -63,3 +63,12 @@ def test_a_graph_that_cannot_be_captured_is_reported_not_fatal(simulated_gpu, mo
     assert "graph_ms" not in run and "a planted reason" in run["graph_note"] and run["engine_ms"] > 0
     assert main(["--quick", "--devices", "cuda", "--sizes", "tiny", "--no-app", "--out", str(tmp_path / "b.json")]) == 0
     assert "CUDA graph, tiny tensor: not measured: this step cannot be captured" in capsys.readouterr().out
+
+
+def test_results_that_cannot_be_written_are_an_error_that_names_the_file(simulated_gpu, tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    out = blocker / "gpu.json"
+    assert main(["--quick", "--devices", "cuda", "--sizes", "tiny", "--recipes", "tensor", "--no-app",
+                 "--out", str(out)]) == 2
+    assert f"the results could not be written to {out}" in capsys.readouterr().err
