@@ -3,9 +3,9 @@
 The tutorial's programs run with one changed line, ``import engine as torch``.
 """
 
-from . import autograd, cuda, functional, nn, optim
+from . import accelerator, autograd, cuda, functional, nn, optim
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .backend import CudaUnavailableError, device
+from .backend import CudaUnavailableError, device, get_default_device, set_default_device
 from .creation import (
     arange,
     as_tensor,
@@ -64,5 +64,6 @@ __all__ = [
     "initial_seed", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "autograd", "cuda", "nn", "optim", "gradcheck", "GradcheckError", "CudaUnavailableError", "is_tensor",
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
-    "IntTensor", "ByteTensor", "BoolTensor", *functional.__all__,
+    "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
+    *functional.__all__,
 ]

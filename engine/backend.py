@@ -249,6 +249,24 @@ def resolve(dev) -> device:
     return cuda_device(index)
 
 
+def set_default_device(dev) -> None:
+    """Where factory functions (``tensor`` of host data, ``zeros``, ``randn``, ``linspace``, ``nn.Linear``'s
+    parameters, ...) put a tensor when no ``device=`` is given, in this thread (as PyTorch's, which is a
+    per-thread function mode); None goes back to the CPU. A CUDA device that is not usable is refused now."""
+    _thread.default_device = None if dev is None else resolve(dev)
+
+
+def get_default_device() -> device:
+    return getattr(_thread, "default_device", None) or CPU
+
+
+def target(dev) -> device:
+    """The device a factory function makes its tensor on: ``dev``, else the default device."""
+    if dev is None:
+        return getattr(_thread, "default_device", None) or CPU
+    return resolve(dev)
+
+
 # --------------------------------------------------------------------------- arrays and their modules
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import backend, dtypes, legacy
 from . import random as _random
-from .backend import CPU, resolve
+from .backend import resolve
 from .tensor import Size, Tensor, _wrap
 
 __all__ = [
@@ -54,7 +54,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         src_device = data.device
     else:
         source = data
-        src_device = backend.device_of_array(data) if backend.is_cupy_array(data) else CPU
+        src_device = backend.device_of_array(data) if backend.is_cupy_array(data) else backend.target(None)
     dev = resolve(device) if device is not None else src_device
     if dtype is not None:
         np_dtype = dtypes.to_dtype(dtype).np
@@ -93,7 +93,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def _filled(fill, sizes, dtype, device, requires_grad, fn, default=None):
     shape = _sizes(sizes, fn)
-    dev = resolve(device)
+    dev = backend.target(device)
     np_dtype = _np_dtype(dtype, default)
     xp = backend.array_module(dev)
     if dev.type == "cpu":
@@ -127,7 +127,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Samples of the standard normal distribution."""
     shape = _sizes(size, "randn")
-    dev = resolve(device)
+    dev = backend.target(device)
     np_dtype = _np_dtype(dtype)
     if np.dtype(np_dtype).kind != "f":
         raise RuntimeError(f"randn: dtype must be a floating point type, got {dtypes.from_numpy_dtype(np_dtype)}")
@@ -137,7 +137,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     """Samples of the uniform distribution on [0, 1)."""
     shape = _sizes(size, "rand")
-    dev = resolve(device)
+    dev = backend.target(device)
     np_dtype = _np_dtype(dtype)
     if np.dtype(np_dtype).kind != "f":
         raise RuntimeError(f"rand: dtype must be a floating point type, got {dtypes.from_numpy_dtype(np_dtype)}")
@@ -150,12 +150,12 @@ def randint(low, high=None, size=None, dtype=None, device=None) -> Tensor:
     if size is None:
         raise TypeError("randint() needs a size, e.g. randint(0, 10, (3,))")
     shape = _sizes((size,), "randint")
-    return _wrap(_random.integers(low, high, shape, _np_dtype(dtype, dtypes.int64), resolve(device)))
+    return _wrap(_random.integers(low, high, shape, _np_dtype(dtype, dtypes.int64), backend.target(device)))
 
 
 def randperm(n, dtype=None, device=None) -> Tensor:
     perm = _random.cpu_generator().permutation(int(n)).astype(_np_dtype(dtype, dtypes.int64))
-    return _wrap(backend.to_device_array(perm, resolve(device)))
+    return _wrap(backend.to_device_array(perm, backend.target(device)))
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -168,17 +168,17 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         raise RuntimeError("arange: step must be nonzero")
     np_dtype = dtypes.to_dtype(dtype).np
     array = np.arange(start, end, step, dtype=np_dtype)
-    return _finish(backend.to_device_array(array, resolve(device)), requires_grad)
+    return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     array = np.linspace(start, end, int(steps), dtype=_np_dtype(dtype))
-    return _finish(backend.to_device_array(array, resolve(device)), requires_grad)
+    return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     array = np.eye(int(n), None if m is None else int(m), dtype=_np_dtype(dtype))
-    return _finish(backend.to_device_array(array, resolve(device)), requires_grad)
+    return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 
 def _like(fn, t: Tensor, dtype, device, requires_grad, *extra):

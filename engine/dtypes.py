@@ -81,3 +81,116 @@ def set_default_dtype(value) -> None:
     if not value.is_floating_point:
         raise TypeError(f"the default dtype must be a floating point type, not {value}")
     _default = value
+
+
+# ----------------------------------------------------------------------------- PyTorch's type promotion
+# Categories bool < integer < floating < complex. Among the operands of the highest category, dimensioned
+# tensors decide before 0-d tensors, and those before Python scalars (which count as int64, or the default
+# float dtype); a lower category never widens a higher one (float32 * int64 -> float32, float32 * 0-d float64
+# -> float32, int64 * 2.5 -> the default float dtype). NumPy 2 widens in those cases. (c10's result_type:
+# combine_categories(dimResult, combine_categories(zeroResult, wrappedResult)).)
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _category(np_dtype) -> int:
+    return _CATEGORY[np_dtype.kind]
+
+
+def promote_types(a, b):
+    """PyTorch's ``promote_types`` of two NumPy dtypes (None: absent): within a category NumPy's answer, across
+    categories the higher one's dtype (float16 with int64 is float16)."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    ca, cb = _category(a), _category(b)
+    if ca == cb:
+        return np.promote_types(a, b)
+    return a if ca > cb else b
+
+
+def _combine(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    ch, cl = _category(higher), _category(lower)
+    if ch >= 2 and ch >= cl:
+        return higher
+    if ch == 0 or cl >= 2:
+        return promote_types(higher, lower)
+    return higher
+
+
+def _scalar_dtype(x):
+    if isinstance(x, bool) or isinstance(x, np.bool_):
+        return np.dtype(np.bool_)
+    if isinstance(x, (int, np.integer)):
+        return np.dtype(np.int64)
+    if isinstance(x, complex) or isinstance(x, np.complexfloating):
+        return np.dtype(np.complex64 if _default.np == np.float32 else np.complex128)
+    return np.dtype(_default.np)
+
+
+def result_type(*operands):
+    """The NumPy dtype PyTorch gives ``op(*operands)`` (arrays, 0-d arrays, Python or NumPy scalars)."""
+    dim = zero = wrapped = None
+    for x in operands:
+        shape = getattr(x, "shape", None)
+        if shape is None or not hasattr(x, "ndim") or isinstance(x, np.generic):
+            wrapped = promote_types(wrapped, _scalar_dtype(x))
+        elif len(shape):
+            dim = promote_types(dim, x.dtype)
+        else:
+            zero = promote_types(zero, x.dtype)
+    return _combine(dim, _combine(zero, wrapped))
+
+
+def _cast(x, want):
+    if getattr(x, "dtype", None) is None or isinstance(x, np.generic) or x.dtype == want:
+        return x
+    return x.astype(want)
+
+
+def _weak_fits(scalar_type, kind: str, true_divide: bool) -> bool:
+    """Whether a Python scalar beside an array of ``kind`` leaves NumPy's answer PyTorch's."""
+    if true_divide and kind not in "fc":
+        return False
+    if scalar_type is float:
+        return kind in "fc"
+    if scalar_type is int:
+        return kind != "b"
+    return scalar_type is bool
+
+
+def promote(a, b, true_divide: bool = False):
+    """``(a, b)`` ready for a NumPy/CuPy binary op that gives PyTorch's result dtype: cast where NumPy's rules
+    differ, as they are otherwise (the common case, one dtype or a Python scalar of the array's category, costs
+    a few comparisons). ``true_divide``: an integer or bool result becomes the default float dtype."""
+    da = getattr(a, "dtype", None)
+    db = getattr(b, "dtype", None)
+    if da is db:  # one dtype (NumPy hands out one object per built-in dtype), or two Python scalars
+        if da is None or not true_divide or da.kind in "fc":
+            return a, b
+    elif db is None:
+        if _weak_fits(b.__class__, da.kind, true_divide):
+            return a, b
+    elif da is None and _weak_fits(a.__class__, db.kind, true_divide):
+        return a, b
+    if (da is None and not isinstance(a, _PY_SCALARS)) or (db is None and not isinstance(b, _PY_SCALARS)):
+        return a, b  # a list or another object: NumPy's rules, or its error
+    want = result_type(a, b)
+    if true_divide and want.kind not in "fc":
+        want = np.dtype(_default.np)
+    a, b = _cast(a, want), _cast(b, want)
+    if getattr(a, "dtype", None) is None and getattr(b, "dtype", None) is None:
+        return a, b
+    # a Python or NumPy scalar beside an array of the result dtype: NumPy 2 keeps the array's dtype for a Python
+    # scalar; a NumPy scalar is strong in NumPy, so it becomes a Python one
+    if isinstance(a, np.generic):
+        a = a.item()
+    if isinstance(b, np.generic):
+        b = b.item()
+    return a, b

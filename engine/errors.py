@@ -19,3 +19,17 @@ def shapes_error(a, b) -> RuntimeError:
 
 def _shape_text(shape):
     return "x".join(str(n) for n in shape) if shape else "scalar"
+
+
+# PyTorch names the C types in its matrix-product dtype errors
+_C_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "float16": ("c10::Half", "Half"),
+            "int64": ("long int", "Long"), "int32": ("int", "Int"), "int16": ("short int", "Short"),
+            "int8": ("signed char", "Char"), "uint8": ("unsigned char", "Byte"), "bool": ("bool", "Bool")}
+
+
+def product_dtypes_error(a, b) -> RuntimeError:
+    """PyTorch's error for a matrix product of two dtypes (it never promotes there)."""
+    na, nb = _C_NAMES.get(str(a.dtype), (str(a.dtype),) * 2), _C_NAMES.get(str(b.dtype), (str(b.dtype),) * 2)
+    if a.ndim == 1 and b.ndim == 1:
+        return RuntimeError(f"dot : expected both vectors to have same dtype, but found {na[1]} and {nb[1]}")
+    return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {na[0]} != {nb[0]}")

@@ -10,6 +10,8 @@ __all__ = [
     "matmul",
     "exp",
     "log",
+    "sin",
+    "cos",
     "abs",
     "sqrt",
     "sigmoid",
@@ -53,6 +55,14 @@ def exp(input):  # noqa: A002
 
 def log(input):  # noqa: A002
     return input.log()
+
+
+def sin(input):  # noqa: A002
+    return input.sin()
+
+
+def cos(input):  # noqa: A002
+    return input.cos()
 
 
 def abs(input):  # noqa: A001, A002

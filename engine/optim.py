@@ -1,4 +1,4 @@
-"""``engine.optim``: SGD (with momentum) and Adam, with PyTorch's update formulas.
+"""``engine.optim``: SGD (with momentum), Adam and RMSprop, with PyTorch's update formulas.
 
 Updates run on the raw arrays in place, outside the graph, like PyTorch's ``torch.no_grad`` steps.
 """
@@ -10,7 +10,7 @@ import math
 from .backend import xp_of
 from .tensor import Tensor
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "RMSprop"]
 
 
 class Optimizer:
@@ -122,3 +122,60 @@ class Adam(Optimizer):
                 denom = xp.sqrt(v) / math.sqrt(bias2)
                 denom += eps
                 w -= (lr / bias1) * (m / denom)
+
+
+class RMSprop(Optimizer):
+    """RMSprop, computed as PyTorch computes it: ``v = alpha v + (1 - alpha) g^2``, then
+    ``p -= lr g / (sqrt(v) + eps)``; ``centered`` subtracts the squared running mean of g under the root,
+    ``momentum`` keeps a buffer of ``g / (sqrt(v) + eps)``, ``maximize`` ascends."""
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        for name, value in (("epsilon", eps), ("momentum", momentum), ("weight_decay", weight_decay),
+                            ("alpha", alpha)):
+            if not isinstance(value, (int, float)) or not value >= 0:  # NaN fails too
+                raise ValueError(f"Invalid {name} value: {value}")
+        if differentiable:
+            raise NotImplementedError("RMSprop(differentiable=True): the engine's optimizers step outside the graph")
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+                                      centered=centered, capturable=capturable, foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable))
+
+    def step(self):
+        for group in self.param_groups:
+            lr, alpha, eps, wd = group["lr"], group["alpha"], group["eps"], group["weight_decay"]
+            mom, centered, maximize = group["momentum"], group["centered"], group["maximize"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, g = p._data, p.grad._data
+                xp = xp_of(w)
+                if maximize:
+                    g = -g
+                if wd:
+                    g = g + wd * w
+                state = self.state.get(id(p))
+                if state is None:
+                    state = self.state[id(p)] = {"step": 0, "square_avg": xp.zeros_like(w)}
+                    if mom > 0:
+                        state["momentum_buffer"] = xp.zeros_like(w)
+                    if centered:
+                        state["grad_avg"] = xp.zeros_like(w)
+                state["step"] += 1
+                v = state["square_avg"]
+                v *= alpha
+                v += (1 - alpha) * g * g
+                if centered:
+                    m = state["grad_avg"]
+                    m += (1 - alpha) * (g - m)  # lerp
+                    avg = xp.sqrt(v - m * m)
+                else:
+                    avg = xp.sqrt(v)
+                avg += eps
+                if mom > 0:
+                    buf = state["momentum_buffer"]
+                    buf *= mom
+                    buf += g / avg
+                    w -= lr * buf
+                else:
+                    w -= lr * (g / avg)

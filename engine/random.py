@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -9,8 +10,9 @@ import numpy as np
 from . import backend
 
 _lock = threading.Lock()
-_cpu = np.random.Generator(np.random.PCG64())
-_initial_seed = None
+# as PyTorch's: a fresh 64-bit seed per process until manual_seed(), and initial_seed() says which
+_initial_seed = int.from_bytes(os.urandom(8), "little")
+_cpu = np.random.Generator(np.random.PCG64(_initial_seed))
 
 
 def manual_seed(seed: int):
@@ -27,7 +29,8 @@ def manual_seed(seed: int):
     return _cpu
 
 
-def initial_seed():
+def initial_seed() -> int:
+    """The seed the CPU generator started from: the last ``manual_seed``, or the process's own random seed."""
     return _initial_seed
 
 

@@ -11,7 +11,8 @@ import numpy as np
 from . import backend as _backend
 from . import dtypes as _dtypes
 from .backend import CPU, device_of_array, resolve, to_host, xp_of
-from .errors import shapes_error
+from .dtypes import promote as _promote
+from .errors import product_dtypes_error, shapes_error
 from .legacy import LegacyTensorType, parse_legacy_name
 
 __all__ = ["Tensor", "Size", "is_tensor"]
@@ -84,19 +85,27 @@ def _binary(fn_name: str, op, reflected: bool = False):
     Recorded through ``functions.<fn_name>`` when the graph needs it; otherwise one array expression and a
     wrap, with no other Python call (at the tiny size an op's Python costs more than its arithmetic)."""
 
+    true_divide = fn_name == "Div"
+
     def method(self, other):
+        a = self._data
         if isinstance(other, Tensor):
             if (self._rg or other._rg) and _grad_mode.enabled:
                 fn = getattr(_fn, fn_name)
                 return fn.apply(other, self) if reflected else fn.apply(self, other)
             o = other._data
+            if o.dtype is not a.dtype or true_divide:  # PyTorch's type promotion where NumPy's differs
+                a, o = _promote(a, o, true_divide)
         else:
             if self._rg and _grad_mode.enabled:
                 fn = getattr(_fn, fn_name)
                 return fn.apply(other, self) if reflected else fn.apply(self, other)
             o = other
+            cls = o.__class__
+            if not ((cls is _float and a.dtype.kind in "fc") or (cls is _int and a.dtype.kind != "b")) or true_divide:
+                a, o = _promote(a, o, true_divide)
         try:
-            out = op(o, self._data) if reflected else op(self._data, o)
+            out = op(o, a) if reflected else op(a, o)
         except (TypeError, ValueError):
             _check_same_device(self, other)  # NumPy and CuPy arrays do not mix: say which devices
             raise
@@ -166,7 +175,7 @@ class Tensor:
     __array_ufunc__ = None  # `ndarray * tensor` defers to Tensor.__rmul__
     __array_priority__ = 1000
     # class-level defaults: most tensors never set these, which saves their creation the assignments
-    grad = None
+    _grad = None
     grad_fn = None
     _out_index = 0
 
@@ -178,7 +187,7 @@ class Tensor:
             if any(not isinstance(a, (_int, np.integer)) or a < 0 for a in args):
                 raise TypeError(f"Tensor(*sizes) needs non-negative integer sizes, got {args}")
             array = np.empty(args, dtype=np.float32)
-        dev = resolve(device)
+        dev = _backend.target(device)
         if dev is not CPU:
             array = _backend.to_device_array(array, dev)
         self._data = array
@@ -188,6 +197,22 @@ class Tensor:
         self._out_index = 0
 
     # ------------------------------------------------------------------ properties
+    @property
+    def grad(self):
+        """The gradient accumulated by ``backward()`` (None until then, or after ``grad = None``)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: the tensor is "
+                                   f"{list(self._data.shape)}, the grad {list(value._data.shape)}")
+        self._grad = value
+
     @property
     def data(self) -> Tensor:
         """The same values, detached from the graph (shares memory)."""
@@ -554,6 +579,8 @@ class Tensor:
         b = mat2._data
         if b.__class__ is not a.__class__:
             _check_same_device(self, mat2)
+        if b.dtype is not a.dtype and b.dtype != a.dtype:
+            raise product_dtypes_error(a, b)
         try:
             # as MatMul.forward for 2-D, without its ctx
             return _wrap(a.dot(b) if a.__class__ is _ndarray else _fn.arithmetic.dot2(a, b))
@@ -650,6 +677,12 @@ class Tensor:
 
     def tanh(self):
         return _fn.Tanh.apply(self)
+
+    def sin(self):
+        return _fn.Sin.apply(self)
+
+    def cos(self):
+        return _fn.Cos.apply(self)
 
     def relu(self):
         return _fn.ReLU.apply(self)

@@ -8,7 +8,8 @@ from .. import _capture, _cublas
 from .. import kernels as _kernels
 from ..autograd.function import Function
 from ..backend import xp_of
-from ..errors import shapes_error
+from ..dtypes import promote
+from ..errors import product_dtypes_error, shapes_error
 
 
 class Add(Function):
@@ -16,6 +17,7 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        a, b = promote(a, b)
         return a + b
 
     @staticmethod
@@ -28,6 +30,7 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        a, b = promote(a, b)
         return a - b
 
     @staticmethod
@@ -40,6 +43,7 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        a, b = promote(a, b)
         ctx.saved = (a, b)
         return a * b
 
@@ -55,6 +59,7 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        a, b = promote(a, b, true_divide=True)
         ctx.saved = (a, b)
         return a / b
 
@@ -72,6 +77,7 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        a, b = promote(a, b)
         out = a * a if (b.__class__ in (int, float) and b == 2) else a**b
         ctx.saved = (a, b, out)
         return out
@@ -120,6 +126,8 @@ class MatMul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        if a.dtype != b.dtype:
+            raise product_dtypes_error(a, b)
         try:
             # 2-D: ndarray.dot, the same BLAS product as @ with half its call overhead on small matrices
             out = (a.dot(b) if a.__class__ is np.ndarray else dot2(a, b)) if a.ndim == 2 and b.ndim == 2 else a @ b

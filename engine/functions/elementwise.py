@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import kernels as _kernels
 from ..autograd.function import Function
 from ..backend import xp_of
+from ..dtypes import promote
 
 
 class Exp(Function):
@@ -19,6 +20,32 @@ class Exp(Function):
     @staticmethod
     def backward(ctx, gy):
         return gy * ctx.saved[0]
+
+
+class Sin(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.saved = (x,)
+        return xp_of(x).sin(x)
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy * xp_of(gy).cos(ctx.saved[0])
+
+
+class Cos(Function):
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.saved = (x,)
+        return xp_of(x).cos(x)
+
+    @staticmethod
+    def backward(ctx, gy):
+        return -gy * xp_of(gy).sin(ctx.saved[0])
 
 
 class Log(Function):
@@ -143,6 +170,7 @@ class Maximum(Function):
 
     @staticmethod
     def forward(ctx, a, b, mode="max"):
+        a, b = promote(a, b)
         xp = xp_of(a) if hasattr(a, "shape") else xp_of(b)
         ctx.saved = (a, b)
         ctx.mode = mode

@@ -7,7 +7,7 @@ from collections import OrderedDict
 
 from .. import creation
 from ..autograd import no_grad
-from ..backend import resolve
+from ..backend import target
 from ..tensor import Tensor, _wrap
 from . import functional as F
 
@@ -209,7 +209,7 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         bound = 1.0 / math.sqrt(in_features)
-        dev = resolve(device)
+        dev = target(device)
         self.weight = Parameter(creation.rand(out_features, in_features, dtype=dtype, device=dev) * (2 * bound)
                                 - bound)
         if bias:
