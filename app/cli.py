@@ -60,20 +60,26 @@ def _float(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="main.py",
-        description="Watch the classic PyTorch tutorial's two-layer net train, on the project's own engine. "
+        description="Watch the PyTorch tutorial's programs train (the two-layer net, and the fit of sin(x) by a "
+        "cubic), on the project's own engine. "
         "Without --headless the desktop app opens, with these options preset.",
     )
     p.add_argument("--headless", action="store_true", help="run without a window (for scripts, CI, servers)")
     run = p.add_argument_group("run settings")
-    run.add_argument("--recipe", choices=tuple(TABLE), default=None, help="how the step is written (default tensor)")
+    run.add_argument("--recipe", choices=tuple(TABLE), default=None, metavar="RECIPE",
+                     help="how the step is written (default tensor): " + ", ".join(TABLE))
     run.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default cpu)")
     run.add_argument("--dtype", choices=DTYPES, default=None, help="default float32")
     run.add_argument("--batch", type=_int, default=None, metavar="N", help="batch size N (default 64)")
     run.add_argument("--d-in", type=_int, default=None, metavar="D", help="input dimension (default 1000)")
     run.add_argument("--hidden", type=_int, default=None, metavar="H", help="hidden dimension (default 100)")
     run.add_argument("--d-out", type=_int, default=None, metavar="D", help="output dimension (default 10)")
-    run.add_argument("--lr", type=_float, default=None, help="learning rate (default 1e-6; 1e-4 for nn/optim)")
-    run.add_argument("--iters", type=_int, default=None, help="iterations (default 500)")
+    run.add_argument("--points", type=_int, default=None, metavar="P",
+                     help="the poly-* recipes: points of linspace(-pi, pi) where sin(x) is fitted (default 2000)")
+    run.add_argument("--lr", type=_float, default=None,
+                     help="learning rate (default: the recipe's own, as its tutorial has it)")
+    run.add_argument("--iters", type=_int, default=None, help="iterations (default 500; the poly-* recipes: their "
+                                                               "tutorial's, 2000 or 30000)")
     run.add_argument("--seed", type=_int, default=None, help="random seed of x, y and the weights (default 0)")
     run.add_argument("--cuda-graph", action="store_true", default=None,
                      help="GPU: capture the step as a CUDA graph after 3 warm-up steps and replay it "
@@ -100,6 +106,7 @@ class RunOptions:
     d_in: int | None = None
     hidden: int | None = None
     d_out: int | None = None
+    points: int | None = None
     lr: float | None = None
     iters: int | None = None
     seed: int | None = None
@@ -111,11 +118,14 @@ class RunOptions:
 
     def apply(self, base: RunConfig | None = None) -> RunConfig:
         """``base`` (the tutorial's defaults) with the given options; a new recipe brings its own default learning
-        rate unless --lr was given too."""
+        rate and iteration count unless --lr or --iters was given too."""
         base = base or RunConfig()
         changes = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
-        if self.recipe and self.lr is None:
-            changes["lr"] = TABLE[self.recipe].default_lr
+        if self.recipe and self.recipe in TABLE:
+            if self.lr is None:
+                changes["lr"] = TABLE[self.recipe].default_lr
+            if self.iters is None:
+                changes["iters"] = TABLE[self.recipe].default_iters
         return base.with_(**changes)
 
 

@@ -11,6 +11,7 @@ from .recipes import TABLE, graph_recipes
 DTYPES = ("float32", "float64")
 MAX_SIZE = 1 << 20  # one dimension; the memory check below is what really bounds a run
 MAX_ITERS = 10_000_000
+MAX_POINTS = 1 << 28  # the memory check bounds it first on most machines
 
 
 class ConfigError(ValueError):
@@ -30,6 +31,7 @@ class RunConfig:
     d_in: int = 1000
     hidden: int = 100
     d_out: int = 10
+    points: int = 2000  # the polynomial family: linspace(-pi, pi, points)
     lr: float = 1e-6
     iters: int = 500
     seed: int = 0
@@ -51,6 +53,10 @@ class RunConfig:
                 raise ConfigError(name, f"must be a whole number, got {value!r}")
             if not 1 <= value <= MAX_SIZE:
                 raise ConfigError(name, f"must be between 1 and {MAX_SIZE:,}, got {value:,}")
+        if not isinstance(self.points, int) or isinstance(self.points, bool):
+            raise ConfigError("points", f"must be a whole number, got {self.points!r}")
+        if not 2 <= self.points <= MAX_POINTS:
+            raise ConfigError("points", f"must be between 2 and {MAX_POINTS:,}, got {self.points:,}")
         if not isinstance(self.iters, int) or isinstance(self.iters, bool) or not 1 <= self.iters <= MAX_ITERS:
             raise ConfigError("iters", f"must be a whole number between 1 and {MAX_ITERS:,}, got {self.iters!r}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2**63:
@@ -99,7 +105,8 @@ class RunConfig:
             raise ConfigError(
                 "sizes",
                 f"this run needs about {format_bytes(need)} on {self.device}, but only {format_bytes(free)} is "
-                "free; make the batch, D_in, H or D_out smaller",
+                "free; make " + ("the points" if TABLE[self.recipe].family == "poly" else "the batch, D_in, H or D_out")
+                + " smaller",
             )
 
     # ------------------------------------------------------------------ memory
@@ -126,9 +133,14 @@ class RunConfig:
           8; optim: those of nn and Adam's m and v);
         * set-up on the CPU: each array is drawn in float64 and converted, one at a time.
         """
+        recipe = TABLE[self.recipe]
+        if recipe.family == "poly":  # x and y, and the step's point-sized arrays; x, y drawn in float64 first
+            weights, step = recipe.memory(self.points)
+            setup = 2 * self.points * 8 // self.itemsize if not self.device.startswith("cuda") else 0
+            return int((2 * self.points + weights + max(step, setup)) * self.itemsize)
         n, d_in, h, d_out = self.batch, self.d_in, self.hidden, self.d_out
         data = n * d_in + n * d_out
-        weights, step = TABLE[self.recipe].memory(n, d_in, h, d_out)  # the recipe's own formula
+        weights, step = recipe.memory(n, d_in, h, d_out)  # the recipe's own formula
         setup = 0
         if not self.device.startswith("cuda"):  # the float64 draws are host memory, not the GPU's
             setup = max(n * d_in, d_in * h) * 8 // self.itemsize
@@ -162,9 +174,14 @@ class RunConfig:
     def with_(self, **changes) -> RunConfig:
         return replace(self, **changes)
 
+    def sizes_text(self) -> str:
+        """The sizes that apply to the recipe's family, as the window and the messages show them."""
+        if TABLE[self.recipe].family == "poly":
+            return f"points={self.points}"
+        return f"N={self.batch} D_in={self.d_in} H={self.hidden} D_out={self.d_out}"
+
     def label(self) -> str:
-        return (f"{self.recipe} · {self.device} · {self.dtype} · N={self.batch} D_in={self.d_in} H={self.hidden} "
-                f"D_out={self.d_out} · lr={self.lr:g}")
+        return f"{self.recipe} · {self.device} · {self.dtype} · {self.sizes_text()} · lr={self.lr:g}"
 
 
 def _is_cpu(device) -> bool:

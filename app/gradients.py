@@ -60,6 +60,7 @@ class GradientReport:
     stats: dict  # (param, pair) -> PairStats
     sampled: dict  # param -> number of elements probed numerically
     rounding: dict  # param -> relative difference of autograd in the run's dtype vs in float64
+    params: tuple = PARAMS  # what was compared: the net's w1 and w2, or the fit's coefficients
 
     def worst_grade(self) -> str:
         order = {"good": 0, "ok": 1, "bad": 2}
@@ -69,13 +70,13 @@ class GradientReport:
         return np.abs(self.grads[(a, param)] - self.grads[(b, param)])
 
     def table(self) -> str:
-        head = f"{'param':<5} {'pair':<21} {'max |a-b|':>11} {'rel error':>11} {'cosine':>12}  worst element"
+        head = f"{'param':<12} {'pair':<21} {'max |a-b|':>11} {'rel error':>11} {'cosine':>12}  worst element"
         lines = [f"gradients at {self.source} ({self.device}, {self.dtype})", head, "-" * len(head)]
-        for param in PARAMS:
+        for param in self.params:
             for a, b in PAIRS:
                 s = self.stats[(param, (a, b))]
                 lines.append(
-                    f"{param:<5} {a + ' vs ' + b:<21} {s.max_abs:11.3e} {s.rel_error:11.3e} {s.cosine:12.9f}  "
+                    f"{param:<12} {a + ' vs ' + b:<21} {s.max_abs:11.3e} {s.rel_error:11.3e} {s.cosine:12.9f}  "
                     f"{list(s.worst_index)}: {s.worst_a:.6g} vs {s.worst_b:.6g}  [{s.grade(self.dtype)}]"
                 )
         return "\n".join(lines)
@@ -160,6 +161,8 @@ def compare(config: RunConfig, state: TrainState | None = None, source: str | No
             forget_relu_mask: bool = False, max_elements: int = 4096,
             manual: Callable | None = None) -> GradientReport:
     """Compare the three gradients at ``state``'s current weights, or at the config's initial weights."""
+    if TABLE[config.recipe].family == "poly":
+        return compare_poly(config, state, source, forget_two=forget_relu_mask)
     if state is not None and state.weights_host() is not None:
         x64, y64 = state.data_host()
         w1_64, w2_64 = state.weights_host()
@@ -206,3 +209,95 @@ def compare(config: RunConfig, state: TrainState | None = None, source: str | No
                 pair.floor = rounding[param]
             stats[(param, (a, b))] = pair
     return GradientReport(config.dtype, device, source, grads, stats, sampled, rounding)
+
+
+# ----------------------------------------------------------------------------- the polynomial family
+
+POLY_PARAMS = ("coefficients",)
+POLY_NAMES = {"cubic": "abcd", "legendre": "abcd", "dynamic": "abcde"}
+
+
+def poly_form(recipe: str) -> str:
+    return "legendre" if recipe == "poly-function" else "dynamic" if recipe == "poly-dynamic" else "cubic"
+
+
+def _poly_predict(form, x, c):
+    if form == "legendre":
+        t = c[2] + c[3] * x
+        return c[0] + c[1] * (0.5 * (5 * t ** 3 - 3 * t))
+    y = c[0] + c[1] * x + c[2] * x ** 2 + c[3] * x ** 3
+    if form == "dynamic":  # the net's largest form: both extra terms, one shared e
+        y = y + c[4] * x ** 4 + c[4] * x ** 5
+    return y
+
+
+def poly_manual_gradients(form, x, y, c, forget_two: bool = False):
+    """The fit's gradient written by hand (engine tensors or NumPy arrays): one value per coefficient.
+    ``forget_two`` plants the classic slip, d(r^2)/dr taken as r."""
+    g = (1.0 if forget_two else 2.0) * (_poly_predict(form, x, c) - y)
+    if form == "legendre":
+        t = c[2] + c[3] * x
+        dp3 = 1.5 * (5 * t ** 2 - 1)
+        return [g.sum(), (g * (0.5 * (5 * t ** 3 - 3 * t))).sum(), (g * c[1] * dp3).sum(),
+                (g * c[1] * dp3 * x).sum()]
+    grads = [g.sum(), (g * x).sum(), (g * x ** 2).sum(), (g * x ** 3).sum()]
+    if form == "dynamic":
+        grads.append((g * (x ** 4 + x ** 5)).sum())
+    return grads
+
+
+def compare_poly(config: RunConfig, state: TrainState | None = None, source: str | None = None,
+                 eps: float = 1e-6, forget_two: bool = False) -> GradientReport:
+    """The fit's hand-written gradient of its coefficients against autograd and float64 central differences."""
+    form = poly_form(config.recipe)
+    draws = host_draws(config)
+    x64, y64 = draws["x"], draws["y"]
+    if state is not None and state.coefficients_host() is not None:
+        c64 = np.array(state.coefficients_host(), dtype=np.float64)
+        source = source or "current coefficients"
+    else:
+        c64 = np.asarray(draws["coefficients"], dtype=np.float64)
+        source = source or "initial coefficients"
+    dtype = getattr(engine, config.dtype)
+    device = "cpu" if TABLE[config.recipe].cpu_only else config.device
+    x, y = (engine.tensor(a, dtype=dtype, device=device) for a in (x64, y64))
+
+    def coefficients(values, grad=False, dt=dtype):
+        return [engine.tensor(v, dtype=dt, device=device, requires_grad=grad) for v in values]
+
+    def host(values):
+        return np.array([[float(engine.backend.to_host(v._data)) for v in values]])
+
+    with engine.no_grad():
+        manual = host(poly_manual_gradients(form, x, y, coefficients(c64), forget_two))
+
+    def by_autograd(dt):
+        cs = coefficients(c64, True, dt)
+        xs, ys = (engine.tensor(a, dtype=dt, device=device) for a in (x64, y64))
+        with engine.enable_grad():
+            ((_poly_predict(form, xs, cs) - ys) ** 2).sum().backward()
+        return host([c.grad for c in cs])
+
+    auto = by_autograd(dtype)
+    rounding = {POLY_PARAMS[0]: 0.0}
+    if config.dtype != "float64":
+        rounding[POLY_PARAMS[0]] = compare_pair(auto, by_autograd(engine.float64)).rel_error
+    numerical = np.empty((1, len(c64)))
+    for i in range(len(c64)):
+        step = eps * max(1.0, abs(c64[i]))
+        outs = []
+        for sign in (1.0, -1.0):
+            c = c64.copy()
+            c[i] += sign * step
+            outs.append(float(((_poly_predict(form, x64, c) - y64) ** 2).sum()))
+        numerical[0, i] = (outs[0] - outs[1]) / (2 * step)
+    param = POLY_PARAMS[0]
+    grads = {("manual", param): manual, ("autograd", param): auto, ("numerical", param): numerical}
+    stats = {}
+    for a, b in PAIRS:
+        pair = compare_pair(grads[(a, param)], grads[(b, param)])
+        if "numerical" in (a, b):
+            pair.floor = rounding[param]
+        stats[(param, (a, b))] = pair
+    return GradientReport(config.dtype, device, f"{source} ({', '.join(POLY_NAMES[form])})", grads, stats,
+                          {param: len(c64)}, rounding, params=POLY_PARAMS)

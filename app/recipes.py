@@ -36,11 +36,30 @@ class TrainState:
     y: object = None
     w1: object = None  # tensor/autograd/function/numpy: the tutorial's weights
     w2: object = None
-    model: object = None  # nn/optim
+    model: object = None  # nn/optim, and the polynomial family's nn/optim/module/dynamic
+    coefficients: list = field(default_factory=list)  # the polynomial family's a, b, c, d (e) as they train
     extras: dict = field(default_factory=dict)
+
+    def coefficients_host(self) -> list[float] | None:
+        """The polynomial family's current coefficients as floats (one small device read on a GPU), else None."""
+        recipe = TABLE[self.config.recipe]
+        if recipe.family != "poly":
+            return None
+        if self.model is not None and recipe.name in ("poly-nn", "poly-optim"):
+            layer = self.model[0]
+            arrays = [layer.bias._data, layer.weight._data]  # a, then b, c, d
+        elif self.model is not None:
+            arrays = [p._data for p in self.model.parameters()]
+        else:
+            arrays = [c._data if isinstance(c, engine.Tensor) else c for c in self.coefficients]
+        xp = engine.backend.xp_of(arrays[0])
+        together = xp.concatenate([xp.reshape(a, (-1,)) for a in arrays])  # one read, not one per coefficient
+        return [float(v) for v in engine.backend.to_host(together)]
 
     def weights_host(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Current (w1, w2) as float64 NumPy arrays in the tutorial's layout (D_in x H, H x D_out)."""
+        if TABLE[self.config.recipe].family != "two-layer":
+            return None
         if self.model is not None:
             first, last = self.model[0], self.model[2]
             return (engine.backend.to_host(first.weight._data).T.astype(np.float64),
@@ -64,6 +83,15 @@ def draw_host(config: RunConfig):
 
     One at a time, so a caller that converts each and lets it go never holds them all in float64."""
     rng = np.random.default_rng(config.seed)
+    if TABLE[config.recipe].family == "poly":
+        x = np.linspace(-np.pi, np.pi, config.points)
+        yield "x", x
+        yield "y", np.sin(x)
+        if config.recipe == "poly-function":  # the tutorial's start, "for this example to converge"
+            yield "coefficients", np.array(LEGENDRE_START)
+        else:  # randn(()) for a, b, c, d and (dynamic) e, from one stream
+            yield "coefficients", rng.standard_normal(5 if config.recipe == "poly-dynamic" else 4)
+        return
     n, d_in, h, d_out = config.batch, config.d_in, config.hidden, config.d_out
     yield "x", rng.standard_normal((n, d_in))
     yield "y", rng.standard_normal((n, d_out))
@@ -88,6 +116,8 @@ def make_state(config: RunConfig) -> TrainState:
     state = TrainState(config)
     recipe = TABLE[config.recipe]
     dtype = getattr(engine, config.dtype)
+    if recipe.family == "poly":
+        return _make_poly_state(state, recipe, dtype)
     made = {}
     for name, host in draw_host(config):
         if recipe.raw_numpy:
@@ -111,6 +141,30 @@ def make_state(config: RunConfig) -> TrainState:
         state.model = model
     else:
         state.w1, state.w2 = made.pop("w1"), made.pop("w2")
+    return state
+
+
+def _make_poly_state(state: TrainState, recipe, dtype) -> TrainState:
+    config = state.config
+    draws = host_draws(config)
+    values = [float(v) for v in draws["coefficients"]]
+    if recipe.raw_numpy:
+        state.x, state.y = (draws[k].astype(config.dtype) for k in ("x", "y"))
+        state.coefficients = [np.array(v, dtype=config.dtype) for v in values]
+        return state
+    state.x, state.y = (engine.tensor(draws[k], dtype=dtype, device=config.device) for k in ("x", "y"))
+    grad = recipe.weights_require_grad
+    if recipe.name in ("poly-nn", "poly-optim"):
+        layer = engine.nn.Linear(3, 1, device=config.device, dtype=dtype)
+        with engine.no_grad():
+            layer.weight.copy_(engine.tensor([values[1:]], dtype=dtype))
+            layer.bias.fill_(values[0])
+        state.model = engine.nn.Sequential(layer, engine.nn.Flatten(0, 1))
+    elif recipe.name in ("poly-module", "poly-dynamic"):
+        state.model = (DynamicNet if recipe.name == "poly-dynamic" else Polynomial3)(values, dtype, config.device)
+    else:
+        state.coefficients = [engine.tensor(v, dtype=dtype, device=config.device, requires_grad=grad)
+                              for v in values]
     return state
 
 
@@ -248,6 +302,206 @@ def optim_recipe(state: TrainState) -> Iterator:
         yield loss.detach()
 
 
+# --------------------------------------------------------------------------- the polynomial family
+# Today's tutorial fits y = sin(x) on linspace(-pi, pi) with a cubic y = a + b x + c x^2 + d x^3, in the same
+# styles; the tutorial's learning rates and iteration counts are the rows' defaults.
+
+LEGENDRE_START = (0.0, -1.0, 0.0, 0.3)
+
+
+def poly_gradients(x, y, a, b, c, d):
+    """The cubic's loss and its hand-written gradient: (loss, (grad_a, grad_b, grad_c, grad_d)). The one copy:
+    the poly-numpy and poly-tensor recipes train with it and the gradient check compares it."""
+    y_pred = a + b * x + c * x ** 2 + d * x ** 3
+    loss = ((y_pred - y) ** 2).sum()
+    grad_y_pred = 2.0 * (y_pred - y)
+    return loss, (grad_y_pred.sum(), (grad_y_pred * x).sum(), (grad_y_pred * x ** 2).sum(),
+                  (grad_y_pred * x ** 3).sum())
+
+
+def poly_numpy_recipe(state: TrainState) -> Iterator:
+    """NumPy, gradients by hand."""
+    x, y, coefficients = state.x, state.y, state.coefficients
+    learning_rate = state.config.lr
+    while True:
+        loss, grads = poly_gradients(x, y, *coefficients)
+        for i, g in enumerate(grads):
+            coefficients[i] = coefficients[i] - learning_rate * g
+        yield loss
+
+
+def poly_tensor_recipe(state: TrainState) -> Iterator:
+    """Engine tensors, gradients by hand (the same code as NumPy's)."""
+    x, y, coefficients = state.x, state.y, state.coefficients
+    learning_rate = state.config.lr
+    while True:
+        loss, grads = poly_gradients(x, y, *coefficients)
+        for c, g in zip(coefficients, grads):
+            c -= learning_rate * g
+        yield loss
+
+
+def poly_autograd_recipe(state: TrainState) -> Iterator:
+    x, y, coefficients = state.x, state.y, state.coefficients
+    a, b, c, d = coefficients
+    learning_rate = state.config.lr
+    while True:
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+        loss = (y_pred - y).pow(2).sum()
+        loss.backward()
+        with engine.no_grad():
+            for p in coefficients:
+                p -= learning_rate * p.grad
+                p.grad = None
+        yield loss.detach()
+
+
+class LegendrePolynomial3(engine.autograd.Function):
+    """P3(t) = (5 t^3 - 3 t) / 2 with its derivative (3/2)(5 t^2 - 1) written by hand."""
+
+    @staticmethod
+    def forward(ctx, input):  # noqa: A002 - the tutorial's name
+        ctx.save_for_backward(input)
+        return 0.5 * (5 * input ** 3 - 3 * input)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (input,) = ctx.saved_tensors  # noqa: A001
+        return grad_output * 1.5 * (5 * input ** 2 - 1)
+
+
+def poly_function_recipe(state: TrainState) -> Iterator:
+    """y = a + b P3(c + d x), P3 a Function of our own."""
+    x, y, coefficients = state.x, state.y, state.coefficients
+    a, b, c, d = coefficients
+    learning_rate = state.config.lr
+    p3 = LegendrePolynomial3.apply
+    while True:
+        y_pred = a + b * p3(c + d * x)
+        loss = (y_pred - y).pow(2).sum()
+        loss.backward()
+        with engine.no_grad():
+            for p in coefficients:
+                p -= learning_rate * p.grad
+                p.grad = None
+        yield loss.detach()
+
+
+def _powers(x):
+    return x.unsqueeze(-1).pow(engine.tensor([1, 2, 3], device=x.device))
+
+
+def poly_nn_recipe(state: TrainState) -> Iterator:
+    """Linear(3, 1) on (x, x^2, x^3), flattened; MSELoss(reduction='sum'), update by hand."""
+    model, xx, y = state.model, _powers(state.x), state.y
+    loss_fn = engine.nn.MSELoss(reduction="sum")
+    learning_rate = state.config.lr
+    while True:
+        loss = loss_fn(model(xx), y)
+        model.zero_grad()
+        loss.backward()
+        with engine.no_grad():
+            for param in model.parameters():
+                param -= learning_rate * param.grad
+        yield loss.detach()
+
+
+def poly_optim_recipe(state: TrainState) -> Iterator:
+    """The same model, updated by optim.RMSprop."""
+    model, xx, y = state.model, _powers(state.x), state.y
+    loss_fn = engine.nn.MSELoss(reduction="sum")
+    optimizer = engine.optim.RMSprop(model.parameters(), lr=state.config.lr)
+    state.extras["optimizer"] = optimizer
+    while True:
+        loss = loss_fn(model(xx), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        yield loss.detach()
+
+
+class Polynomial3(engine.nn.Module):
+    """The cubic as a Module of four scalar Parameters."""
+
+    def __init__(self, values, dtype, device):
+        super().__init__()
+        for name, v in zip("abcd", values):
+            setattr(self, name, engine.nn.Parameter(engine.tensor(v, dtype=dtype, device=device)))
+
+    def forward(self, x):
+        return self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+
+
+class DynamicNet(engine.nn.Module):
+    """The cubic plus, chosen at random each forward, an e x^4 and an e x^5 term that share e: control flow
+    and weight sharing, as in the tutorial."""
+
+    def __init__(self, values, dtype, device):
+        super().__init__()
+        for name, v in zip("abcde", values):
+            setattr(self, name, engine.nn.Parameter(engine.tensor(v, dtype=dtype, device=device)))
+        self.chooser = np.random.default_rng(0)
+
+    def forward(self, x):
+        y = self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+        for exp in range(4, int(self.chooser.integers(4, 6)) + 1):
+            y = y + self.e * x ** exp
+        return y
+
+
+def poly_module_recipe(state: TrainState) -> Iterator:
+    model, x, y = state.model, state.x, state.y
+    criterion = engine.nn.MSELoss(reduction="sum")
+    optimizer = engine.optim.SGD(model.parameters(), lr=state.config.lr)
+    while True:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        yield loss.detach()
+
+
+def poly_dynamic_recipe(state: TrainState) -> Iterator:
+    model, x, y = state.model, state.x, state.y
+    model.chooser = np.random.default_rng(state.config.seed)
+    criterion = engine.nn.MSELoss(reduction="sum")
+    optimizer = engine.optim.SGD(model.parameters(), lr=state.config.lr, momentum=0.9)
+    while True:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        yield loss.detach()
+
+
+def poly_curve(recipe: str, coefficients, x):
+    """The fitted function of ``recipe``'s coefficients at the points ``x`` (NumPy), for the fit view."""
+    x = np.asarray(x, dtype=np.float64)
+    if recipe == "poly-function":
+        a, b, c, d = coefficients
+        t = c + d * x
+        return a + b * 0.5 * (5 * t ** 3 - 3 * t)
+    a, b, c, d = coefficients[:4]
+    y = a + b * x + c * x ** 2 + d * x ** 3
+    if recipe == "poly-dynamic":  # the net's largest form: both extra terms
+        e = coefficients[4]
+        y = y + e * x ** 4 + e * x ** 5
+    return y
+
+
+def poly_formula(recipe: str, coefficients) -> str:
+    """The fit as the tutorial prints it."""
+    if recipe == "poly-function":
+        a, b, c, d = coefficients
+        return f"y = {a:.4g} + {b:.4g} P3({c:.4g} + {d:.4g} x)"
+    a, b, c, d = coefficients[:4]
+    text = f"y = {a:.4g} + {b:.4g} x + {c:.4g} x^2 + {d:.4g} x^3"
+    if recipe == "poly-dynamic":
+        e = coefficients[4]
+        text += f" + {e:.4g} x^4 ? + {e:.4g} x^5 ?"
+    return text
+
+
 # --------------------------------------------------------------------------- the table
 
 TUTORIAL_SIZES = ("batch", "d_in", "hidden", "d_out")
@@ -266,11 +520,19 @@ class Recipe:
     # RunConfig.memory_estimate for how they are counted and measured
     memory: Callable[[int, int, int, int], tuple[int, int]]
     sizes: tuple[str, ...] = TUTORIAL_SIZES  # the RunConfig sizes the recipe uses
+    family: str = "two-layer"  # two-layer: the 2017 tutorial's net; poly: today's fit of sin(x)
+    default_iters: int = 500
     capturable: bool = False  # its GPU step does the same work each time: a CUDA graph can replay it
     cpu_only: bool = False
     raw_numpy: bool = False  # trains plain NumPy arrays, not engine tensors
     weights_require_grad: bool = False  # w1 and w2 are leaves that autograd fills
     uses_model: bool = False  # an nn.Sequential model instead of w1 and w2
+
+
+def _poly_memory(points_arrays: int):
+    """The polynomial family: beside x and y, ``points_arrays`` point-sized arrays alive at the step's fullest
+    (measured with tracemalloc at a million points: tests/app/test_memory_estimate.py)."""
+    return lambda p: (0, points_arrays * p)
 
 
 def _numpy_memory(n, d_in, h, d_out):
@@ -318,7 +580,41 @@ TABLE: dict[str, Recipe] = {r.name: r for r in (
     # Adam counts its steps on the host: a replay would repeat the captured step's bias correction
     Recipe("optim", "nn + optim.Adam", "The nn model, updated by optim.Adam.", 1e-4,
            optim_recipe, _adam_memory, uses_model=True),
+    # today's tutorial: y = sin(x) fitted by a cubic on linspace(-pi, pi, points)
+    Recipe("poly-numpy", "Fit sin(x): NumPy", "The cubic's gradients written by hand on NumPy arrays (CPU only).",
+           1e-6, poly_numpy_recipe, _poly_memory(3), sizes=("points",), family="poly", default_iters=2000,
+           cpu_only=True, raw_numpy=True),
+    Recipe("poly-tensor", "Fit sin(x): tensors", "The same hand-written gradients on engine tensors.", 1e-6,
+           poly_tensor_recipe, _poly_memory(4), sizes=("points",), family="poly", default_iters=2000),
+    Recipe("poly-autograd", "Fit sin(x): autograd", "a, b, c, d require grad; loss.backward() finds the gradients.",
+           1e-6, poly_autograd_recipe, _poly_memory(18), sizes=("points",), family="poly", default_iters=2000,
+           weights_require_grad=True),
+    Recipe("poly-function", "Fit sin(x): Legendre Function",
+           "y = a + b P3(c + d x) with P3 an autograd.Function of our own (its start is the tutorial's).", 5e-6,
+           poly_function_recipe, _poly_memory(14), sizes=("points",), family="poly", default_iters=2000,
+           weights_require_grad=True),
+    Recipe("poly-nn", "Fit sin(x): nn", "Linear(3, 1) on (x, x^2, x^3) and Flatten; MSELoss(sum), update by hand.",
+           1e-6, poly_nn_recipe, _poly_memory(11), sizes=("points",), family="poly", default_iters=2000,
+           uses_model=True),
+    Recipe("poly-optim", "Fit sin(x): optim.RMSprop", "The nn model, updated by optim.RMSprop.", 1e-3,
+           poly_optim_recipe, _poly_memory(11), sizes=("points",), family="poly", default_iters=2000,
+           uses_model=True),
+    Recipe("poly-module", "Fit sin(x): nn.Module", "The cubic as a Module of four Parameters, with optim.SGD.", 1e-6,
+           poly_module_recipe, _poly_memory(18), sizes=("points",), family="poly", default_iters=2000,
+           uses_model=True),
+    Recipe("poly-dynamic", "Fit sin(x): dynamic net",
+           "Each step adds, at random, e x^4 and e x^5 (one shared e): control flow and weight sharing. SGD with "
+           "momentum.", 1e-8, poly_dynamic_recipe, _poly_memory(28), sizes=("points",), family="poly",
+           default_iters=30000, uses_model=True),
 )}
+
+
+def families() -> dict[str, tuple[str, ...]]:
+    """The recipes of each family, in the table's order."""
+    out: dict[str, list[str]] = {}
+    for name, recipe in TABLE.items():
+        out.setdefault(recipe.family, []).append(name)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def graph_recipes() -> tuple[str, ...]:

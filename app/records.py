@@ -100,6 +100,7 @@ class Batch:
     loss: np.ndarray
     elapsed_s: np.ndarray
     step_ms: np.ndarray
+    coefficients: list | None = None  # the fit of sin(x): its coefficients as the batch ends (floats)
 
 
 @dataclass

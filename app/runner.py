@@ -25,7 +25,7 @@ import engine
 from .capture import GRAPH_WARMUP, CapturedSteps
 from .config import ConfigError, RunConfig, format_bytes
 from .readback import LossReadback
-from .recipes import TrainState, make_state
+from .recipes import TABLE, TrainState, make_state
 from .records import DIVERGED, DONE, FAILED, OUT_OF_MEMORY, STATUSES, STOPPED, Batch, LossLog, RunResult
 from .system import cpu_name, device_name, versions
 
@@ -36,8 +36,10 @@ __all__ = ["Runner", "is_out_of_memory", "DONE", "STOPPED", "DIVERGED", "OUT_OF_
 class _Emitter:
     """Hands the log's new records to ``on_batch`` as a :class:`Batch`, at most every ``every_s`` seconds."""
 
-    def __init__(self, log: LossLog, on_batch: Callable[[Batch], None] | None, every_s: float, now: float):
+    def __init__(self, log: LossLog, on_batch: Callable[[Batch], None] | None, every_s: float, now: float,
+                 coefficients: Callable[[], list | None] | None = None):
         self.log, self.on_batch, self.every_s, self.last, self.emitted = log, on_batch, every_s, now, 0
+        self.coefficients = coefficients  # the fit's current coefficients, for the fit view (poly recipes)
 
     def __call__(self, force: bool = False) -> None:
         now = time.perf_counter()
@@ -46,7 +48,7 @@ class _Emitter:
             return
         log, k = self.log, self.emitted
         self.on_batch(Batch(log.step[k:n].copy(), log.loss[k:n].copy(), log.elapsed_s[k:n].copy(),
-                            log.step_ms[k:n].copy()))
+                            log.step_ms[k:n].copy(), self.coefficients() if self.coefficients else None))
         self.emitted, self.last = n, now
 
 
@@ -72,6 +74,7 @@ class Runner:
         self.status: str | None = None
         self.message = ""
         self.graph_info: dict = {"captured": False, "note": "not captured yet"}
+        self.final_coefficients: list | None = None
 
     # ------------------------------------------------------------------ controls (any thread)
     def stop(self) -> None:
@@ -146,7 +149,8 @@ class Runner:
         t0 = time.perf_counter()
         on_gpu = cfg.device.startswith("cuda")
         readback = LossReadback(self.log, on_gpu, self.batched_readback, self.readback_s, self.readback_steps, t0)
-        emit = _Emitter(self.log, on_batch, emit_s, t0)
+        emit = _Emitter(self.log, on_batch, emit_s, t0,
+                        self.coefficients if TABLE[cfg.recipe].family == "poly" else None)
         diverged_at = None
         steps = None
 
@@ -191,8 +195,7 @@ class Runner:
                 readback.drop()
                 status = OUT_OF_MEMORY
                 message = (
-                    f"out of memory on {cfg.device} (N={cfg.batch}, D_in={cfg.d_in}, H={cfg.hidden}, "
-                    f"D_out={cfg.d_out}, "
+                    f"out of memory on {cfg.device} ({cfg.sizes_text()}, "
                     f"{cfg.dtype}: about {format_bytes(cfg.memory_estimate())} needed): {_short(exc)}. "
                     "The engine's cached memory was freed; try smaller sizes"
                 )
@@ -209,6 +212,7 @@ class Runner:
                 if steps is not None:
                     steps.close()  # the graph's pool goes back; the weights live outside it
                 self._run_pending_jobs()  # a check asked for as the run ended still gets its answer
+                self.final_coefficients = self.coefficients()
                 self._release_state(status)
                 if on_gpu:
                     engine.cuda.release_thread_resources()  # the app runs each run in a thread of its own
@@ -218,8 +222,19 @@ class Runner:
         return RunResult(
             config=cfg, status=status, message=message, log=self.log, started_at=started, device_name=dev_name,
             versions=versions(), wall_s=time.perf_counter() - t0, diverged_at=diverged_at,
-            extra={"cuda_graph": dict(self.graph_info)} if cfg.cuda_graph else {},
+            extra={**({"cuda_graph": dict(self.graph_info)} if cfg.cuda_graph else {}),
+                   **({"coefficients": self.final_coefficients} if self.final_coefficients else {})},
         )
+
+    def coefficients(self) -> list | None:
+        """The fit's coefficients now (the polynomial family; a small read on a GPU), else None."""
+        state = self.state
+        if state is None:
+            return self.final_coefficients
+        try:
+            return state.coefficients_host()
+        except Exception:  # a state a failed step left half made
+            return None
 
     def _outcome(self, status: str, diverged_at: int | None) -> tuple[str, str]:
         """The status and message of a run whose loop has ended (done, stopped, or diverged at a step)."""

@@ -229,10 +229,10 @@ SIZE = dict(batch=64, d_in=1000, hidden=100, d_out=10)  # the tutorial's
 QUICK_SIZE = dict(batch=8, d_in=20, hidden=10, d_out=3)  # --quick: the script's plumbing only
 
 
-def _gpu_recipes() -> list[str]:
+def _gpu_recipes(family: str | None = None) -> list[str]:
     from app.recipes import TABLE
 
-    return [name for name, recipe in TABLE.items() if not recipe.cpu_only]
+    return [name for name, recipe in TABLE.items() if not recipe.cpu_only and family in (None, recipe.family)]
 
 
 def _lr(recipe: str) -> float:
@@ -263,7 +263,7 @@ def section_recipes(say, size=SIZE):
                 ok = False
                 say(f"{dtype} {recipe}: cpu {cpu.status}, cuda {gpu.status}: {gpu.message or cpu.message}")
                 continue
-            head = f"{dtype} {recipe:8}: loss {cpu.log.loss[0]:.4g} -> {cpu.log.loss[-1]:.4g}, "
+            head = f"{dtype} {recipe:13}: loss {cpu.log.loss[0]:.4g} -> {cpu.log.loss[-1]:.4g}, "
             if dtype == "float64":
                 exact[recipe] = cpu
                 err = rel(gpu, cpu)
@@ -305,7 +305,7 @@ def section_graphs(say, size=SIZE):
                    for a, b in zip(graph_runner.state.weights_host(), eager_runner.state.weights_host())]
         good = rel <= 1e-12 and max(weights) <= 1e-12
         ok &= good
-        say(f"{recipe:8}: captured at step {info.get('captured_at')}, {info.get('replays')} replays; max rel "
+        say(f"{recipe:13}: captured at step {info.get('captured_at')}, {info.get('replays')} replays; max rel "
             f"|graph - eager| loss {rel:.2e}, weights {max(weights):.2e} {'ok' if good else 'FAIL (bar 1e-12)'}")
     return ok
 
@@ -360,10 +360,10 @@ def section_syncs(say, dry_run):
                     warnings.simplefilter("ignore")  # allow_synchronize is deprecated; it still detects get()
                     with cupyx.allow_synchronize(False):
                         next(it)
-            say(f"{recipe:8}: no host synchronisation in a warm step")
+            say(f"{recipe:13}: no host synchronisation in a warm step")
         except Exception as exc:
             ok = False
-            say(f"{recipe:8}: FAIL {type(exc).__name__}: {exc}")
+            say(f"{recipe:13}: FAIL {type(exc).__name__}: {exc}")
     return ok
 
 
@@ -425,7 +425,7 @@ def _estimates(say, sizes=ESTIMATE_SIZES) -> bool:
     ok = True
     for n, d_in, h, d_out in sizes:
         row = []
-        for recipe in _gpu_recipes():
+        for recipe in _gpu_recipes(family="two-layer"):
             cfg = RunConfig(recipe=recipe, device="cuda", batch=n, d_in=d_in, hidden=h, d_out=d_out)
             gc.collect()
             engine.cuda.empty_cache()

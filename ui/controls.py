@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.config import MAX_ITERS, MAX_SIZE, ConfigError, RunConfig, format_bytes
+from app.config import MAX_ITERS, MAX_POINTS, MAX_SIZE, ConfigError, RunConfig, format_bytes
 from app.devices import device_choices
 from app.recipes import TABLE
 
@@ -44,7 +44,11 @@ class Controls(QWidget):
         self._state = "idle"
 
         self.recipe = QComboBox()
+        family = None
         for name, info in TABLE.items():
+            if family is not None and info.family != family:
+                self.recipe.insertSeparator(self.recipe.count())  # the two-layer net, then the fit of sin(x)
+            family = info.family
             self.recipe.addItem(info.title, name)
             self.recipe.setItemData(self.recipe.count() - 1, info.description, Qt.ToolTipRole)
         self.recipe_help = QLabel()
@@ -64,6 +68,7 @@ class Controls(QWidget):
         self.d_in = self._spin(1, MAX_SIZE, 1000, "D_in: input dimension (columns of x)")
         self.hidden = self._spin(1, MAX_SIZE, 100, "H: hidden dimension")
         self.d_out = self._spin(1, MAX_SIZE, 10, "D_out: output dimension (columns of y)")
+        self.points = self._spin(2, MAX_POINTS, 2000, "Points of linspace(-pi, pi) where sin(x) is fitted")
         self.memory = QLabel()
         self.memory.setWordWrap(True)
 
@@ -85,12 +90,18 @@ class Controls(QWidget):
         form.addRow("", self.cuda_graph)
         sizes = QGridLayout()
         sizes.setHorizontalSpacing(6)
+        self._net_sizes = []  # the two-layer net's sizes; the fit of sin(x) shows its points instead
         for i, (label, spin) in enumerate((("N", self.batch), ("D_in", self.d_in), ("H", self.hidden),
                                            ("D_out", self.d_out))):
             row, col = divmod(i, 2)
-            sizes.addWidget(QLabel(label), row, 2 * col)
+            text = QLabel(label)
+            sizes.addWidget(text, row, 2 * col)
             sizes.addWidget(spin, row, 2 * col + 1)
             spin.setMinimumWidth(70)
+            self._net_sizes += [text, spin]
+        self._points_label = QLabel("Points")
+        sizes.addWidget(self._points_label, 2, 0)
+        sizes.addWidget(self.points, 2, 1, 1, 3)
         form.addRow("Sizes", sizes)
         form.addRow("", self.memory)
         form.addRow("Learning rate", self.lr)
@@ -145,7 +156,7 @@ class Controls(QWidget):
         for w in (self.device, self.dtype):
             w.currentIndexChanged.connect(self._on_changed)
         self.cuda_graph.toggled.connect(self._on_changed)
-        for w in (self.batch, self.d_in, self.hidden, self.d_out, self.iters, self.seed):
+        for w in (self.batch, self.d_in, self.hidden, self.d_out, self.points, self.iters, self.seed):
             w.valueChanged.connect(self._on_changed)
         self.lr.textChanged.connect(self._on_changed)
         self.start_button.clicked.connect(self.start_requested)
@@ -195,6 +206,7 @@ class Controls(QWidget):
             d_in=self.d_in.value(),
             hidden=self.hidden.value(),
             d_out=self.d_out.value(),
+            points=self.points.value(),
             lr=lr if lr is not None else math.nan,
             iters=self.iters.value(),
             seed=self.seed.value(),
@@ -235,7 +247,8 @@ class Controls(QWidget):
             self.device.setCurrentIndex(0)
         self.dtype.setCurrentText(config.dtype)
         for spin, value in ((self.batch, config.batch), (self.d_in, config.d_in), (self.hidden, config.hidden),
-                            (self.d_out, config.d_out), (self.iters, config.iters), (self.seed, config.seed)):
+                            (self.d_out, config.d_out), (self.points, config.points), (self.iters, config.iters),
+                            (self.seed, config.seed)):
             spin.setValue(int(min(max(value, spin.minimum()), spin.maximum())))
         self.lr.setText(f"{config.lr:g}")
         self.cuda_graph.setChecked(config.cuda_graph)
@@ -255,8 +268,8 @@ class Controls(QWidget):
         self.pause_button.setText("Resume" if state == "paused" else "Pause")
         self.step_button.setEnabled(state != "running" and (active or self._valid()))
         self.stop_button.setEnabled(active)
-        for w in (self.recipe, self.device, self.dtype, self.batch, self.d_in, self.hidden, self.d_out, self.lr,
-                  self.iters, self.seed):
+        for w in (self.recipe, self.device, self.dtype, self.batch, self.d_in, self.hidden, self.d_out, self.points,
+                  self.lr, self.iters, self.seed):
             w.setEnabled(not active)
         self.cuda_graph.setEnabled(not active and self._graph_possible())
 
@@ -280,10 +293,17 @@ class Controls(QWidget):
         name = self.recipe.currentData()
         recipe = TABLE[name]
         self.recipe_help.setText(recipe.description)
-        # moving between recipe families brings the tutorial's learning rate for that family
+        # moving between recipes brings the tutorial's learning rate and iterations, unless the user chose others
         current = self.lr_value()
         if current in {r.default_lr for r in TABLE.values()}:
             self.lr.setText(f"{recipe.default_lr:g}")
+        if self.iters.value() in {r.default_iters for r in TABLE.values()}:
+            self.iters.setValue(recipe.default_iters)
+        poly = recipe.family == "poly"
+        for w in self._net_sizes:
+            w.setVisible(not poly)
+        self._points_label.setVisible(poly)
+        self.points.setVisible(poly)
         numpy_only = recipe.cpu_only
         if numpy_only and self.device.currentData() != "cpu":
             self.device.setCurrentIndex(0)
@@ -307,7 +327,7 @@ class Controls(QWidget):
         self.lr.setStyleSheet("border: 1px solid #c62828;" if lr_bad else "")
         need, free = cfg.memory_need_and_free()
         where = "GPU" if cfg.device.startswith("cuda") else "RAM"
-        if field in ("sizes", "batch", "d_in", "hidden", "d_out", "iters", "seed", "device", "cuda_graph",
+        if field in ("sizes", "batch", "d_in", "hidden", "d_out", "points", "iters", "seed", "device", "cuda_graph",
                      "recipe", "dtype"):
             self.memory.setText(str(self.problem))
             self.memory.setStyleSheet(ERROR_STYLE + " font-weight: bold;")

@@ -37,8 +37,9 @@ class GradientPanel(QWidget):
         self.check_button = QPushButton("Check now")
         self.check_button.setToolTip("Compare the gradients at the current weights (before a run: the initial "
                                      "ones; during a run it pauses first)")
-        self.plant_bug = QCheckBox("Plant a bug: forget the ReLU mask in the manual gradient")
-        self.plant_bug.setToolTip("The classic hand-written backprop mistake; watch the check catch it")
+        self.plant_bug = QCheckBox("Plant a bug in the manual gradient")
+        self.plant_bug.setToolTip("The classic hand-written slips, to watch the check catch them: the two-layer net "
+                                  "forgets the ReLU mask; the fit of sin(x) forgets the 2 of 2(y_pred - y)")
         self.summary = QLabel("Press “Check now” to compare the gradients.")
         self.summary.setWordWrap(True)
         top = QHBoxLayout()
@@ -103,8 +104,15 @@ class GradientPanel(QWidget):
 
     def show_report(self, report: GradientReport) -> None:
         self.report = report
+        if self.table.rowCount() != len(report.params) * len(PAIRS):
+            self.table.setRowCount(len(report.params) * len(PAIRS))
+        if [self.param.itemText(i) for i in range(self.param.count())] != list(report.params):
+            self.param.blockSignals(True)
+            self.param.clear()
+            self.param.addItems(list(report.params))
+            self.param.blockSignals(False)
         row = 0
-        for param in PARAMS:
+        for param in report.params:
             for a, b in PAIRS:
                 s = report.stats[(param, (a, b))]
                 grade = s.grade(report.dtype)

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, Signal
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QImage, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressDialog,
     QScrollArea,
+    QSplitter,
     QWidget,
 )
 
@@ -32,6 +33,7 @@ from app.worker import GradientCheckThread, LogLoadThread, RunThread
 from .bench_panel import BenchPanel
 from .controls import Controls
 from .device_panel import DevicePanel
+from .fit_view import FitView
 from .gradient_panel import GradientPanel
 from .loss_plot import LossPlot
 from .runs_list import RunsList
@@ -70,7 +72,15 @@ class MainWindow(QMainWindow):
         self.runs_list = RunsList()
         self.bench_panel = BenchPanel()
 
-        self.setCentralWidget(self.plot)
+        self.fit_view = FitView()
+        self.center = QSplitter(Qt.Horizontal)  # the loss plot, and beside it the fit of sin(x) when it applies
+        self.center.addWidget(self.plot)
+        self.center.addWidget(self.fit_view)
+        self.center.setStretchFactor(0, 3)
+        self.center.setStretchFactor(1, 2)
+        self.center.setChildrenCollapsible(False)
+        self.fit_view.hide()
+        self.setCentralWidget(self.center)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.controls)
@@ -183,8 +193,8 @@ class MainWindow(QMainWindow):
         self.run_key = key
         label = f"#{key} {config.recipe} · {config.device} · {config.dtype} · lr {config.lr:g}"
         series = self.plot.add_series(key, label)
-        settings = (f"{config.recipe}, {config.dtype}, N={config.batch} D_in={config.d_in} H={config.hidden} "
-                    f"D_out={config.d_out}, lr={config.lr:g}, seed={config.seed}, {config.iters} iters")
+        settings = (f"{config.recipe}, {config.dtype}, {config.sizes_text()}, lr={config.lr:g}, seed={config.seed}, "
+                    f"{config.iters} iters")
         self.runs_list.add(key, f"#{key}", settings, config.device, series.color)
         self.run = RunThread(config, start_paused=start_paused)
         worker = self.run.worker
@@ -255,6 +265,9 @@ class MainWindow(QMainWindow):
         if key not in self.plot.series:
             return
         self.plot.append(key, batch.step, batch.elapsed_s, batch.loss)
+        if batch.coefficients and self.state_source is not None:
+            self.fit_view.show_fit(self.state_source[0].recipe, batch.coefficients,
+                                   int(batch.step[-1]) + 1 if len(batch.step) else None, self.plot.series[key].color)
         now = time.monotonic()
         # the progress bar and its text repaint on every change: 4 times a second is plenty to read, and
         # leaves the CPU to the run
@@ -445,6 +458,12 @@ class MainWindow(QMainWindow):
         self.last_warning = box
 
     def _on_config_changed(self) -> None:
+        recipe = self.controls.recipe.currentData()
+        poly = recipe in TABLE and TABLE[recipe].family == "poly"
+        if poly == self.fit_view.isHidden():
+            self.fit_view.setVisible(poly)
+            if poly:  # the fit beside the loss: a third of the middle, once the layout has settled
+                QTimer.singleShot(0, self._share_center)
         if not self.running:
             _, problem = self.controls.config()
             if problem:
@@ -452,6 +471,11 @@ class MainWindow(QMainWindow):
                 self.controls.message.show()
             else:
                 self.controls.message.hide()
+
+    def _share_center(self) -> None:
+        total = self.center.width()
+        if total > 0:
+            self.center.setSizes([total * 2 // 3, total - total * 2 // 3])
 
     def _about(self) -> None:
         QMessageBox.about(self, "About gradscope",

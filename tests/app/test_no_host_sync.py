@@ -23,7 +23,7 @@ SMALL = dict(batch=8, d_in=12, hidden=6, d_out=3)
 
 
 def _steps_without_sync(recipe: str, dtype: str, steps: int = 3) -> list:
-    state = make_state(RunConfig(recipe=recipe, device="cuda", dtype=dtype, **SMALL))
+    state = make_state(RunConfig(recipe=recipe, device="cuda", dtype=dtype, lr=TABLE[recipe].default_lr, **SMALL))
     it = TABLE[recipe].step(state)
     next(it)  # warm-up: .grad buffers made, optimizer state made
     losses = []
@@ -55,7 +55,8 @@ def test_a_warm_step_of_every_recipe_makes_no_host_synchronisation(recipe, dtype
 def test_the_runner_reads_losses_back_in_batches(recipe, cuda_device):
     if not fake_cupy.active():
         pytest.skip("counted on the stand-in; a real GPU checks the step itself above")
-    runner = Runner(RunConfig(recipe=recipe, device="cuda", iters=40, **SMALL), readback_steps=10, readback_s=1e9)
+    runner = Runner(RunConfig(recipe=recipe, device="cuda", iters=40, lr=TABLE[recipe].default_lr, **SMALL),
+                    readback_steps=10, readback_s=1e9)
     with fake_cupy.count_syncs() as seen:
         result = runner.run()
     assert result.status == "done" and len(result.log) == 40

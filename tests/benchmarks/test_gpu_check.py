@@ -66,7 +66,8 @@ def test_the_dry_run_runs_every_section_on_a_machine_without_pyside6(tmp_path):
                       "9": "skip"}
     text = (tmp_path / "r" / "report.txt").read_text()
     assert text.startswith("gradscope gpu-check, DRY RUN on the CuPy stand-in")
-    assert "float64 optim   :" in text and "no host synchronisation in a warm step" in text
+    assert "float64 optim        :" in text and "float32 poly-dynamic :" in text
+    assert "no host synchronisation in a warm step" in text
 
 
 def test_pytest_collects_the_engine_and_app_tests_without_pytest_qt_or_pyside6(tmp_path):
