@@ -273,12 +273,11 @@ def function_recipe(state: TrainState) -> Iterator:
         yield loss.detach()
 
 
-def nn_recipe(state: TrainState) -> Iterator:
-    model, x, y = state.model, state.x, state.y
+def _train_by_hand(model, inputs, y, learning_rate) -> Iterator:
+    """MSELoss(reduction='sum') of ``model(inputs)``; the update written by hand under no_grad."""
     loss_fn = engine.nn.MSELoss(reduction="sum")
-    learning_rate = state.config.lr
     while True:
-        y_pred = model(x)
+        y_pred = model(inputs)
         loss = loss_fn(y_pred, y)
         model.zero_grad()
         loss.backward()
@@ -288,18 +287,25 @@ def nn_recipe(state: TrainState) -> Iterator:
         yield loss.detach()
 
 
-def optim_recipe(state: TrainState) -> Iterator:
-    model, x, y = state.model, state.x, state.y
+def _train_with(optimizer, model, inputs, y) -> Iterator:
+    """MSELoss(reduction='sum') of ``model(inputs)``, stepped by ``optimizer``."""
     loss_fn = engine.nn.MSELoss(reduction="sum")
-    optimizer = engine.optim.Adam(model.parameters(), lr=state.config.lr)
-    state.extras["optimizer"] = optimizer
     while True:
-        y_pred = model(x)
+        y_pred = model(inputs)
         loss = loss_fn(y_pred, y)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         yield loss.detach()
+
+
+def nn_recipe(state: TrainState) -> Iterator:
+    return _train_by_hand(state.model, state.x, state.y, state.config.lr)
+
+
+def optim_recipe(state: TrainState) -> Iterator:
+    optimizer = state.extras["optimizer"] = engine.optim.Adam(state.model.parameters(), lr=state.config.lr)
+    return _train_with(optimizer, state.model, state.x, state.y)
 
 
 # --------------------------------------------------------------------------- the polynomial family
@@ -341,19 +347,22 @@ def poly_tensor_recipe(state: TrainState) -> Iterator:
         yield loss
 
 
-def poly_autograd_recipe(state: TrainState) -> Iterator:
+def _fit_by_autograd(state: TrainState, predict) -> Iterator:
+    """Autograd finds the coefficients' gradients; the update is written by hand, then ``grad = None``."""
     x, y, coefficients = state.x, state.y, state.coefficients
-    a, b, c, d = coefficients
     learning_rate = state.config.lr
     while True:
-        y_pred = a + b * x + c * x ** 2 + d * x ** 3
-        loss = (y_pred - y).pow(2).sum()
+        loss = (predict(x, *coefficients) - y).pow(2).sum()
         loss.backward()
         with engine.no_grad():
             for p in coefficients:
                 p -= learning_rate * p.grad
                 p.grad = None
         yield loss.detach()
+
+
+def poly_autograd_recipe(state: TrainState) -> Iterator:
+    return _fit_by_autograd(state, lambda x, a, b, c, d: a + b * x + c * x ** 2 + d * x ** 3)
 
 
 class LegendrePolynomial3(engine.autograd.Function):
@@ -372,19 +381,8 @@ class LegendrePolynomial3(engine.autograd.Function):
 
 def poly_function_recipe(state: TrainState) -> Iterator:
     """y = a + b P3(c + d x), P3 a Function of our own."""
-    x, y, coefficients = state.x, state.y, state.coefficients
-    a, b, c, d = coefficients
-    learning_rate = state.config.lr
     p3 = LegendrePolynomial3.apply
-    while True:
-        y_pred = a + b * p3(c + d * x)
-        loss = (y_pred - y).pow(2).sum()
-        loss.backward()
-        with engine.no_grad():
-            for p in coefficients:
-                p -= learning_rate * p.grad
-                p.grad = None
-        yield loss.detach()
+    return _fit_by_autograd(state, lambda x, a, b, c, d: a + b * p3(c + d * x))
 
 
 def _powers(x):
@@ -393,31 +391,13 @@ def _powers(x):
 
 def poly_nn_recipe(state: TrainState) -> Iterator:
     """Linear(3, 1) on (x, x^2, x^3), flattened; MSELoss(reduction='sum'), update by hand."""
-    model, xx, y = state.model, _powers(state.x), state.y
-    loss_fn = engine.nn.MSELoss(reduction="sum")
-    learning_rate = state.config.lr
-    while True:
-        loss = loss_fn(model(xx), y)
-        model.zero_grad()
-        loss.backward()
-        with engine.no_grad():
-            for param in model.parameters():
-                param -= learning_rate * param.grad
-        yield loss.detach()
+    return _train_by_hand(state.model, _powers(state.x), state.y, state.config.lr)
 
 
 def poly_optim_recipe(state: TrainState) -> Iterator:
     """The same model, updated by optim.RMSprop."""
-    model, xx, y = state.model, _powers(state.x), state.y
-    loss_fn = engine.nn.MSELoss(reduction="sum")
-    optimizer = engine.optim.RMSprop(model.parameters(), lr=state.config.lr)
-    state.extras["optimizer"] = optimizer
-    while True:
-        loss = loss_fn(model(xx), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        yield loss.detach()
+    optimizer = state.extras["optimizer"] = engine.optim.RMSprop(state.model.parameters(), lr=state.config.lr)
+    return _train_with(optimizer, state.model, _powers(state.x), state.y)
 
 
 class Polynomial3(engine.nn.Module):
@@ -450,28 +430,14 @@ class DynamicNet(engine.nn.Module):
 
 
 def poly_module_recipe(state: TrainState) -> Iterator:
-    model, x, y = state.model, state.x, state.y
-    criterion = engine.nn.MSELoss(reduction="sum")
-    optimizer = engine.optim.SGD(model.parameters(), lr=state.config.lr)
-    while True:
-        loss = criterion(model(x), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        yield loss.detach()
+    optimizer = engine.optim.SGD(state.model.parameters(), lr=state.config.lr)
+    return _train_with(optimizer, state.model, state.x, state.y)
 
 
 def poly_dynamic_recipe(state: TrainState) -> Iterator:
-    model, x, y = state.model, state.x, state.y
-    model.chooser = np.random.default_rng(state.config.seed)
-    criterion = engine.nn.MSELoss(reduction="sum")
-    optimizer = engine.optim.SGD(model.parameters(), lr=state.config.lr, momentum=0.9)
-    while True:
-        loss = criterion(model(x), y)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        yield loss.detach()
+    state.model.chooser = np.random.default_rng(state.config.seed)
+    optimizer = engine.optim.SGD(state.model.parameters(), lr=state.config.lr, momentum=0.9)
+    return _train_with(optimizer, state.model, state.x, state.y)
 
 
 def poly_curve(recipe: str, coefficients, x):

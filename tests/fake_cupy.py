@@ -760,6 +760,15 @@ _VIEWS = {"broadcast_to", "expand_dims", "swapaxes", "moveaxis", "split"}  # may
 _UFUNC_KWARGS = {"out", "dtype", "casting"}
 
 
+def _add_at(a, indices, b=None):
+    """cupy.add.at (CuPy's ufunc.at): atomic adds on the device, no host sync; recorded while capturing."""
+    raw = (a._a, _unwrap(indices), _unwrap(b, strict=False))
+    if capturing():
+        _record(lambda: np.add.at(*raw))
+    else:
+        np.add.at(*raw)
+
+
 def _check_kwargs(name, params, args, kwargs):
     allowed = _UFUNC_KWARGS if params is None else set(params)
     bad = set(kwargs) - allowed
@@ -801,14 +810,7 @@ def _make_module():
 
         call.__name__ = name
         if name == "add":
-            def at(a, indices, b=None):  # cupy.add.at: atomic adds, no host sync
-                raw = (a._a, _unwrap(indices), _unwrap(b, strict=False))
-                if capturing():
-                    _record(lambda: np.add.at(*raw))
-                else:
-                    np.add.at(*raw)
-
-            call.at = at
+            call.at = _add_at
         return call
 
     for name in SIGNATURES:
@@ -922,11 +924,7 @@ def _make_module():
         # H100 by make gpu-check, where pytest's filterwarnings=error turned it into three failures
         warnings.warn("`ndarray.scatter_add` is deprecated; use cupy.add.at (stand-in for CuPy 14.2's warning)",
                       DeprecationWarning, stacklevel=2)
-        raw = (a._a, _unwrap(slices), _unwrap(value, strict=False))
-        if capturing():
-            _record(lambda: np.add.at(*raw))
-        else:
-            np.add.at(*raw)
+        _add_at(a, slices, value)
 
     cupyx.scatter_add = scatter_add
     cupyx.allow_synchronize = allow_synchronize
