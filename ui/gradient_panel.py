@@ -121,11 +121,20 @@ class GradientPanel(QWidget):
                          f"{list(s.worst_index)}: {s.worst_a:.4g} / {s.worst_b:.4g}"]
                 if "numerical" in (a, b) and s.compared < np.prod(report.grads[(a, param)].shape):
                     cells[1] += f" ({s.compared:,})"
+                if s.kinks:
+                    cells[1] += f", {s.kinks:,} at a kink"
                 for col, text in enumerate(cells):
                     item = QTableWidgetItem(text)
                     item.setBackground(QBrush(QColor(GRADE_COLORS[grade])))
-                    tip = (f"{grade}: relative error {s.rel_error:.3e} (good ≤ {good:.3g}, acceptable ≤ {ok:.3g} "
-                           f"for {report.dtype})")
+                    tip = f"{grade}: relative error {s.rel_error:.3e}"
+                    if s.bound_ratio is not None:
+                        tip += (f"; the largest difference is {s.bound_ratio:.2g}x what rounding in {report.dtype} and "
+                                "finite differences can explain (above 1: a gradient is wrong)")
+                    else:
+                        tip += f" (good ≤ {good:.3g}, acceptable ≤ {ok:.3g} for {report.dtype})"
+                    if s.kinks:
+                        tip += (f"; {s.kinks:,} elements left out: their finite difference crosses a ReLU's kink, "
+                                "where it is no derivative (this is where finite differences fail)")
                     if s.floor > TOLERANCES[report.dtype][0]:
                         tip += (f"; the {report.dtype} gradient itself is only good to {s.floor:.2g} here "
                                 "(its rounding at these weights, measured against float64)")
@@ -133,8 +142,12 @@ class GradientPanel(QWidget):
                     self.table.setItem(row, col, item)
                 row += 1
         worst = report.worst_grade()
-        verdict = {"good": "All three agree.", "ok": "They agree to within the dtype's rounding.",
+        verdict = {"good": "All three agree.",
+                   "ok": "They agree to within what rounding and finite differences explain.",
                    "bad": "They DISAGREE: a gradient is wrong (see the red rows)."}[worst]
+        kinks = sum(int(k.sum()) for k in report.kinks.values())
+        if kinks:
+            verdict += (f" {kinks:,} finite differences cross a ReLU's kink and are left out (see the tooltips).")
         self.summary.setText(f"Gradients at {report.source} on {report.device} ({report.dtype}). {verdict}")
         self.summary.setStyleSheet("color: #c62828; font-weight: bold;" if worst == "bad" else "")
         self._show_heat()

@@ -113,3 +113,94 @@ def test_numpy_recipe_state_is_checked_at_its_weights():
     report = compare(config, runner.state, source="step 20")
     assert report.device == "cpu" and report.worst_grade() == "good"
     assert not np.allclose(report.grads[("autograd", "w1")], compare(config).grads[("autograd", "w1")])
+
+
+# ----------------------------------------------------------------------------- an honest grade (no false alarms)
+
+CHECKPOINTS = (0, 1, 5, 50, 300, 2000)
+
+
+def _grades_along_a_run(config, recipe_steps=CHECKPOINTS):
+    from app.recipes import TABLE, make_state
+
+    state = make_state(config)
+    steps = TABLE[config.recipe].step(state)
+    done, out = 0, []
+    for checkpoint in recipe_steps:
+        while done < checkpoint:
+            next(steps)
+            done += 1
+        right = compare(config, state, max_elements=512)
+        planted = compare(config, state, forget_relu_mask=True, max_elements=512)
+        flagged = planted.stats[(right.params[0], ("manual", "autograd"))].grade(config.dtype)
+        out.append((checkpoint, right.worst_grade(), flagged))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_correct_gradients_never_raise_an_alarm_and_the_planted_bug_always_does(dtype, seed):
+    """Measured before this check was rewritten: at the tutorial's size, "They DISAGREE" from step 50 on in float64
+    (central differences across a ReLU's kink) and at steps 100-200 in float32 (its own rounding near the fit)."""
+    config = RunConfig(batch=16, d_in=60, hidden=30, d_out=4, lr=2e-4, dtype=dtype, seed=seed)
+    grades = _grades_along_a_run(config)
+    assert [g for _, g, _ in grades if g == "bad"] == [], grades
+    assert [p for _, _, p in grades] == ["bad"] * len(CHECKPOINTS), grades
+
+
+@pytest.mark.parametrize("recipe", ["poly-tensor", "poly-function", "poly-dynamic"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_fits_gradient_check_is_as_honest(recipe, dtype):
+    from app.recipes import TABLE
+
+    config = RunConfig(recipe=recipe, dtype=dtype, points=400, lr=TABLE[recipe].default_lr * 5)
+    grades = _grades_along_a_run(config)
+    assert [g for _, g, _ in grades if g == "bad"] == [], grades
+    assert [p for _, _, p in grades] == ["bad"] * len(CHECKPOINTS), grades
+
+
+def _on_the_kink(offset):
+    """Weights where the first row's first hidden pre-activation is ``offset`` (x[0] has no zeros)."""
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((6, 5)), rng.standard_normal((6, 2))
+    w1, w2 = rng.standard_normal((5, 3)), rng.standard_normal((3, 2))
+    w1[1, 0] -= (x[0] @ w1[:, 0] - offset) / x[0, 1]
+    return x, y, w1, w2
+
+
+def test_near_a_kink_the_step_shrinks_and_the_difference_is_the_derivative():
+    """h[0, 0] = 1e-9: the default step (1e-4) would cross the ReLU's kink and give no derivative; the step stays
+    on this side of it instead."""
+    x, y, w1, w2 = _on_the_kink(1e-9)
+    details = {}
+    g1, _, _ = numerical_gradients(x, y, w1, w2, details=details)
+    assert not details["kinks"]["w1"].any()
+    grad_h = (2 * (np.maximum(x @ w1, 0) @ w2 - y)) @ w2.T * (x @ w1 > 0)
+    exact = (x.T @ grad_h)[:, 0]
+    np.testing.assert_allclose(g1[:, 0], exact, rtol=1e-4)  # a step of ~1e-9: rounding of ~1e-5, no kink
+    assert np.all(np.abs(g1[:, 0] - exact) <= 4 * details["fd_error"]["w1"][:, 0])  # and the estimate covers it
+
+
+def test_an_element_on_a_kink_is_shown_and_left_out():
+    x, y, w1, w2 = _on_the_kink(1e-20)
+    details = {}
+    numerical_gradients(x, y, w1, w2, details=details)
+    kinks = details["kinks"]["w1"]
+    assert kinks[:, 0].all() and not kinks[:, 1:].any()  # every w1[i, 0] moves h[0, 0]
+    assert not details["kinks"]["w2"].any()
+    config = RunConfig(batch=6, d_in=5, hidden=3, d_out=2, dtype="float64")
+
+    class State:  # the report of these weights, through the same path as a run's
+        model = None
+
+        def weights_host(self):
+            return w1, w2
+
+        def data_host(self):
+            return x, y
+
+    report = compare(config, State())
+    numeric = report.stats[("w1", ("autograd", "numerical"))]
+    assert numeric.kinks == 5 and numeric.compared == 15 - 5
+    assert report.kinks["w1"][:, 0].all()
+    assert report.worst_grade() != "bad"
