@@ -173,6 +173,8 @@ class LossPlot(QWidget):
         self.plot.getViewBox().addItem(self.decade_lines, ignoreBounds=True)
         self.plot.setLabel("left", "loss")
         self.plot.setLabel("bottom", "step")
+        for axis in ("left", "bottom"):  # the ticks say the values: no "(x1e+27)" multiplier on the label
+            self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.plot.setLogMode(y=True)
         # applied by the PlotItem to every curve it holds (it overrides per-item settings on addItem)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
+import pytest
 from PySide6.QtWidgets import QApplication
 
 from ui.loss_plot import LossPlot, smooth
@@ -111,3 +112,23 @@ def test_plot_survives_300_redraws(qtbot):
         QApplication.processEvents()
     assert widget.grab().width() == widget.width()
     assert ours.point_count("r") == 300
+
+
+@pytest.mark.parametrize("log", [True, False])
+def test_the_axes_never_carry_a_multiplier(qtbot, log):
+    """pyqtgraph scales an axis's label ("loss (x1e+27)") once its values pass ~1e8 unless told not to: the ticks
+    would then be off by decades for a diverging run, in exported pictures too."""
+    plot = LossPlot(redraw_ms=10)
+    qtbot.addWidget(plot)
+    plot.show()
+    plot.log_y.setChecked(log)
+    plot.add_series(1, "#1 diverging")
+    steps = np.arange(40)
+    plot.append(1, steps * 1_000_000, steps * 1e3, 10.0 ** (steps.astype(float)))
+    plot.redraw(force=True)
+    qtbot.wait(50)
+    for name in ("left", "bottom"):
+        axis = plot.plot.getAxis(name)
+        assert not axis.autoSIPrefix
+        assert "x1e" not in axis.labelString() and "(x" not in axis.labelString(), axis.labelString()
+    assert "loss" in plot.plot.getAxis("left").labelString()
