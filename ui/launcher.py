@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import signal
 import sys
 
@@ -15,8 +16,29 @@ from app.config import ConfigError, RunConfig
 from .main_window import RESOURCES, MainWindow, default_settings
 
 
+def missing_display(environ=None, platform: str | None = None) -> str | None:
+    """Why no window can open here, or None. On Linux and the BSDs Qt needs an X11 or Wayland display (or a
+    platform chosen with QT_QPA_PLATFORM, such as offscreen); without one it aborts the process inside its
+    plugin loader, so the launcher asks first."""
+    environ = os.environ if environ is None else environ
+    platform = sys.platform if platform is None else platform
+    if not platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return None
+    chosen = environ.get("QT_QPA_PLATFORM", "")
+    if chosen and not chosen.startswith(("xcb", "wayland")):
+        return None
+    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+        return None
+    return ("there is no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set); "
+            "`python main.py --headless` trains without a window")
+
+
 def launch(options: DesktopOptions) -> int:
-    """Open the window, preset with ``options``; returns the exit code (2 for a preset that is not valid)."""
+    """Open the window, preset with ``options``; returns the exit code (2 for a preset that is not valid, or no
+    display to open it on)."""
+    why = None if QApplication.instance() else missing_display()
+    if why:
+        return fail(why)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gradscope")
     app.setOrganizationName("gradscope")
