@@ -276,10 +276,17 @@ class Controls(QWidget):
     def _valid(self) -> bool:
         return self.problem is None
 
-    def show_progress(self, done: int, total: int, steps_per_s: float, finished: str = "") -> None:
+    def show_progress(self, done: int, total: int, steps_per_s: float, finished: str = "",
+                      paused: bool = False) -> None:
+        """The count, and the speed over the time spent stepping (a pause adds none), with the time left; while
+        paused, "Paused" and the speed the run had."""
         self.progress.setRange(0, total)
         self.progress.setValue(done)
-        if finished:
+        if paused:
+            rate = f" · {steps_per_s:,.0f} steps/s while running" if steps_per_s > 0 and math.isfinite(steps_per_s) \
+                else ""
+            self.speed.setText(f"Paused{rate}")
+        elif finished:
             rate = f" · {steps_per_s:,.0f} steps/s" if steps_per_s > 0 and math.isfinite(steps_per_s) else ""
             self.speed.setText(f"{finished.capitalize()}{rate}")
         elif steps_per_s > 0 and math.isfinite(steps_per_s):

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QImage, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (
@@ -64,6 +65,7 @@ class MainWindow(QMainWindow):
         self._shutdown: str | None = None  # None, "waiting" (for the step in flight), "done"
         self.on_run_finished = []  # callbacks (screenshot mode, tests)
         self._progress_shown = 0.0
+        self._running_ms = 0.0  # the current run's time spent stepping (its speed leaves pauses out)
 
         self.controls = Controls()
         self.plot = LossPlot()
@@ -196,6 +198,7 @@ class MainWindow(QMainWindow):
         settings = (f"{config.recipe}, {config.dtype}, {config.sizes_text()}, lr={config.lr:g}, seed={config.seed}, "
                     f"{config.iters} iters")
         self.runs_list.add(key, f"#{key}", settings, config.device, series.color)
+        self._running_ms = 0.0
         self.run = RunThread(config, start_paused=start_paused)
         worker = self.run.worker
         worker.yielded.connect(self._on_batch)
@@ -228,6 +231,7 @@ class MainWindow(QMainWindow):
 
     def _on_run_paused(self) -> None:
         self.controls.set_run_state("paused")
+        self.controls.speed.setText("Paused")
         self.runs_list.update(self.run_key, "paused")
         self._say(f"Run #{self.run_key} paused: Step runs one step, Resume goes on")
 
@@ -271,12 +275,14 @@ class MainWindow(QMainWindow):
         now = time.monotonic()
         # the progress bar and its text repaint on every change: 4 times a second is plenty to read, and
         # leaves the CPU to the run
-        if len(batch.step) and now - self._progress_shown >= 0.25:
+        self._running_ms += float(np.sum(batch.step_ms))  # time spent stepping: pauses do not count
+        paused = self.run is not None and self.run.worker.is_paused()
+        if len(batch.step) and (paused or now - self._progress_shown >= 0.25):
             self._progress_shown = now
             done = int(batch.step[-1]) + 1
-            elapsed = float(batch.elapsed_s[-1])
-            self.controls.show_progress(done, self.state_source[0].iters if self.state_source else done,
-                                        done / elapsed if elapsed > 0 else 0.0)
+            speed = done / (self._running_ms / 1e3) if self._running_ms > 0 else 0.0
+            self.controls.show_progress(done, self.state_source[0].iters if self.state_source else done, speed,
+                                        paused=paused)
 
     def _on_finished(self, result: RunResult | None) -> None:
         key = self.run_key

@@ -584,3 +584,45 @@ def test_sigterm_and_sighup_close_the_app_and_autosave_the_run(tmp_path, name):
     assert len(saved) == 1 and "its log is saved in" in err
     back = export.load(saved[0])
     assert back.status == "stopped" and len(back.log) > 10
+
+
+def test_while_paused_the_speed_line_says_paused_and_the_speed_leaves_the_pause_out(qtbot, window):
+    window.controls.set_config(SMALL.with_(iters=1_000_000))
+    assert window.start_run()
+    qtbot.waitUntil(lambda: window.plot.series[window.run_key].n > 20, timeout=10_000)
+    window.toggle_pause()
+    runner = window.run.worker.runner
+    assert runner.wait_parked(5)
+    qtbot.waitUntil(lambda: window.controls.speed.text().startswith("Paused"), timeout=5_000)
+    qtbot.wait(1500)  # a pause of 1.5 s
+    before = len(runner.log)
+    window.step_run()
+    qtbot.waitUntil(lambda: len(runner.log) == before + 1, timeout=5_000)
+    qtbot.waitUntil(lambda: "while running" in window.controls.speed.text(), timeout=5_000)
+    text = window.controls.speed.text()
+    assert text.startswith("Paused · ") and "left" not in text  # not "22 steps/s · 126 h 56 min left"
+    shown = float(text.split(" · ")[1].split()[0].replace(",", ""))
+    wall = float(runner.log.elapsed_s[len(runner.log) - 1])  # since the start, the pause included
+    assert shown > 1.5 * (before + 1) / wall  # the 1.5 s pause is not in the speed
+    with _finished(qtbot, window, 10_000):
+        window.stop_run()
+
+
+def test_the_progress_count_is_dark_on_a_light_bar(qtbot, window):
+    """The count was drawn near-white on the platform's blue chunk: the bar's colours are the style sheet's."""
+    from PySide6.QtGui import QColor
+
+    from ui.main_window import RESOURCES
+
+    app = QApplication.instance()
+    before = app.styleSheet()
+    app.setStyleSheet((RESOURCES / "style.qss").read_text(encoding="utf-8"))  # as the launcher sets it
+    try:
+        bar = window.controls.progress
+        bar.setRange(0, 10)
+        bar.setValue(5)
+        image = bar.grab().toImage()
+        chunk = QColor(image.pixel(3, image.height() // 2))
+        assert (chunk.red(), chunk.green(), chunk.blue()) == (0x90, 0xCA, 0xF9)  # light, behind the dark count
+    finally:
+        app.setStyleSheet(before)
