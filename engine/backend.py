@@ -67,6 +67,8 @@ def _probe() -> tuple[bool, str, int]:
             import cupy
         except ImportError as exc:
             if getattr(exc, "name", None) == "cupy" or "No module named 'cupy'" in str(exc):
+                if not _driver_present():  # no GPU to use: installing CuPy would not help
+                    return False, "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded), so no GPU to use", 0
                 return False, f"CuPy is not installed ({_INSTALL_HINT})", 0
             return False, f"CuPy is installed but failed to import: {exc}", 0
         except Exception as exc:  # a broken CuPy install raises all sorts of things at import

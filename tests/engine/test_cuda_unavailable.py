@@ -53,9 +53,13 @@ def test_probe_reports_missing_cupy(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_cupy)
     monkeypatch.delenv("ENGINE_DISABLE_CUDA", raising=False)
+    monkeypatch.setattr(backend, "_driver_present", lambda: True)  # a GPU machine without CuPy: install the extra
     available, reason, count = backend._probe()
     assert (available, count) == (False, 0)
-    assert "CuPy is not installed" in reason
+    assert reason.startswith("CuPy is not installed (install the project's CUDA extra for this driver")
+    monkeypatch.setattr(backend, "_driver_present", lambda: False)  # no driver: no advice to install CuPy
+    assert backend._probe() == (False, "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded), so no GPU "
+                                       "to use", 0)
 
 
 def test_disable_switch(monkeypatch):
