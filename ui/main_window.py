@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressDialog,
     QScrollArea,
+    QSlider,
     QSplitter,
     QWidget,
 )
@@ -113,6 +114,7 @@ class MainWindow(QMainWindow):
             self._say(self.settings_note, error=True)
         self.resize(1400, 880)
         self._restore_layout()
+        self._restore_plot_settings()
 
     # ------------------------------------------------------------------ building
     def _dock(self, title: str, widget: QWidget, area) -> QDockWidget:
@@ -498,6 +500,23 @@ class MainWindow(QMainWindow):
             self.settings_note = f"The saved run settings were not usable ({exc}); the defaults are used"
             return None
 
+    def _restore_plot_settings(self) -> None:
+        """The plot's log scale, x axis and smoothing, as the last session left them (what cannot be read is left
+        at the default)."""
+        log = self.settings.value("plot/log_y")
+        if log in ("true", "false", True, False):
+            self.plot.log_y.setChecked(log in ("true", True))
+        for key, widget in (("plot/x_mode", self.plot.x_mode), ("plot/smoothing", self.plot.smoothing)):
+            try:
+                value = int(self.settings.value(key, -1))
+            except (TypeError, ValueError):
+                continue
+            if isinstance(widget, QSlider):
+                if widget.minimum() <= value <= widget.maximum():
+                    widget.setValue(value)
+            elif 0 <= value < widget.count():
+                widget.setCurrentIndex(value)
+
     def _restore_layout(self) -> None:
         geometry = self.settings.value("window/geometry")
         state = self.settings.value("window/state")
@@ -514,6 +533,9 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState(SETTINGS_VERSION))
         self.settings.setValue("window/version", str(SETTINGS_VERSION))
+        self.settings.setValue("plot/log_y", "true" if self.plot.log_y.isChecked() else "false")
+        self.settings.setValue("plot/x_mode", self.plot.x_mode.currentIndex())
+        self.settings.setValue("plot/smoothing", self.plot.smoothing.value())
         self.settings.sync()
 
     def shutdown(self, first_wait_ms: int = 2_000) -> Path | None:

@@ -448,6 +448,33 @@ def test_settings_are_remembered(qtbot, tmp_path):
     second.close()
 
 
+def test_the_plots_settings_are_remembered_too(qtbot, tmp_path):
+    from ui.main_window import MainWindow
+
+    path = str(tmp_path / "plot.ini")
+    first = MainWindow(QSettings(path, QSettings.IniFormat), preset=SMALL)
+    qtbot.addWidget(first)
+    assert (first.plot.log_y.isChecked(), first.plot.x_mode.currentIndex(), first.plot.smoothing.value()) == \
+        (True, 0, 60)  # the defaults
+    first.plot.log_y.setChecked(False)
+    first.plot.x_mode.setCurrentIndex(1)
+    first.plot.smoothing.setValue(85)
+    first.close()
+    second = MainWindow(QSettings(path, QSettings.IniFormat))
+    qtbot.addWidget(second)
+    assert (second.plot.log_y.isChecked(), second.plot.x_mode.currentIndex(), second.plot.smoothing.value()) == \
+        (False, 1, 85)
+    second.close()
+    settings = QSettings(path, QSettings.IniFormat)  # a hand-edited file: what cannot be read keeps the default
+    settings.setValue("plot/x_mode", "seconds")
+    settings.setValue("plot/smoothing", 400)
+    settings.sync()
+    third = MainWindow(QSettings(path, QSettings.IniFormat))
+    qtbot.addWidget(third)
+    assert (third.plot.x_mode.currentIndex(), third.plot.smoothing.value()) == (0, 60)
+    third.close()
+
+
 def test_ctrl_r_starts_and_escape_stops(qtbot, window):
     from PySide6.QtTest import QTest
 
