@@ -84,6 +84,7 @@ class Series:
         self.raw_item: pg.PlotDataItem | None = None
         self.smooth_item: pg.PlotDataItem | None = None
         self.nan_item: pg.ScatterPlotItem | None = None
+        self.identical_to: list = []  # keys of the curves this one lies on exactly (LossPlot.mark_identical)
 
     @property
     def n(self) -> int:
@@ -226,6 +227,24 @@ class LossPlot(QWidget):
         self.plot.addItem(s.nan_item)
         self.series[key] = s
         return s
+
+    def mark_identical(self, key) -> list:
+        """Name in ``key``'s legend entry the curves it lies on exactly (same steps, same losses bit for bit: the
+        tensor and autograd recipes from one seed, say), which would otherwise hide one another. Returns their
+        keys."""
+        s = self.series[key]
+        n = s.n
+        same = [k for k, other in self.series.items()
+                if k != key and other.n == n and n > 0 and np.array_equal(other.step[:n], s.step[:n])
+                and np.array_equal(other.loss[:n], s.loss[:n], equal_nan=True)]
+        label = self.legend.getLabel(s.smooth_item) if s.smooth_item is not None else None
+        if label is not None:
+            text = s.label
+            if same:
+                text += " — lies exactly on " + ", ".join(self.series[k].label.split(" ")[0] for k in same)
+            label.setText(text)
+        s.identical_to = same
+        return same
 
     def append(self, key, step, elapsed, loss) -> None:
         self.series[key].append(step, elapsed, loss)

@@ -298,14 +298,18 @@ class MainWindow(QMainWindow):
         else:
             self.results[key] = result
             self.plot.redraw(force=True)
+            same = self.plot.mark_identical(key) if key in self.plot.series else []
+            same_note = f"; its curve lies exactly on {', '.join(f'#{k}' for k in same)} (identical losses)" \
+                if same else ""
             self.runs_list.update(key, result.status, result.final_loss if result.steps_done else None,
-                                  result.steps_per_second, result.message)
+                                  result.steps_per_second, result.message + same_note)
             self.controls.show_progress(result.steps_done, result.config.iters, result.steps_per_second,
                                         finished=result.status)
             text = {DONE: f"Run #{key} done: {result.steps_done} steps, final loss {result.final_loss:.4g}, "
                           f"{result.steps_per_second:,.0f} steps/s"}.get(result.status, f"Run #{key} {result.message}")
             if "cuda_graph" in result.extra:
                 text += f". CUDA graph: {result.extra['cuda_graph']['note']}"
+            text += same_note.replace("; its curve", ". Its curve")
             self._say(text, error=result.status not in (DONE, "stopped"), at_controls=True)
         for callback in list(self.on_run_finished):
             callback(result)

@@ -653,3 +653,22 @@ def test_the_progress_count_is_dark_on_a_light_bar(qtbot, window):
         assert (chunk.red(), chunk.green(), chunk.blue()) == (0x90, 0xCA, 0xF9)  # light, behind the dark count
     finally:
         app.setStyleSheet(before)
+
+
+def test_a_curve_that_lies_exactly_on_another_says_so(qtbot, window):
+    """The tensor and autograd recipes from one seed give the same losses bit for bit: one curve hides the other."""
+    tensor = SMALL.with_(recipe="tensor", dtype="float64", iters=40)
+    window.controls.set_config(tensor)
+    start_and_wait(qtbot, window)
+    first = window.run_key
+    window.controls.set_config(tensor.with_(recipe="autograd"))
+    start_and_wait(qtbot, window)
+    second = window.run_key
+    assert window.plot.series[second].identical_to == [first]
+    label = window.plot.legend.getLabel(window.plot.series[second].smooth_item).text
+    assert label.endswith(f"— lies exactly on #{first}")
+    assert f"Its curve lies exactly on #{first}" in window.statusBar().currentMessage()
+    window.controls.set_config(tensor.with_(seed=9))  # another seed: another curve, nothing to say
+    start_and_wait(qtbot, window)
+    assert window.plot.series[window.run_key].identical_to == []
+    assert "lies exactly" not in window.plot.legend.getLabel(window.plot.series[window.run_key].smooth_item).text
