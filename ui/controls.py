@@ -223,14 +223,14 @@ class Controls(QWidget):
         return None
 
     def config(self) -> tuple[RunConfig | None, str]:
-        """The validated config, or (None, message naming the problem)."""
+        """The validated config, or (None, message naming the problem in the controls' words)."""
         try:
             problem = self._lr_text_error()
             if problem is not None:
                 raise problem
             return self.raw_config().validated(), ""
         except ConfigError as exc:
-            return None, str(exc)
+            return None, user_words(exc)
 
     def set_config(self, config: RunConfig) -> None:
         """Preset the controls (from the command line or the last session)."""
@@ -336,7 +336,7 @@ class Controls(QWidget):
         where = "GPU" if cfg.device.startswith("cuda") else "RAM"
         if field in ("sizes", "batch", "d_in", "hidden", "d_out", "points", "iters", "seed", "device", "cuda_graph",
                      "recipe", "dtype"):
-            self.memory.setText(str(self.problem))
+            self.memory.setText(user_words(self.problem))
             self.memory.setStyleSheet(ERROR_STYLE + " font-weight: bold;")
         elif free is None:
             self.memory.setText(f"Needs about {format_bytes(need)}")
@@ -348,6 +348,18 @@ class Controls(QWidget):
             self.progress.setRange(0, cfg.iters)
         self.set_run_state(self._state)
         self.config_changed.emit()
+
+
+# what the controls call the settings RunConfig's errors name
+FIELD_LABELS = {"recipe": "Recipe", "device": "Device", "dtype": "Dtype", "cuda_graph": "CUDA graph", "sizes": "Sizes",
+                "batch": "N", "d_in": "D_in", "hidden": "H", "d_out": "D_out", "points": "Points",
+                "lr": "Learning rate", "iters": "Iterations", "seed": "Seed"}
+
+
+def user_words(problem: ConfigError) -> str:
+    """A settings problem in the controls' words: "N: must be between 1 and ...", not "batch: ..."."""
+    text = str(problem).split(": ", 1)[1] if ": " in str(problem) else str(problem)
+    return f"{FIELD_LABELS.get(problem.field, problem.field)}: {text}"
 
 
 def format_duration(seconds: float) -> str:

@@ -244,8 +244,12 @@ class MainWindow(QMainWindow):
 
     def step_run(self) -> None:
         if not self.running:
+            previous = self.run_key if self.run_key is not None and self.run_key in self.results else None
             if self.start_run(start_paused=True):
                 self.run.worker.step()
+                self._say(f"Step started run #{self.run_key}"
+                          + (f" (run #{previous} had ended)" if previous is not None else "")
+                          + ": one step, then paused; Step runs another, Resume goes on", at_controls=True)
             return
         worker = self.run.worker
         if not worker.is_paused():
@@ -258,13 +262,16 @@ class MainWindow(QMainWindow):
             self._say(f"Stopping run #{self.run_key}…")
 
     def reset_run(self) -> None:
-        if self.running:
+        stopped = self.run_key if self.running else None
+        if stopped is not None:
             self.run.join()
             QApplication.processEvents()
         self.state_source = None
         self.controls.show_progress(0, self.controls.iters.value(), 0)
         self.controls.speed.setText("Ready")
-        self._say("Reset: the next run starts from the seed's initial weights; Check now compares at them")
+        first = f"Reset stopped run #{stopped} (its log is kept). " if stopped is not None else "Reset: "
+        self._say(first + "the next run starts from the seed's initial weights; Check now compares at them",
+                  at_controls=stopped is not None)
 
     def _on_batch(self, batch: Batch) -> None:
         key = self.run_key
@@ -477,12 +484,9 @@ class MainWindow(QMainWindow):
             if poly:  # the fit beside the loss: a third of the middle, once the layout has settled
                 QTimer.singleShot(0, self._share_center)
         if not self.running:
-            _, problem = self.controls.config()
-            if problem:
-                self.controls.message.setText(problem)
-                self.controls.message.show()
-            else:
-                self.controls.message.hide()
+            # a settings problem stands at its field (under the learning rate, or in red where the memory
+            # estimate goes), once; the line under the buttons is for what a run says
+            self.controls.message.hide()
 
     def _share_center(self) -> None:
         total = self.center.width()

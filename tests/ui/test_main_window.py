@@ -105,7 +105,7 @@ def test_bad_learning_rate_is_refused_at_the_control(qtbot, window):
         assert not c.start_button.isEnabled(), text
         assert c.lr_error.isVisibleTo(window) and "refused" in c.lr_error.text()
         assert window.start_run() is False
-        assert "Cannot start: lr:" in window.statusBar().currentMessage()
+        assert "Cannot start: Learning rate: " in window.statusBar().currentMessage()  # the field, as labelled
     c.lr.setText("-1e-6")  # the words under the field are RunConfig's, not a second copy of its rule
     with pytest.raises(ConfigError) as info:
         RunConfig(lr=-1e-6).validated(check_device=False)
@@ -123,7 +123,7 @@ def test_sizes_that_cannot_fit_turn_the_estimate_red(qtbot, window, monkeypatch)
     c.hidden.setValue(10_000)
     # the words are RunConfig's own: the control asks it, and shows what it says under the sizes
     assert "but only 64.0 MiB is free; make the batch, D_in, H or D_out smaller" in c.memory.text()
-    assert c.memory.text().startswith("sizes: this run needs about") and "c62828" in c.memory.styleSheet()
+    assert c.memory.text().startswith("Sizes: this run needs about") and "c62828" in c.memory.styleSheet()
     assert not c.start_button.isEnabled()
     c.d_in.setValue(1000)
     c.hidden.setValue(100)
@@ -672,3 +672,39 @@ def test_a_curve_that_lies_exactly_on_another_says_so(qtbot, window):
     start_and_wait(qtbot, window)
     assert window.plot.series[window.run_key].identical_to == []
     assert "lies exactly" not in window.plot.legend.getLabel(window.plot.series[window.run_key].smooth_item).text
+
+
+def test_a_settings_problem_is_said_once_at_its_field_in_the_controls_words(qtbot, window):
+    from app.config import ConfigError
+    from ui.controls import user_words
+
+    c = window.controls
+    c.set_config(SMALL.with_(seed=3))
+    c.lr.setText("0")
+    assert c.lr_error.isVisibleTo(window) and c.lr_error.text().startswith("Learning rate refused: ")
+    assert not c.message.isVisibleTo(window)  # not a second time under the buttons
+    c.lr.setText("1e-6")
+    assert c.problem is None and not c.lr_error.isVisibleTo(window)
+    assert user_words(ConfigError("d_in", "must be between 1 and 1,048,576, got 0")) == \
+        "D_in: must be between 1 and 1,048,576, got 0"
+    assert user_words(ConfigError("points", "must be between 2 and 268,435,456, got 1")).startswith("Points: ")
+
+
+def test_reset_during_a_run_and_step_after_one_say_what_they_did(qtbot, window):
+    window.controls.set_config(SMALL.with_(iters=1_000_000))
+    assert window.start_run()
+    first = window.run_key
+    qtbot.waitUntil(lambda: window.plot.series[first].n > 3, timeout=10_000)
+    window.reset_run()
+    qtbot.waitUntil(lambda: first in window.results, timeout=10_000)
+    assert window.statusBar().currentMessage().startswith(f"Reset stopped run #{first} (its log is kept)")
+    assert window.results[first].status == "stopped"
+    window.step_run()
+    second = window.run_key
+    assert second != first
+    assert window.statusBar().currentMessage().startswith(f"Step started run #{second} (run #{first} had ended): "
+                                                          "one step, then paused")
+    runner = window.run.worker.runner
+    qtbot.waitUntil(lambda: len(runner.log) == 1, timeout=5_000)
+    with _finished(qtbot, window, 10_000):
+        window.stop_run()
