@@ -11,13 +11,14 @@ most 1/``FRAME_BUDGET`` of the time.
 
 from __future__ import annotations
 
+import html
 import math
 import time
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from app.export import write_atomic
@@ -185,6 +186,13 @@ class LossPlot(QWidget):
         self.crosshair = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#999", style=Qt.DashLine))
         self.crosshair.setVisible(False)
         self.plot.addItem(self.crosshair, ignoreBounds=True)
+        # TensorBoard's hover card: one line per visible run, in its colour, with its name, raw and smoothed loss
+        self.hover_card = pg.TextItem(color="#222", anchor=(0, 1), fill=pg.mkBrush(255, 255, 255, 235),
+                                      border=pg.mkPen("#bbb"))
+        self.hover_card.setZValue(1000)
+        self.hover_card.setVisible(False)
+        self.plot.addItem(self.hover_card, ignoreBounds=True)
+        self.plot_widget.installEventFilter(self)  # the mouse leaving the plot takes the crosshair and card along
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -353,20 +361,39 @@ class LossPlot(QWidget):
         if hasattr(self, "timer") and not self.timer.isActive():
             self.timer.start()
 
+    def eventFilter(self, watched, event):  # noqa: N802 - Qt override
+        if watched is self.plot_widget and event.type() == QEvent.Leave:
+            self.hide_hover()
+        return super().eventFilter(watched, event)
+
+    def hide_hover(self) -> None:
+        self.crosshair.setVisible(False)
+        self.hover_card.setVisible(False)
+
     def _on_mouse_moved(self, event) -> None:
         pos = event[0]
-        if not self.plot.sceneBoundingRect().contains(pos) or not self.series:
-            self.crosshair.setVisible(False)
+        if not self.plot.vb.sceneBoundingRect().contains(pos) or not self.series:
+            self.hide_hover()
             return
-        x = self.plot.getViewBox().mapSceneToView(pos).x()
-        self.readout.setText(self.readout_at(x))
-        self.crosshair.setPos(x)
+        point = self.plot.getViewBox().mapSceneToView(pos)
+        rows = self.hover_rows(point.x())
+        if not rows:
+            self.hide_hover()
+            return
+        self.readout.setText(f"Hover: step {rows[0][2]}" if len(rows) == 1 else f"Hover: {len(rows)} runs")
+        self.crosshair.setPos(point.x())
         self.crosshair.setVisible(True)
+        self.hover_card.setHtml(self.hover_html(rows))
+        (x0, x1), _ = self.plot.getViewBox().viewRange()
+        right_half = point.x() > (x0 + x1) / 2
+        self.hover_card.setAnchor((1.0, 1.0) if right_half else (0.0, 1.0))  # stays inside the plot
+        self.hover_card.setPos(point.x(), point.y())
+        self.hover_card.setVisible(True)
 
-    def readout_at(self, x: float) -> str:
-        """'step k: loss v' for the visible runs nearest to x (step or seconds)."""
+    def hover_rows(self, x: float) -> list:
+        """(colour, label, step, loss, smoothed) of each visible run at its point nearest to x (step or seconds)."""
         by_time = self.x_mode.currentIndex() == 1
-        parts = []
+        rows = []
         for s in self.series.values():
             if not s.visible or s.n == 0:
                 continue
@@ -374,8 +401,21 @@ class LossPlot(QWidget):
             i = int(np.clip(np.searchsorted(xs, x), 0, s.n - 1))
             if i > 0 and abs(xs[i - 1] - x) < abs(xs[i] - x):
                 i -= 1
-            parts.append(f"step {int(s.step[i])}: loss {s.loss[i]:.4g}")
-        return "   ".join(parts[-3:])
+            smoothed = float(s.smoothed[i]) if i < s.smoothed_n else float("nan")
+            rows.append((s.color, s.label, int(s.step[i]), float(s.loss[i]), smoothed))
+        return rows
+
+    @staticmethod
+    def hover_html(rows) -> str:
+        lines = []
+        for color, label, step, loss, smoothed in rows:
+            lines.append(f'<span style="color:{color}">&#9632;</span> <b>{html.escape(label)}</b>: step {step}, '
+                         f"loss {loss:.4g}, smoothed {smoothed:.4g}")
+        return '<div style="font-size:8pt">' + "<br>".join(lines) + "</div>"
+
+    def readout_at(self, x: float) -> str:
+        """'step k: loss v' for the visible runs nearest to x (step or seconds)."""
+        return "   ".join(f"step {step}: loss {loss:.4g}" for _, _, step, loss, _ in self.hover_rows(x))
 
     def export_image(self, path: str) -> None:
         """The plot as PNG or SVG (drawn by Qt itself; pyqtgraph's SVG exporter fails on curves with gaps), drawn

@@ -132,3 +132,30 @@ def test_the_axes_never_carry_a_multiplier(qtbot, log):
         assert not axis.autoSIPrefix
         assert "x1e" not in axis.labelString() and "(x" not in axis.labelString(), axis.labelString()
     assert "loss" in plot.plot.getAxis("left").labelString()
+
+
+def test_the_hover_card_names_each_visible_run_in_its_colour_and_goes_when_the_mouse_leaves(qtbot):
+    from PySide6.QtCore import QEvent, QPointF
+
+    plot = LossPlot(redraw_ms=10)
+    qtbot.addWidget(plot)
+    plot.resize(700, 400)
+    plot.show()
+    plot.add_series(1, "#1 tensor · cpu", "#1f77b4")
+    plot.add_series(2, "#2 autograd · cpu", "#ff7f0e")
+    plot.append(1, np.arange(10), np.arange(10) * 0.5, np.arange(10, 0, -1).astype(float))
+    plot.append(2, np.arange(10), np.arange(10) * 0.5, np.arange(20, 10, -1).astype(float))
+    plot.redraw(force=True)
+    rows = plot.hover_rows(3.2)
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("#1f77b4", "#1 tensor · cpu", 3, 7.0),
+                                                        ("#ff7f0e", "#2 autograd · cpu", 3, 17.0)]
+    assert all(np.isfinite(r[4]) for r in rows)  # the smoothed value too
+    card = plot.hover_html(rows)
+    assert card.count("<br>") == 1 and "#1 tensor · cpu" in card and 'color:#ff7f0e' in card
+    plot.set_visible(2, False)
+    assert [r[1] for r in plot.hover_rows(3.2)] == ["#1 tensor · cpu"]  # hidden runs stay out of the card
+    center = plot.plot.vb.sceneBoundingRect().center()
+    plot._on_mouse_moved((QPointF(center),))
+    assert plot.hover_card.isVisible() and plot.crosshair.isVisible()
+    QApplication.sendEvent(plot.plot_widget, QEvent(QEvent.Leave))
+    assert not plot.hover_card.isVisible() and not plot.crosshair.isVisible()  # nothing left behind
