@@ -32,7 +32,9 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 
 
 def smooth(values: np.ndarray, weight: float, state=None):
-    """TensorBoard's bias-corrected exponential moving average. Non-finite values are carried over.
+    """TensorBoard's bias-corrected exponential moving average. A non-finite value leaves a gap (NaN) and does not
+    enter the average: carried over, as TensorBoard draws it, a diverging run's smoothed line would run flat into
+    the inf step and read as a plateau.
 
     ``state`` = (last, count) continues a previous call, so appends cost only the new points.
     Returns (smoothed, state).
@@ -41,15 +43,13 @@ def smooth(values: np.ndarray, weight: float, state=None):
     out = np.empty(len(values), dtype=np.float64)
     if weight <= 0:
         return values.astype(np.float64, copy=True), (last, count)
-    prev_smoothed = math.nan
     for i, v in enumerate(values.tolist()):
         if not math.isfinite(v):
-            out[i] = prev_smoothed if count else v
+            out[i] = math.nan
             continue
         last = last * weight + (1 - weight) * v
         count += 1
-        prev_smoothed = last / (1 - weight**count)
-        out[i] = prev_smoothed
+        out[i] = last / (1 - weight**count)
     return out, (last, count)
 
 
@@ -112,9 +112,18 @@ class Series:
         self._columns.extend(step=step, time=elapsed, loss=loss)
         self.dirty = True
 
-    def update_smoothing(self, weight: float) -> None:
+    def update_smoothing(self, weight: float, log: bool = False) -> None:
+        """Smooth the new points; on a log axis in log space (the EMA of log10(loss)), as the eye reads a log
+        plot: smoothed linearly, 0.99 would sit decades above a falling curve."""
         if self.smoothed_n < self.n:
-            part, self.smooth_state = smooth(self.loss[self.smoothed_n : self.n], weight, self.smooth_state)
+            new = self.loss[self.smoothed_n : self.n]
+            if log:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    logs = np.where(new > 0, np.log10(np.where(new > 0, new, 1.0)), np.nan)
+                part, self.smooth_state = smooth(logs, weight, self.smooth_state)
+                part = 10.0 ** part
+            else:
+                part, self.smooth_state = smooth(new, weight, self.smooth_state)
             self.smoothed[self.smoothed_n : self.n] = part
             self.smoothed_n = self.n
 
@@ -294,7 +303,7 @@ class LossPlot(QWidget):
             n = s.n
             x = (s.time if by_time else s.step)[:n]
             loss = s.loss[:n]
-            s.update_smoothing(weight)
+            s.update_smoothing(weight, log)
             shown_raw = self._displayable(loss, log)
             shown_smooth = self._displayable(s.smoothed[:n], log)
             if weight > 0:
@@ -305,11 +314,17 @@ class LossPlot(QWidget):
             s.smooth_item.setData(x, shown_smooth)
             bad = ~np.isfinite(loss)
             if bad.any():
-                finite = shown_raw[np.isfinite(shown_raw)]
-                top = float(np.max(finite)) if finite.size else 1.0
-                # marks sit at the top of the curve (a NaN has no height of its own)
-                y_mark = math.log10(top) if log and top > 0 else top
-                s.nan_item.setData(x[bad], np.full(int(bad.sum()), y_mark))
+                # a NaN has no height of its own: each mark sits where the curve last was (the loss before it),
+                # on the curve, not at the top of the plot where the legend is
+                good = np.isfinite(shown_raw)
+                idx = np.flatnonzero(good)
+                if idx.size:
+                    before = np.searchsorted(idx, np.flatnonzero(bad)) - 1
+                    heights = shown_raw[idx[np.clip(before, 0, idx.size - 1)]]
+                else:
+                    heights = np.ones(int(bad.sum()))
+                y_marks = np.log10(np.maximum(heights, 1e-300)) if log else heights
+                s.nan_item.setData(x[bad], y_marks)
             else:
                 s.nan_item.setData([], [])
             s.dirty = False
@@ -341,6 +356,8 @@ class LossPlot(QWidget):
 
     # ------------------------------------------------------------------ slots
     def _on_log_toggled(self, checked: bool) -> None:
+        for s in self.series.values():  # smoothed in log space on a log axis: smooth again
+            s.reset_smoothing()
         self.plot.setLogMode(y=checked)
         self.decade_lines.setVisible(checked)
         self._mark_all_dirty()

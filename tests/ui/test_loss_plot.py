@@ -13,11 +13,12 @@ from ui.loss_plot import LossPlot, smooth
 
 
 def tensorboard_smooth(values, weight):
-    """TensorBoard's reference loop (scalars dashboard), for comparison."""
+    """TensorBoard's reference loop (scalars dashboard), for comparison; at a non-finite value the plot leaves a
+    gap where TensorBoard carries the last smoothed value (flat into a divergence, it reads as a plateau)."""
     last, count, out = 0.0, 0, []
     for v in values:
         if not math.isfinite(v):
-            out.append(out[-1] if out else v)
+            out.append(math.nan)
             continue
         last = last * weight + (1 - weight) * v
         count += 1
@@ -74,9 +75,11 @@ def test_nan_steps_are_marked_and_log_axis_skips_them(qtbot):
     plot.redraw()
     marks = plot.series["r"].nan_item.data
     assert sorted(marks["x"].tolist()) == [3.0, 4.0]
-    assert np.allclose(marks["y"], 2.0)  # log10 of the highest finite loss: marks sit on top
+    assert np.allclose(marks["y"], 0.0)  # log10 of the loss before them (1.0): on the curve, not up by the legend
     plot.log_y.setChecked(False)
-    assert np.allclose(plot.series["r"].nan_item.data["y"], 100.0)
+    assert np.allclose(plot.series["r"].nan_item.data["y"], 1.0)
+    smoothed = plot.series["r"].smoothed[:5]
+    assert np.isfinite(smoothed[:3]).all() and np.isnan(smoothed[3:]).all()  # a gap, not a flat line into inf
 
 
 def test_readout_names_step_and_loss(qtbot):
@@ -159,3 +162,24 @@ def test_the_hover_card_names_each_visible_run_in_its_colour_and_goes_when_the_m
     assert plot.hover_card.isVisible() and plot.crosshair.isVisible()
     QApplication.sendEvent(plot.plot_widget, QEvent(QEvent.Leave))
     assert not plot.hover_card.isVisible() and not plot.crosshair.isVisible()  # nothing left behind
+
+
+def test_on_a_log_axis_the_smoothing_is_done_in_log_space(qtbot):
+    """A loss falling 8 decades, smoothed at 0.99: linearly the smoothed line sits decades above the data at the
+    end (the early, huge values dominate the average); in log space it follows the curve, as the eye reads it."""
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.timer.stop()
+    plot.smoothing.setValue(99)
+    plot.add_series("r", "run")
+    loss = 10.0 ** np.linspace(8, 0, 400)
+    plot.append("r", np.arange(400), np.arange(400) * 0.01, loss)
+    plot.redraw(force=True)
+    on_log = plot.series["r"].smoothed[:400].copy()
+    expected, _ = smooth(np.log10(loss), 0.99)
+    np.testing.assert_allclose(on_log, 10.0 ** expected, rtol=1e-12)
+    assert on_log[-1] / loss[-1] < 100  # an EMA of 0.99 lags ~100 steps: 2 decades of this slope, no more
+    plot.log_y.setChecked(False)  # a linear axis: the linear average, smoothed again
+    linear = plot.series["r"].smoothed[:400]
+    np.testing.assert_allclose(linear, smooth(loss, 0.99)[0], rtol=1e-12)
+    assert linear[-1] / loss[-1] > 1e5
