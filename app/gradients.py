@@ -17,7 +17,7 @@ import numpy as np
 import engine
 
 from .config import RunConfig
-from .recipes import TABLE, TrainState, host_draws, manual_backprop
+from .recipes import TABLE, TrainState, fit_form, fit_gradients, fit_predict, host_draws, manual_backprop
 
 PARAMS = ("w1", "w2")
 PAIRS = (("manual", "autograd"), ("manual", "numerical"), ("autograd", "numerical"))
@@ -317,20 +317,6 @@ POLY_PARAMS = ("coefficients",)
 POLY_NAMES = {"cubic": "abcd", "legendre": "abcd", "dynamic": "abcde"}
 
 
-def poly_form(recipe: str) -> str:
-    return "legendre" if recipe == "poly-function" else "dynamic" if recipe == "poly-dynamic" else "cubic"
-
-
-def _poly_predict(form, x, c):
-    if form == "legendre":
-        t = c[2] + c[3] * x
-        return c[0] + c[1] * (0.5 * (5 * t ** 3 - 3 * t))
-    y = c[0] + c[1] * x + c[2] * x ** 2 + c[3] * x ** 3
-    if form == "dynamic":  # the net's largest form: both extra terms, one shared e
-        y = y + c[4] * x ** 4 + c[4] * x ** 5
-    return y
-
-
 def _poly_basis(form, x, c):
     """d y_pred / d coefficient, per point (NumPy float64): what each coefficient's gradient sums, times 2r."""
     if form == "legendre":
@@ -351,25 +337,10 @@ def _poly_forward_magnitude(form, x, c):
     return sum(abs(ck) * np.abs(bk) for ck, bk in zip(c, _poly_basis(form, x, c)))
 
 
-def poly_manual_gradients(form, x, y, c, forget_two: bool = False):
-    """The fit's gradient written by hand (engine tensors or NumPy arrays): one value per coefficient.
-    ``forget_two`` plants the classic slip, d(r^2)/dr taken as r."""
-    g = (1.0 if forget_two else 2.0) * (_poly_predict(form, x, c) - y)
-    if form == "legendre":
-        t = c[2] + c[3] * x
-        dp3 = 1.5 * (5 * t ** 2 - 1)
-        return [g.sum(), (g * (0.5 * (5 * t ** 3 - 3 * t))).sum(), (g * c[1] * dp3).sum(),
-                (g * c[1] * dp3 * x).sum()]
-    grads = [g.sum(), (g * x).sum(), (g * x ** 2).sum(), (g * x ** 3).sum()]
-    if form == "dynamic":
-        grads.append((g * (x ** 4 + x ** 5)).sum())
-    return grads
-
-
 def compare_poly(config: RunConfig, state: TrainState | None = None, source: str | None = None,
                  eps: float = 1e-6, forget_two: bool = False) -> GradientReport:
     """The fit's hand-written gradient of its coefficients against autograd and float64 central differences."""
-    form = poly_form(config.recipe)
+    form = fit_form(config.recipe)
     draws = host_draws(config)
     x64, y64 = draws["x"], draws["y"]
     if state is not None and state.coefficients_host() is not None:
@@ -389,13 +360,13 @@ def compare_poly(config: RunConfig, state: TrainState | None = None, source: str
         return np.array([[float(engine.backend.to_host(v._data)) for v in values]])
 
     with engine.no_grad():
-        manual = host(poly_manual_gradients(form, x, y, coefficients(c64), forget_two))
+        manual = host(fit_gradients(form, x, y, coefficients(c64), forget_two)[1])
 
     def by_autograd(dt):
         cs = coefficients(c64, True, dt)
         xs, ys = (engine.tensor(a, dtype=dt, device=device) for a in (x64, y64))
         with engine.enable_grad():
-            ((_poly_predict(form, xs, cs) - ys) ** 2).sum().backward()
+            ((fit_predict(form, xs, cs) - ys) ** 2).sum().backward()
         return host([c.grad for c in cs])
 
     auto = by_autograd(dtype)
@@ -411,7 +382,7 @@ def compare_poly(config: RunConfig, state: TrainState | None = None, source: str
             for sign in (1.0, -1.0):
                 c = c64.copy()
                 c[i] += sign * h
-                outs.append(float(((_poly_predict(form, x64, c) - y64) ** 2).sum()))
+                outs.append(float(((fit_predict(form, x64, c) - y64) ** 2).sum()))
             rounding_h = (np.log2(len(x64)) + 4) * _EPS64 * (abs(outs[0]) + abs(outs[1])) / (2 * h)
             return (outs[0] - outs[1]) / (2 * h), rounding_h
 
@@ -422,7 +393,7 @@ def compare_poly(config: RunConfig, state: TrainState | None = None, source: str
         fd_error[0, i] = rounding_i + abs(wider - numerical[0, i]) / 3
     # the same error model as the two-layer net's (compare): the backward's own sums for manual vs autograd; the
     # dtype's whole error, the forward's residual rounding and the differences' own rounding against float64
-    y_pred = _poly_predict(form, x64, c64)
+    y_pred = fit_predict(form, x64, c64)
     basis = [np.abs(b) for b in _poly_basis(form, x64, c64)]
     magnitude = 2.0 * (np.abs(y_pred) + np.abs(y64) + _poly_forward_magnitude(form, x64, c64))
     terms = np.array([[float(np.abs(2.0 * (y_pred - y64)) @ b) for b in basis]])

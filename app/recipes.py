@@ -315,14 +315,40 @@ def optim_recipe(state: TrainState) -> Iterator:
 LEGENDRE_START = (0.0, -1.0, 0.0, 0.3)
 
 
-def poly_gradients(x, y, a, b, c, d):
-    """The cubic's loss and its hand-written gradient: (loss, (grad_a, grad_b, grad_c, grad_d)). The one copy:
-    the poly-numpy and poly-tensor recipes train with it and the gradient check compares it."""
-    y_pred = a + b * x + c * x ** 2 + d * x ** 3
+def fit_form(recipe: str) -> str:
+    """The shape of a poly recipe's fit: "legendre" (a + b P3(c + d x)), "dynamic" (the cubic and e x^4 + e x^5,
+    the dynamic net's largest form) or "cubic"."""
+    return "legendre" if recipe == "poly-function" else "dynamic" if recipe == "poly-dynamic" else "cubic"
+
+
+def fit_predict(form: str, x, c):
+    """The fit at the points ``x`` (NumPy arrays or engine tensors) for the coefficients ``c``: the one copy of
+    the formulas, used by the recipes, the fit view and the gradient check."""
+    if form == "legendre":
+        t = c[2] + c[3] * x
+        return c[0] + c[1] * (0.5 * (5 * t ** 3 - 3 * t))
+    y = c[0] + c[1] * x + c[2] * x ** 2 + c[3] * x ** 3
+    if form == "dynamic":  # both extra terms, one shared e
+        y = y + c[4] * x ** 4 + c[4] * x ** 5
+    return y
+
+
+def fit_gradients(form: str, x, y, c, forget_two: bool = False):
+    """The fit's loss and its gradient written by hand: (loss, [one value per coefficient]). The poly-numpy and
+    poly-tensor recipes train with it and the gradient check compares it; ``forget_two`` plants the classic
+    slip, d(r^2)/dr taken as r."""
+    y_pred = fit_predict(form, x, c)
     loss = ((y_pred - y) ** 2).sum()
-    grad_y_pred = 2.0 * (y_pred - y)
-    return loss, (grad_y_pred.sum(), (grad_y_pred * x).sum(), (grad_y_pred * x ** 2).sum(),
-                  (grad_y_pred * x ** 3).sum())
+    g = (1.0 if forget_two else 2.0) * (y_pred - y)
+    if form == "legendre":
+        t = c[2] + c[3] * x
+        dp3 = 1.5 * (5 * t ** 2 - 1)
+        return loss, [g.sum(), (g * (0.5 * (5 * t ** 3 - 3 * t))).sum(), (g * c[1] * dp3).sum(),
+                      (g * c[1] * dp3 * x).sum()]
+    grads = [g.sum(), (g * x).sum(), (g * x ** 2).sum(), (g * x ** 3).sum()]
+    if form == "dynamic":
+        grads.append((g * (x ** 4 + x ** 5)).sum())
+    return loss, grads
 
 
 def poly_numpy_recipe(state: TrainState) -> Iterator:
@@ -330,7 +356,7 @@ def poly_numpy_recipe(state: TrainState) -> Iterator:
     x, y, coefficients = state.x, state.y, state.coefficients
     learning_rate = state.config.lr
     while True:
-        loss, grads = poly_gradients(x, y, *coefficients)
+        loss, grads = fit_gradients("cubic", x, y, coefficients)
         for i, g in enumerate(grads):
             coefficients[i] = coefficients[i] - learning_rate * g
         yield loss
@@ -341,7 +367,7 @@ def poly_tensor_recipe(state: TrainState) -> Iterator:
     x, y, coefficients = state.x, state.y, state.coefficients
     learning_rate = state.config.lr
     while True:
-        loss, grads = poly_gradients(x, y, *coefficients)
+        loss, grads = fit_gradients("cubic", x, y, coefficients)
         for c, g in zip(coefficients, grads):
             c -= learning_rate * g
         yield loss
@@ -362,7 +388,7 @@ def _fit_by_autograd(state: TrainState, predict) -> Iterator:
 
 
 def poly_autograd_recipe(state: TrainState) -> Iterator:
-    return _fit_by_autograd(state, lambda x, a, b, c, d: a + b * x + c * x ** 2 + d * x ** 3)
+    return _fit_by_autograd(state, lambda x, *c: fit_predict("cubic", x, c))
 
 
 class LegendrePolynomial3(engine.autograd.Function):
@@ -442,29 +468,20 @@ def poly_dynamic_recipe(state: TrainState) -> Iterator:
 
 def poly_curve(recipe: str, coefficients, x):
     """The fitted function of ``recipe``'s coefficients at the points ``x`` (NumPy), for the fit view."""
-    x = np.asarray(x, dtype=np.float64)
-    if recipe == "poly-function":
-        a, b, c, d = coefficients
-        t = c + d * x
-        return a + b * 0.5 * (5 * t ** 3 - 3 * t)
-    a, b, c, d = coefficients[:4]
-    y = a + b * x + c * x ** 2 + d * x ** 3
-    if recipe == "poly-dynamic":  # the net's largest form: both extra terms
-        e = coefficients[4]
-        y = y + e * x ** 4 + e * x ** 5
-    return y
+    return fit_predict(fit_form(recipe), np.asarray(x, dtype=np.float64), list(coefficients))
 
 
 def poly_formula(recipe: str, coefficients) -> str:
     """The fit as the tutorial prints it."""
-    if recipe == "poly-function":
+    form = fit_form(recipe)
+    if form == "legendre":
         a, b, c, d = coefficients
         return f"y = {a:.4g} + {b:.4g} P3({c:.4g} + {d:.4g} x)"
     a, b, c, d = coefficients[:4]
     text = f"y = {a:.4g} + {b:.4g} x + {c:.4g} x^2 + {d:.4g} x^3"
-    if recipe == "poly-dynamic":
+    if form == "dynamic":
         e = coefficients[4]
-        text += f" + {e:.4g} x^4 ? + {e:.4g} x^5 ?"
+        text += f" + {e:.4g} x^4 ? + {e:.4g} x^5 ?"  # the dynamic net: each term there or not, at random
     return text
 
 
