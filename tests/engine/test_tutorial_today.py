@@ -50,18 +50,20 @@ def test_the_default_device_is_where_factories_put_tensors(device):
     assert engine.zeros(1).device.type == "cpu"
 
 
-def test_the_default_device_is_per_thread():
+def test_the_default_device_is_per_thread(cuda_device):
     import threading
 
     seen = []
-    engine.set_default_device("cpu")
+    engine.set_default_device(cuda_device)
     try:
-        thread = threading.Thread(target=lambda: seen.append(engine.get_default_device().type))
+        thread = threading.Thread(target=lambda: seen.append((engine.get_default_device().type,
+                                                              engine.zeros(1).device.type)))
         thread.start()
         thread.join()
+        here = (engine.get_default_device().type, engine.zeros(1).device.type)
     finally:
         engine.set_default_device(None)
-    assert seen == ["cpu"]
+    assert here == ("cuda", "cuda") and seen == [("cpu", "cpu")]  # another thread keeps its own default
 
 
 def test_accelerator_answers_as_pytorchs(device):
