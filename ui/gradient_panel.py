@@ -1,5 +1,7 @@
-"""Manual vs autograd vs numerical gradients: a table coloured against the dtype's tolerances, and a heat
-map of |manual - autograd| for the chosen parameter. "Check now" works before, during (pausing), and after a run."""
+"""Manual vs autograd vs numerical gradients: a table coloured by what rounding and finite differences can
+explain, a legend that says what the rows and colours mean, and a heat map of the difference the user picks
+(manual − autograd, or autograd − numerical) for the chosen parameter. "Check now" works before, during (pausing),
+and after a run."""
 
 from __future__ import annotations
 
@@ -26,6 +28,20 @@ from app.gradients import PAIRS, PARAMS, TOLERANCES, GradientReport
 
 GRADE_COLORS = {"good": "#c8e6c9", "ok": "#fff9c4", "bad": "#ffcdd2"}
 COLUMNS = ["", "Compared", "Max |a−b|", "Rel. error", "Cosine", "Worst element"]
+# the pairs the heat map can show: (a, b) of |a - b|, and the words of the chooser
+HEAT_PAIRS = {"manual − autograd": ("manual", "autograd"), "autograd − numerical": ("autograd", "numerical"),
+              "manual − numerical": ("manual", "numerical")}
+LEGEND = (
+    "Each row compares one parameter's gradient found two ways: <b>manual</b> is the hand-written backward pass, "
+    "<b>autograd</b> is the engine's <code>backward()</code>, <b>numerical</b> is a central finite difference of "
+    "the loss in float64. "
+    f"<span style='background:{GRADE_COLORS['good']}'>&nbsp;Green&nbsp;</span> equal up to rounding; "
+    f"<span style='background:{GRADE_COLORS['ok']}'>&nbsp;yellow&nbsp;</span> apart by no more than rounding and "
+    "finite differences explain; "
+    f"<span style='background:{GRADE_COLORS['bad']}'>&nbsp;red&nbsp;</span> apart by more: a gradient is wrong. "
+    "A number in brackets, as “(4,096)”, is how many elements finite differences probed (a random sample: two "
+    "losses per element)."
+)
 
 
 class GradientPanel(QWidget):
@@ -37,11 +53,16 @@ class GradientPanel(QWidget):
         self.check_button = QPushButton("Check now")
         self.check_button.setToolTip("Compare the gradients at the current weights (before a run: the initial "
                                      "ones; during a run it pauses first)")
-        self.plant_bug = QCheckBox("Plant a bug in the manual gradient")
-        self.plant_bug.setToolTip("The classic hand-written slips, to watch the check catch them: the two-layer net "
-                                  "forgets the ReLU mask; the fit of sin(x) forgets the 2 of 2(y_pred - y)")
+        self.plant_bug = QCheckBox("Plant a bug")
+        self.plant_bug.setToolTip("Plant a bug in the manual gradient: the classic hand-written slips, to watch the "
+                                  "check catch them. The two-layer net forgets the ReLU mask; the fit of sin(x) "
+                                  "forgets the 2 of 2(y_pred - y)")
         self.summary = QLabel("Press “Check now” to compare the gradients.")
         self.summary.setWordWrap(True)
+        self.legend = QLabel(LEGEND)
+        self.legend.setWordWrap(True)
+        self.legend.setTextFormat(Qt.RichText)
+        self.legend.setStyleSheet("color: #444; font-size: 8pt;")
         top = QHBoxLayout()
         top.addWidget(self.check_button)
         top.addWidget(self.plant_bug, 1)
@@ -52,6 +73,7 @@ class GradientPanel(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setMinimumHeight(100)  # scrolls when the window is small
         self.table.setToolTip("Numbers in brackets: elements probed by finite differences (a sample)")
+        self.table.setMinimumWidth(120)  # it scrolls sideways; the panel keeps to its column
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.NoSelection)
         header = self.table.horizontalHeader()
@@ -60,11 +82,19 @@ class GradientPanel(QWidget):
 
         self.param = QComboBox()
         self.param.addItems(list(PARAMS))
+        self.param.setToolTip("The parameter whose gradients the heat map shows, element by element")
+        self.pair = QComboBox()
+        self.pair.addItems(list(HEAT_PAIRS))
+        self.pair.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.pair.setMinimumContentsLength(10)
+        self.pair.setToolTip("Which difference the heat map shows. Against numerical, only the probed elements have "
+                             "a value; the others, and those whose finite difference crosses a kink, stay blank")
         self.heat_title = QLabel("|manual − autograd|")
         self.heat_title.setWordWrap(True)
         heat_bar = QHBoxLayout()
-        heat_bar.addWidget(self.heat_title, 1)
-        heat_bar.addWidget(QLabel("Parameter"))
+        heat_bar.addWidget(QLabel("Map"))
+        heat_bar.addWidget(self.pair, 1)
+        heat_bar.addWidget(QLabel("of"))
         heat_bar.addWidget(self.param)
         self.heat_widget = pg.GraphicsLayoutWidget()
         self.heat_widget.setBackground("w")
@@ -76,31 +106,36 @@ class GradientPanel(QWidget):
         self.heat_plot.setLabel("bottom", "column")
         self.heat_image = pg.ImageItem(axisOrder="row-major")
         self.heat_plot.addItem(self.heat_image)
-        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=12)
+        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False, width=16,
+                                        label="|a − b|")
         self.colorbar.setImageItem(self.heat_image, insert_in=self.heat_plot)
         for axis in ("left", "bottom"):  # element indices: no "(x0.001)" scaling of the tick labels
             self.heat_plot.getAxis(axis).enableAutoSIPrefix(False)
+        self.colorbar.axis.enableAutoSIPrefix(False)  # the values themselves on the bar, never "(x1e-09)"
         self._show_heat_axes(False)  # nothing to map before the first check
 
         heat = QWidget()
         heat_layout = QVBoxLayout(heat)
         heat_layout.setContentsMargins(0, 0, 0, 0)
         heat_layout.addLayout(heat_bar)
+        heat_layout.addWidget(self.heat_title)
         heat_layout.addWidget(self.heat_widget, 1)
         splitter = QSplitter(Qt.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(heat)
-        splitter.setSizes([200, 120])  # the table's six rows first; the heat map takes what is left
+        splitter.setSizes([175, 300])  # the table's six rows first; the heat map takes what is left
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
 
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.summary)
+        layout.addWidget(self.legend)
         layout.addWidget(splitter, 1)
 
         self.check_button.clicked.connect(self.check_requested)
         self.param.currentIndexChanged.connect(self._show_heat)
+        self.pair.currentIndexChanged.connect(self._show_heat)
 
     def show_report(self, report: GradientReport) -> None:
         self.report = report
@@ -165,15 +200,34 @@ class GradientPanel(QWidget):
             self.heat_plot.showAxis(axis, shown)
         self.colorbar.setVisible(shown)
 
+    def heat_values(self) -> tuple[np.ndarray, str]:
+        """The chosen difference of the chosen parameter as a 2-D array (NaN: not compared), and its title."""
+        param = self.param.currentText()
+        a, b = HEAT_PAIRS[self.pair.currentText()]
+        diff = np.atleast_2d(self.report.difference(param, a, b))
+        kinks = self.report.kinks.get(param)
+        left_out = 0
+        if "numerical" in (a, b) and kinks is not None and kinks.any():
+            diff = np.where(np.atleast_2d(kinks), np.nan, diff)
+            left_out = int(kinks.sum())
+        compared = int(np.isfinite(diff).sum())
+        top = float(np.nanmax(diff)) if compared else float("nan")
+        title = f"|{a} − {b}| of {param} ({diff.shape[0]}×{diff.shape[1]})"
+        if compared < diff.size:
+            title += f", {compared:,} elements compared"
+            if left_out:
+                title += f" ({left_out:,} at a kink left blank)"
+        title += (": every difference is 0" if top == 0 else f", max {top:.3e}" if compared else ": none compared")
+        return diff, title
+
     def _show_heat(self) -> None:
         if self.report is None:
             return
-        param = self.param.currentText()
-        diff = self.report.difference(param)
-        self.heat_title.setText(f"|manual − autograd| of {param} ({diff.shape[0]}×{diff.shape[1]}), "
-                                f"max {np.nanmax(diff):.3e}")
-        top = float(np.nanmax(diff)) if diff.size else 0.0
-        self.heat_image.setImage(diff, autoLevels=False)
+        diff, title = self.heat_values()
+        self.heat_title.setText(title)
+        finite = np.isfinite(diff)
+        top = float(diff[finite].max()) if finite.any() else 0.0
+        self.heat_image.setImage(diff, autoLevels=False)  # NaN (not compared) is drawn blank
         self.colorbar.setLevels((0.0, top if top > 0 else 1.0))
         self._show_heat_axes(True)
         self.heat_plot.autoRange()

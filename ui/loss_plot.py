@@ -154,11 +154,11 @@ class LossPlot(QWidget):
         self.smoothing = QSlider(Qt.Horizontal)
         self.smoothing.setRange(0, 99)
         self.smoothing.setValue(60)
-        self.smoothing.setMinimumWidth(70)
+        self.smoothing.setMinimumWidth(50)
         self.smoothing.setToolTip("Exponential moving average, as TensorBoard computes it (bias-corrected)")
         self.smoothing_label = QLabel()
         self.readout = QLabel("Hover: step and loss")
-        self.readout.setMinimumWidth(60)
+        self.readout.setMinimumWidth(1)  # the hover card says it all where room is short
         self.readout.setTextInteractionFlags(Qt.TextSelectableByMouse)
 
         bar = QHBoxLayout()

@@ -42,7 +42,7 @@ from .runs_list import RunsList
 
 # the window's icon and style sheet, as installed with the package (importlib.resources: a wheel or a zip too)
 RESOURCES = importlib.resources.files("ui") / "resources"
-SETTINGS_VERSION = 1
+SETTINGS_VERSION = 2  # 2: the right-hand docks are tabs
 
 
 class MainWindow(QMainWindow):
@@ -84,24 +84,21 @@ class MainWindow(QMainWindow):
         self.center.setChildrenCollapsible(False)
         self.fit_view.hide()
         self.setCentralWidget(self.center)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.controls)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        scroll = scrolled(self.controls, horizontal=False)
         # never narrower than the controls can be laid out (room for the vertical scroll bar too)
         scroll.setMinimumWidth(self.controls.minimumSizeHint().width()
                                + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.controls_dock = self._dock("Run", scroll, Qt.LeftDockWidgetArea)
-        self.device_dock = self._dock("Device", self.device_panel, Qt.RightDockWidgetArea)
-        self.gradient_dock = self._dock("Gradients", self.gradient_panel, Qt.RightDockWidgetArea)
+        # the right-hand panels scroll rather than hold the window open: it fits a 1024x700 screen
+        self.device_dock = self._dock("Device", scrolled(self.device_panel), Qt.RightDockWidgetArea)
+        self.gradient_dock = self._dock("Gradients", scrolled(self.gradient_panel, horizontal=False),
+                                        Qt.RightDockWidgetArea)
         self.runs_dock = self._dock("Runs", self.runs_list, Qt.BottomDockWidgetArea)
-        self.bench_dock = self._dock("Benchmarks", self.bench_panel, Qt.RightDockWidgetArea)
-        self.splitDockWidget(self.device_dock, self.gradient_dock, Qt.Vertical)
-        self.tabifyDockWidget(self.device_dock, self.bench_dock)
+        self.bench_dock = self._dock("Benchmarks", scrolled(self.bench_panel), Qt.RightDockWidgetArea)
+        # one column of tabs on the right: each panel gets its whole height (a check raises Gradients)
+        self.tabifyDockWidget(self.device_dock, self.gradient_dock)
+        self.tabifyDockWidget(self.gradient_dock, self.bench_dock)
         self.device_dock.raise_()
-        self.resizeDocks([self.controls_dock, self.device_dock], [340, 460], Qt.Horizontal)
-        self.resizeDocks([self.device_dock, self.gradient_dock], [255, 475], Qt.Vertical)
-        self.resizeDocks([self.runs_dock], [130], Qt.Vertical)
 
         self._make_menus()
         self._connect()
@@ -113,7 +110,9 @@ class MainWindow(QMainWindow):
         if self.settings_note:
             self._say(self.settings_note, error=True)
         self.resize(1400, 880)
-        self._restore_layout()
+        if not self._restore_layout():
+            QTimer.singleShot(0, self._default_dock_sizes)  # once the window is laid out
+        self._fit_screen()
         self._restore_plot_settings()
 
     # ------------------------------------------------------------------ building
@@ -525,13 +524,36 @@ class MainWindow(QMainWindow):
             elif 0 <= value < widget.count():
                 widget.setCurrentIndex(value)
 
-    def _restore_layout(self) -> None:
+    def _default_dock_sizes(self) -> None:
+        """The first launch's layout: the right-hand tabs a third of the width, the runs list room for five runs
+        before it scrolls."""
+        width = max(300, min(480, self.width() // 3))
+        self.resizeDocks([self.controls_dock, self.device_dock], [340, width], Qt.Horizontal)
+        self.resizeDocks([self.runs_dock], [165 if self.height() > 800 else 120], Qt.Vertical)
+
+    def _restore_layout(self) -> bool:
+        """The window's size and docks as the last session left them; False where there is nothing to restore."""
         geometry = self.settings.value("window/geometry")
         state = self.settings.value("window/state")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         if isinstance(state, QByteArray) and self.settings.value("window/version") == str(SETTINGS_VERSION):
-            self.restoreState(state, SETTINGS_VERSION)
+            return self.restoreState(state, SETTINGS_VERSION)
+        return False
+
+    def _fit_screen(self) -> None:
+        """Never larger than the screen's free area (a window saved on a big monitor, or the default size on a
+        laptop): everything stays reachable, the docks scroll."""
+        screen = self.screen()
+        if screen is None:
+            return
+        room = screen.availableGeometry()
+        frame = self.frameGeometry().size() - self.geometry().size()  # the title bar and borders
+        width = min(self.width(), room.width() - frame.width())
+        height = min(self.height(), room.height() - frame.height())
+        if (width, height) != (self.width(), self.height()):
+            self.resize(max(width, self.minimumSizeHint().width()), max(height, self.minimumSizeHint().height()))
+            self.move(room.topLeft())
 
     def save_settings(self) -> None:
         config = self.controls.raw_config()
@@ -585,6 +607,17 @@ class MainWindow(QMainWindow):
             print(f"the run was still going: its log is saved in {saved}", file=sys.stderr)
         self.save_settings()
         event.accept()
+
+
+def scrolled(widget: QWidget, horizontal: bool = True) -> QScrollArea:
+    """``widget`` in a frameless scroll area: a dock that holds it can be smaller than the widget's layout."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.NoFrame)
+    area.setWidget(widget)
+    if not horizontal:
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+    return area
 
 
 def autosave_folder() -> Path:

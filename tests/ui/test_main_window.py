@@ -329,6 +329,44 @@ def test_gradients_panel_flags_a_planted_wrong_gradient(qtbot, window):
     assert panel.heat_image.image.max() > 0
 
 
+def test_the_heat_map_shows_the_pair_the_user_picks_with_a_bar_in_plain_numbers(qtbot, window):
+    panel = window.gradient_panel
+    report = _check(qtbot, window)
+    assert "manual" in panel.legend.text() and "(4,096)" in panel.legend.text()  # the table explained in place
+    panel.param.setCurrentText("w1")
+    panel.pair.setCurrentText("manual − autograd")
+    shown = panel.heat_image.image
+    np.testing.assert_array_equal(shown, np.abs(report.grads[("manual", "w1")] - report.grads[("autograd", "w1")]))
+    panel.pair.setCurrentText("autograd − numerical")
+    shown = panel.heat_image.image
+    probed = np.isfinite(report.grads[("numerical", "w1")]) & ~report.kinks["w1"]
+    assert np.isfinite(shown).sum() == probed.sum()  # only the probed elements have a value
+    exact = np.abs(report.grads[("autograd", "w1")] - report.grads[("numerical", "w1")])
+    np.testing.assert_allclose(shown[probed], exact[probed])
+    assert panel.heat_title.text().startswith("|autograd − numerical| of w1")
+    low, high = panel.colorbar.levels()
+    assert low == 0 and high == pytest.approx(np.nanmax(shown))
+    assert not panel.colorbar.axis.autoSIPrefix  # the bar's ticks say the values, no "(x1e-09)"
+    window.controls.set_config(SMALL.with_(d_in=300, hidden=40))  # 12,000 elements: finite differences sample
+    report = _check(qtbot, window)
+    shown = panel.heat_image.image
+    probed = np.isfinite(report.grads[("numerical", "w1")]) & ~report.kinks["w1"]
+    assert np.isfinite(shown).sum() == probed.sum() < shown.size == 12_000
+    assert f"{int(probed.sum()):,} elements compared" in panel.heat_title.text()
+
+
+def test_the_window_fits_a_1024x700_screen_with_every_panel_reachable(qtbot, window):
+    hint = window.minimumSizeHint()
+    assert hint.width() <= 1024 - 20 and hint.height() <= 700 - 60  # room for a title bar and a panel
+    window.resize(1000, 640)
+    qtbot.waitUntil(lambda: window.width() == 1000 and window.height() == 640, timeout=2000)
+    for dock in (window.controls_dock, window.device_dock, window.gradient_dock, window.bench_dock):
+        assert dock.widget().verticalScrollBarPolicy() != Qt.ScrollBarAlwaysOff  # a short dock scrolls
+    window.gradient_dock.raise_()
+    QApplication.processEvents()
+    assert window.gradient_dock.widget().viewport().width() >= 120
+
+
 def test_check_now_during_a_run_pauses_it_and_computes_in_the_runs_thread(qtbot, window, monkeypatch):
     import threading
 
