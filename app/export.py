@@ -44,6 +44,16 @@ class LoadedLog:
     meta: dict
 
 
+    def as_result(self) -> RunResult:
+        """The log as a run's result, to be written again (a log opened, a session's run restored): its settings
+        (None for a CSV, which records none), status, device and versions as the file had them."""
+        meta = self.meta
+        versions = meta.get("versions")
+        return RunResult(self.config, self.status or "loaded", str(meta.get("message") or ""), self.log,
+                         str(meta.get("started_at") or ""), self.device_name,
+                         versions if isinstance(versions, dict) else {})
+
+
 def export_format(path: str | os.PathLike) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in (".csv", ".json"):
@@ -142,7 +152,7 @@ def to_json_obj(result: RunResult, arrays: bool = True) -> dict:
     return {
         "format": "gradscope-loss-log",
         "version": FORMAT_VERSION,
-        "config": result.config.to_dict(),
+        "config": result.config.to_dict() if result.config is not None else None,  # None: a CSV had none
         "device_name": result.device_name,
         "versions": result.versions,
         "started_at": result.started_at,
@@ -185,8 +195,11 @@ def write_atomic(path: str | os.PathLike, text) -> None:
                 pass
 
 
-def export(result: RunResult, path: str | os.PathLike) -> Path:
+def export(result: RunResult | LoadedLog, path: str | os.PathLike) -> Path:
+    """Write a run's log (or a log that was opened: it can be written again, as CSV or JSON)."""
     fmt = export_format(path)
+    if isinstance(result, LoadedLog):
+        result = result.as_result()
     write_atomic(path, _csv_chunks(result.log) if fmt == "csv" else _json_chunks(result))
     return Path(path)
 
@@ -363,7 +376,8 @@ def _load_json(path, fh) -> LoadedLog:
         loss[at[0]] = float(value)
     log = LossLog.from_arrays(steps, loss, arrays["elapsed_s"], arrays["step_ms"])
     try:  # settings the app could not run are shown as unknown, not trusted, and the reason is kept
-        config = RunConfig.from_dict(fields["config"]).validated(check_device=False, check_memory=False)
+        config = None if "config" in fields and fields["config"] is None else \
+            RunConfig.from_dict(fields["config"]).validated(check_device=False, check_memory=False)
     except (ConfigError, TypeError, KeyError, AttributeError, ValueError) as exc:
         config = None
         fields["settings_problem"] = _cut(str(exc) or type(exc).__name__, 160)

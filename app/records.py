@@ -105,7 +105,7 @@ class Batch:
 
 @dataclass
 class RunResult:
-    config: RunConfig
+    config: RunConfig | None  # None only for a log that recorded no settings (a CSV opened and written again)
     status: str
     message: str
     log: LossLog

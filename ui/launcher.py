@@ -55,6 +55,7 @@ def launch(options: DesktopOptions) -> int:
         return fail(str(exc))
     window.controls.set_config(preset)
     window.show()
+    window.restore_session()  # the last session's runs come back (read in the log reader's thread)
 
     screenshot = options.screenshot
     exit_code = {"code": 0}

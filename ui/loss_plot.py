@@ -72,9 +72,10 @@ class TimedPlotWidget(pg.PlotWidget):
 class Series:
     """One run's curve: growing columns (app.records.Columns, as the run's own log) and its plot items."""
 
-    def __init__(self, key, label: str, color: str):
+    def __init__(self, key, label: str, color: str, name: str | None = None):
         self.key = key
         self.label = label
+        self.name = name or label.split(" ")[0]  # what other legend entries call it ("lies exactly on #1")
         self.color = color
         self._columns = Columns({"step": np.float64, "time": np.float64, "loss": np.float64,
                                  "smoothed": np.float64})
@@ -227,11 +228,11 @@ class LossPlot(QWidget):
     def smoothing_weight(self) -> float:
         return self.smoothing.value() / 100.0
 
-    def add_series(self, key, label: str, color: str | None = None) -> Series:
+    def add_series(self, key, label: str, color: str | None = None, name: str | None = None) -> Series:
         if color is None:
             color = PALETTE[self._color_index % len(PALETTE)]
             self._color_index += 1
-        s = Series(key, label, color)
+        s = Series(key, label, color, name)
         qcolor = pg.mkColor(color)
         faint = pg.mkColor(color)
         faint.setAlpha(70)
@@ -254,14 +255,15 @@ class LossPlot(QWidget):
         same = [k for k, other in self.series.items()
                 if k != key and other.n == n and n > 0 and np.array_equal(other.step[:n], s.step[:n])
                 and np.array_equal(other.loss[:n], s.loss[:n], equal_nan=True)]
-        label = self.legend.getLabel(s.smooth_item) if s.smooth_item is not None else None
-        if label is not None:
-            text = s.label
-            if same:
-                text += " — lies exactly on " + ", ".join(self.series[k].label.split(" ")[0] for k in same)
-            label.setText(text)
         s.identical_to = same
+        self._show_legend_entry(s)
         return same
+
+    def _show_legend_entry(self, s: Series) -> None:
+        entry = self.legend.getLabel(s.smooth_item) if s.smooth_item is not None else None
+        if entry is not None:
+            same = [self.series[k].name for k in s.identical_to if k in self.series]
+            entry.setText(s.label + (" — lies exactly on " + ", ".join(same) if same else ""))
 
     def append(self, key, step, elapsed, loss) -> None:
         self.series[key].append(step, elapsed, loss)
@@ -276,6 +278,24 @@ class LossPlot(QWidget):
         if visible:
             s.dirty = True
             self.redraw()
+
+    def set_label(self, key, label: str, name: str) -> None:
+        """Rename a curve: its legend entry, its hover line, and what the curves it lies on call it."""
+        s = self.series[key]
+        s.label, s.name = label, name
+        for other in self.series.values():
+            if other is s or key in other.identical_to:
+                self._show_legend_entry(other)
+
+    def set_color(self, key, color: str) -> None:
+        """Recolour a curve: its smoothed line, its faint raw line and its legend sample."""
+        s = self.series[key]
+        s.color = color
+        faint = pg.mkColor(color)
+        faint.setAlpha(70)
+        s.raw_item.setPen(pg.mkPen(faint, width=1))
+        s.smooth_item.setPen(pg.mkPen(pg.mkColor(color), width=1))
+        self.legend.update()
 
     def remove(self, key) -> None:
         s = self.series.pop(key)

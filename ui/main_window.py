@@ -4,17 +4,20 @@ the right, the runs list below. Runs go to a worker thread; the window only rece
 from __future__ import annotations
 
 import importlib.resources
+import json
 import math
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QIcon, QImage, QKeySequence, QPixmap, QShortcut
+from PySide6.QtGui import QAction, QColor, QIcon, QImage, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
+    QColorDialog,
     QDockWidget,
     QFileDialog,
     QMainWindow,
@@ -52,6 +55,11 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None, preset: RunConfig | None = None):
         super().__init__()
         self.settings = settings if settings is not None else default_settings()
+        # where this session's runs are kept for the next launch: with the autosaves, or beside a settings file
+        # of one's own (GRADSCOPE_SETTINGS, the tests)
+        own = settings is not None or os.environ.get("GRADSCOPE_SETTINGS")
+        self.session_folder = (Path(self.settings.fileName()).with_suffix("").with_name(
+            Path(self.settings.fileName()).stem + "-session") if own else autosave_folder() / "session")
         self.setWindowTitle("gradscope — the PyTorch tutorial, live")
         icon = RESOURCES / "icon.svg"
         if icon.is_file():
@@ -60,6 +68,9 @@ class MainWindow(QMainWindow):
         self.run_key = None
         self.run_count = 0
         self.results: dict = {}  # key -> RunResult or export.LoadedLog
+        self.descriptions: dict = {}  # key -> (joiner, what the run is): its curve's label is name + joiner + that
+        self.session_files: dict = {}  # key -> the file its log is kept in between sessions (when it has one)
+        self._restoring: list = []  # the last session's runs still to be read back (one at a time)
         self.state_source = None  # (config, run worker) whose weights "Check now" reads
         self.check_thread: GradientCheckThread | None = None  # a check with no run going on
         self.load_thread: LogLoadThread | None = None  # a log being read
@@ -173,6 +184,9 @@ class MainWindow(QMainWindow):
         c.stop_requested.connect(self.stop_run)
         c.reset_requested.connect(self.reset_run)
         c.config_changed.connect(self._on_config_changed)
+        self.runs_list.renamed.connect(self.rename_run)
+        self.runs_list.recolour_requested.connect(self._on_recolour_requested)
+        self.runs_list.delete_requested.connect(self.delete_runs)
         self.gradient_panel.check_requested.connect(self.check_gradients)
         self.runs_list.visibility_changed.connect(self.plot.set_visible)
         self.runs_list.export_logs_requested.connect(self.export_logs)
@@ -194,8 +208,8 @@ class MainWindow(QMainWindow):
         self.run_count += 1
         key = self.run_count
         self.run_key = key
-        label = f"#{key} {config.recipe} · {config.device} · {config.dtype} · lr {config.lr:g}"
-        series = self.plot.add_series(key, label)
+        self.descriptions[key] = (" ", f"{config.recipe} · {config.device} · {config.dtype} · lr {config.lr:g}")
+        series = self.plot.add_series(key, self._label(key, f"#{key}"), name=f"#{key}")
         settings = (f"{config.recipe}, {config.dtype}, {config.sizes_text()}, lr={config.lr:g}, seed={config.seed}, "
                     f"{config.iters} iters")
         self.runs_list.add(key, f"#{key}", settings, config.device, series.color)
@@ -364,15 +378,16 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ logs and pictures
     def export_logs(self, keys=None, path: str | None = None) -> list[Path]:
         keys = keys or self.runs_list.selected_keys() or ([self.run_key] if self.run_key in self.results else [])
-        keys = [k for k in keys if isinstance(self.results.get(k), RunResult)]
+        keys = [k for k in keys if k in self.results]  # finished runs and opened logs (written again)
         if not keys:
-            self._say("Select a finished run to export (the runs list, below the plot)", error=True)
+            self._say("Select a finished run or an opened log to export (the runs list, below the plot)",
+                      error=True)
             return []
         written = []
         try:
             if len(keys) == 1:
                 if path is None:
-                    path, _ = QFileDialog.getSaveFileName(self, "Export loss log", f"run-{keys[0]}.csv",
+                    path, _ = QFileDialog.getSaveFileName(self, "Export loss log", f"{self._file_stem(keys[0])}.csv",
                                                           "CSV (*.csv);;JSON (*.json)")
                     if not path:
                         return []
@@ -382,7 +397,7 @@ class MainWindow(QMainWindow):
                 if not folder:
                     return []
                 for k in keys:
-                    written.append(export.export(self.results[k], Path(folder) / f"run-{k}.json"))
+                    written.append(export.export(self.results[k], Path(folder) / f"{self._file_stem(k)}.json"))
         except export.ExportError as exc:
             self._warn("Export failed", str(exc))
             return written
@@ -412,7 +427,7 @@ class MainWindow(QMainWindow):
             path, _ = QFileDialog.getOpenFileName(self, "Open loss log", "", "Loss logs (*.csv *.json)")
             if not path:
                 return
-        if self.load_thread is not None and self.load_thread.is_running():
+        if self._reader_busy():
             self._say("A log is still being read; wait for it or cancel it first")
             return
         self.load_thread = LogLoadThread(str(path))
@@ -431,32 +446,180 @@ class MainWindow(QMainWindow):
         self._say(f"Reading {path}…")
         self.load_thread.start()
 
+    def _reader_busy(self) -> bool:
+        """Whether a log is being read. A reader that has reported (its thread is just ending) is waited for."""
+        reader = self.load_thread
+        if reader is None or not reader.is_running():
+            return False
+        return not (getattr(reader, "reported", False) and reader.thread.wait(2000))
+
     def _on_log_loaded(self, loaded) -> None:
+        self.load_thread.reported = True
+        entry = getattr(self.load_thread, "session_entry", None)  # a run of the last session, read back
         self.run_count += 1
         key = f"file-{self.run_count}"
-        name = Path(loaded.path).name
+        name = entry["name"] if entry else Path(loaded.path).name
         problem = loaded.meta.get("settings_problem")
         settings = (loaded.config.label() if loaded.config else
-                    "(its settings are not usable)" if problem else "(CSV: no settings recorded)")
-        series = self.plot.add_series(key, f"{name}: {settings}")
+                    "(its settings are not usable)" if problem else "(no settings recorded)")
+        self.descriptions[key] = (": ", settings)
+        series = self.plot.add_series(key, self._label(key, name), color=entry["color"] if entry else None,
+                                      name=name)
         log = loaded.log
         self.plot.append(key, log.step, log.elapsed_s, log.loss)
+        status = (loaded.status or "loaded") if entry else "loaded"
         self.runs_list.add(key, name, settings, loaded.config.device if loaded.config else "?", series.color,
-                           status="loaded")
-        self.runs_list.update(key, "loaded", float(log.loss[-1]) if len(log) else None)
+                           status=status)
+        self.runs_list.update(key, status, float(log.loss[-1]) if len(log) else None)
         self.results[key] = loaded
+        if entry:
+            if entry.get("session_file"):
+                self.session_files[key] = loaded.path
+            if not entry.get("visible", True):
+                self.runs_list.set_checked(key, False)
         self.plot.redraw(force=True)
-        self._say(f"Opened {loaded.path}: {len(log)} steps" + (f"; its settings were not usable ({problem})"
-                                                               if problem else ""), error=bool(problem))
+        if entry:
+            self._restore_next()
+        else:
+            self._say(f"Opened {loaded.path}: {len(log)} steps" + (f"; its settings were not usable ({problem})"
+                                                                   if problem else ""), error=bool(problem))
         self.log_opened.emit(key)
 
     def _on_log_failed(self, text: str) -> None:
+        self.load_thread.reported = True
+        entry = getattr(self.load_thread, "session_entry", None)
+        if entry is not None:  # a run of the last session whose file is gone or spoilt: say so, go on
+            self._say(f"{entry['name']} of the last session could not be read back: {text}", error=True)
+            self._restore_next()
+            self.log_opened.emit(None)
+            return
         self._warn("Cannot open log", text)
         self.log_opened.emit(None)
 
     def _on_log_cancelled(self) -> None:
+        self.load_thread.reported = True
+        self._restoring.clear()
         self._say("Opening the log was cancelled")
         self.log_opened.emit(None)
+
+    # ------------------------------------------------------------------ the runs: names, colours, deleting
+    def _label(self, key, name: str) -> str:
+        joiner, description = self.descriptions[key]
+        return f"{name}{joiner}{description}"
+
+    def _file_stem(self, key) -> str:
+        """A file name for the run's log: its name, with what file systems refuse taken out."""
+        name = self.runs_list.name(key) if key in self.runs_list.rows else str(key)
+        stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip("-.") or "run"
+        stem = Path(stem).stem if stem.lower().endswith((".csv", ".json")) else stem
+        return f"run-{stem}" if name.startswith("#") else stem  # "#2" writes run-2
+
+    def rename_run(self, key, name: str) -> None:
+        """A run's name in the runs list, its curve's legend and hover line, and the file names it exports to."""
+        name = name.strip()
+        if not name or key not in self.plot.series:
+            return
+        if self.runs_list.name(key) != name:
+            self.runs_list.set_name(key, name)
+        self.plot.set_label(key, self._label(key, name), name)
+        self._say(f"Renamed to {name}")
+
+    def _on_recolour_requested(self, key) -> None:
+        dialog = QColorDialog(QColor(self.plot.series[key].color), self)
+        dialog.setWindowTitle(f"Colour of {self.runs_list.name(key)}")
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.colorSelected.connect(lambda color, k=key: self.recolour_run(k, color.name()))
+        dialog.open()  # not modal to the event loop: a run goes on behind it
+
+    def recolour_run(self, key, color: str) -> None:
+        if key in self.plot.series and QColor(color).isValid():
+            self.plot.set_color(key, color)
+            self.runs_list.set_color(key, color)
+
+    def delete_runs(self, keys) -> list:
+        """Take runs off the plot and the list (the one running is refused: stop it first). Returns the keys
+        deleted. A run's file kept for the next session goes with it; exported files stay."""
+        deleted = []
+        for key in keys:
+            if key == self.run_key and self.running:
+                self._say(f"Run #{key} is running: stop it before deleting it", error=True)
+                continue
+            if key not in self.plot.series:
+                continue
+            self.plot.remove(key)
+            self.runs_list.remove(key)
+            self.results.pop(key, None)
+            self.descriptions.pop(key, None)
+            kept = self.session_files.pop(key, None)
+            if kept is not None:
+                try:
+                    Path(kept).unlink()
+                except OSError:
+                    pass
+            if key == self.run_key:
+                self.state_source = None  # Check now no longer reads a deleted run's weights
+            deleted.append(key)
+        if deleted:
+            self.plot.redraw(force=True)
+            self._say(f"Deleted {len(deleted)} run{'s' if len(deleted) > 1 else ''}")
+        return deleted
+
+    # ------------------------------------------------------------------ the session: runs kept between launches
+    def save_session(self) -> None:
+        """Keep this session's runs for the next launch: each finished run's log is written once to the session
+        folder (beside the autosaves), opened logs are remembered by their path; the list (names, colours,
+        shown or hidden) goes into the settings."""
+        entries = []
+        folder = self.session_folder
+        for key in self.runs_list.keys():
+            result = self.results.get(key)
+            if result is None and key == self.run_key and self.run is not None and not self.running:
+                result = self.run.worker.result  # the run the window's closing stopped (its end not yet shown)
+            if result is None:
+                continue
+            path = self.session_files.get(key)
+            if path is None and isinstance(result, RunResult):
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                    path = str(export.export(result, folder / f"{uuid.uuid4().hex}.json"))
+                except (OSError, export.ExportError):
+                    continue  # a full disk: this run is not kept; the others still are
+                self.session_files[key] = path
+            entries.append({"path": path or result.path, "session_file": key in self.session_files,
+                            "name": self.runs_list.name(key), "color": self.plot.series[key].color,
+                            "visible": self.runs_list.is_checked(key)})
+        self.settings.setValue("session/runs", json.dumps(entries))
+
+    def restore_session(self) -> int:
+        """Read back the runs the last session kept, one at a time in the log reader's thread. Returns how many
+        are on their way."""
+        try:
+            entries = json.loads(str(self.settings.value("session/runs", "[]")))
+        except ValueError:
+            entries = []
+        entries = [e for e in entries if isinstance(e, dict) and isinstance(e.get("path"), str)
+                   and isinstance(e.get("name"), str) and QColor(str(e.get("color"))).isValid()]
+        count = len(entries)
+        self._restoring = entries
+        if entries:
+            self._say(f"Reading back the last session's {count} run{'s' if count > 1 else ''}…")
+            self._restore_next()
+        return count
+
+    def _restore_next(self) -> None:
+        if not self._restoring:
+            return
+        if self._reader_busy():
+            QTimer.singleShot(50, self._restore_next)  # the user's log is being read; try again in a moment
+            return
+        entry = self._restoring.pop(0)
+        self.load_thread = LogLoadThread(entry["path"])
+        self.load_thread.session_entry = entry
+        worker = self.load_thread.worker
+        worker.finished.connect(self._on_log_loaded)
+        worker.errored.connect(self._on_log_failed)
+        worker.cancelled.connect(self._on_log_cancelled)
+        self.load_thread.start()
 
     # ------------------------------------------------------------------ status, settings, closing
     def _say(self, text: str, error: bool = False, at_controls: bool = False) -> None:
@@ -605,7 +768,9 @@ class MainWindow(QMainWindow):
         saved = self.shutdown()
         if saved is not None:
             print(f"the run was still going: its log is saved in {saved}", file=sys.stderr)
+            self.session_files[self.run_key] = str(saved)  # the next session reads it back from there
         self.save_settings()
+        self.save_session()
         event.accept()
 
 

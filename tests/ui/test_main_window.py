@@ -746,3 +746,117 @@ def test_reset_during_a_run_and_step_after_one_say_what_they_did(qtbot, window):
     qtbot.waitUntil(lambda: len(runner.log) == 1, timeout=5_000)
     with _finished(qtbot, window, 10_000):
         window.stop_run()
+
+
+def _open(qtbot, window, path):
+    with qtbot.waitSignal(window.log_opened, timeout=30_000) as opened:
+        window.open_log(str(path))
+    return opened.args[0]
+
+
+def test_runs_are_renamed_recoloured_and_deleted(qtbot, window, tmp_path):
+    start_and_wait(qtbot, window)
+    first = window.run_key
+    start_and_wait(qtbot, window)
+    second = window.run_key
+    runs = window.runs_list
+    # renamed in place, as a double click and typing do: the list, the legend, the hover card, the file name
+    runs.table.item(runs.rows[first], 0).setText("  baseline  ")
+    assert runs.name(first) == "baseline"
+    series = window.plot.series[first]
+    assert series.label.startswith("baseline ") and "autograd" in series.label
+    assert window.plot.legend.getLabel(series.smooth_item).text.startswith("baseline")
+    assert [row[1] for row in window.plot.hover_rows(10)][0] == series.label
+    # the second run lies on the first (same seed, same settings): its legend names the first by its new name
+    assert "lies exactly on baseline" in window.plot.legend.getLabel(window.plot.series[second].smooth_item).text
+    runs.table.item(runs.rows[first], 0).setText("")  # an empty name is refused
+    assert runs.name(first) == "baseline"
+    written = window.export_logs([first], path=str(tmp_path / "x.csv"))
+    assert written == [tmp_path / "x.csv"]
+    assert window._file_stem(first) == "baseline"
+    assert window._file_stem(second) == "run-2"
+
+    window.recolour_run(first, "#123456")
+    assert window.plot.series[first].color == "#123456" == runs.color(first)
+    assert window.plot.series[first].smooth_item.opts["pen"].color().name() == "#123456"
+    window.recolour_run(first, "not a colour")
+    assert window.plot.series[first].color == "#123456"
+
+    assert window.delete_runs([first]) == [first]
+    assert first not in window.plot.series and first not in window.results and runs.keys() == [second]
+    assert runs.name(second) == "#2" and runs.status(second) == "done"  # the rows below moved up intact
+
+
+def test_the_running_run_cannot_be_deleted(qtbot, window):
+    window.controls.set_config(SMALL.with_(iters=1_000_000))
+    assert window.start_run()
+    key = window.run_key
+    assert window.delete_runs([key]) == []
+    assert key in window.plot.series and "stop it before deleting it" in window.statusBar().currentMessage()
+    window.stop_run()
+    qtbot.waitUntil(lambda: key in window.results, timeout=20_000)
+    assert window.delete_runs([key]) == [key]
+
+
+def test_an_opened_log_can_be_exported_again(qtbot, window, tmp_path):
+    result = start_and_wait(qtbot, window)
+    csv_path = tmp_path / "first.csv"
+    export.export(result, csv_path)
+    key = _open(qtbot, window, csv_path)
+    assert window.export_logs([key], path=str(tmp_path / "again.json")) == [tmp_path / "again.json"]
+    again = export.load(tmp_path / "again.json")
+    np.testing.assert_array_equal(again.log.loss, result.log.loss)
+    assert again.config is None and "settings_problem" not in again.meta  # a CSV records no settings
+    json_path = tmp_path / "first.json"
+    export.export(result, json_path)
+    key = _open(qtbot, window, json_path)
+    window.export_logs([key], path=str(tmp_path / "again.csv"))
+    np.testing.assert_array_equal(export.load(tmp_path / "again.csv").log.step, result.log.step)
+    window.export_logs([key], path=str(tmp_path / "again2.json"))
+    assert export.load(tmp_path / "again2.json").config == result.config
+
+
+def test_a_sessions_runs_come_back_after_a_restart(qtbot, tmp_path):
+    from ui.main_window import MainWindow
+
+    settings_path = str(tmp_path / "settings.ini")
+    first = MainWindow(QSettings(settings_path, QSettings.IniFormat), preset=SMALL)
+    qtbot.addWidget(first)
+    first.show()
+    result = start_and_wait(qtbot, first)
+    start_and_wait(qtbot, first)
+    gone = first.run_key
+    first.rename_run(1, "baseline")
+    first.recolour_run(1, "#aa00aa")
+    first.runs_list.set_checked(1, False)
+    first.close()
+    kept = sorted(first.session_folder.glob("*.json"))
+    assert len(kept) == 2
+
+    second = MainWindow(QSettings(settings_path, QSettings.IniFormat), preset=SMALL)
+    qtbot.addWidget(second)
+    second.show()
+    assert second.restore_session() == 2
+    qtbot.waitUntil(lambda: len(second.runs_list.keys()) == 2 and not second._restoring, timeout=20_000)
+    keys = second.runs_list.keys()
+    assert [second.runs_list.name(k) for k in keys] == ["baseline", f"#{gone}"]
+    back = keys[0]
+    assert second.runs_list.color(back) == "#aa00aa" == second.plot.series[back].color
+    assert not second.runs_list.is_checked(back) and not second.plot.series[back].visible
+    assert second.runs_list.status(back) == "done"
+    np.testing.assert_array_equal(second.plot.series[back].loss[: result.steps_done], result.log.loss)
+    # deleting a restored run lets go of its kept file; the next session has one run
+    second.delete_runs([back])
+    assert len(sorted(second.session_folder.glob("*.json"))) == 1
+    second.close()
+
+    third = MainWindow(QSettings(settings_path, QSettings.IniFormat), preset=SMALL)
+    qtbot.addWidget(third)
+    third.show()
+    for path in third.session_folder.glob("*.json"):
+        path.write_text("{not json")  # a kept file spoilt between sessions: said, not fatal
+    assert third.restore_session() == 1
+    qtbot.waitUntil(lambda: not third._restoring and "could not be read back" in third.statusBar().currentMessage(),
+                    timeout=20_000)
+    assert third.runs_list.keys() == []
+    third.close()
