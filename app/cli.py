@@ -249,6 +249,12 @@ def _run_and_report(args, config: RunConfig, signals: _Signals) -> int:
     from . import export as export_mod
     from .runner import DIVERGED, DONE, OUT_OF_MEMORY, STOPPED, Runner
 
+    if not args.quiet:
+        from .stability import estimate
+
+        stability = estimate(config)  # before the run: a rate past the edge is said, with one that works
+        if stability is not None and stability.likely_to_diverge(config.lr):
+            sys.stderr.write(f"main.py: warning: {stability.advice(config.lr)}\n")
     runner = Runner(config)
     progress = Progress(config.iters, enabled=not args.quiet and sys.stderr.isatty())
     result = runner.run(progress)  # a signal ends it as "stopped", with the log kept

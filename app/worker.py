@@ -179,6 +179,38 @@ class GradientCheckThread(_OwnedThread):
         return self.thread.wait(timeout_ms)
 
 
+class TaskWorker(QObject):
+    """One call of ``fn(arg)`` off the GUI thread (an estimate the controls show): ``finished`` with its value, or
+    ``errored`` with one line; ``done`` last."""
+
+    finished = Signal(object)
+    errored = Signal(str)
+    done = Signal()
+
+    def __init__(self, fn, arg):
+        super().__init__()
+        self.fn, self.arg = fn, arg
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            value = self.fn(self.arg)
+        except Exception as exc:
+            self.errored.emit(f"{type(exc).__name__}: {exc}")
+        else:
+            self.finished.emit(value)
+        finally:
+            self.done.emit()
+
+
+class TaskThread(_OwnedThread):
+    def __init__(self, fn, arg, name: str):
+        super().__init__(TaskWorker(fn, arg), name, "done")
+
+    def join(self, timeout_ms: int = 60_000) -> bool:
+        return self.thread.wait(timeout_ms)
+
+
 class LogLoadWorker(QObject):
     """Reads a loss log off the GUI thread: ``progressed`` (0..1, at most 10 a second), then ``finished`` (the
     LoadedLog), ``errored`` (one line naming the file) or ``cancelled``; ``done`` last."""

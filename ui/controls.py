@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 
 from PySide6.QtCore import Qt, Signal
@@ -78,6 +79,12 @@ class Controls(QWidget):
         self.lr_error.setStyleSheet(ERROR_STYLE)
         self.lr_error.setWordWrap(True)
         self.lr_error.hide()
+        self.lr_advice = QLabel()  # a rate likely to diverge at these settings, and one that works
+        self.lr_advice.setStyleSheet("color: #8a4b00;")
+        self.lr_advice.setWordWrap(True)
+        self.lr_advice.hide()
+        self.lr_advice.setTextFormat(Qt.RichText)
+        self.lr_advice.linkActivated.connect(self.lr.setText)
         self.iters = self._spin(1, MAX_ITERS, 500, "Iterations (training steps)")
         self.seed = self._spin(0, 2**31 - 1, 0, "Seed of x, y and the initial weights: same seed, same start")
 
@@ -106,6 +113,7 @@ class Controls(QWidget):
         form.addRow("", self.memory)
         form.addRow("Learning rate", self.lr)
         form.addRow("", self.lr_error)
+        form.addRow("", self.lr_advice)
         form.addRow("Iterations", self.iters)
         form.addRow("Seed", self.seed)
         settings_box = QGroupBox("Run settings")
@@ -294,6 +302,14 @@ class Controls(QWidget):
             self.speed.setText(f"{steps_per_s:,.0f} steps/s · {format_duration(left)} left")
         else:
             self.speed.setText("starting…")
+
+    def show_lr_advice(self, text: str, suggested: float | None = None) -> None:
+        """The divergence warning under the learning rate ("" hides it), with a link that puts the suggested
+        rate in the box."""
+        if text and suggested is not None:
+            text = html.escape(text, quote=False) + f' <a href="{suggested:g}">Use {suggested:g}</a>'
+        self.lr_advice.setText(text)
+        self.lr_advice.setVisible(bool(text))
 
     # ------------------------------------------------------------------ slots
     def _on_recipe_changed(self) -> None:

@@ -33,7 +33,8 @@ from app import export
 from app.config import ConfigError, RunConfig
 from app.recipes import TABLE
 from app.records import DONE, Batch, RunResult
-from app.worker import GradientCheckThread, LogLoadThread, RunThread
+from app.stability import estimate
+from app.worker import GradientCheckThread, LogLoadThread, RunThread, TaskThread
 
 from .bench_panel import BenchPanel
 from .controls import Controls
@@ -71,6 +72,12 @@ class MainWindow(QMainWindow):
         self.descriptions: dict = {}  # key -> (joiner, what the run is): its curve's label is name + joiner + that
         self.session_files: dict = {}  # key -> the file its log is kept in between sessions (when it has one)
         self._restoring: list = []  # the last session's runs still to be read back (one at a time)
+        self.stability: dict = {}  # the settings that decide the divergence edge -> app.stability.Stability
+        self.stability_thread: TaskThread | None = None  # an edge being estimated
+        self.stability_timer = QTimer(self)  # settles a burst of edits into one estimate
+        self.stability_timer.setSingleShot(True)
+        self.stability_timer.setInterval(300)
+        self.stability_timer.timeout.connect(self._estimate_stability)
         self.state_source = None  # (config, run worker) whose weights "Check now" reads
         self.check_thread: GradientCheckThread | None = None  # a check with no run going on
         self.load_thread: LogLoadThread | None = None  # a log being read
@@ -638,7 +645,51 @@ class MainWindow(QMainWindow):
         box.open()
         self.last_warning = box
 
+    # ------------------------------------------------------------------ the divergence warning
+    @staticmethod
+    def _edge_key(config: RunConfig) -> tuple:
+        """What the edge depends on (not the rate itself, the dtype, the device or the iterations)."""
+        return (config.recipe, config.batch, config.d_in, config.hidden, config.d_out, config.points, config.seed)
+
+    def _estimate_stability(self) -> None:
+        """Warn under the learning rate when it is likely to diverge at these settings. The edge is estimated
+        in a thread (seconds at large sizes), once per recipe, sizes and seed; a new rate is judged at once."""
+        config, _ = self.controls.config()
+        if config is None:
+            self.controls.show_lr_advice("")
+            return
+        key = self._edge_key(config)
+        if key in self.stability:
+            edge = self.stability[key]
+            self._show_advice(edge, config.lr)
+            return
+        if self.stability_thread is not None and self.stability_thread.is_running():
+            self.stability_timer.start()  # one estimate at a time: this one when the last is done
+            return
+        self.stability_thread = TaskThread(estimate, config, "lr-edge")
+        self.stability_thread.key = key
+        worker = self.stability_thread.worker
+        # methods, not lambdas: a slot of the window runs in the GUI thread
+        worker.finished.connect(self._on_stability)
+        worker.errored.connect(self._on_stability_failed)
+        self.stability_thread.start()
+
+    def _on_stability_failed(self, text: str) -> None:
+        self._on_stability(None)  # no warning rather than a wrong one; the run itself reports what goes wrong
+
+    def _on_stability(self, edge) -> None:
+        key = self.stability_thread.key
+        self.stability[key] = edge
+        config, _ = self.controls.config()
+        if config is not None and self._edge_key(config) == key:
+            self._show_advice(edge, config.lr)
+
+    def _show_advice(self, edge, lr: float) -> None:
+        self.controls.show_lr_advice(edge.advice(lr) if edge is not None else "",
+                                     edge.suggested_lr() if edge is not None else None)
+
     def _on_config_changed(self) -> None:
+        self.stability_timer.start()
         recipe = self.controls.recipe.currentData()
         poly = recipe in TABLE and TABLE[recipe].family == "poly"
         if poly == self.fit_view.isHidden():
@@ -741,6 +792,9 @@ class MainWindow(QMainWindow):
             return None
         self._shutdown = "waiting"
         saved = None
+        self.stability_timer.stop()
+        if self.stability_thread is not None:
+            self.stability_thread.join()
         if self.check_thread is not None:
             self.check_thread.join()
         if self.load_thread is not None:

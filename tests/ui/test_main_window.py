@@ -860,3 +860,24 @@ def test_a_sessions_runs_come_back_after_a_restart(qtbot, tmp_path):
                     timeout=20_000)
     assert third.runs_list.keys() == []
     third.close()
+
+
+def test_a_learning_rate_likely_to_diverge_is_warned_of_before_the_run(qtbot, window):
+    from app.stability import estimate
+
+    controls = window.controls
+    window.controls.set_config(RunConfig(recipe="autograd", batch=128, d_in=2000, hidden=200, d_out=20, iters=20))
+    qtbot.waitUntil(lambda: controls.lr_advice.isVisible(), timeout=10_000)  # estimated off the GUI thread
+    edge = estimate(controls.config()[0])
+    assert controls.lr_advice.text().startswith(edge.advice(1e-6))
+    assert f"Try {edge.suggested_lr():g}" in controls.lr_advice.text()
+    controls.lr_advice.linkActivated.emit(f"{edge.suggested_lr():g}")  # "Use 5e-08": judged at once
+    assert controls.lr.text() == f"{edge.suggested_lr():g}"
+    qtbot.waitUntil(lambda: not controls.lr_advice.isVisible(), timeout=2_000)
+    result = start_and_wait(qtbot, window)
+    assert result.status == "done" and result.final_loss < float(window.plot.series[window.run_key].loss[0])
+    controls.lr.setText("1e-6")
+    qtbot.waitUntil(lambda: controls.lr_advice.isVisible(), timeout=2_000)
+    assert start_and_wait(qtbot, window).status == "diverged"  # the warning was right
+    window.controls.set_config(SMALL)  # the tutorial's rate at small sizes: no warning
+    qtbot.waitUntil(lambda: not controls.lr_advice.isVisible(), timeout=10_000)
