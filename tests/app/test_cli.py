@@ -46,8 +46,22 @@ def test_diverged_exits_3_and_still_exports(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 3
     assert "try a smaller learning rate" in err
+    assert err.startswith("main.py: warning: Learning rate 1 is likely to diverge at these settings")  # said first
     rows = path.read_text().splitlines()
     assert rows[0] == "step,loss,elapsed_s,step_ms" and rows[-1].split(",")[1] in ("inf", "nan")
+
+
+def test_a_rate_likely_to_diverge_is_warned_of_before_the_run_with_one_that_works(capsys):
+    from app.config import RunConfig
+    from app.stability import estimate
+
+    sizes = ["--batch", "128", "--d-in", "2000", "--hidden", "200", "--d-out", "20"]
+    assert main(["--headless", "--recipe", "autograd", "--iters", "30", *sizes]) == 3
+    err = capsys.readouterr().err
+    suggested = estimate(RunConfig(recipe="autograd", batch=128, d_in=2000, hidden=200, d_out=20)).suggested_lr()
+    assert err.startswith("main.py: warning: Learning rate 1e-06 is likely to diverge") and "diverged at step" in err
+    assert main(["--headless", "--recipe", "autograd", "--iters", "30", "--lr", f"{suggested:g}", *sizes]) == 0
+    assert capsys.readouterr().err == ""
 
 
 @pytest.mark.parametrize("args, words", [
