@@ -24,6 +24,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider
 from app.export import write_atomic
 from app.records import Columns
 
+from . import plot_svg
+
 FRAME_BUDGET = 20  # update and paint the plot at most 1/20 of the time
 MAX_INTERVAL_MS = 500
 
@@ -470,9 +472,17 @@ class LossPlot(QWidget):
         buffer = QBuffer(data)
         buffer.open(QIODevice.WriteOnly)
         if suffix == ".svg":
+            # Qt draws the frame, axes and legend; plot_svg writes the curves in pixels, clipped (see there)
+            # transparent, not hidden: a hidden item would leave the auto-range, and the axes would move
+            hidden = [(item, item.opacity()) for item in plot_svg.hidden_for_qt(self)]
+            for item, _ in hidden:
+                item.setOpacity(0.0)
             generator = QSvgGenerator()
             generator.setOutputDevice(buffer)
             generator.setSize(widget.size())
+            # the widget's own dots per inch: at the generator's default 72, the axes' cached drawings are replayed
+            # at 0.75 of their size, and the picture's size in mm would not be the window's
+            generator.setResolution(widget.logicalDpiX())
             generator.setViewBox(widget.rect())
             generator.setTitle("loss")
             painter = QPainter(generator)
@@ -480,6 +490,11 @@ class LossPlot(QWidget):
                 widget.render(painter)
             finally:
                 painter.end()
+                for item, opacity in hidden:
+                    item.setOpacity(opacity)
+            buffer.close()
+            text = plot_svg.compose(bytes(data).decode("utf-8"), plot_svg.plot_layers(self))
+            data = QByteArray(text.encode("utf-8"))
         elif not widget.grab().save(buffer, "PNG"):
             raise OSError(f"could not draw {path}")
         buffer.close()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import shutil
+import subprocess
 
 import numpy as np
 import pyqtgraph as pg
@@ -183,3 +185,104 @@ def test_on_a_log_axis_the_smoothing_is_done_in_log_space(qtbot):
     linear = plot.series["r"].smoothed[:400]
     np.testing.assert_allclose(linear, smooth(loss, 0.99)[0], rtol=1e-12)
     assert linear[-1] / loss[-1] > 1e5
+
+
+# ---------------------------------------------------------------------------- the SVG other programs draw
+
+
+def test_clip_segments_cuts_each_segment_at_the_edges_and_leaves_gaps():
+    from ui.plot_svg import clip_segments
+
+    rect = (0.0, 0.0, 100.0, 50.0)
+    # in, out through the top, back in; a NaN gap; a segment wholly outside
+    d = clip_segments([10, 60, 90, np.nan, 20, 30, 200, 300], [40, -50, 40, 0, 10, 20, 20, 20], rect)
+    assert d == ("M10.00,40.00L32.22,0.00"  # leaves through the top edge (y = 0 at t = 4/9)
+                 "M76.67,0.00L90.00,40.00"  # comes back in (y = 0 at t = 5/9 of the next segment)
+                 "M20.00,10.00L30.00,20.00L100.00,20.00")  # after the gap; cut at the right edge
+    assert clip_segments([1], [1], rect) == ""
+
+
+def _diverging_plot(qtbot):
+    plot = LossPlot(redraw_ms=1)
+    qtbot.addWidget(plot)
+    plot.resize(800, 500)
+    plot.show()
+    steps = np.arange(500.0)
+    plot.add_series(1, "#1 converging")
+    plot.append(1, steps, steps * 0.01, 1e7 * np.exp(-steps / 30) + 1e-2)
+    plot.add_series(2, "#2 diverging")
+    loss = 1e4 * np.exp(steps[:80] / 5)
+    loss[-1] = np.inf
+    plot.append(2, steps[:80], steps[:80] * 0.01, loss)
+    plot.redraw(force=True)
+    plot.plot.setXRange(50, 300, padding=0)  # zoomed: both curves run out of the plot area
+    plot.plot.setYRange(2, 11, padding=0)
+    QApplication.processEvents()
+    return plot
+
+
+def test_the_svg_draws_curves_in_pixels_clipped_to_the_plot_area(qtbot, tmp_path):
+    import re
+    import xml.etree.ElementTree as ET
+
+    plot = _diverging_plot(qtbot)
+    plot.export_image(str(tmp_path / "plot.svg"))
+    text = (tmp_path / "plot.svg").read_text()
+    root = ET.fromstring(text)
+    ns = {"svg": "http://www.w3.org/2000/svg"}
+    width_mm = float(root.get("width").removesuffix("mm"))  # the window's size, at the window's dots per inch
+    assert width_mm == pytest.approx(plot.plot_widget.width() * 25.4 / plot.plot_widget.logicalDpiX(), abs=0.01)
+    curves = root.find(".//svg:g[@id='curves']", ns)
+    assert curves is not None and curves.get("clip-path") == "url(#plot-area)" and curves.get("transform") is None
+    clip = curves.find("svg:clipPath/svg:rect", ns)
+    left, top = float(clip.get("x")), float(clip.get("y"))
+    right, bottom = left + float(clip.get("width")), top + float(clip.get("height"))
+    paths = curves.findall("svg:path", ns)
+    strokes = {p.get("stroke") for p in paths}
+    assert {"#1f77b4", "#ff7f0e", "#d62728", "#e4e4e4"} <= strokes  # both runs, the NaN mark, the decades
+    for p in paths:
+        assert p.get("stroke-width") in ("1", "2")
+        if p.get("stroke") in ("#d62728", "#e4e4e4"):
+            continue  # the X mark is drawn around its point; the decade lines run edge to edge (M x,y H x)
+        numbers = [float(v) for v in re.findall(r"-?\d+\.\d+", p.get("d"))]
+        xs, ys = numbers[0::2], numbers[1::2]
+        assert min(xs) >= left - 0.01 and max(xs) <= right + 0.01
+        assert min(ys) >= top - 0.01 and max(ys) <= bottom + 0.01
+    # Qt's part draws no curve of its own: in a run's colour it draws only the legend's short sample line
+    begin = text.index('<g id="curves"')
+    qt_part = text[:begin] + text[text.index("</g>", begin) + 4:]
+    for colour in ("#1f77b4", "#ff7f0e"):
+        groups = re.findall(r'<g [^>]*stroke="' + colour + r'"[^>]*>(.*?)</g>', qt_part, flags=re.S)
+        assert groups and max(len(re.findall(r"-?\d+(?:\.\d+)?", g)) for g in groups) < 20
+
+
+@pytest.mark.skipif(shutil.which("rsvg-convert") is None, reason="librsvg's rsvg-convert is not installed")
+def test_librsvg_draws_the_svg_as_the_app_draws_the_plot(qtbot, tmp_path):
+    from PySide6.QtGui import QImage
+
+    plot = _diverging_plot(qtbot)
+    plot.export_image(str(tmp_path / "plot.svg"))
+    plot.export_image(str(tmp_path / "plot.png"))
+    subprocess.run(["rsvg-convert", str(tmp_path / "plot.svg"), "-o", str(tmp_path / "rsvg.png")], check=True)
+
+    def blue(path):
+        """The image's size and where the first run's colour is: a mask of its pixels."""
+        image = QImage(str(path)).convertToFormat(QImage.Format_RGB888)
+        a = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+        a = a[:, : image.width() * 3].reshape(image.height(), image.width(), 3).astype(int)
+        return a[..., 2] - a[..., 0] > 50  # blue over red: the first run's line, anti-aliased or not
+
+    app, svg = blue(tmp_path / "plot.png"), blue(tmp_path / "rsvg.png")
+    assert abs(svg.shape[1] - app.shape[1]) <= 1 and abs(svg.shape[0] - app.shape[0]) <= 1  # mm to pixels
+    h, w = min(app.shape[0], svg.shape[0]), min(app.shape[1], svg.shape[1])
+    app, svg = app[:h, :w], svg[:h, :w]
+    rows = np.arange(h)[:, None]
+    columns = [c for c in range(100, 600) if app[:, c].any() and svg[:, c].any()]  # the curve, not the legend
+    assert len(columns) > 400  # drawn across the plot by both
+    app_y = [float((rows[:, 0] * app[:, c]).sum() / app[:, c].sum()) for c in columns]
+    svg_y = [float((rows[:, 0] * svg[:, c]).sum() / svg[:, c].sum()) for c in columns]
+    assert np.median(np.abs(np.subtract(app_y, svg_y))) < 1.0  # the same line, within a pixel
+    assert 0.5 < svg.sum() / app.sum() < 2  # a 1 px line, not a band
+    # cut where the app cuts it: its rightmost and topmost pixels where the app's are
+    for axis in (0, 1):
+        assert abs(int(np.nonzero(svg.any(axis=axis))[0].max()) - int(np.nonzero(app.any(axis=axis))[0].max())) <= 3
