@@ -131,6 +131,13 @@ class _OwnedThread:
     def is_running(self) -> bool:
         return self.thread.isRunning()
 
+    def _quit_and_wait(self, timeout_ms: int) -> bool:
+        """Wait for the worker to end, from the GUI thread. The worker's ``done`` reaches ``thread.quit`` through
+        the GUI thread's event loop, which a wait blocks: so quit is asked here too (the thread's loop ends as
+        soon as the worker's slot returns; a worker still working is not cut short)."""
+        self.thread.quit()
+        return self.thread.wait(timeout_ms)
+
 
 class RunThread(_OwnedThread):
     """Owns a :class:`RunWorker` and its QThread; :meth:`join` stops the run and waits for the thread to end."""
@@ -176,7 +183,7 @@ class GradientCheckThread(_OwnedThread):
         super().__init__(GradientCheckWorker(config, state, source, forget_relu_mask), "gradient-check", "done")
 
     def join(self, timeout_ms: int = 60_000) -> bool:
-        return self.thread.wait(timeout_ms)
+        return self._quit_and_wait(timeout_ms)
 
 
 class TaskWorker(QObject):
@@ -208,7 +215,7 @@ class TaskThread(_OwnedThread):
         super().__init__(TaskWorker(fn, arg), name, "done")
 
     def join(self, timeout_ms: int = 60_000) -> bool:
-        return self.thread.wait(timeout_ms)
+        return self._quit_and_wait(timeout_ms)
 
 
 class LogLoadWorker(QObject):
@@ -258,4 +265,4 @@ class LogLoadThread(_OwnedThread):
 
     def join(self, timeout_ms: int = 60_000) -> bool:
         self.worker.cancel()
-        return self.thread.wait(timeout_ms)
+        return self._quit_and_wait(timeout_ms)

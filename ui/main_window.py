@@ -458,7 +458,7 @@ class MainWindow(QMainWindow):
         reader = self.load_thread
         if reader is None or not reader.is_running():
             return False
-        return not (getattr(reader, "reported", False) and reader.thread.wait(2000))
+        return not (getattr(reader, "reported", False) and reader.join(2000))
 
     def _on_log_loaded(self, loaded) -> None:
         self.load_thread.reported = True

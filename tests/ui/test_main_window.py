@@ -881,3 +881,26 @@ def test_a_learning_rate_likely_to_diverge_is_warned_of_before_the_run(qtbot, wi
     assert start_and_wait(qtbot, window).status == "diverged"  # the warning was right
     window.controls.set_config(SMALL)  # the tutorial's rate at small sizes: no warning
     qtbot.waitUntil(lambda: not controls.lr_advice.isVisible(), timeout=10_000)
+
+
+def test_joining_a_worker_that_has_finished_does_not_wait_for_the_gui_event_loop(qtbot):
+    """Its `done` reaches thread.quit through the GUI thread's event loop, which a join blocks: closing the window
+    right after an estimate or a check used to wait the whole join timeout (60 s)."""
+    import threading
+    import time
+
+    from app.worker import TaskThread
+
+    ran = threading.Event()
+
+    def work(x):
+        ran.set()
+        return x
+
+    thread = TaskThread(work, 1, "test")
+    thread.start()
+    assert ran.wait(5)
+    time.sleep(0.05)  # the worker emits done; no event is processed here
+    started = time.monotonic()
+    assert thread.join(5_000)
+    assert time.monotonic() - started < 1.0
