@@ -61,9 +61,11 @@ class Stability:
         """What to tell the learner ("" when the rate is fine)."""
         if not self.likely_to_diverge(lr):
             return ""
-        how = "will diverge" if self.margin == 1 else "is likely to diverge"
-        return (f"Learning rate {lr:g} {how} at these settings: the loss's curvature at the starting weights "
-                f"puts the edge near {self.limit:.2g}. Try {self.suggested_lr():g}.")
+        if self.margin == 1:
+            return (f"Learning rate {lr:g} will diverge at these settings: the fit is stable below "
+                    f"{self.edge:.2g} (the loss's curvature). Try {self.suggested_lr():g}.")
+        return (f"Learning rate {lr:g} is likely to diverge at these settings: it is past {self.limit:.2g}, the "
+                f"edge the loss's curvature at the starting weights puts it at. Try {self.suggested_lr():g}.")
 
 
 def estimate(config: RunConfig) -> Stability | None:

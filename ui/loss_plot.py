@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from app.export import write_atomic
@@ -191,6 +191,7 @@ class LossPlot(QWidget):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.plot.setLogMode(y=True)
+        self._show_empty_range()
         # applied by the PlotItem to every curve it holds (it overrides per-item settings on addItem)
         self.plot.setDownsampling(auto=True, mode="peak")
         self.plot.setClipToView(True)
@@ -230,7 +231,14 @@ class LossPlot(QWidget):
     def smoothing_weight(self) -> float:
         return self.smoothing.value() / 100.0
 
+    def _show_empty_range(self) -> None:
+        """Before any curve: decades 1e-2 to 1e8 over 500 steps (the tutorial's span), not an axis of 0.2 steps
+        and unlabelled minor ticks; the first curve brings the range back to its data."""
+        self.plot.setRange(xRange=(0, 500), yRange=(-2, 8) if self.log_y.isChecked() else (0, 1), padding=0)
+
     def add_series(self, key, label: str, color: str | None = None, name: str | None = None) -> Series:
+        if not self.series:
+            self.plot.enableAutoRange()
         if color is None:
             color = PALETTE[self._color_index % len(PALETTE)]
             self._color_index += 1
@@ -384,7 +392,10 @@ class LossPlot(QWidget):
         self.decade_lines.setVisible(checked)
         self._mark_all_dirty()
         self.redraw()
-        self.plot.enableAutoRange()
+        if self.series:
+            self.plot.enableAutoRange()
+        else:
+            self._show_empty_range()
 
     def _on_x_mode_changed(self, index: int) -> None:
         self.plot.setLabel("bottom", "time (s)" if index == 1 else "step")
@@ -423,14 +434,29 @@ class LossPlot(QWidget):
         self.crosshair.setPos(point.x())
         self.crosshair.setVisible(True)
         self.hover_card.setHtml(self.hover_html(rows))
-        (x0, x1), _ = self.plot.getViewBox().viewRange()
-        right_half = point.x() > (x0 + x1) / 2
-        self.hover_card.setAnchor((1.0, 1.0) if right_half else (0.0, 1.0))  # stays inside the plot
-        self.hover_card.setPos(point.x(), point.y())
+        self._place_card(pos, point)
         self.hover_card.setVisible(True)
 
+    def _place_card(self, pos, point) -> None:
+        """Beside the pointer, on the side with room for the whole card (the other side, or flush with the plot's
+        left edge where neither has room): never cut off by the plot's edge."""
+        vb = self.plot.getViewBox()
+        area = vb.sceneBoundingRect()
+        width = self.hover_card.boundingRect().width()
+        if pos.x() + width + 4 <= area.right():
+            anchor, x = (0.0, 1.0), pos.x()
+        elif pos.x() - width - 4 >= area.left():
+            anchor, x = (1.0, 1.0), pos.x()
+        else:
+            anchor, x = (0.0, 1.0), area.left() + 2
+        y = min(max(pos.y(), area.top() + self.hover_card.boundingRect().height() + 2), area.bottom())
+        self.hover_card.setAnchor(anchor)
+        at = vb.mapSceneToView(QPointF(x, y))
+        self.hover_card.setPos(at.x(), at.y())
+
     def hover_rows(self, x: float) -> list:
-        """(colour, label, step, loss, smoothed) of each visible run at its point nearest to x (step or seconds)."""
+        """(colour, name, step, loss, smoothed) of each visible run at its point nearest to x (step or seconds): the
+        card names runs as the runs list does; the legend says what each is."""
         by_time = self.x_mode.currentIndex() == 1
         rows = []
         for s in self.series.values():
@@ -441,7 +467,7 @@ class LossPlot(QWidget):
             if i > 0 and abs(xs[i - 1] - x) < abs(xs[i] - x):
                 i -= 1
             smoothed = float(s.smoothed[i]) if i < s.smoothed_n else float("nan")
-            rows.append((s.color, s.label, int(s.step[i]), float(s.loss[i]), smoothed))
+            rows.append((s.color, s.name, int(s.step[i]), float(s.loss[i]), smoothed))
         return rows
 
     @staticmethod

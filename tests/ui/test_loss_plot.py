@@ -152,16 +152,20 @@ def test_the_hover_card_names_each_visible_run_in_its_colour_and_goes_when_the_m
     plot.append(2, np.arange(10), np.arange(10) * 0.5, np.arange(20, 10, -1).astype(float))
     plot.redraw(force=True)
     rows = plot.hover_rows(3.2)
-    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("#1f77b4", "#1 tensor · cpu", 3, 7.0),
-                                                        ("#ff7f0e", "#2 autograd · cpu", 3, 17.0)]
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("#1f77b4", "#1", 3, 7.0), ("#ff7f0e", "#2", 3, 17.0)]
     assert all(np.isfinite(r[4]) for r in rows)  # the smoothed value too
     card = plot.hover_html(rows)
-    assert card.count("<br>") == 1 and "#1 tensor · cpu" in card and 'color:#ff7f0e' in card
+    assert card.count("<br>") == 1 and "<b>#1</b>" in card and 'color:#ff7f0e' in card
     plot.set_visible(2, False)
-    assert [r[1] for r in plot.hover_rows(3.2)] == ["#1 tensor · cpu"]  # hidden runs stay out of the card
+    assert [r[1] for r in plot.hover_rows(3.2)] == ["#1"]  # hidden runs stay out of the card
     center = plot.plot.vb.sceneBoundingRect().center()
     plot._on_mouse_moved((QPointF(center),))
     assert plot.hover_card.isVisible() and plot.crosshair.isVisible()
+    area = plot.plot.vb.sceneBoundingRect()
+    for x in (area.left() + 3, area.center().x(), area.right() - 3):  # near either edge: the whole card shows
+        plot._on_mouse_moved((QPointF(x, area.center().y()),))
+        card = plot.hover_card.sceneBoundingRect()
+        assert area.left() - 1 <= card.left() and card.right() <= area.right() + 1
     QApplication.sendEvent(plot.plot_widget, QEvent(QEvent.Leave))
     assert not plot.hover_card.isVisible() and not plot.crosshair.isVisible()  # nothing left behind
 

@@ -766,7 +766,7 @@ def test_runs_are_renamed_recoloured_and_deleted(qtbot, window, tmp_path):
     series = window.plot.series[first]
     assert series.label.startswith("baseline ") and "autograd" in series.label
     assert window.plot.legend.getLabel(series.smooth_item).text.startswith("baseline")
-    assert [row[1] for row in window.plot.hover_rows(10)][0] == series.label
+    assert [row[1] for row in window.plot.hover_rows(10)][0] == "baseline"
     # the second run lies on the first (same seed, same settings): its legend names the first by its new name
     assert "lies exactly on baseline" in window.plot.legend.getLabel(window.plot.series[second].smooth_item).text
     runs.table.item(runs.rows[first], 0).setText("")  # an empty name is refused
