@@ -243,7 +243,7 @@ class Runner:
             self.log.truncate(diverged_at + 1)  # keep the first bad step, drop what ran after it
             bad_value = self.log.loss[diverged_at]
             return DIVERGED, (f"diverged at step {int(self.log.step[diverged_at])}: the loss became {bad_value} "
-                              f"(learning rate {cfg.lr:g}); try a smaller learning rate")
+                              f"(learning rate {cfg.lr:g}); {_smaller_rate(cfg)}")
         if status == STOPPED:
             return STOPPED, f"stopped after {len(self.log)} of {cfg.iters} steps"
         return DONE, f"done: {len(self.log)} steps"
@@ -276,3 +276,16 @@ def is_out_of_memory(exc: BaseException) -> bool:
 def _short(exc: BaseException, limit: int = 300) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _smaller_rate(config: RunConfig) -> str:
+    """What to try after a divergence: a rate below the loss's stable edge where app.stability can say one."""
+    from .stability import estimate
+
+    try:
+        edge = estimate(config)
+    except (MemoryError, ValueError, np.linalg.LinAlgError):
+        edge = None
+    if edge is None or edge.suggested_lr() >= config.lr:
+        return "try a smaller learning rate"
+    return f"try a smaller learning rate, such as {edge.suggested_lr():g} (below the loss's stable edge at the start)"

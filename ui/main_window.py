@@ -743,7 +743,7 @@ class MainWindow(QMainWindow):
         before it scrolls."""
         width = max(300, min(480, self.width() // 3))
         self.resizeDocks([self.controls_dock, self.device_dock], [340, width], Qt.Horizontal)
-        self.resizeDocks([self.runs_dock], [165 if self.height() > 800 else 120], Qt.Vertical)
+        self.resizeDocks([self.runs_dock], [205 if self.height() > 850 else 120], Qt.Vertical)
 
     def _restore_layout(self) -> bool:
         """The window's size and docks as the last session left them; False where there is nothing to restore."""

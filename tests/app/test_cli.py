@@ -60,6 +60,7 @@ def test_a_rate_likely_to_diverge_is_warned_of_before_the_run_with_one_that_work
     err = capsys.readouterr().err
     suggested = estimate(RunConfig(recipe="autograd", batch=128, d_in=2000, hidden=200, d_out=20)).suggested_lr()
     assert err.startswith("main.py: warning: Learning rate 1e-06 is likely to diverge") and "diverged at step" in err
+    assert f"try a smaller learning rate, such as {suggested:g}" in err  # said again after the fact
     assert main(["--headless", "--recipe", "autograd", "--iters", "30", "--lr", f"{suggested:g}", *sizes]) == 0
     assert capsys.readouterr().err == ""
 
