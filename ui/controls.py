@@ -303,6 +303,28 @@ class Controls(QWidget):
         else:
             self.speed.setText("starting…")
 
+    def show_message(self, text: str, error: bool) -> None:
+        """The line under the buttons: what a run says (shown in red when it is a problem; hidden otherwise)."""
+        self.message.setText(text)
+        self.message.setVisible(bool(text) and error)
+
+    def show_speed(self, text: str) -> None:
+        self.speed.setText(text)
+
+    def show_paused(self) -> None:
+        self.speed.setText("Paused")
+
+    def show_ready(self) -> None:
+        """Nothing run yet (or after Reset): the planned iterations, an empty bar."""
+        self.show_progress(0, self.iters.value(), 0)
+        self.speed.setText("Ready")
+
+    def recipe_name(self) -> str:
+        return self.recipe.currentData()
+
+    def insert_in_lr(self, text: str) -> None:
+        self.lr.insert(text)
+
     def show_lr_advice(self, text: str, suggested: float | None = None) -> None:
         """The divergence warning under the learning rate ("" hides it), with a link that puts the suggested
         rate in the box."""

@@ -123,6 +123,10 @@ class DevicePanel(QWidget):
             self.timer.stop()
             self.refresh()
 
+    def stop(self) -> None:
+        """No more refreshes (the window is closing)."""
+        self.timer.stop()
+
     def _on_empty_cache(self) -> None:
         freed = devices.empty_cache()
         self.cache_result.setText(f"Gave back {format_bytes(freed)}")

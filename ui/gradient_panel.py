@@ -187,6 +187,9 @@ class GradientPanel(QWidget):
         self.summary.setStyleSheet("color: #c62828; font-weight: bold;" if worst == "bad" else "")
         self._show_heat()
 
+    def bug_planted(self) -> bool:
+        return self.plant_bug.isChecked()
+
     def row_grades(self) -> list[str]:
         """Each row's grade (for tests and screen readers)."""
         out = []

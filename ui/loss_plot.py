@@ -139,6 +139,7 @@ class LossPlot(QWidget):
     """The plot with its toolbar: log axis toggle, x by step/time, smoothing slider, hover read-out."""
 
     hovered = Signal(str)
+    log_scale_changed = Signal(bool)
 
     def __init__(self, parent=None, redraw_ms: int = 33):
         super().__init__(parent)
@@ -213,6 +214,7 @@ class LossPlot(QWidget):
         layout.addWidget(self.plot_widget, 1)
 
         self.log_y.toggled.connect(self._on_log_toggled)
+        self.log_y.toggled.connect(self.log_scale_changed)
         self.x_mode.currentIndexChanged.connect(self._on_x_mode_changed)
         self.smoothing.valueChanged.connect(self._on_smoothing_changed)
         self._mouse_proxy = pg.SignalProxy(self.plot_widget.scene().sigMouseMoved, rateLimit=30,
@@ -239,9 +241,13 @@ class LossPlot(QWidget):
     def add_series(self, key, label: str, color: str | None = None, name: str | None = None) -> Series:
         if not self.series:
             self.plot.enableAutoRange()
-        if color is None:
-            color = PALETTE[self._color_index % len(PALETTE)]
-            self._color_index += 1
+        if color is None:  # the palette's next colour that no curve on show has (restored runs bring their own)
+            taken = {s.color for s in self.series.values()}
+            for _ in range(len(PALETTE)):
+                color = PALETTE[self._color_index % len(PALETTE)]
+                self._color_index += 1
+                if color not in taken:
+                    break
         s = Series(key, label, color, name)
         qcolor = pg.mkColor(color)
         faint = pg.mkColor(color)
@@ -288,6 +294,33 @@ class LossPlot(QWidget):
         if visible:
             s.dirty = True
             self.redraw()
+
+    def color(self, key) -> str:
+        return self.series[key].color
+
+    def has(self, key) -> bool:
+        return key in self.series
+
+    def view_settings(self) -> dict:
+        """What the user chose for the view (remembered between launches)."""
+        return {"log_y": self.log_y.isChecked(), "x_mode": self.x_mode.currentIndex(),
+                "smoothing": self.smoothing.value()}
+
+    def apply_view_settings(self, log_y=None, x_mode=None, smoothing=None) -> None:
+        """Apply remembered choices; what is missing or out of range is left as it is."""
+        if isinstance(log_y, bool):
+            self.log_y.setChecked(log_y)
+        if isinstance(x_mode, int) and 0 <= x_mode < self.x_mode.count():
+            self.x_mode.setCurrentIndex(x_mode)
+        if isinstance(smoothing, int) and self.smoothing.minimum() <= smoothing <= self.smoothing.maximum():
+            self.smoothing.setValue(smoothing)
+
+    def set_log_scale(self, checked: bool) -> None:
+        self.log_y.setChecked(checked)
+
+    def stop(self) -> None:
+        """No more redraws (the window is closing)."""
+        self.timer.stop()
 
     def set_label(self, key, label: str, name: str) -> None:
         """Rename a curve: its legend entry, its hover line, and what the curves it lies on call it."""

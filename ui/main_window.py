@@ -4,12 +4,10 @@ the right, the runs list below. Runs go to a worker thread; the window only rece
 from __future__ import annotations
 
 import importlib.resources
-import json
 import math
 import os
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +22,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressDialog,
     QScrollArea,
-    QSlider,
     QSplitter,
     QWidget,
 )
@@ -33,8 +30,6 @@ from app import export
 from app.config import ConfigError, RunConfig
 from app.recipes import TABLE
 from app.records import DONE, Batch, RunResult
-from app.stability import estimate
-from app.worker import GradientCheckThread, LogLoadThread, RunThread, TaskThread
 
 from .bench_panel import BenchPanel
 from .controls import Controls
@@ -43,6 +38,7 @@ from .fit_view import FitView
 from .gradient_panel import GradientPanel
 from .loss_plot import LossPlot
 from .runs_list import RunsList
+from .session import RunSession, settings_text
 
 # the window's icon and style sheet, as installed with the package (importlib.resources: a wheel or a zip too)
 RESOURCES = importlib.resources.files("ui") / "resources"
@@ -59,28 +55,17 @@ class MainWindow(QMainWindow):
         # where this session's runs are kept for the next launch: with the autosaves, or beside a settings file
         # of one's own (GRADSCOPE_SETTINGS, the tests)
         own = settings is not None or os.environ.get("GRADSCOPE_SETTINGS")
-        self.session_folder = (Path(self.settings.fileName()).with_suffix("").with_name(
-            Path(self.settings.fileName()).stem + "-session") if own else autosave_folder() / "session")
+        folder = (Path(self.settings.fileName()).with_name(Path(self.settings.fileName()).stem + "-session") if own
+                  else autosave_folder() / "session")
+        self.session = RunSession(folder, self)  # the runs: their threads, results, names; the window draws them
         self.setWindowTitle("gradscope — the PyTorch tutorial, live")
         icon = RESOURCES / "icon.svg"
         if icon.is_file():
             self.setWindowIcon(QIcon(QPixmap.fromImage(QImage.fromData(icon.read_bytes()))))
-        self.run: RunThread | None = None
-        self.run_key = None
-        self.run_count = 0
-        self.results: dict = {}  # key -> RunResult or export.LoadedLog
-        self.descriptions: dict = {}  # key -> (joiner, what the run is): its curve's label is name + joiner + that
-        self.session_files: dict = {}  # key -> the file its log is kept in between sessions (when it has one)
-        self._restoring: list = []  # the last session's runs still to be read back (one at a time)
-        self.stability: dict = {}  # the settings that decide the divergence edge -> app.stability.Stability
-        self.stability_thread: TaskThread | None = None  # an edge being estimated
-        self.stability_timer = QTimer(self)  # settles a burst of edits into one estimate
-        self.stability_timer.setSingleShot(True)
-        self.stability_timer.setInterval(300)
-        self.stability_timer.timeout.connect(self._estimate_stability)
-        self.state_source = None  # (config, run worker) whose weights "Check now" reads
-        self.check_thread: GradientCheckThread | None = None  # a check with no run going on
-        self.load_thread: LogLoadThread | None = None  # a log being read
+        self.edge_timer = QTimer(self)  # settles a burst of edits into one learning-rate check
+        self.edge_timer.setSingleShot(True)
+        self.edge_timer.setInterval(300)
+        self.edge_timer.timeout.connect(self._check_learning_rate)
         self._shutdown: str | None = None  # None, "waiting" (for the step in flight), "done"
         self.on_run_finished = []  # callbacks (screenshot mode, tests)
         self._progress_shown = 0.0
@@ -172,8 +157,8 @@ class MainWindow(QMainWindow):
         action(run_menu, "&Check gradients now", self.check_gradients, "Ctrl+G")
         view_menu = self.menuBar().addMenu("&View")
         log_action = QAction("&Log scale", self, checkable=True, checked=True)
-        log_action.toggled.connect(self.plot.log_y.setChecked)
-        self.plot.log_y.toggled.connect(log_action.setChecked)
+        log_action.toggled.connect(self.plot.set_log_scale)
+        self.plot.log_scale_changed.connect(log_action.setChecked)
         view_menu.addAction(log_action)
         for dock in (self.controls_dock, self.device_dock, self.gradient_dock, self.runs_dock, self.bench_dock):
             view_menu.addAction(dock.toggleViewAction())
@@ -181,7 +166,10 @@ class MainWindow(QMainWindow):
         action(help_menu, "&About", self._about)
         # Space in a text field must still type a space: the window shortcut yields to focused editors there
         self._space_guard = QShortcut(QKeySequence(Qt.Key_Space), self.controls.lr, context=Qt.WidgetShortcut)
-        self._space_guard.activated.connect(lambda: self.controls.lr.insert(" "))
+        self._space_guard.activated.connect(self._on_space_in_lr)
+
+    def _on_space_in_lr(self) -> None:
+        self.controls.insert_in_lr(" ")
 
     def _connect(self) -> None:
         c = self.controls
@@ -199,133 +187,111 @@ class MainWindow(QMainWindow):
         self.runs_list.export_logs_requested.connect(self.export_logs)
         self.runs_list.export_plot_requested.connect(self.export_plot)
         self.runs_list.open_log_requested.connect(self.open_log)
+        session = self.session
+        session.started.connect(self._on_session_started)
+        session.batch.connect(self._on_session_batch)
+        session.paused.connect(self._on_session_paused)
+        session.resumed.connect(self._on_session_resumed)
+        session.finished.connect(self._on_session_finished)
+        session.errored.connect(self._on_session_errored)
+        session.gradients_checked.connect(self._on_gradients_checked)
+        session.gradients_failed.connect(self._on_gradients_failed)
+        session.log_loaded.connect(self._on_log_loaded)
+        session.log_failed.connect(self._on_log_failed)
+        session.log_cancelled.connect(self._on_log_cancelled)
+        session.edge_estimated.connect(self._on_edge_estimated)
 
-    # ------------------------------------------------------------------ run control
-    @property
-    def running(self) -> bool:
-        return self.run is not None and self.run.is_running()
-
+    # ------------------------------------------------------------------ run control (the intents)
     def start_run(self, start_paused: bool = False) -> bool:
-        if self.running:
+        if self.session.running:
             return False
         config, problem = self.controls.config()
         if config is None:
             self._say(f"Cannot start: {problem}", error=True, at_controls=True)
             return False
-        self.run_count += 1
-        key = self.run_count
-        self.run_key = key
-        self.descriptions[key] = (" ", f"{config.recipe} · {config.device} · {config.dtype} · lr {config.lr:g}")
-        series = self.plot.add_series(key, self._label(key, f"#{key}"), name=f"#{key}")
-        settings = (f"{config.recipe}, {config.dtype}, {config.sizes_text()}, lr={config.lr:g}, seed={config.seed}, "
-                    f"{config.iters} iters")
-        self.runs_list.add(key, f"#{key}", settings, config.device, series.color)
-        self._running_ms = 0.0
-        self.run = RunThread(config, start_paused=start_paused)
-        worker = self.run.worker
-        worker.yielded.connect(self._on_batch)
-        worker.finished.connect(self._on_finished)
-        worker.errored.connect(self._on_run_errored)  # a method, not a lambda holding the window
-        worker.paused.connect(self._on_run_paused)
-        worker.resumed.connect(self._on_run_resumed)
-        worker.gradients_checked.connect(self._on_gradients_checked)
-        worker.gradients_failed.connect(self._on_gradients_failed)
-        self.state_source = (config, worker)
-        self.controls.set_run_state("paused" if start_paused else "running")
-        self.controls.show_progress(0, config.iters, 0)
-        self.runs_list.update(key, "paused" if start_paused else "running")
-        self.device_panel.set_running(True)
-        self._say(f"Run #{key} started: {config.label()}", at_controls=True)
-        self.run.start()
-        return True
+        return self.session.start(config, paused=start_paused) is not None
 
     def toggle_pause(self) -> None:
-        if not self.running:
-            return
-        worker = self.run.worker
-        if worker.is_paused():
-            worker.resume()
-        else:
-            worker.pause()
-
-    def _on_run_errored(self, text: str) -> None:
-        self._say(f"Error: {text}", error=True)
-
-    def _on_run_paused(self) -> None:
-        self.controls.set_run_state("paused")
-        self.controls.speed.setText("Paused")
-        self.runs_list.update(self.run_key, "paused")
-        self._say(f"Run #{self.run_key} paused: Step runs one step, Resume goes on")
-
-    def _on_run_resumed(self) -> None:
-        self.controls.set_run_state("running")
-        self.runs_list.update(self.run_key, "running")
-        self._say(f"Run #{self.run_key} resumed")
+        self.session.toggle_pause()
 
     def step_run(self) -> None:
-        if not self.running:
-            previous = self.run_key if self.run_key is not None and self.run_key in self.results else None
-            if self.start_run(start_paused=True):
-                self.run.worker.step()
-                self._say(f"Step started run #{self.run_key}"
-                          + (f" (run #{previous} had ended)" if previous is not None else "")
-                          + ": one step, then paused; Step runs another, Resume goes on", at_controls=True)
+        session = self.session
+        if session.running:
+            session.step()
             return
-        worker = self.run.worker
-        if not worker.is_paused():
-            worker.pause()
-        worker.step()
+        previous = session.run_key if session.run_key in session.results else None
+        if self.start_run(start_paused=True):
+            session.step()
+            self._say(f"Step started run #{session.run_key}"
+                      + (f" (run #{previous} had ended)" if previous is not None else "")
+                      + ": one step, then paused; Step runs another, Resume goes on", at_controls=True)
 
     def stop_run(self) -> None:
-        if self.running:
-            self.run.worker.stop()  # a paused run wakes and stops
-            self._say(f"Stopping run #{self.run_key}…")
+        if self.session.stop():
+            self._say(f"Stopping run #{self.session.run_key}…")
 
     def reset_run(self) -> None:
-        stopped = self.run_key if self.running else None
+        stopped = self.session.reset()
         if stopped is not None:
-            self.run.join()
             QApplication.processEvents()
-        self.state_source = None
-        self.controls.show_progress(0, self.controls.iters.value(), 0)
-        self.controls.speed.setText("Ready")
+        self.controls.show_ready()
         first = f"Reset stopped run #{stopped} (its log is kept). " if stopped is not None else "Reset: "
         self._say(first + "the next run starts from the seed's initial weights; Check now compares at them",
                   at_controls=stopped is not None)
 
-    def _on_batch(self, batch: Batch) -> None:
-        key = self.run_key
-        if key not in self.plot.series:
+    # ------------------------------------------------------------------ what the run says
+    def _on_session_started(self, key, config: RunConfig, paused: bool) -> None:
+        series = self.plot.add_series(key, self.session.label(key), name=self.session.names[key])
+        self.runs_list.add(key, self.session.names[key], settings_text(config), config.device, series.color,
+                           status="paused" if paused else "running")
+        self._running_ms = 0.0
+        self.controls.set_run_state("paused" if paused else "running")
+        self.controls.show_progress(0, config.iters, 0)
+        self.device_panel.set_running(True)
+        self._say(f"Run #{key} started: {config.label()}", at_controls=True)
+
+    def _on_session_errored(self, text: str) -> None:
+        self._say(f"Error: {text}", error=True)
+
+    def _on_session_paused(self, key) -> None:
+        self.controls.set_run_state("paused")
+        self.controls.show_paused()
+        self.runs_list.update(key, "paused")
+        self._say(f"Run #{key} paused: Step runs one step, Resume goes on")
+
+    def _on_session_resumed(self, key) -> None:
+        self.controls.set_run_state("running")
+        self.runs_list.update(key, "running")
+        self._say(f"Run #{key} resumed")
+
+    def _on_session_batch(self, key, batch: Batch) -> None:
+        if not self.plot.has(key):
             return
         self.plot.append(key, batch.step, batch.elapsed_s, batch.loss)
-        if batch.coefficients and self.state_source is not None:
-            self.fit_view.show_fit(self.state_source[0].recipe, batch.coefficients,
-                                   int(batch.step[-1]) + 1 if len(batch.step) else None, self.plot.series[key].color)
+        source = self.session.state_source
+        if batch.coefficients and source is not None:
+            self.fit_view.show_fit(source[0].recipe, batch.coefficients,
+                                   int(batch.step[-1]) + 1 if len(batch.step) else None, self.plot.color(key))
         now = time.monotonic()
         # the progress bar and its text repaint on every change: 4 times a second is plenty to read, and
         # leaves the CPU to the run
         self._running_ms += float(np.sum(batch.step_ms))  # time spent stepping: pauses do not count
-        paused = self.run is not None and self.run.worker.is_paused()
+        paused = self.session.is_paused()
         if len(batch.step) and (paused or now - self._progress_shown >= 0.25):
             self._progress_shown = now
             done = int(batch.step[-1]) + 1
             speed = done / (self._running_ms / 1e3) if self._running_ms > 0 else 0.0
-            self.controls.show_progress(done, self.state_source[0].iters if self.state_source else done, speed,
-                                        paused=paused)
+            self.controls.show_progress(done, source[0].iters if source else done, speed, paused=paused)
 
-    def _on_finished(self, result: RunResult | None) -> None:
-        key = self.run_key
-        if self.run is not None:
-            self.run.thread.wait(5000)
+    def _on_session_finished(self, key, result: RunResult | None) -> None:
         self.device_panel.set_running(False)
         self.controls.set_run_state("idle")
         if result is None:
             self.runs_list.update(key, "failed")
             self._say("The run failed before it began", error=True)
         else:
-            self.results[key] = result
             self.plot.redraw(force=True)
-            same = self.plot.mark_identical(key) if key in self.plot.series else []
+            same = self.plot.mark_identical(key) if self.plot.has(key) else []
             same_note = f"; its curve lies exactly on {', '.join(f'#{k}' for k in same)} (identical losses)" \
                 if same else ""
             self.runs_list.update(key, result.status, result.final_loss if result.steps_done else None,
@@ -345,30 +311,20 @@ class MainWindow(QMainWindow):
     def check_gradients(self) -> None:
         """Compare manual, autograd and numerical gradients, off the GUI thread: during a run in the run's own
         thread (paused first), otherwise in a thread of its own. The panel shows the report when it comes."""
-        forget = self.gradient_panel.plant_bug.isChecked()
-        if self.running:
-            self._say(f"Checking gradients at run #{self.run_key}'s current weights (the run pauses)…")
-            self.run.worker.check_gradients(f"run #{self.run_key}", forget)
-            return
-        if self.check_thread is not None and self.check_thread.is_running():
-            self._say("A gradient check is still running; its report comes in a moment")
-            return
-        source = self.state_source
-        if source is not None and source[1].train_state() is not None:
-            config, worker = source
-            state, where = worker.train_state(), f"step {worker.steps_done()} of run #{self.run_key}"
-        else:
+        forget = self.gradient_panel.bug_planted()
+        session = self.session
+        config = None
+        if not session.running and session.train_state() is None:
             config, problem = self.controls.config()
             if config is None:
                 self._say(f"Cannot check gradients: {problem}", error=True)
                 self.gradients_done.emit(None)
                 return
-            state, where = None, "the initial weights"
-        self._say(f"Checking gradients at {where}…")
-        self.check_thread = GradientCheckThread(config, state, where, forget)
-        self.check_thread.worker.finished.connect(self._on_gradients_checked)
-        self.check_thread.worker.errored.connect(self._on_gradients_failed)
-        self.check_thread.start()
+        where = session.check_gradients(config, forget)
+        if where is None:
+            self._say("A gradient check is still running; its report comes in a moment")
+        else:
+            self._say(f"Checking gradients at {where}…")
 
     def _on_gradients_checked(self, report) -> None:
         self.gradient_panel.show_report(report)
@@ -384,8 +340,10 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ logs and pictures
     def export_logs(self, keys=None, path: str | None = None) -> list[Path]:
-        keys = keys or self.runs_list.selected_keys() or ([self.run_key] if self.run_key in self.results else [])
-        keys = [k for k in keys if k in self.results]  # finished runs and opened logs (written again)
+        results = self.session.results
+        run_key = self.session.run_key
+        keys = keys or self.runs_list.selected_keys() or ([run_key] if run_key in results else [])
+        keys = [k for k in keys if k in results]  # finished runs and opened logs (written again)
         if not keys:
             self._say("Select a finished run or an opened log to export (the runs list, below the plot)",
                       error=True)
@@ -394,17 +352,18 @@ class MainWindow(QMainWindow):
         try:
             if len(keys) == 1:
                 if path is None:
-                    path, _ = QFileDialog.getSaveFileName(self, "Export loss log", f"{self._file_stem(keys[0])}.csv",
+                    path, _ = QFileDialog.getSaveFileName(self, "Export loss log",
+                                                          f"{self.session.file_stem(keys[0])}.csv",
                                                           "CSV (*.csv);;JSON (*.json)")
                     if not path:
                         return []
-                written.append(export.export(self.results[keys[0]], path))
+                written.append(export.export(results[keys[0]], path))
             else:
                 folder = path or QFileDialog.getExistingDirectory(self, "Export loss logs to folder")
                 if not folder:
                     return []
                 for k in keys:
-                    written.append(export.export(self.results[k], Path(folder) / f"{self._file_stem(k)}.json"))
+                    written.append(export.export(results[k], Path(folder) / f"{self.session.file_stem(k)}.json"))
         except export.ExportError as exc:
             self._warn("Export failed", str(exc))
             return written
@@ -434,112 +393,77 @@ class MainWindow(QMainWindow):
             path, _ = QFileDialog.getOpenFileName(self, "Open loss log", "", "Loss logs (*.csv *.json)")
             if not path:
                 return
-        if self._reader_busy():
+        reader = self.session.open_log(str(path))
+        if reader is None:
             self._say("A log is still being read; wait for it or cancel it first")
             return
-        self.load_thread = LogLoadThread(str(path))
-        worker = self.load_thread.worker
+        worker = reader.worker
         dialog = QProgressDialog(f"Reading {Path(path).name}…", "Cancel", 0, 1000, self)
         dialog.setWindowTitle("Open log")
         dialog.setMinimumDuration(300)  # a small file comes and goes without a flash
         dialog.setValue(0)
         dialog.canceled.connect(worker.cancel)
         worker.progressed.connect(lambda fraction, d=dialog: d.setValue(int(fraction * 1000)))
-        worker.finished.connect(self._on_log_loaded)
-        worker.errored.connect(self._on_log_failed)
-        worker.cancelled.connect(self._on_log_cancelled)
         worker.done.connect(dialog.reset)
         worker.done.connect(dialog.deleteLater)
         self._say(f"Reading {path}…")
-        self.load_thread.start()
 
-    def _reader_busy(self) -> bool:
-        """Whether a log is being read. A reader that has reported (its thread is just ending) is waited for."""
-        reader = self.load_thread
-        if reader is None or not reader.is_running():
-            return False
-        return not (getattr(reader, "reported", False) and reader.join(2000))
-
-    def _on_log_loaded(self, loaded) -> None:
-        self.load_thread.reported = True
-        entry = getattr(self.load_thread, "session_entry", None)  # a run of the last session, read back
-        self.run_count += 1
-        key = f"file-{self.run_count}"
-        name = entry["name"] if entry else Path(loaded.path).name
-        problem = loaded.meta.get("settings_problem")
-        settings = (loaded.config.label() if loaded.config else
-                    "(its settings are not usable)" if problem else "(no settings recorded)")
-        self.descriptions[key] = (": ", settings)
-        series = self.plot.add_series(key, self._label(key, name), color=entry["color"] if entry else None,
-                                      name=name)
+    def _on_log_loaded(self, key, loaded, entry) -> None:
+        session = self.session
+        series = self.plot.add_series(key, session.label(key), color=entry["color"] if entry else None,
+                                      name=session.names[key])
         log = loaded.log
         self.plot.append(key, log.step, log.elapsed_s, log.loss)
         status = (loaded.status or "loaded") if entry else "loaded"
-        self.runs_list.add(key, name, settings, loaded.config.device if loaded.config else "?", series.color,
-                           status=status)
-        self.runs_list.update(key, status, float(log.loss[-1]) if len(log) else None)
-        self.results[key] = loaded
-        if entry:
-            if entry.get("session_file"):
-                self.session_files[key] = loaded.path
-            if not entry.get("visible", True):
-                self.runs_list.set_checked(key, False)
+        config = loaded.config
+        self.runs_list.add(key, session.names[key], settings_text(config) if config else session.descriptions[key][1],
+                           config.device if config else "?", series.color, status=status)
+        self.runs_list.update(key, status, float(log.loss[-1]) if len(log) else None,
+                              loaded.as_result().steps_per_second if len(log) else None)
+        if entry and not entry.get("visible", True):
+            self.runs_list.set_checked(key, False)
         self.plot.redraw(force=True)
-        if entry:
-            self._restore_next()
-        else:
+        problem = loaded.meta.get("settings_problem")
+        if not entry:
             self._say(f"Opened {loaded.path}: {len(log)} steps" + (f"; its settings were not usable ({problem})"
                                                                    if problem else ""), error=bool(problem))
         self.log_opened.emit(key)
 
-    def _on_log_failed(self, text: str) -> None:
-        self.load_thread.reported = True
-        entry = getattr(self.load_thread, "session_entry", None)
+    def _on_log_failed(self, text: str, entry) -> None:
         if entry is not None:  # a run of the last session whose file is gone or spoilt: say so, go on
             self._say(f"{entry['name']} of the last session could not be read back: {text}", error=True)
-            self._restore_next()
-            self.log_opened.emit(None)
-            return
-        self._warn("Cannot open log", text)
+        else:
+            self._warn("Cannot open log", text)
         self.log_opened.emit(None)
 
     def _on_log_cancelled(self) -> None:
-        self.load_thread.reported = True
-        self._restoring.clear()
         self._say("Opening the log was cancelled")
         self.log_opened.emit(None)
 
     # ------------------------------------------------------------------ the runs: names, colours, deleting
-    def _label(self, key, name: str) -> str:
-        joiner, description = self.descriptions[key]
-        return f"{name}{joiner}{description}"
-
-    def _file_stem(self, key) -> str:
-        """A file name for the run's log: its name, with what file systems refuse taken out."""
-        name = self.runs_list.name(key) if key in self.runs_list.rows else str(key)
-        stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip("-.") or "run"
-        stem = Path(stem).stem if stem.lower().endswith((".csv", ".json")) else stem
-        return f"run-{stem}" if name.startswith("#") else stem  # "#2" writes run-2
-
     def rename_run(self, key, name: str) -> None:
         """A run's name in the runs list, its curve's legend and hover line, and the file names it exports to."""
-        name = name.strip()
-        if not name or key not in self.plot.series:
+        if not self.plot.has(key) or not self.session.rename(key, name):
             return
+        name = self.session.names[key]
         if self.runs_list.name(key) != name:
             self.runs_list.set_name(key, name)
-        self.plot.set_label(key, self._label(key, name), name)
+        self.plot.set_label(key, self.session.label(key), name)
         self._say(f"Renamed to {name}")
 
     def _on_recolour_requested(self, key) -> None:
-        dialog = QColorDialog(QColor(self.plot.series[key].color), self)
+        dialog = QColorDialog(QColor(self.plot.color(key)), self)
         dialog.setWindowTitle(f"Colour of {self.runs_list.name(key)}")
         dialog.setAttribute(Qt.WA_DeleteOnClose)
-        dialog.colorSelected.connect(lambda color, k=key: self.recolour_run(k, color.name()))
+        dialog.setProperty("run_key", key)
+        dialog.colorSelected.connect(self._on_colour_chosen)
         dialog.open()  # not modal to the event loop: a run goes on behind it
 
+    def _on_colour_chosen(self, color) -> None:
+        self.recolour_run(self.sender().property("run_key"), color.name())
+
     def recolour_run(self, key, color: str) -> None:
-        if key in self.plot.series and QColor(color).isValid():
+        if self.plot.has(key) and QColor(color).isValid():
             self.plot.set_color(key, color)
             self.runs_list.set_color(key, color)
 
@@ -548,23 +472,13 @@ class MainWindow(QMainWindow):
         deleted. A run's file kept for the next session goes with it; exported files stay."""
         deleted = []
         for key in keys:
-            if key == self.run_key and self.running:
-                self._say(f"Run #{key} is running: stop it before deleting it", error=True)
+            if not self.plot.has(key):
                 continue
-            if key not in self.plot.series:
+            if not self.session.delete(key):
+                self._say(f"Run #{key} is running: stop it before deleting it", error=True)
                 continue
             self.plot.remove(key)
             self.runs_list.remove(key)
-            self.results.pop(key, None)
-            self.descriptions.pop(key, None)
-            kept = self.session_files.pop(key, None)
-            if kept is not None:
-                try:
-                    Path(kept).unlink()
-                except OSError:
-                    pass
-            if key == self.run_key:
-                self.state_source = None  # Check now no longer reads a deleted run's weights
             deleted.append(key)
         if deleted:
             self.plot.redraw(force=True)
@@ -573,69 +487,24 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ the session: runs kept between launches
     def save_session(self) -> None:
-        """Keep this session's runs for the next launch: each finished run's log is written once to the session
-        folder (beside the autosaves), opened logs are remembered by their path; the list (names, colours,
-        shown or hidden) goes into the settings."""
-        entries = []
-        folder = self.session_folder
-        for key in self.runs_list.keys():
-            result = self.results.get(key)
-            if result is None and key == self.run_key and self.run is not None and not self.running:
-                result = self.run.worker.result  # the run the window's closing stopped (its end not yet shown)
-            if result is None:
-                continue
-            path = self.session_files.get(key)
-            if path is None and isinstance(result, RunResult):
-                try:
-                    folder.mkdir(parents=True, exist_ok=True)
-                    path = str(export.export(result, folder / f"{uuid.uuid4().hex}.json"))
-                except (OSError, export.ExportError):
-                    continue  # a full disk: this run is not kept; the others still are
-                self.session_files[key] = path
-            entries.append({"path": path or result.path, "session_file": key in self.session_files,
-                            "name": self.runs_list.name(key), "color": self.plot.series[key].color,
-                            "visible": self.runs_list.is_checked(key)})
-        self.settings.setValue("session/runs", json.dumps(entries))
+        """Keep this session's runs for the next launch (the session folder; the list in the settings)."""
+        self.session.save(self.settings, self.runs_list.keys(),
+                          lambda key: (self.plot.color(key), self.runs_list.is_checked(key)))
 
     def restore_session(self) -> int:
-        """Read back the runs the last session kept, one at a time in the log reader's thread. Returns how many
-        are on their way."""
-        try:
-            entries = json.loads(str(self.settings.value("session/runs", "[]")))
-        except ValueError:
-            entries = []
-        entries = [e for e in entries if isinstance(e, dict) and isinstance(e.get("path"), str)
-                   and isinstance(e.get("name"), str) and QColor(str(e.get("color"))).isValid()]
-        count = len(entries)
-        self._restoring = entries
-        if entries:
+        """Read back the runs the last session kept, one at a time; how many are on their way."""
+        count = self.session.restore(self.settings, lambda color: QColor(color).isValid())
+        if count:
             self._say(f"Reading back the last session's {count} run{'s' if count > 1 else ''}…")
-            self._restore_next()
         return count
 
-    def _restore_next(self) -> None:
-        if not self._restoring:
-            return
-        if self._reader_busy():
-            QTimer.singleShot(50, self._restore_next)  # the user's log is being read; try again in a moment
-            return
-        entry = self._restoring.pop(0)
-        self.load_thread = LogLoadThread(entry["path"])
-        self.load_thread.session_entry = entry
-        worker = self.load_thread.worker
-        worker.finished.connect(self._on_log_loaded)
-        worker.errored.connect(self._on_log_failed)
-        worker.cancelled.connect(self._on_log_cancelled)
-        self.load_thread.start()
-
-    # ------------------------------------------------------------------ status, settings, closing
+    # ------------------------------------------------------------------ status
     def _say(self, text: str, error: bool = False, at_controls: bool = False) -> None:
         """The status bar says what happened; run and settings problems also stand under the controls."""
         self.statusBar().showMessage(text)
         self.statusBar().setStyleSheet("color: #c62828;" if error else "")
         if at_controls:
-            self.controls.message.setText(text)
-            self.controls.message.setVisible(error)
+            self.controls.show_message(text, error)
 
     def _warn(self, title: str, text: str) -> None:
         """A message box that does not block the event loop (runs and timers go on behind it)."""
@@ -646,60 +515,43 @@ class MainWindow(QMainWindow):
         self.last_warning = box
 
     # ------------------------------------------------------------------ the divergence warning
-    @staticmethod
-    def _edge_key(config: RunConfig) -> tuple:
-        """What the edge depends on (not the rate itself, the dtype, the device or the iterations)."""
-        return (config.recipe, config.batch, config.d_in, config.hidden, config.d_out, config.points, config.seed)
-
-    def _estimate_stability(self) -> None:
-        """Warn under the learning rate when it is likely to diverge at these settings. The edge is estimated
-        in a thread (seconds at large sizes), once per recipe, sizes and seed; a new rate is judged at once."""
+    def _check_learning_rate(self) -> None:
+        """Warn under the learning rate when it is likely to diverge at these settings (the edge comes from the
+        session, estimated in a thread once per recipe, sizes and seed; a new rate is judged at once)."""
         config, _ = self.controls.config()
         if config is None:
             self.controls.show_lr_advice("")
             return
-        key = self._edge_key(config)
-        if key in self.stability:
-            edge = self.stability[key]
+        known, edge = self.session.edge(config)
+        if known:
             self._show_advice(edge, config.lr)
-            return
-        if self.stability_thread is not None and self.stability_thread.is_running():
-            self.stability_timer.start()  # one estimate at a time: this one when the last is done
-            return
-        self.stability_thread = TaskThread(estimate, config, "lr-edge")
-        self.stability_thread.key = key
-        worker = self.stability_thread.worker
-        # methods, not lambdas: a slot of the window runs in the GUI thread
-        worker.finished.connect(self._on_stability)
-        worker.errored.connect(self._on_stability_failed)
-        self.stability_thread.start()
+        # else: _on_edge_estimated shows it when it comes
 
-    def _on_stability_failed(self, text: str) -> None:
-        self._on_stability(None)  # no warning rather than a wrong one; the run itself reports what goes wrong
-
-    def _on_stability(self, edge) -> None:
-        key = self.stability_thread.key
-        self.stability[key] = edge
+    def _on_edge_estimated(self, key, edge) -> None:
         config, _ = self.controls.config()
-        if config is not None and self._edge_key(config) == key:
+        if config is None:
+            return
+        if self.session.edge_key(config) == key:
             self._show_advice(edge, config.lr)
+        else:
+            self.edge_timer.start()  # the settings moved on while it was estimated: check them
 
     def _show_advice(self, edge, lr: float) -> None:
         self.controls.show_lr_advice(edge.advice(lr) if edge is not None else "",
                                      edge.suggested_lr() if edge is not None else None)
 
     def _on_config_changed(self) -> None:
-        self.stability_timer.start()
-        recipe = self.controls.recipe.currentData()
+        self.edge_timer.start()
+        recipe = self.controls.recipe_name()
         poly = recipe in TABLE and TABLE[recipe].family == "poly"
         if poly == self.fit_view.isHidden():
             self.fit_view.setVisible(poly)
             if poly:  # the fit beside the loss: a third of the middle, once the layout has settled
                 QTimer.singleShot(0, self._share_center)
-        if not self.running:
+        if not self.session.running:
             # a settings problem stands at its field (under the learning rate, or in red where the memory
             # estimate goes), once; the line under the buttons is for what a run says
-            self.controls.message.hide()
+            self.controls.show_message("", error=False)
 
     def _share_center(self) -> None:
         total = self.center.width()
@@ -724,19 +576,15 @@ class MainWindow(QMainWindow):
     def _restore_plot_settings(self) -> None:
         """The plot's log scale, x axis and smoothing, as the last session left them (what cannot be read is left
         at the default)."""
-        log = self.settings.value("plot/log_y")
-        if log in ("true", "false", True, False):
-            self.plot.log_y.setChecked(log in ("true", True))
-        for key, widget in (("plot/x_mode", self.plot.x_mode), ("plot/smoothing", self.plot.smoothing)):
+        def number(key):
             try:
-                value = int(self.settings.value(key, -1))
+                return int(self.settings.value(key, -1))
             except (TypeError, ValueError):
-                continue
-            if isinstance(widget, QSlider):
-                if widget.minimum() <= value <= widget.maximum():
-                    widget.setValue(value)
-            elif 0 <= value < widget.count():
-                widget.setCurrentIndex(value)
+                return None
+
+        log = self.settings.value("plot/log_y")
+        self.plot.apply_view_settings(log_y={"true": True, "false": False, True: True, False: False}.get(log),
+                                      x_mode=number("plot/x_mode"), smoothing=number("plot/smoothing"))
 
     def _default_dock_sizes(self) -> None:
         """The first launch's layout: the right-hand tabs a third of the width, the runs list room for five runs
@@ -777,9 +625,10 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState(SETTINGS_VERSION))
         self.settings.setValue("window/version", str(SETTINGS_VERSION))
-        self.settings.setValue("plot/log_y", "true" if self.plot.log_y.isChecked() else "false")
-        self.settings.setValue("plot/x_mode", self.plot.x_mode.currentIndex())
-        self.settings.setValue("plot/smoothing", self.plot.smoothing.value())
+        view = self.plot.view_settings()
+        self.settings.setValue("plot/log_y", "true" if view["log_y"] else "false")
+        self.settings.setValue("plot/x_mode", view["x_mode"])
+        self.settings.setValue("plot/smoothing", view["smoothing"])
         self.settings.sync()
 
     def shutdown(self, first_wait_ms: int = 2_000) -> Path | None:
@@ -792,26 +641,25 @@ class MainWindow(QMainWindow):
             return None
         self._shutdown = "waiting"
         saved = None
-        self.stability_timer.stop()
-        if self.stability_thread is not None:
-            self.stability_thread.join()
-        if self.check_thread is not None:
-            self.check_thread.join()
-        if self.load_thread is not None:
-            self.load_thread.join()  # cancels the reading
-        if self.run is not None:
-            was_running = self.running
-            if not self.run.join(first_wait_ms):
-                self._say(f"Finishing the current step of run #{self.run_key} before closing (a run stops between "
-                          "steps); its log will be saved…")
-                self.controls.speed.setText("finishing the current step…")
-                while not self.run.join(100):
+        self.edge_timer.stop()
+        session = self.session
+        session.join_helpers()
+        run = session.run
+        if run is not None:
+            was_running = session.running
+            if not run.join(first_wait_ms):
+                self._say(f"Finishing the current step of run #{session.run_key} before closing (a run stops "
+                          "between steps); its log will be saved…")
+                self.controls.show_speed("finishing the current step…")
+                while not run.join(100):
                     QApplication.processEvents()
-            result = self.run.worker.result
+            result = run.worker.result
             if was_running and result is not None and result.steps_done:
                 saved = autosave(result)
-        self.plot.timer.stop()
-        self.device_panel.timer.stop()
+                if saved is not None:
+                    session.session_files[session.run_key] = str(saved)  # the next launch reads it from there
+        self.plot.stop()
+        self.device_panel.stop()
         self._shutdown = "done"
         return saved
 
@@ -822,7 +670,6 @@ class MainWindow(QMainWindow):
         saved = self.shutdown()
         if saved is not None:
             print(f"the run was still going: its log is saved in {saved}", file=sys.stderr)
-            self.session_files[self.run_key] = str(saved)  # the next session reads it back from there
         self.save_settings()
         self.save_session()
         event.accept()

@@ -42,4 +42,4 @@ def window(qtbot, tmp_path):
     w.close()
     active = [t for t in w.findChildren(QTimer) if t.isActive()]
     assert not active, f"timers still running after close: {[t.parent() for t in active]}"
-    assert not w.running
+    assert not w.session.running

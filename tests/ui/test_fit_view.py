@@ -44,8 +44,8 @@ def test_choosing_a_fit_brings_its_tutorial_learning_rate_and_iterations(qtbot, 
 def test_the_fit_view_draws_the_run_s_polynomial(qtbot, window):
     window.controls.set_config(FIT)
     assert window.start_run()
-    qtbot.waitUntil(lambda: window.run_key in window.results, timeout=30_000)
-    result = window.results[window.run_key]
+    qtbot.waitUntil(lambda: window.session.run_key in window.session.results, timeout=30_000)
+    result = window.session.results[window.session.run_key]
     final = result.extra["coefficients"]
     view = window.fit_view
     assert view.recipe == "poly-autograd" and view.coefficients == final

@@ -17,7 +17,7 @@ from tests.ui.conftest import SMALL
 def start_and_wait(qtbot, window, timeout=30_000):
     with _finished(qtbot, window, timeout):
         assert window.start_run()
-    return window.results[window.run_key]
+    return window.session.results[window.session.run_key]
 
 
 class _finished:
@@ -31,14 +31,15 @@ class _finished:
 
     def __exit__(self, *exc):
         if exc[0] is None:
-            w = self.window
-            self.qtbot.waitUntil(lambda: w.run_key in w.results or not w.running, timeout=self.timeout)
+            session = self.window.session
+            self.qtbot.waitUntil(lambda: session.run_key in session.results or not session.running,
+                                 timeout=self.timeout)
         return False
 
 
 def test_run_from_start_to_finished_puts_points_on_the_plot(qtbot, window):
     result = start_and_wait(qtbot, window)
-    key = window.run_key
+    key = window.session.run_key
     assert result.status == "done" and result.steps_done == SMALL.iters
     assert window.plot.point_count(key) == SMALL.iters
     x, y = window.plot.series[key].smooth_item.getData()
@@ -66,12 +67,12 @@ def test_progress_shows_the_planned_iterations_until_a_run_and_keeps_a_finished_
 def test_pause_step_resume_stop(qtbot, window):
     window.controls.set_config(SMALL.with_(iters=1_000_000))
     assert window.start_run()
-    qtbot.waitUntil(lambda: window.plot.series[window.run_key].n > 5, timeout=10_000)
+    qtbot.waitUntil(lambda: window.plot.series[window.session.run_key].n > 5, timeout=10_000)
     window.toggle_pause()
-    runner = window.run.worker.runner
+    runner = window.session.run.worker.runner
     assert runner.wait_parked(5)
     assert window.controls.pause_button.text() == "Resume"
-    assert window.runs_list.status(window.run_key) == "paused"
+    assert window.runs_list.status(window.session.run_key) == "paused"
     qtbot.wait(100)
     before = len(runner.log)
     window.step_run()
@@ -82,15 +83,15 @@ def test_pause_step_resume_stop(qtbot, window):
     qtbot.waitUntil(lambda: len(runner.log) > before + 20, timeout=10_000)
     with _finished(qtbot, window, 10_000):
         window.stop_run()
-    result = window.results[window.run_key]
+    result = window.session.results[window.session.run_key]
     assert result.status == "stopped" and result.steps_done > before + 20
-    assert window.runs_list.status(window.run_key) == "stopped"
+    assert window.runs_list.status(window.session.run_key) == "stopped"
     assert not window.controls.stop_button.isEnabled() and window.controls.start_button.isEnabled()
 
 
 def test_step_from_idle_runs_exactly_one_step(qtbot, window):
     window.step_run()
-    runner = window.run.worker.runner
+    runner = window.session.run.worker.runner
     qtbot.waitUntil(lambda: len(runner.log) == 1, timeout=5_000)
     qtbot.wait(150)
     assert len(runner.log) == 1 and window.controls.pause_button.text() == "Resume"
@@ -147,8 +148,8 @@ def test_closing_mid_run_stops_joins_and_keeps_the_log(qtbot, tmp_path):
     qtbot.addWidget(w)
     w.show()
     assert w.start_run()
-    qtbot.waitUntil(lambda: w.plot.series[w.run_key].n > 10, timeout=10_000)
-    thread = w.run
+    qtbot.waitUntil(lambda: w.plot.series[w.session.run_key].n > 10, timeout=10_000)
+    thread = w.session.run
     saved = w.shutdown()
     assert not thread.is_running()
     assert saved is not None and saved.exists()
@@ -182,7 +183,7 @@ def test_closing_during_a_step_longer_than_the_wait_finishes_it_joins_and_saves(
     w.show()
     assert w.start_run()
     assert in_long_step.wait(20)
-    thread = w.run
+    thread = w.session.run
     saved = w.shutdown(first_wait_ms=200)
     assert not thread.is_running()  # joined, however long the step took
     assert "Finishing the current step" in w.statusBar().currentMessage()
@@ -275,7 +276,7 @@ def test_opening_a_log_reads_it_off_the_gui_thread_with_progress_and_cancel(qtbo
     qtbot.waitUntil(lambda: bool(entered), timeout=10_000)
     assert entered[0] is not threading.main_thread() and not release.is_set()
     with qtbot.waitSignal(window.log_opened, timeout=10_000) as opened:
-        window.load_thread.worker.cancel()  # what the dialog's Cancel does
+        window.session.load_thread.worker.cancel()  # what the dialog's Cancel does
     assert opened.args[0] is None and "cancelled" in window.statusBar().currentMessage()
     release.set()
     with qtbot.waitSignal(window.log_opened, timeout=30_000) as opened:
@@ -382,12 +383,12 @@ def test_check_now_during_a_run_pauses_it_and_computes_in_the_runs_thread(qtbot,
     monkeypatch.setattr(worker_mod, "compare", compare)
     window.controls.set_config(SMALL.with_(iters=1_000_000))
     assert window.start_run()
-    qtbot.waitUntil(lambda: window.plot.series[window.run_key].n > 5, timeout=10_000)
+    qtbot.waitUntil(lambda: window.plot.series[window.session.run_key].n > 5, timeout=10_000)
     report = _check(qtbot, window)
-    assert report is not None and window.run.worker.is_paused()
+    assert report is not None and window.session.run.worker.is_paused()
     assert window.controls.pause_button.text() == "Resume"
     assert threads and threads[0] is not threading.main_thread()  # never the GUI thread
-    assert f"run #{window.run_key}" in window.gradient_panel.summary.text()
+    assert f"run #{window.session.run_key}" in window.gradient_panel.summary.text()
     with _finished(qtbot, window, 10_000):
         window.stop_run()
 
@@ -422,7 +423,7 @@ def test_check_now_without_a_run_leaves_the_gui_thread_free(qtbot, window, monke
 
 def test_export_writes_files_that_load_back(qtbot, window, tmp_path):
     result = start_and_wait(qtbot, window)
-    key = window.run_key
+    key = window.session.run_key
     paths = window.export_logs([key], str(tmp_path / "run.json"))
     back = export.load(paths[0])
     np.testing.assert_array_equal(back.log.loss, result.log.loss)
@@ -465,7 +466,7 @@ def test_plot_export_refuses_an_unknown_extension_and_never_leaves_a_partial_pic
 
 def test_hiding_a_run_hides_its_curve(qtbot, window):
     start_and_wait(qtbot, window)
-    key = window.run_key
+    key = window.session.run_key
     window.runs_list.set_checked(key, False)
     assert not window.plot.series[key].smooth_item.isVisible()
     window.runs_list.set_checked(key, True)
@@ -519,14 +520,14 @@ def test_ctrl_r_starts_and_escape_stops(qtbot, window):
     window.controls.set_config(SMALL.with_(iters=1_000_000))
     window.activateWindow()
     window.start_action.trigger()  # Ctrl+R's action
-    assert window.running
+    assert window.session.running
     assert window.start_action.shortcut().toString() == "Ctrl+R"
-    qtbot.waitUntil(lambda: window.plot.series[window.run_key].n > 3, timeout=10_000)
+    qtbot.waitUntil(lambda: window.plot.series[window.session.run_key].n > 3, timeout=10_000)
     with _finished(qtbot, window, 10_000):
         QTest.keyClick(window, Qt.Key_Escape)
-        if window.running:  # offscreen platforms may not route the key to the window
+        if window.session.running:  # offscreen platforms may not route the key to the window
             window.stop_run()
-    assert window.results[window.run_key].status == "stopped"
+    assert window.session.results[window.session.run_key].status == "stopped"
 
 
 def test_diverged_run_says_so_in_the_status_bar(qtbot, window):
@@ -535,8 +536,8 @@ def test_diverged_run_says_so_in_the_status_bar(qtbot, window):
     assert result.status == "diverged"
     message = window.statusBar().currentMessage()
     assert "diverged at step" in message and "smaller learning rate" in message
-    assert window.runs_list.status(window.run_key) == "diverged"
-    series = window.plot.series[window.run_key]
+    assert window.runs_list.status(window.session.run_key) == "diverged"
+    series = window.plot.series[window.session.run_key]
     assert len(series.nan_item.data) >= 1  # the bad step is marked
 
 
@@ -548,7 +549,7 @@ def test_window_works_at_a_small_size(qtbot, window):
 
 def test_export_to_a_bad_path_warns_without_blocking(qtbot, window, tmp_path):
     start_and_wait(qtbot, window)
-    written = window.export_logs([window.run_key], str(tmp_path / "missing" / "run.csv"))
+    written = window.export_logs([window.session.run_key], str(tmp_path / "missing" / "run.csv"))
     assert written == []
     assert "could not write" in window.statusBar().currentMessage()
     assert window.last_warning.isVisible()  # shown with open(): the event loop goes on
@@ -654,9 +655,9 @@ def test_sigterm_and_sighup_close_the_app_and_autosave_the_run(tmp_path, name):
 def test_while_paused_the_speed_line_says_paused_and_the_speed_leaves_the_pause_out(qtbot, window):
     window.controls.set_config(SMALL.with_(iters=1_000_000))
     assert window.start_run()
-    qtbot.waitUntil(lambda: window.plot.series[window.run_key].n > 20, timeout=10_000)
+    qtbot.waitUntil(lambda: window.plot.series[window.session.run_key].n > 20, timeout=10_000)
     window.toggle_pause()
-    runner = window.run.worker.runner
+    runner = window.session.run.worker.runner
     assert runner.wait_parked(5)
     qtbot.waitUntil(lambda: window.controls.speed.text().startswith("Paused"), timeout=5_000)
     qtbot.wait(1500)  # a pause of 1.5 s
@@ -698,18 +699,19 @@ def test_a_curve_that_lies_exactly_on_another_says_so(qtbot, window):
     tensor = SMALL.with_(recipe="tensor", dtype="float64", iters=40)
     window.controls.set_config(tensor)
     start_and_wait(qtbot, window)
-    first = window.run_key
+    first = window.session.run_key
     window.controls.set_config(tensor.with_(recipe="autograd"))
     start_and_wait(qtbot, window)
-    second = window.run_key
+    second = window.session.run_key
     assert window.plot.series[second].identical_to == [first]
     label = window.plot.legend.getLabel(window.plot.series[second].smooth_item).text
     assert label.endswith(f"— lies exactly on #{first}")
     assert f"Its curve lies exactly on #{first}" in window.statusBar().currentMessage()
     window.controls.set_config(tensor.with_(seed=9))  # another seed: another curve, nothing to say
     start_and_wait(qtbot, window)
-    assert window.plot.series[window.run_key].identical_to == []
-    assert "lies exactly" not in window.plot.legend.getLabel(window.plot.series[window.run_key].smooth_item).text
+    assert window.plot.series[window.session.run_key].identical_to == []
+    series = window.plot.series[window.session.run_key]
+    assert "lies exactly" not in window.plot.legend.getLabel(series.smooth_item).text
 
 
 def test_a_settings_problem_is_said_once_at_its_field_in_the_controls_words(qtbot, window):
@@ -731,18 +733,18 @@ def test_a_settings_problem_is_said_once_at_its_field_in_the_controls_words(qtbo
 def test_reset_during_a_run_and_step_after_one_say_what_they_did(qtbot, window):
     window.controls.set_config(SMALL.with_(iters=1_000_000))
     assert window.start_run()
-    first = window.run_key
+    first = window.session.run_key
     qtbot.waitUntil(lambda: window.plot.series[first].n > 3, timeout=10_000)
     window.reset_run()
-    qtbot.waitUntil(lambda: first in window.results, timeout=10_000)
+    qtbot.waitUntil(lambda: first in window.session.results, timeout=10_000)
     assert window.statusBar().currentMessage().startswith(f"Reset stopped run #{first} (its log is kept)")
-    assert window.results[first].status == "stopped"
+    assert window.session.results[first].status == "stopped"
     window.step_run()
-    second = window.run_key
+    second = window.session.run_key
     assert second != first
     assert window.statusBar().currentMessage().startswith(f"Step started run #{second} (run #{first} had ended): "
                                                           "one step, then paused")
-    runner = window.run.worker.runner
+    runner = window.session.run.worker.runner
     qtbot.waitUntil(lambda: len(runner.log) == 1, timeout=5_000)
     with _finished(qtbot, window, 10_000):
         window.stop_run()
@@ -756,9 +758,9 @@ def _open(qtbot, window, path):
 
 def test_runs_are_renamed_recoloured_and_deleted(qtbot, window, tmp_path):
     start_and_wait(qtbot, window)
-    first = window.run_key
+    first = window.session.run_key
     start_and_wait(qtbot, window)
-    second = window.run_key
+    second = window.session.run_key
     runs = window.runs_list
     # renamed in place, as a double click and typing do: the list, the legend, the hover card, the file name
     runs.table.item(runs.rows[first], 0).setText("  baseline  ")
@@ -773,8 +775,8 @@ def test_runs_are_renamed_recoloured_and_deleted(qtbot, window, tmp_path):
     assert runs.name(first) == "baseline"
     written = window.export_logs([first], path=str(tmp_path / "x.csv"))
     assert written == [tmp_path / "x.csv"]
-    assert window._file_stem(first) == "baseline"
-    assert window._file_stem(second) == "run-2"
+    assert window.session.file_stem(first) == "baseline"
+    assert window.session.file_stem(second) == "run-2"
 
     window.recolour_run(first, "#123456")
     assert window.plot.series[first].color == "#123456" == runs.color(first)
@@ -783,18 +785,18 @@ def test_runs_are_renamed_recoloured_and_deleted(qtbot, window, tmp_path):
     assert window.plot.series[first].color == "#123456"
 
     assert window.delete_runs([first]) == [first]
-    assert first not in window.plot.series and first not in window.results and runs.keys() == [second]
+    assert first not in window.plot.series and first not in window.session.results and runs.keys() == [second]
     assert runs.name(second) == "#2" and runs.status(second) == "done"  # the rows below moved up intact
 
 
 def test_the_running_run_cannot_be_deleted(qtbot, window):
     window.controls.set_config(SMALL.with_(iters=1_000_000))
     assert window.start_run()
-    key = window.run_key
+    key = window.session.run_key
     assert window.delete_runs([key]) == []
     assert key in window.plot.series and "stop it before deleting it" in window.statusBar().currentMessage()
     window.stop_run()
-    qtbot.waitUntil(lambda: key in window.results, timeout=20_000)
+    qtbot.waitUntil(lambda: key in window.session.results, timeout=20_000)
     assert window.delete_runs([key]) == [key]
 
 
@@ -825,19 +827,19 @@ def test_a_sessions_runs_come_back_after_a_restart(qtbot, tmp_path):
     first.show()
     result = start_and_wait(qtbot, first)
     start_and_wait(qtbot, first)
-    gone = first.run_key
+    gone = first.session.run_key
     first.rename_run(1, "baseline")
     first.recolour_run(1, "#aa00aa")
     first.runs_list.set_checked(1, False)
     first.close()
-    kept = sorted(first.session_folder.glob("*.json"))
+    kept = sorted(first.session.folder.glob("*.json"))
     assert len(kept) == 2
 
     second = MainWindow(QSettings(settings_path, QSettings.IniFormat), preset=SMALL)
     qtbot.addWidget(second)
     second.show()
     assert second.restore_session() == 2
-    qtbot.waitUntil(lambda: len(second.runs_list.keys()) == 2 and not second._restoring, timeout=20_000)
+    qtbot.waitUntil(lambda: len(second.runs_list.keys()) == 2 and not second.session.restoring, timeout=20_000)
     keys = second.runs_list.keys()
     assert [second.runs_list.name(k) for k in keys] == ["baseline", f"#{gone}"]
     back = keys[0]
@@ -847,17 +849,17 @@ def test_a_sessions_runs_come_back_after_a_restart(qtbot, tmp_path):
     np.testing.assert_array_equal(second.plot.series[back].loss[: result.steps_done], result.log.loss)
     # deleting a restored run lets go of its kept file; the next session has one run
     second.delete_runs([back])
-    assert len(sorted(second.session_folder.glob("*.json"))) == 1
+    assert len(sorted(second.session.folder.glob("*.json"))) == 1
     second.close()
 
     third = MainWindow(QSettings(settings_path, QSettings.IniFormat), preset=SMALL)
     qtbot.addWidget(third)
     third.show()
-    for path in third.session_folder.glob("*.json"):
+    for path in third.session.folder.glob("*.json"):
         path.write_text("{not json")  # a kept file spoilt between sessions: said, not fatal
     assert third.restore_session() == 1
-    qtbot.waitUntil(lambda: not third._restoring and "could not be read back" in third.statusBar().currentMessage(),
-                    timeout=20_000)
+    qtbot.waitUntil(lambda: not third.session.restoring
+                    and "could not be read back" in third.statusBar().currentMessage(), timeout=20_000)
     assert third.runs_list.keys() == []
     third.close()
 
@@ -875,7 +877,7 @@ def test_a_learning_rate_likely_to_diverge_is_warned_of_before_the_run(qtbot, wi
     assert controls.lr.text() == f"{edge.suggested_lr():g}"
     qtbot.waitUntil(lambda: not controls.lr_advice.isVisible(), timeout=2_000)
     result = start_and_wait(qtbot, window)
-    assert result.status == "done" and result.final_loss < float(window.plot.series[window.run_key].loss[0])
+    assert result.status == "done" and result.final_loss < float(window.plot.series[window.session.run_key].loss[0])
     controls.lr.setText("1e-6")
     qtbot.waitUntil(lambda: controls.lr_advice.isVisible(), timeout=2_000)
     assert start_and_wait(qtbot, window).status == "diverged"  # the warning was right
