@@ -172,34 +172,27 @@ class MainWindow(QMainWindow):
         self.controls.insert_in_lr(" ")
 
     def _connect(self) -> None:
-        c = self.controls
-        c.start_requested.connect(self.start_run)
-        c.pause_requested.connect(self.toggle_pause)
-        c.step_requested.connect(self.step_run)
-        c.stop_requested.connect(self.stop_run)
-        c.reset_requested.connect(self.reset_run)
-        c.config_changed.connect(self._on_config_changed)
-        self.runs_list.renamed.connect(self.rename_run)
-        self.runs_list.recolour_requested.connect(self._on_recolour_requested)
-        self.runs_list.delete_requested.connect(self.delete_runs)
-        self.gradient_panel.check_requested.connect(self.check_gradients)
-        self.runs_list.visibility_changed.connect(self.plot.set_visible)
-        self.runs_list.export_logs_requested.connect(self.export_logs)
-        self.runs_list.export_plot_requested.connect(self.export_plot)
-        self.runs_list.open_log_requested.connect(self.open_log)
-        session = self.session
-        session.started.connect(self._on_session_started)
-        session.batch.connect(self._on_session_batch)
-        session.paused.connect(self._on_session_paused)
-        session.resumed.connect(self._on_session_resumed)
-        session.finished.connect(self._on_session_finished)
-        session.errored.connect(self._on_session_errored)
-        session.gradients_checked.connect(self._on_gradients_checked)
-        session.gradients_failed.connect(self._on_gradients_failed)
-        session.log_loaded.connect(self._on_log_loaded)
-        session.log_failed.connect(self._on_log_failed)
-        session.log_cancelled.connect(self._on_log_cancelled)
-        session.edge_estimated.connect(self._on_edge_estimated)
+        c, runs, session = self.controls, self.runs_list, self.session
+        wiring = (
+            # what the widgets ask for
+            (c.start_requested, self.start_run), (c.pause_requested, self.toggle_pause),
+            (c.step_requested, self.step_run), (c.stop_requested, self.stop_run), (c.reset_requested, self.reset_run),
+            (c.config_changed, self._on_config_changed), (self.gradient_panel.check_requested, self.check_gradients),
+            (runs.renamed, self.rename_run), (runs.recolour_requested, self._on_recolour_requested),
+            (runs.delete_requested, self.delete_runs), (runs.visibility_changed, self.plot.set_visible),
+            (runs.export_logs_requested, self.export_logs), (runs.export_plot_requested, self.export_plot),
+            (runs.open_log_requested, self.open_log),
+            # what the session says
+            (session.started, self._on_session_started), (session.batch, self._on_session_batch),
+            (session.paused, self._on_session_paused), (session.resumed, self._on_session_resumed),
+            (session.finished, self._on_session_finished), (session.errored, self._on_session_errored),
+            (session.gradients_checked, self._on_gradients_checked),
+            (session.gradients_failed, self._on_gradients_failed), (session.log_loaded, self._on_log_loaded),
+            (session.log_failed, self._on_log_failed), (session.log_cancelled, self._on_log_cancelled),
+            (session.edge_estimated, self._on_edge_estimated),
+        )
+        for signal, slot in wiring:
+            signal.connect(slot)
 
     # ------------------------------------------------------------------ run control (the intents)
     def start_run(self, start_paused: bool = False) -> bool:
