@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
         "Without --headless the desktop app opens, with these options preset.",
     )
     p.add_argument("--headless", action="store_true", help="run without a window (for scripts, CI, servers)")
+    p.add_argument("--script", metavar="FILE.py",
+                   help="run your own training script (written for the tutorial: import torch) and plot each "
+                        "backward() on a scalar as a step; the run settings below do not apply to it")
     run = p.add_argument_group("run settings")
     run.add_argument("--recipe", choices=tuple(TABLE), default=None, metavar="RECIPE",
                      help="how the step is written (default tensor): " + ", ".join(TABLE))
@@ -136,6 +139,7 @@ class DesktopOptions:
     run: RunOptions
     start: bool = False
     screenshot: Path | None = None
+    script: Path | None = None
 
 
 def config_from_args(args, base: RunConfig | None = None) -> RunConfig:
@@ -155,7 +159,15 @@ def desktop_options(args) -> DesktopOptions:
         folder = screenshot.parent if str(screenshot.parent) else Path(".")
         if not folder.is_dir():
             raise UsageError(f"--screenshot {args.screenshot}: the folder {screenshot.parent} does not exist")
-    return DesktopOptions(RunOptions.from_args(args), start=args.start, screenshot=screenshot)
+    script = None
+    if args.script is not None:
+        from .script_run import ScriptError, check_script
+
+        try:
+            script = check_script(args.script)
+        except ScriptError as exc:
+            raise UsageError(str(exc)) from None
+    return DesktopOptions(RunOptions.from_args(args), start=args.start, screenshot=screenshot, script=script)
 
 
 class Progress:
@@ -232,6 +244,8 @@ class _Signals:
 def run_headless(args) -> int:
     from . import export as export_mod
 
+    if args.script is not None:
+        return run_script_headless(args)
     try:
         config = config_from_args(args).validated()
     except ConfigError as exc:
@@ -305,3 +319,56 @@ def parse(argv=None) -> argparse.Namespace:
     if args.headless and (args.start or args.screenshot):
         raise UsageError("--start and --screenshot belong to the desktop app; drop --headless to use them")
     return args
+
+
+def run_script_headless(args) -> int:
+    """``--headless --script FILE``: the script's prints as they come, then a summary; exit 0 done, 1 it raised
+    after its first step, 2 it cannot be run (missing, not Python, raised before its first step, no step at all),
+    130 stopped by a signal (the steps done are kept and exported)."""
+    from . import export as export_mod
+    from .script_run import DONE, ScriptError, ScriptRun, wait_for_end
+
+    try:
+        run = ScriptRun(args.script)
+        if args.export is not None:
+            export_mod.check_writable(args.export)
+    except (ScriptError, export_mod.ExportError) as exc:
+        return fail(str(exc))
+
+    def show(kind, text):
+        if kind in ("out", "err") and not args.quiet:
+            stream = sys.stdout if kind == "out" else sys.stderr
+            stream.write(text)
+            stream.flush()
+
+    with _Signals() as signals:
+        run.start()
+        try:
+            wait_for_end(run, show)
+        except KeyboardInterrupt:
+            signals.defer = True
+            run.stop()
+            wait_for_end(run, show)
+        signals.defer = True
+    result = run.result()
+    name = Path(args.script).name
+    if not args.quiet:
+        print(f"{result.status}: {result.steps_done} steps" + (f", final loss {result.final_loss:.6g}"
+                                                                if result.steps_done else "")
+              + f" (script {name} on {run.device or 'cpu'})", flush=True)
+    if args.export is not None and result.steps_done:
+        try:
+            path = export_mod.export(result, args.export)
+            if not args.quiet:
+                print(f"log written to {path}")
+        except export_mod.ExportError as exc:
+            sys.stderr.write(f"main.py: error: {exc}\n")
+            return EXIT_FAILED
+    if signals.received:
+        return EXIT_INTERRUPTED
+    if result.status == DONE:
+        return EXIT_OK
+    if result.steps_done == 0:
+        return fail(f"{name}: {result.message}")
+    sys.stderr.write(f"main.py: {name}: {result.message}\n")
+    return EXIT_FAILED

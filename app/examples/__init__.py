@@ -1,0 +1,24 @@
+"""The tutorial's programs, as scripts to run in the app (File -> Examples, or ``main.py --script``) or to copy
+and edit: each is the listing of "Learning PyTorch with examples" (2017: the two-layer net; today: the fit of
+sin(x)), written with ``import torch``; inside the app ``torch`` is the project's engine."""
+
+from __future__ import annotations
+
+import importlib.resources
+
+TITLES = {
+    "two_layer_numpy.py": "Two-layer net: NumPy (prints only: no backward())",
+    "two_layer_tensor.py": "Two-layer net: tensors, backward written by hand",
+    "two_layer_autograd.py": "Two-layer net: autograd",
+    "two_layer_custom_function.py": "Two-layer net: a custom autograd.Function",
+    "two_layer_nn.py": "Two-layer net: nn",
+    "two_layer_optim.py": "Two-layer net: optim",
+    "polynomial_autograd.py": "Fit sin(x): autograd (today's tutorial)",
+    "polynomial_nn_optim.py": "Fit sin(x): nn and optim.RMSprop (today's tutorial)",
+}
+
+
+def examples() -> list[tuple[str, str]]:
+    """(title, path) of each example, in the tutorial's order."""
+    folder = importlib.resources.files(__name__)
+    return [(title, str(folder / name)) for name, title in TITLES.items() if (folder / name).is_file()]

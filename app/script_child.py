@@ -1,0 +1,177 @@
+"""The child process that runs a learner's own training script (``python -m app.script_child SCRIPT CTL EVT``).
+
+Inside it ``torch`` is the engine (``import torch`` and ``import engine as torch`` both work). Each
+``backward()`` on a one-element tensor is a step: its value, the time and the device go to the app as one JSON
+line on the events pipe (file descriptor EVT). A script that calls no ``backward()`` (the tutorial's
+hand-written backprop) is stepped by its ``.item()`` calls on one-element tensors instead (it prints
+``loss.item()`` once a step); from the first ``backward()`` on, only ``backward()`` counts.
+
+At each step the child obeys the app's word, read from the control pipe (CTL) by a thread: ``pause`` (wait at
+the next step), ``step`` (one more step, then wait), ``resume``, ``stop``. The script's own prints go to the
+child's stdout and stderr, which the app reads as they come (the console pane). Nothing here imports Qt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import threading
+import time
+import traceback
+
+
+class Control:
+    """The app's word, as the reading thread last heard it."""
+
+    def __init__(self, fd: int):
+        self.cond = threading.Condition()
+        self.paused = False
+        self.allowed = 0  # steps allowed while paused (Step)
+        self.stopping = False
+        self._fd = fd
+        threading.Thread(target=self._read, name="script-control", daemon=True).start()
+
+    def _read(self) -> None:
+        with os.fdopen(self._fd, "r", encoding="utf-8") as fh:
+            for line in fh:
+                word = line.strip()
+                with self.cond:
+                    if word == "pause":
+                        self.paused = True
+                    elif word == "resume":
+                        self.paused, self.allowed = False, 0
+                    elif word == "step":
+                        self.paused = True
+                        self.allowed += 1
+                    elif word == "stop":
+                        self.stopping = True
+                    self.cond.notify_all()
+        with self.cond:  # the app is gone: nobody to wait for
+            self.stopping = True
+            self.cond.notify_all()
+
+    def wait_turn(self) -> None:
+        """Called after each step: go on, or wait while paused (a Step lets one more through)."""
+        with self.cond:
+            while not self.stopping and self.paused and self.allowed == 0:
+                self.cond.wait()
+            if self.allowed:
+                self.allowed -= 1
+            if self.stopping:
+                raise SystemExit(0)
+
+
+class Reporter:
+    def __init__(self, fd: int, control: Control):
+        self._out = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+        self._lock = threading.Lock()
+        self.control = control
+        self.started = time.perf_counter()
+        self.last = self.started
+        self.steps = 0
+        self.by_backward = False
+        self.pending_item = None  # (value, device, at): an .item() step not yet sent
+
+    def send(self, **event) -> None:
+        with self._lock:
+            self._out.write(json.dumps(event) + "\n")
+
+    def step(self, value: float, device: str, at: float, wait: bool = True) -> None:
+        self.send(t="step", step=self.steps, loss=value, time=at - self.started, ms=(at - self.last) * 1e3,
+                  device=device)
+        self.steps += 1
+        self.last = at
+        if wait:
+            self.control.wait_turn()
+
+    def flush_item(self, wait: bool = True) -> None:
+        if self.pending_item is not None:
+            value, device, at = self.pending_item
+            self.pending_item = None
+            self.step(value, device, at, wait)
+
+
+def _device_name(tensor) -> str:
+    return str(tensor.device)
+
+
+def install(engine, reporter: Reporter) -> None:
+    """Make every backward() on a one-element tensor a step (and .item() until the first backward)."""
+    tensor_cls = engine.Tensor
+    backward = tensor_cls.backward
+    item = tensor_cls.item
+
+    def backward_step(self, *args, **kwargs):
+        out = backward(self, *args, **kwargs)
+        if self.numel() == 1:
+            if not reporter.by_backward:
+                reporter.by_backward = True
+                reporter.pending_item = None  # the .item() of this same step (its print) is not a step of its own
+            reporter.step(float(item(self)), _device_name(self), time.perf_counter())
+        return out
+
+    def item_step(self):
+        value = item(self)
+        if not reporter.by_backward and self.numel() == 1:
+            reporter.flush_item()  # the previous .item() was a step: no backward came after it
+            reporter.pending_item = (float(value), _device_name(self), time.perf_counter())
+        return value
+
+    tensor_cls.backward = backward_step
+    tensor_cls.item = item_step
+
+
+def alias_torch(engine) -> None:
+    """``import torch`` (and torch.nn, torch.optim, ...) give the engine and its modules."""
+    sys.modules["torch"] = engine
+    for name, module in list(sys.modules.items()):
+        if name.startswith("engine."):
+            sys.modules["torch" + name[len("engine"):]] = module
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    script, ctl_fd, evt_fd = argv[0], int(argv[1]), int(argv[2])
+    control = Control(ctl_fd)
+    reporter = Reporter(evt_fd, control)
+    import engine  # noqa: PLC0415 - after the pipes: an import error is reported like the script's own
+
+    alias_torch(engine)
+    install(engine, reporter)
+    sys.argv = [script]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    code = 0
+    try:
+        runpy.run_path(script, run_name="__main__")
+        reporter.flush_item(wait=False)
+    except SystemExit as exc:
+        if control.stopping:
+            reporter.send(t="stopped")
+            code = 0
+        else:
+            reporter.flush_item(wait=False)
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException as exc:  # the script's own error: its traceback, without this file's frames
+        reporter.flush_item(wait=False)
+        frames = traceback.extract_tb(exc.__traceback__)
+        mine = os.path.abspath(script)
+        for i, frame in enumerate(frames):
+            if os.path.abspath(frame.filename) == mine:
+                frames = frames[i:]
+                break
+        text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + \
+            "".join(traceback.format_exception_only(type(exc), exc))
+        sys.stderr.write(text)
+        sys.stderr.flush()
+        reporter.send(t="error", kind=type(exc).__name__, message=str(exc), steps=reporter.steps)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    reporter.send(t="exit", code=code, steps=reporter.steps)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
