@@ -218,7 +218,8 @@ def autosave(result: RunResult, folder: str | os.PathLike, keep: int = AUTOSAVE_
     # the save's time to the microsecond first, so names sort oldest first (file times are too coarse for that),
     # then a random part: the start second alone let two runs closed in one second share a file
     saved_at = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    path = folder / f"run-{saved_at}-{result.config.recipe}-{uuid.uuid4().hex[:8]}.json"
+    what = result.config.recipe if result.config is not None else "script"
+    path = folder / f"run-{saved_at}-{what}-{uuid.uuid4().hex[:8]}.json"
     export(result, path)
     saved = sorted(folder.glob("run-*.json"))
     for old in saved[: max(0, len(saved) - keep)]:

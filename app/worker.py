@@ -1,5 +1,5 @@
-"""The one Qt adapter of ``app``: runs a :class:`~app.runner.Runner` in a QThread, and gradient checks off the
-GUI thread.
+"""The one Qt adapter of ``app``: runs a :class:`~app.runner.Runner` (or a learner's own script,
+:class:`~app.script_run.ScriptRun`) in a QThread, and gradient checks off the GUI thread.
 
 Signals (past tense, superqt style) carry host data only: ``yielded`` a :class:`~app.runner.Batch` of
 NumPy arrays (at most 20 a second: each delivery wakes the GUI thread, which then holds the GIL the run
@@ -21,6 +21,7 @@ from . import export
 from .config import RunConfig
 from .gradients import compare
 from .runner import Runner
+from .script_run import ScriptRun
 
 
 def _use_device(config: RunConfig) -> None:
@@ -265,4 +266,99 @@ class LogLoadThread(_OwnedThread):
 
     def join(self, timeout_ms: int = 60_000) -> bool:
         self.worker.cancel()
+        return self._quit_and_wait(timeout_ms)
+
+
+class ScriptWorker(QObject):
+    """A learner's own script (app.script_run) watched from a QThread, with RunWorker's signals and controls:
+    ``yielded`` Batches of its steps, ``printed`` what it writes (text, True for stderr), ``finished`` the
+    RunResult (config None). Pause, Step and Resume act at the script's next step; Stop asks it to stop, then
+    terminates and kills it (off the GUI thread)."""
+
+    started = Signal()
+    yielded = Signal(object)  # Batch
+    printed = Signal(str, bool)  # text, from stderr
+    finished = Signal(object)  # RunResult
+    errored = Signal(str)
+    paused = Signal()
+    resumed = Signal()
+    gradients_checked = Signal(object)
+    gradients_failed = Signal(str)
+
+    def __init__(self, path, emit_s: float = 1 / 20, start_paused: bool = False):
+        super().__init__()
+        self.script = ScriptRun(path)  # ScriptError for a script that cannot run: raised to the caller
+        self.emit_s = emit_s
+        self.result = None
+        self._start_paused = start_paused
+
+    @Slot()
+    def run(self) -> None:
+        self.started.emit()
+        script = self.script
+        try:
+            script.start()
+            if self._start_paused:
+                script.pause()
+            sent, last = 0, time.monotonic()
+            ended = False
+            while not ended:
+                for kind, value in script.poll(0.05):
+                    if kind in ("out", "err"):
+                        self.printed.emit(value, kind == "err")
+                    elif kind == "end":
+                        ended = True
+                now = time.monotonic()
+                if len(script.log) > sent and (ended or now - last >= self.emit_s):
+                    self.yielded.emit(self._batch(sent))
+                    sent, last = len(script.log), now
+            script.close()
+            self.result = script.result()
+        except Exception as exc:  # the script's failures are its result; this is a last resort
+            self.errored.emit(f"{type(exc).__name__}: {exc}")
+        finally:
+            self.finished.emit(self.result)
+
+    def _batch(self, start: int):
+        from .records import Batch
+
+        log = self.script.log
+        return Batch(log.step[start:].copy(), log.loss[start:].copy(), log.elapsed_s[start:].copy(),
+                     log.step_ms[start:].copy())
+
+    # controls, callable from the GUI thread
+    def pause(self) -> None:
+        self.script.pause()
+        self.paused.emit()
+
+    def resume(self) -> None:
+        self.script.resume()
+        self.resumed.emit()
+
+    def step(self) -> None:
+        self.script.step()
+
+    def stop(self) -> None:
+        threading.Thread(target=self.script.stop, name="script-stop", daemon=True).start()
+
+    def is_paused(self) -> bool:
+        return self.script.is_paused()
+
+    def steps_done(self) -> int:
+        return len(self.script.log)
+
+    def train_state(self):
+        return None  # a script's weights live in its own process
+
+    def check_gradients(self, label: str, forget_relu_mask: bool = False) -> None:
+        self.gradients_failed.emit("the gradient check compares the recipes' gradients; a script's weights live "
+                                   "in its own process, where it cannot look yet")
+
+
+class ScriptThread(_OwnedThread):
+    def __init__(self, path, start_paused: bool = False):
+        super().__init__(ScriptWorker(path, start_paused=start_paused), "script", "finished")
+
+    def join(self, timeout_ms: int = 10_000) -> bool:
+        self.worker.script.stop()  # here, not in a thread: the caller waits for the end anyway
         return self._quit_and_wait(timeout_ms)

@@ -288,6 +288,7 @@ class Controls(QWidget):
                       paused: bool = False) -> None:
         """The count, and the speed over the time spent stepping (a pause adds none), with the time left; while
         paused, "Paused" and the speed the run had."""
+        self.progress.setFormat("%v / %m")
         self.progress.setRange(0, total)
         self.progress.setValue(done)
         if paused:
@@ -302,6 +303,19 @@ class Controls(QWidget):
             self.speed.setText(f"{steps_per_s:,.0f} steps/s · {format_duration(left)} left")
         else:
             self.speed.setText("starting…")
+
+    def show_script_progress(self, done: int, steps_per_s: float, finished: str = "", paused: bool = False) -> None:
+        """A script's steps: it says no total, so the bar counts them ("412 steps") and the line says the speed."""
+        self.progress.setFormat("%v steps")
+        self.progress.setRange(0, max(done, 1))
+        self.progress.setValue(done)
+        rate = f"{steps_per_s:,.0f} steps/s" if steps_per_s > 0 and math.isfinite(steps_per_s) else ""
+        if paused:
+            self.speed.setText("Paused (at the script's next step)" + (f" · {rate} while running" if rate else ""))
+        elif finished:
+            self.speed.setText(finished.capitalize() + (f" · {rate}" if rate else ""))
+        else:
+            self.speed.setText(f"your script · {rate}" if rate else "your script: waiting for its first step…")
 
     def show_message(self, text: str, error: bool) -> None:
         """The line under the buttons: what a run says (shown in red when it is a problem; hidden otherwise)."""

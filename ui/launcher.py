@@ -68,13 +68,17 @@ def launch(options: DesktopOptions) -> int:
         window.close()
         app.exit(exit_code["code"])
 
-    if screenshot:
+    if options.script is not None:  # a learner's own script: it starts at once; the picture when it ends
+        QTimer.singleShot(200, lambda: window.open_script(str(options.script)))
+        if screenshot:
+            window.on_run_finished.append(lambda result: QTimer.singleShot(400, take_screenshot))
+    elif screenshot:
         if options.start:  # the run, then its gradient check (in a worker), then the picture
             window.on_run_finished.append(lambda result: window.check_gradients())
             window.gradients_done.connect(lambda report: QTimer.singleShot(400, take_screenshot))
         else:
             QTimer.singleShot(1200, take_screenshot)
-    if options.start:
+    if options.start and options.script is None:
         QTimer.singleShot(200, window.start_run)
     # Ctrl+C in the terminal closes the window the normal way (stop, join, keep the log); Python only sees
     # the signal when it runs, so a timer wakes it a few times a second

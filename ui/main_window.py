@@ -28,10 +28,13 @@ from PySide6.QtWidgets import (
 
 from app import export
 from app.config import ConfigError, RunConfig
+from app.examples import examples
 from app.recipes import TABLE
 from app.records import DONE, Batch, RunResult
+from app.script_run import ScriptError
 
 from .bench_panel import BenchPanel
+from .console import Console
 from .controls import Controls
 from .device_panel import DevicePanel
 from .fit_view import FitView
@@ -97,6 +100,10 @@ class MainWindow(QMainWindow):
         self.gradient_dock = self._dock("Gradients", scrolled(self.gradient_panel, horizontal=False),
                                         Qt.RightDockWidgetArea)
         self.runs_dock = self._dock("Runs", self.runs_list, Qt.BottomDockWidgetArea)
+        self.console = Console()
+        self.console_dock = self._dock("Console", self.console, Qt.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.runs_dock, self.console_dock)
+        self.runs_dock.raise_()
         self.bench_dock = self._dock("Benchmarks", scrolled(self.bench_panel), Qt.RightDockWidgetArea)
         # one column of tabs on the right: each panel gets its whole height (a check raises Gradients)
         self.tabifyDockWidget(self.device_dock, self.gradient_dock)
@@ -139,6 +146,15 @@ class MainWindow(QMainWindow):
 
         file_menu = self.menuBar().addMenu("&File")
         action(file_menu, "&Open log…", self.open_log, "Ctrl+O", "Overlay an exported loss log")
+        action(file_menu, "Open &script…", self.open_script, "Ctrl+Shift+O",
+               "Run your own training script (import torch): each backward() is a step on the plot")
+        examples_menu = file_menu.addMenu("E&xamples")
+        for title, path in examples():
+            example = QAction(title, self)
+            example.setStatusTip(f"Run {path} (copy it to edit it)")
+            example.setData(path)
+            example.triggered.connect(self._on_example_chosen)
+            examples_menu.addAction(example)
         self.export_action = action(file_menu, "&Export selected logs…", self.export_logs, "Ctrl+E",
                                     "Write the selected runs' loss logs")
         action(file_menu, "Export &plot…", self.export_plot, None, "Save the plot as PNG or SVG")
@@ -160,7 +176,8 @@ class MainWindow(QMainWindow):
         log_action.toggled.connect(self.plot.set_log_scale)
         self.plot.log_scale_changed.connect(log_action.setChecked)
         view_menu.addAction(log_action)
-        for dock in (self.controls_dock, self.device_dock, self.gradient_dock, self.runs_dock, self.bench_dock):
+        for dock in (self.controls_dock, self.device_dock, self.gradient_dock, self.runs_dock, self.console_dock,
+                     self.bench_dock):
             view_menu.addAction(dock.toggleViewAction())
         help_menu = self.menuBar().addMenu("&Help")
         action(help_menu, "&About", self._about)
@@ -184,6 +201,7 @@ class MainWindow(QMainWindow):
             (runs.open_log_requested, self.open_log),
             # what the session says
             (session.started, self._on_session_started), (session.batch, self._on_session_batch),
+            (session.script_started, self._on_script_started), (session.printed, self._on_script_printed),
             (session.paused, self._on_session_paused), (session.resumed, self._on_session_resumed),
             (session.finished, self._on_session_finished), (session.errored, self._on_session_errored),
             (session.gradients_checked, self._on_gradients_checked),
@@ -243,6 +261,41 @@ class MainWindow(QMainWindow):
         self.device_panel.set_running(True)
         self._say(f"Run #{key} started: {config.label()}", at_controls=True)
 
+    # ------------------------------------------------------------------ your own script
+    def open_script(self, path: str | None = None) -> bool:
+        """Run a training script of the learner's own in a child process; each backward() is a step."""
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Open a training script", "", "Python (*.py);;All files (*)")
+            if not path:
+                return False
+        if self.session.running:
+            self._say(f"Run #{self.session.run_key} is going on: stop it first", error=True, at_controls=True)
+            return False
+        try:
+            key = self.session.start_script(path)
+        except ScriptError as exc:
+            self._say(f"Cannot run the script: {exc}", error=True, at_controls=True)
+            return False
+        return key is not None
+
+    def _on_example_chosen(self) -> None:
+        self.open_script(self.sender().data())
+
+    def _on_script_started(self, key, path) -> None:
+        series = self.plot.add_series(key, self.session.label(key), name=self.session.names[key])
+        self.runs_list.add(key, self.session.names[key], str(path), "(the script's)", series.color)
+        self._running_ms = 0.0
+        self.controls.set_run_state("running")
+        self.controls.show_script_progress(0, 0.0)
+        self.device_panel.set_running(True)
+        self.console.begin(f"{path.name} (run #{key})")
+        self.console_dock.raise_()
+        self._say(f"Run #{key}: your script {path.name}, in a process of its own; each backward() is a step",
+                  at_controls=True)
+
+    def _on_script_printed(self, key, text: str, from_stderr: bool) -> None:
+        self.console.write(text, error=from_stderr)
+
     def _on_session_errored(self, text: str) -> None:
         self._say(f"Error: {text}", error=True)
 
@@ -274,7 +327,10 @@ class MainWindow(QMainWindow):
             self._progress_shown = now
             done = int(batch.step[-1]) + 1
             speed = done / (self._running_ms / 1e3) if self._running_ms > 0 else 0.0
-            self.controls.show_progress(done, source[0].iters if source else done, speed, paused=paused)
+            if self.session.running_script():
+                self.controls.show_script_progress(done, speed, paused=paused)
+            else:
+                self.controls.show_progress(done, source[0].iters if source else done, speed, paused=paused)
 
     def _on_session_finished(self, key, result: RunResult | None) -> None:
         self.device_panel.set_running(False)
@@ -289,8 +345,11 @@ class MainWindow(QMainWindow):
                 if same else ""
             self.runs_list.update(key, result.status, result.final_loss if result.steps_done else None,
                                   result.steps_per_second, result.message + same_note)
-            self.controls.show_progress(result.steps_done, result.config.iters, result.steps_per_second,
-                                        finished=result.status)
+            if result.config is None:  # a script
+                self.controls.show_script_progress(result.steps_done, result.steps_per_second, finished=result.status)
+            else:
+                self.controls.show_progress(result.steps_done, result.config.iters, result.steps_per_second,
+                                            finished=result.status)
             text = {DONE: f"Run #{key} done: {result.steps_done} steps, final loss {result.final_loss:.4g}, "
                           f"{result.steps_per_second:,.0f} steps/s"}.get(result.status, f"Run #{key} {result.message}")
             if "cuda_graph" in result.extra:

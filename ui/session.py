@@ -18,11 +18,13 @@ from app import export
 from app.config import RunConfig
 from app.records import RunResult
 from app.stability import estimate
-from app.worker import GradientCheckThread, LogLoadThread, RunThread, TaskThread
+from app.worker import GradientCheckThread, LogLoadThread, RunThread, ScriptThread, TaskThread
 
 
 class RunSession(QObject):
     started = Signal(object, object, bool)  # key, RunConfig, paused at the start
+    script_started = Signal(object, object)  # key, the script's Path
+    printed = Signal(object, str, bool)  # key, what the script wrote, True for its stderr
     batch = Signal(object, object)  # key, app.records.Batch
     paused = Signal(object)  # key
     resumed = Signal(object)  # key
@@ -81,6 +83,37 @@ class RunSession(QObject):
         self.started.emit(key, config, paused)
         self.run.start()
         return key
+
+    def start_script(self, path) -> int | None:
+        """Run a learner's own script in a child process, watched from a thread (app.script_run); its key, or None
+        while another run goes on. ScriptError (a message for the learner) for a script that cannot run."""
+        if self.running:
+            return None
+        thread = ScriptThread(path)  # checks the script first
+        self.run_count += 1
+        key = self.run_key = self.run_count
+        script = thread.worker.script.path
+        self.names[key] = script.name
+        self.descriptions[key] = (" ", "(your script)")
+        self.run = thread
+        worker = thread.worker
+        worker.yielded.connect(self._on_run_batch)
+        worker.finished.connect(self._on_run_finished)
+        worker.errored.connect(self.errored)
+        worker.paused.connect(self._on_run_paused)
+        worker.resumed.connect(self._on_run_resumed)
+        worker.printed.connect(self._on_printed)
+        worker.gradients_failed.connect(self.gradients_failed)
+        self.state_source = None  # its weights live in its own process
+        self.script_started.emit(key, script)
+        thread.start()
+        return key
+
+    def _on_printed(self, text: str, from_stderr: bool) -> None:
+        self.printed.emit(self.run_key, text, from_stderr)
+
+    def running_script(self) -> bool:
+        return self.running and isinstance(self.run, ScriptThread)
 
     def toggle_pause(self) -> None:
         if not self.running:

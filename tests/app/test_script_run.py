@@ -1,0 +1,182 @@
+"""A learner's own script, run in a child process and watched: steps, prints, errors, control, exit codes."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from app.script_run import ScriptError, ScriptRun, check_script, wait_for_end
+from main import main
+
+TRAIN = """
+import torch
+torch.manual_seed(0)
+x = torch.randn(16, 8)
+y = torch.randn(16, 2)
+w = torch.randn(8, 2, requires_grad=True)
+for t in range({steps}):
+    loss = (x.mm(w) - y).pow(2).sum()
+    print("loss", repr(loss.item()))
+    loss.backward()
+    with torch.no_grad():
+        w -= 1e-3 * w.grad
+        w.grad = None
+{after}
+"""
+
+
+def script(tmp_path, body: str, name: str = "train.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def run_to_end(path, timeout=60):
+    run = ScriptRun(path)
+    run.start()
+    printed = []
+    wait_for_end(run, lambda kind, text: printed.append((kind, text)), timeout=timeout)
+    return run, "".join(t for k, t in printed if k == "out"), "".join(t for k, t in printed if k == "err")
+
+
+def printed_losses(out: str) -> list[float]:
+    return [float(line.split()[1]) for line in out.splitlines() if line.startswith("loss ")]
+
+
+def test_each_backward_is_a_step_whose_loss_is_what_the_script_printed(tmp_path):
+    run, out, err = run_to_end(script(tmp_path, TRAIN.format(steps=30, after="")))
+    assert run.status() == ("done", "done: 30 steps") and err == ""
+    np.testing.assert_array_equal(run.log.loss, printed_losses(out))  # bit for bit: repr round-trips
+    np.testing.assert_array_equal(run.log.step, np.arange(30))
+    assert np.all(np.diff(run.log.elapsed_s) >= 0) and np.all(run.log.step_ms >= 0)
+    result = run.result()
+    assert result.config is None and result.extra["script"].endswith("train.py") and run.device == "cpu"
+
+
+def test_import_torch_and_import_engine_as_torch_are_the_engine(tmp_path):
+    body = """
+    import torch, engine
+    import torch.nn as nn
+    assert torch is engine and nn is engine.nn
+    w = torch.ones(2, requires_grad=True)
+    (w * 3).sum().backward()
+    print(w.grad.tolist())
+    """
+    run, out, _ = run_to_end(script(tmp_path, body))
+    assert run.status()[0] == "done" and len(run.log) == 1 and out.strip() == "[3.0, 3.0]"
+
+
+def test_a_script_without_backward_is_stepped_by_its_item_calls(tmp_path):
+    body = """
+    import torch
+    w = torch.ones(3)
+    for t in range(5):
+        loss = (w * (t + 1)).sum()
+        print("loss", repr(loss.item()))
+    """
+    run, out, _ = run_to_end(script(tmp_path, body))
+    assert len(run.log) == 5 and list(run.log.loss) == printed_losses(out) == [3.0, 6.0, 9.0, 12.0, 15.0]
+
+
+def test_a_script_that_raises_mid_run_keeps_its_steps_and_says_why(tmp_path):
+    run, out, err = run_to_end(script(tmp_path, TRAIN.format(steps=7, after="raise ValueError('bad data')")))
+    status, message = run.status()
+    assert status == "failed" and "raised after 7 steps: ValueError: bad data" in message
+    assert len(run.log) == 7
+    assert err.startswith("Traceback (most recent call last):") and "train.py\", line 14" in err
+    assert "script_child" not in err and "runpy" not in err  # the learner's frames only
+
+
+def test_a_script_that_loops_for_ever_is_stopped_within_a_second_and_keeps_its_log(tmp_path):
+    body = TRAIN.format(steps=5, after="while True:\n    pass")
+    run = ScriptRun(script(tmp_path, body))
+    run.start()
+    deadline = time.monotonic() + 30
+    while len(run.log) < 5 and time.monotonic() < deadline:
+        run.poll(0.1)
+    assert len(run.log) == 5
+    started = time.monotonic()
+    run.stop()  # it never reaches another step: asked, then terminated
+    wait_for_end(run, lambda *_: None, timeout=10)
+    assert time.monotonic() - started < 1.0
+    assert run.status() == ("stopped", "stopped after 5 steps") and len(run.log) == 5
+
+
+def test_pause_step_and_resume_count_steps_exactly(tmp_path):
+    run = ScriptRun(script(tmp_path, TRAIN.format(steps=200, after="")))
+    run.start()
+    run.pause()  # it waits at its next step
+    deadline = time.monotonic() + 30
+
+    def settle():
+        """Poll until no step came for 0.5 s; the step count then."""
+        last, quiet = len(run.log), time.monotonic()
+        while time.monotonic() - quiet < 0.5 and time.monotonic() < deadline:
+            run.poll(0.05)
+            if len(run.log) != last:
+                last, quiet = len(run.log), time.monotonic()
+        return last
+
+    paused_at = settle()
+    assert 1 <= paused_at < 200 and run.is_paused()
+    run.step()
+    assert settle() == paused_at + 1
+    run.step()
+    run.step()
+    assert settle() == paused_at + 3
+    run.resume()
+    wait_for_end(run, lambda *_: None, timeout=30)
+    assert run.status() == ("done", "done: 200 steps")
+
+
+@pytest.mark.parametrize("body, words", [
+    (None, "no such file"),
+    ("def broken(:\n", "is not a Python program this app can run: invalid syntax (line 1)"),
+    ("\x00\x01binary", "is not a Python program this app can run"),
+])
+def test_a_script_that_cannot_run_is_refused_before_it_starts(tmp_path, body, words):
+    path = tmp_path / "s.py"
+    if body is not None:
+        path.write_bytes(body.encode("latin-1"))
+    with pytest.raises(ScriptError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        check_script(path)
+
+
+def test_headless_exit_codes_and_export(tmp_path, capsys):
+    good = script(tmp_path, TRAIN.format(steps=12, after=""))
+    log = tmp_path / "log.json"
+    assert main(["--headless", "--script", str(good), "--export", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "done: 12 steps, final loss" in out and "(script train.py on cpu)" in out
+    saved = json.loads(log.read_text())
+    assert saved["steps"] == 12 and saved["config"] is None and saved["loss"] == printed_losses(out)
+
+    assert main(["--headless", "--script", str(tmp_path / "missing.py")]) == 2
+    assert capsys.readouterr().err.strip() == f"main.py: error: {tmp_path / 'missing.py'}: no such file"
+    silent = script(tmp_path, "print('hello')\n", "silent.py")
+    assert main(["--headless", "--script", str(silent)]) == 2
+    assert "never called backward()" in capsys.readouterr().err
+    early = script(tmp_path, "import torch\nraise RuntimeError('at import')\n", "early.py")
+    assert main(["--headless", "--script", str(early)]) == 2
+    err = capsys.readouterr().err
+    assert "RuntimeError: at import" in err and "raised before its first step" in err
+    late = script(tmp_path, TRAIN.format(steps=3, after="raise KeyError('late')"), "late.py")
+    assert main(["--headless", "--script", str(late)]) == 1
+    assert "raised after 3 steps: KeyError" in capsys.readouterr().err
+
+
+def test_the_examples_run_on_the_engine():
+    from app.examples import examples
+
+    found = dict((title, path) for title, path in examples())
+    assert len(found) == 8
+    for title, path in found.items():
+        if "NumPy" in title:
+            continue  # prints only
+        run, _, err = run_to_end(path, timeout=120)
+        assert run.status()[0] == "done", (title, err[-500:])
+        assert run.log.loss[-1] < run.log.loss[0]  # it learns

@@ -1,0 +1,120 @@
+"""Your own script in the window: plotted like a run, its prints in the console pane, Pause/Step/Resume/Stop on
+it, and a clear word when it cannot run."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import numpy as np
+
+from tests.app.test_script_run import TRAIN, printed_losses
+
+
+def write(tmp_path, body, name="mine.py"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def run_script(qtbot, window, path, timeout=60_000):
+    assert window.open_script(str(path))
+    key = window.session.run_key
+    qtbot.waitUntil(lambda: key in window.session.results or not window.session.running, timeout=timeout)
+    qtbot.waitUntil(lambda: key in window.session.results, timeout=5_000)
+    return key, window.session.results[key]
+
+
+def test_a_scripts_steps_are_plotted_as_it_printed_them_and_its_prints_are_in_the_console(qtbot, window, tmp_path):
+    key, result = run_script(qtbot, window, write(tmp_path, TRAIN.format(steps=40, after="")))
+    assert result.status == "done" and result.steps_done == 40
+    console = window.console.plain_text()
+    assert "mine.py (run #1)" in console
+    np.testing.assert_array_equal(window.plot.series[key].loss[:40], printed_losses(console))
+    assert window.runs_list.name(key) == "mine.py" and window.runs_list.status(key) == "done"
+    assert window.controls.progress.text() == "40 steps"
+    assert window.export_logs([key], path=str(tmp_path / "mine.csv")) == [tmp_path / "mine.csv"]
+
+
+def test_a_script_that_raises_mid_run_fails_with_its_traceback_in_the_console(qtbot, window, tmp_path):
+    key, result = run_script(qtbot, window, write(tmp_path, TRAIN.format(steps=6, after="1 / 0")))
+    assert result.status == "failed" and result.steps_done == 6  # the log is kept
+    assert window.runs_list.status(key) == "failed"
+    console = window.console.plain_text()
+    assert "Traceback (most recent call last):" in console and "ZeroDivisionError: division by zero" in console
+    assert "raised after 6 steps: ZeroDivisionError" in window.statusBar().currentMessage()
+
+
+def test_stop_ends_a_script_that_loops_for_ever_within_a_second_and_keeps_its_log(qtbot, window, tmp_path):
+    assert window.open_script(str(write(tmp_path, TRAIN.format(steps=4, after="while True:\n    pass"))))
+    key = window.session.run_key
+    qtbot.waitUntil(lambda: window.plot.point_count(key) == 4, timeout=30_000)
+    started = time.monotonic()
+    window.stop_run()
+    qtbot.waitUntil(lambda: key in window.session.results, timeout=5_000)
+    assert time.monotonic() - started < 1.5  # < 1 s to end it, and the signal's trip
+    result = window.session.results[key]
+    assert result.status == "stopped" and result.steps_done == 4
+
+
+def test_a_script_that_never_steps_says_so(qtbot, window, tmp_path):
+    key, result = run_script(qtbot, window, write(tmp_path, "print('no training here')\n"))
+    assert result.status == "failed" and result.steps_done == 0
+    assert "never called backward()" in window.statusBar().currentMessage()
+    assert "no training here" in window.console.plain_text()
+
+
+def test_a_file_that_is_not_python_is_refused_in_words(qtbot, window, tmp_path):
+    bad = write(tmp_path, "this is not python at all\n", "notes.py")
+    assert not window.open_script(str(bad))
+    assert "is not a Python program this app can run" in window.statusBar().currentMessage()
+    assert not window.session.running
+
+
+def test_pause_step_resume_on_a_script_with_exact_step_counts(qtbot, window, tmp_path):
+    assert window.open_script(str(write(tmp_path, TRAIN.format(steps=300, after=""))))
+    key = window.session.run_key
+    qtbot.waitUntil(lambda: window.plot.point_count(key) >= 1, timeout=30_000)
+    window.toggle_pause()
+    assert window.session.is_paused()
+
+    def settled():
+        seen, since = window.plot.point_count(key), time.monotonic()
+        while time.monotonic() - since < 0.6:
+            qtbot.wait(50)
+            if window.plot.point_count(key) != seen:
+                seen, since = window.plot.point_count(key), time.monotonic()
+        return seen
+
+    at = settled()
+    assert at < 300
+    window.step_run()
+    assert settled() == at + 1
+    window.step_run()
+    assert settled() == at + 2
+    window.toggle_pause()  # resume
+    qtbot.waitUntil(lambda: key in window.session.results, timeout=30_000)
+    assert window.session.results[key].steps_done == 300
+
+
+def test_closing_the_window_ends_the_script(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from ui.main_window import MainWindow
+
+    w = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat))
+    qtbot.addWidget(w)
+    w.show()
+    assert w.open_script(str(write(tmp_path, TRAIN.format(steps=2, after="while True:\n    pass"))))
+    qtbot.waitUntil(lambda: w.plot.point_count(w.session.run_key) == 2, timeout=30_000)
+    proc = w.session.run.worker.script.proc
+    w.close()
+    assert proc.poll() is not None  # the child process is gone
+
+
+def test_the_examples_menu_lists_the_tutorials_programs(window):
+    file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
+    examples = next(a.menu() for a in file_menu.actions() if a.text() == "E&xamples")
+    titles = [a.text() for a in examples.actions()]
+    assert len(titles) == 8 and titles[0].startswith("Two-layer net: NumPy") and "Fit sin(x)" in titles[-1]
+    assert all(a.data().endswith(".py") for a in examples.actions())
