@@ -72,6 +72,7 @@ class GradientReport:
     rounding: dict  # param -> relative difference of autograd in the run's dtype vs in float64
     params: tuple = PARAMS  # what was compared: the net's w1 and w2, or the fit's coefficients
     kinks: dict = field(default_factory=dict)  # param -> elements left out of the numerical comparison
+    pairs: tuple = PAIRS  # the pairs compared (a script has no hand-written gradient: autograd - numerical)
 
     def worst_grade(self) -> str:
         order = {"good": 0, "ok": 1, "bad": 2}
@@ -84,7 +85,7 @@ class GradientReport:
         head = f"{'param':<12} {'pair':<21} {'max |a-b|':>11} {'rel error':>11} {'cosine':>12}  worst element"
         lines = [f"gradients at {self.source} ({self.device}, {self.dtype})", head, "-" * len(head)]
         for param in self.params:
-            for a, b in PAIRS:
+            for a, b in self.pairs:
                 s = self.stats[(param, (a, b))]
                 lines.append(
                     f"{param:<12} {a + ' vs ' + b:<21} {s.max_abs:11.3e} {s.rel_error:11.3e} {s.cosine:12.9f}  "
@@ -414,3 +415,44 @@ def compare_poly(config: RunConfig, state: TrainState | None = None, source: str
         stats[(param, (a, b))] = pair
     return GradientReport(config.dtype, device, f"{source} ({', '.join(POLY_NAMES[form])})", grads, stats,
                           {param: len(c64)}, rounding, params=POLY_PARAMS)
+
+
+# ----------------------------------------------------------------------------- a learner's own script
+
+SCRIPT_PAIRS = (("autograd", "numerical"),)
+
+
+def script_report(event: dict, source: str) -> GradientReport:
+    """The report of a script's gradient check (app/script_check.py sends ``event``): per leaf of the loss's
+    graph, autograd in the run's dtype against float64 central differences, graded by the bound on what the
+    dtype's rounding (autograd against float64 autograd) and the finite differences (their Richardson error and
+    rounding) explain, as the recipes are."""
+    dtype = event["dtype"] if event["dtype"] in TOLERANCES else "float32"
+    eps = float(np.finfo(np.dtype(dtype)).eps)
+    grads, stats, sampled, rounding, kinks, params = {}, {}, {}, {}, {}, []
+    for leaf in event["leaves"]:
+        name, shape = leaf["name"], tuple(leaf["shape"]) or (1,)
+        auto = np.asarray(leaf["autograd"], dtype=np.float64).reshape(shape)
+        auto64 = np.asarray(leaf["autograd64"], dtype=np.float64).reshape(shape)
+        numerical = np.array([np.nan if v is None else v for v in leaf["numerical"]], dtype=np.float64).reshape(shape)
+        fd = np.array([np.nan if v is None else v for v in leaf["bound"]], dtype=np.float64).reshape(shape)
+        at_kink = np.zeros(auto.size, dtype=bool)
+        at_kink[np.asarray(leaf["kinks"], dtype=np.int64)] = True
+        at_kink = at_kink.reshape(shape)
+        grads[("autograd", name)] = auto
+        grads[("numerical", name)] = numerical
+        scale = float(np.max(np.abs(auto64))) if auto64.size else 0.0
+        norm64 = float(np.linalg.norm(auto64))
+        rounding[name] = float(np.linalg.norm(auto - auto64)) / norm64 if norm64 > 0 else 0.0
+        bound = 4 * np.abs(auto - auto64) + 4 * np.nan_to_num(fd, nan=np.inf) + 8 * eps * scale + 1e-300
+        compared = np.where(at_kink, np.nan, numerical)
+        pair = compare_pair(auto, compared)
+        pair.floor = rounding[name]
+        pair.kinks = int(at_kink.sum())
+        pair.bound_ratio = _bound_ratio(auto, compared, bound)
+        stats[(name, SCRIPT_PAIRS[0])] = pair
+        sampled[name] = int(np.isfinite(numerical).sum())
+        kinks[name] = at_kink
+        params.append(name)
+    return GradientReport(dtype, event.get("device", "cpu"), source, grads, stats, sampled, rounding,
+                          params=tuple(params), kinks=kinks, pairs=SCRIPT_PAIRS)

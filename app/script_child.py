@@ -30,6 +30,7 @@ class Control:
         self.paused = False
         self.allowed = 0  # steps allowed while paused (Step)
         self.stopping = False
+        self.check_wanted = False  # the app asked for a gradient check: tape the next step
         self._fd = fd
         threading.Thread(target=self._read, name="script-control", daemon=True).start()
 
@@ -47,10 +48,19 @@ class Control:
                         self.allowed += 1
                     elif word == "stop":
                         self.stopping = True
+                    elif word == "check":
+                        self.check_wanted = True
+                        if self.paused:
+                            self.allowed += 1  # the check needs one more step (it taps that step's forward)
                     self.cond.notify_all()
         with self.cond:  # the app is gone: nobody to wait for
             self.stopping = True
             self.cond.notify_all()
+
+    def take_check(self) -> bool:
+        with self.cond:
+            wanted, self.check_wanted = self.check_wanted, False
+            return wanted
 
     def wait_turn(self) -> None:
         """Called after each step: go on, or wait while paused (a Step lets one more through)."""
@@ -73,6 +83,7 @@ class Reporter:
         self.steps = 0
         self.by_backward = False
         self.pending_item = None  # (value, device, at): an .item() step not yet sent
+        self.tape = None  # a script_check.Tape while the step to check is recorded
 
     def send(self, **event) -> None:
         with self._lock:
@@ -85,6 +96,12 @@ class Reporter:
         self.last = at
         if wait:
             self.control.wait_turn()
+            if self.control.take_check():
+                if self.by_backward:
+                    self.tape.install()  # the next step's forward is recorded; checked at its backward()
+                else:
+                    self.send(t="check_failed", why="this script calls no backward(): autograd computes no "
+                                                    "gradient here to check")
 
     def flush_item(self, wait: bool = True) -> None:
         if self.pending_item is not None:
@@ -97,13 +114,22 @@ def _device_name(tensor) -> str:
     return str(tensor.device)
 
 
-def install(engine, reporter: Reporter) -> None:
+def install(engine, reporter: Reporter, script_check) -> None:
     """Make every backward() on a one-element tensor a step (and .item() until the first backward)."""
     tensor_cls = engine.Tensor
     backward = tensor_cls.backward
     item = tensor_cls.item
 
     def backward_step(self, *args, **kwargs):
+        if reporter.tape.recording and self.numel() == 1:  # the step the app asked to check: before its backward
+            reporter.tape.recording = False
+            try:
+                report = script_check.check(engine, reporter.tape, self, reporter.steps)
+            except Exception as exc:  # never into the script
+                report = {"t": "check_failed", "why": f"{type(exc).__name__}: {exc}"}
+            finally:
+                reporter.tape.remove()
+            reporter.send(**report)
         out = backward(self, *args, **kwargs)
         if self.numel() == 1:
             if not reporter.by_backward:
@@ -137,9 +163,11 @@ def main(argv=None) -> int:
     control = Control(ctl_fd)
     reporter = Reporter(evt_fd, control)
     import engine  # noqa: PLC0415 - after the pipes: an import error is reported like the script's own
+    from app import script_check  # noqa: PLC0415
 
     alias_torch(engine)
-    install(engine, reporter)
+    reporter.tape = script_check.Tape(engine)
+    install(engine, reporter, script_check)
     sys.argv = [script]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     code = 0

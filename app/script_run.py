@@ -112,6 +112,8 @@ class ScriptRun:
                     self.error = event
                 elif kind == "stopped":
                     self.stopped = True
+                elif kind in ("check", "check_failed"):
+                    self.events.put(("check", event))
 
     def _read_text(self, fh, kind: str) -> None:
         with fh:
@@ -173,6 +175,10 @@ class ScriptRun:
         """One more step, then wait (pausing it first)."""
         self._paused = True
         self._say("step")
+
+    def check(self) -> None:
+        """Ask for a gradient check at the next step (a paused script takes that one step): ("check", event)."""
+        self._say("check")
 
     def is_paused(self) -> bool:
         return self._paused and not self.finished

@@ -306,6 +306,8 @@ class ScriptWorker(QObject):
                 for kind, value in script.poll(0.05):
                     if kind in ("out", "err"):
                         self.printed.emit(value, kind == "err")
+                    elif kind == "check":
+                        self._report_check(value)
                     elif kind == "end":
                         ended = True
                 now = time.monotonic()
@@ -351,8 +353,25 @@ class ScriptWorker(QObject):
         return None  # a script's weights live in its own process
 
     def check_gradients(self, label: str, forget_relu_mask: bool = False) -> None:
-        self.gradients_failed.emit("the gradient check compares the recipes' gradients; a script's weights live "
-                                   "in its own process, where it cannot look yet")
+        """Check autograd against finite differences at the script's next step (it records that step's forward
+        and replays it in float64; a paused script takes that one step). ``forget_relu_mask`` does not apply:
+        a script has no hand-written gradient."""
+        self._check_label = label
+        self.script.check()
+
+    def _report_check(self, event: dict) -> None:
+        if event.get("t") != "check":
+            self.gradients_failed.emit(event.get("why", "the check could not be made"))
+            return
+        from .gradients import script_report
+
+        label = getattr(self, "_check_label", self.script.path.name)
+        try:
+            report = script_report(event, f"step {event['step']} of {label} (leaves of the loss's graph)")
+        except (KeyError, ValueError, TypeError) as exc:
+            self.gradients_failed.emit(f"the check's report could not be read: {exc}")
+            return
+        self.gradients_checked.emit(report)
 
 
 class ScriptThread(_OwnedThread):

@@ -139,8 +139,17 @@ class GradientPanel(QWidget):
 
     def show_report(self, report: GradientReport) -> None:
         self.report = report
-        if self.table.rowCount() != len(report.params) * len(PAIRS):
-            self.table.setRowCount(len(report.params) * len(PAIRS))
+        if self.table.rowCount() != len(report.params) * len(report.pairs):
+            self.table.setRowCount(len(report.params) * len(report.pairs))
+        offered = [text for text, pair in HEAT_PAIRS.items() if pair in report.pairs]
+        if [self.pair.itemText(i) for i in range(self.pair.count())] != offered:  # a script has no manual
+            self.pair.blockSignals(True)
+            chosen = self.pair.currentText()
+            self.pair.clear()
+            self.pair.addItems(offered)
+            if chosen in offered:
+                self.pair.setCurrentText(chosen)
+            self.pair.blockSignals(False)
         if [self.param.itemText(i) for i in range(self.param.count())] != list(report.params):
             self.param.blockSignals(True)
             self.param.clear()
@@ -148,7 +157,7 @@ class GradientPanel(QWidget):
             self.param.blockSignals(False)
         row = 0
         for param in report.params:
-            for a, b in PAIRS:
+            for a, b in report.pairs:
                 s = report.stats[(param, (a, b))]
                 grade = s.grade(report.dtype)
                 good, ok = s.thresholds(report.dtype)
@@ -177,7 +186,8 @@ class GradientPanel(QWidget):
                     self.table.setItem(row, col, item)
                 row += 1
         worst = report.worst_grade()
-        verdict = {"good": "All three agree.",
+        both = len(report.pairs) == 1  # a script: autograd and numerical only
+        verdict = {"good": "Autograd and numerical agree." if both else "All three agree.",
                    "ok": "They agree to within what rounding and finite differences explain.",
                    "bad": "They DISAGREE: a gradient is wrong (see the red rows)."}[worst]
         kinks = sum(int(k.sum()) for k in report.kinks.values())

@@ -382,7 +382,9 @@ class MainWindow(QMainWindow):
         self.gradient_panel.show_report(report)
         self.gradient_dock.raise_()
         verdict = {"good": "agree", "ok": "agree within rounding", "bad": "DISAGREE"}[report.worst_grade()]
-        self._say(f"Gradients at {report.source.split(' (')[0]}: manual, autograd and numerical {verdict}",
+        names = list(dict.fromkeys(m for pair in report.pairs for m in pair))
+        which = ", ".join(names[:-1]) + " and " + names[-1]
+        self._say(f"Gradients at {report.source.split(' (')[0]}: {which} {verdict}",
                   error=verdict == "DISAGREE")
         self.gradients_done.emit(report)
 

@@ -103,6 +103,7 @@ class RunSession(QObject):
         worker.paused.connect(self._on_run_paused)
         worker.resumed.connect(self._on_run_resumed)
         worker.printed.connect(self._on_printed)
+        worker.gradients_checked.connect(self.gradients_checked)
         worker.gradients_failed.connect(self.gradients_failed)
         self.state_source = None  # its weights live in its own process
         self.script_started.emit(key, script)

@@ -180,3 +180,93 @@ def test_the_examples_run_on_the_engine():
         run, _, err = run_to_end(path, timeout=120)
         assert run.status()[0] == "done", (title, err[-500:])
         assert run.log.loss[-1] < run.log.loss[0]  # it learns
+
+
+# ---------------------------------------------------------------------------- the gradient check of a script
+
+CUSTOM = """
+import torch
+torch.manual_seed(1)
+
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        {mask}
+        return grad_input
+
+x = torch.randn(32, 20, dtype=torch.{dtype})
+y = torch.randn(32, 3, dtype=torch.{dtype})
+w1 = torch.randn(20, 16, dtype=torch.{dtype}, requires_grad=True)
+w2 = torch.randn(16, 3, dtype=torch.{dtype}, requires_grad=True)
+for t in range(400):
+    loss = (MyReLU.apply(x.mm(w1)).mm(w2) - y).pow(2).sum()
+    loss.backward()
+    with torch.no_grad():
+        w1 -= 1e-4 * w1.grad
+        w2 -= 1e-4 * w2.grad
+        w1.grad.zero_()
+        w2.grad.zero_()
+"""
+
+
+def check_at(path, after_steps=3):
+    from app.gradients import script_report
+
+    run = ScriptRun(path)
+    run.start()
+    deadline = time.monotonic() + 60
+    while len(run.log) < after_steps and time.monotonic() < deadline:
+        run.poll(0.05)
+    run.check()
+    event = None
+    while event is None and time.monotonic() < deadline:
+        event = next((v for k, v in run.poll(0.1) if k == "check"), None)
+    run.stop()
+    wait_for_end(run, lambda *_: None, timeout=10)
+    assert event is not None
+    return event, (script_report(event, "test") if event["t"] == "check" else None)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_scripts_correct_gradients_are_graded_good_and_a_wrong_backward_bad(tmp_path, dtype):
+    right = script(tmp_path, CUSTOM.format(mask="grad_input[input < 0] = 0", dtype=dtype), "right.py")
+    event, report = check_at(right)
+    assert report.params == ("leaf 1 (20×16)", "leaf 2 (16×3)") and report.pairs == (("autograd", "numerical"),)
+    assert report.dtype == dtype and report.worst_grade() != "bad", report.table()
+    probed = report.sampled["leaf 1 (20×16)"]
+    assert probed == 320  # every element of a small leaf
+    wrong = script(tmp_path, CUSTOM.format(mask="pass  # the ReLU mask forgotten", dtype=dtype), "wrong.py")
+    _, report = check_at(wrong)
+    grades = {param: report.stats[(param, ("autograd", "numerical"))].grade(report.dtype) for param in report.params}
+    assert grades == {"leaf 1 (20×16)": "bad", "leaf 2 (16×3)": report.stats[
+        ("leaf 2 (16×3)", ("autograd", "numerical"))].grade(report.dtype)}
+    assert grades["leaf 2 (16×3)"] != "bad"  # w2 does not pass through the ReLU
+
+
+def test_a_step_the_tape_cannot_replay_is_said_not_graded(tmp_path):
+    body = """
+    import torch
+    x = torch.randn(8, 4)
+    w = torch.randn(4, 2, requires_grad=True)
+    for t in range(100000):
+        h = x.mm(w)
+        h.data.mul_(2)  # changed behind autograd's back: the recorded step no longer gives this loss
+        loss = h.pow(2).sum()
+        loss.backward()
+        with torch.no_grad():
+            w -= 1e-4 * w.grad
+            w.grad = None
+    """
+    event, report = check_at(script(tmp_path, body))
+    assert event["t"] == "check_failed" and "could not be replayed" in event["why"] and report is None
+    items = script(tmp_path, "import torch\nw = torch.ones(3)\nt = 0\nwhile True:\n    t += 1\n"
+                             "    print((w * t).sum().item())\n", "items.py")
+    event, _ = check_at(items)
+    assert event["t"] == "check_failed" and "calls no backward()" in event["why"]

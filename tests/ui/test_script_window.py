@@ -118,3 +118,24 @@ def test_the_examples_menu_lists_the_tutorials_programs(window):
     titles = [a.text() for a in examples.actions()]
     assert len(titles) == 8 and titles[0].startswith("Two-layer net: NumPy") and "Fit sin(x)" in titles[-1]
     assert all(a.data().endswith(".py") for a in examples.actions())
+
+
+def test_check_now_on_a_script_compares_autograd_with_finite_differences_for_its_leaves(qtbot, window, tmp_path):
+    from tests.app.test_script_run import CUSTOM
+
+    body = CUSTOM.format(mask="grad_input[input < 0] = 0", dtype="float64").replace("range(400)", "range(10**6)")
+    assert window.open_script(str(write(tmp_path, body)))
+    key = window.session.run_key
+    qtbot.waitUntil(lambda: window.plot.point_count(key) >= 3, timeout=30_000)
+    window.toggle_pause()  # paused: the check takes the one step it records
+    with qtbot.waitSignal(window.gradients_done, timeout=60_000) as done:
+        window.check_gradients()
+    report = done.args[0]
+    assert report is not None and report.pairs == (("autograd", "numerical"),) and report.worst_grade() != "bad"
+    panel = window.gradient_panel
+    assert panel.table.rowCount() == 2 and [panel.pair.itemText(i) for i in range(panel.pair.count())] == [
+        "autograd − numerical"]
+    assert "Autograd and numerical agree" in panel.summary.text() or "within what rounding" in panel.summary.text()
+    assert panel.heat_image.image.shape == (20, 16)
+    window.stop_run()
+    qtbot.waitUntil(lambda: key in window.session.results, timeout=10_000)

@@ -1,0 +1,185 @@
+"""The gradient check of a learner's own script, in the script's process (app/script_child.py).
+
+A script is not a recipe: nothing written by hand to compare with, no function of the weights to call again.
+So the child records the next step's forward pass as a tape (every ``Function.apply`` at the outermost level,
+with its arguments), and the check replays that tape in float64 from the leaves of the loss's graph: once
+with autograd (the float64 gradient), and twice per probed element with the element moved by +-h and +-h/2
+(central differences, Richardson-checked). What it sends the app: per leaf, autograd in the run's dtype,
+autograd in float64, the numerical gradient and a bound on what rounding and finite differences explain
+(the same honest grading as the recipes': app.gradients). A step the tape cannot replay (ops outside the
+engine, in-place changes to the graph's tensors) is said, not graded: the replayed loss must match the step's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+MAX_PROBED = 512  # elements per leaf probed by finite differences (a random sample beyond that)
+REPLAY_TOLERANCE = {"float64": 1e-9, "float32": 1e-3, "float16": 3e-2, "bfloat16": 3e-2}
+
+
+class Tape:
+    """Records the outermost Function.apply calls while on (installed on engine.autograd.Function)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.entries: list = []
+        self.recording = False
+        self._depth = 0
+        self._original = None
+
+    def install(self) -> None:
+        function = self.engine.autograd.Function
+        original = function.__dict__["apply"].__func__
+        tape = self
+
+        def apply(cls, *args, **kwargs):
+            tape._depth += 1
+            try:
+                out = original(cls, *args, **kwargs)
+            finally:
+                tape._depth -= 1
+            if tape.recording and tape._depth == 0:
+                tape.entries.append((cls, args, kwargs, out))
+            return out
+
+        self._original = function.__dict__["apply"]
+        function.apply = classmethod(apply)
+        self.entries = []
+        self.recording = True
+
+    def remove(self) -> None:
+        self.recording = False
+        if self._original is not None:
+            self.engine.autograd.Function.apply = self._original
+            self._original = None
+
+
+def leaves_of(loss) -> list:
+    """The leaf tensors that require grad in ``loss``'s graph, in the order first met from the loss."""
+    seen, leaves, stack = set(), [], [loss]
+    while stack:
+        t = stack.pop()
+        node = t.grad_fn
+        if node is None:
+            if t.requires_grad and id(t) not in seen:
+                seen.add(id(t))
+                leaves.append(t)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for inp in reversed(getattr(node, "_inputs", ()) or ()):
+            if inp is not None and hasattr(inp, "grad_fn"):
+                stack.append(inp)
+    return leaves
+
+
+def replay(engine, entries, loss, leaves, values, grad: bool = False):
+    """The loss of the taped step with the leaves set to ``values`` (float64 host arrays), in float64."""
+    tensor_cls = engine.Tensor
+    env = {}
+    for leaf, value in zip(leaves, values):
+        env[id(leaf)] = engine.tensor(value, dtype=engine.float64, device=leaf.device, requires_grad=grad)
+    new_leaves = [env[id(leaf)] for leaf in leaves]
+
+    def sub(a):
+        if isinstance(a, tensor_cls):
+            if id(a) in env:
+                return env[id(a)]
+            return a.detach().double() if a.is_floating_point() else a.detach()
+        if isinstance(a, (list, tuple)):
+            return type(a)(sub(x) for x in a)
+        return a
+
+    context = engine.enable_grad() if grad else engine.no_grad()
+    with context:
+        for cls, args, kwargs, out in entries:
+            result = cls.apply(*sub(args), **{k: sub(v) for k, v in kwargs.items()})
+            if isinstance(out, tuple):
+                for o, r in zip(out, result):
+                    if isinstance(o, tensor_cls):
+                        env[id(o)] = r
+            elif isinstance(out, tensor_cls):
+                env[id(out)] = result
+    if id(loss) not in env:
+        raise LookupError("the loss was not computed by the engine's operations in this step")
+    return env[id(loss)], new_leaves
+
+
+def check(engine, tape: Tape, loss, step: int) -> dict:
+    """The report of the gradient check at ``loss`` (before its backward), as plain data for the app."""
+    leaves = leaves_of(loss)
+    if not leaves:
+        return {"t": "check_failed", "why": "the loss depends on no tensor that requires grad"}
+    dtype = str(loss.dtype).replace("torch.", "").replace("engine.", "")
+    host = engine.backend.to_host if hasattr(engine, "backend") else None
+
+    def to_numpy(t):
+        data = t.detach()._data
+        return np.asarray(host(data) if host is not None else data, dtype=np.float64)
+
+    grads = engine.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)
+    autograd_run = [to_numpy(g) if g is not None else np.zeros(tuple(leaf.shape)) for g, leaf in zip(grads, leaves)]
+    base = [to_numpy(leaf) for leaf in leaves]
+    loss_run = float(to_numpy(loss).reshape(-1)[0])
+    entries = tape.entries
+    try:
+        loss64, new_leaves = replay(engine, entries, loss, leaves, base, grad=True)
+        loss64_value = float(to_numpy(loss64).reshape(-1)[0])
+        tolerance = REPLAY_TOLERANCE.get(dtype, 1e-3)
+        if not abs(loss64_value - loss_run) <= tolerance * max(abs(loss_run), 1e-30) + 1e-300:
+            return {"t": "check_failed",
+                    "why": (f"the step could not be replayed: its loss was {loss_run:.6g}, the replay gives "
+                            f"{loss64_value:.6g} (the script computes part of it outside the engine's operations, "
+                            "or changes the graph's tensors in place)")}
+        grads64 = engine.autograd.grad(loss64, new_leaves, allow_unused=True)
+    except Exception as exc:  # a tape the engine cannot replay: said, never a wrong grade
+        return {"t": "check_failed", "why": f"the step could not be replayed ({type(exc).__name__}: {exc})"}
+    autograd64 = [to_numpy(g) if g is not None else np.zeros(b.shape) for g, b in zip(grads64, base)]
+
+    def loss_at(values) -> float:
+        out, _ = replay(engine, entries, loss, leaves, values)
+        return float(to_numpy(out).reshape(-1)[0])
+
+    rng = np.random.default_rng(step)
+    out_leaves = []
+    eps = np.finfo(np.float64).eps
+    for index, value in enumerate(base):
+        flat = value.reshape(-1)
+        n = flat.size
+        probe = np.arange(n) if n <= MAX_PROBED else np.sort(rng.choice(n, MAX_PROBED, replace=False))
+        numerical = np.full(n, np.nan)
+        bound = np.full(n, np.nan)
+        kinks = np.zeros(n, dtype=bool)
+        for i in probe.tolist():
+            h = eps ** (1 / 3) * max(abs(flat[i]), 1.0)
+            estimates = []
+            for step_size in (h, h / 2):
+                moved = [v.copy() for v in base]
+                moved[index].reshape(-1)[i] = flat[i] + step_size
+                up = loss_at(moved)
+                moved[index].reshape(-1)[i] = flat[i] - step_size
+                down = loss_at(moved)
+                estimates.append((up - down) / (2 * step_size))
+            d1, d2 = estimates
+            numerical[i] = d2 + (d2 - d1) / 3  # Richardson: the h^2 error removed
+            truncation = abs(d2 - d1)
+            rounding = 8 * eps * max(abs(loss64_value), 1e-300) / (h / 2)
+            if truncation > 0.1 * max(abs(d2), abs(d1)) + 10 * rounding:  # a kink between the steps
+                kinks[i] = True
+            bound[i] = truncation + rounding
+        shape = list(value.shape)
+        out_leaves.append({
+            "name": f"leaf {index + 1} ({'×'.join(str(s) for s in shape) or 'scalar'})",
+            "shape": shape,
+            "autograd": autograd_run[index].reshape(-1).tolist(),
+            "autograd64": autograd64[index].reshape(-1).tolist(),
+            "numerical": [None if math.isnan(v) else v for v in numerical.tolist()],
+            "bound": [None if math.isnan(v) else v for v in bound.tolist()],
+            "kinks": np.flatnonzero(kinks).tolist(),
+        })
+    return {"t": "check", "step": step, "dtype": dtype, "device": str(loss.device), "loss": loss_run,
+            "leaves": out_leaves}
