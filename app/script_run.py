@@ -125,8 +125,8 @@ class ScriptRun:
 
     def _reap(self) -> None:
         code = self.proc.wait()
-        for thread in self._readers:
-            thread.join()
+        for thread in self._readers:  # what is still in the pipes; a process the script started and left
+            thread.join(2.0)  # running may hold them open: its output is not waited for
         self.exit_code = code
         self.events.put(("end", None))
 
@@ -246,5 +246,5 @@ def wait_for_end(run: ScriptRun, on_item, timeout: float | None = None) -> None:
                 return
             on_item(kind, value)
         if deadline is not None and time.monotonic() > deadline:
-            run.stop()
+            run.stop()  # asked, terminated, killed: it ends
             deadline = None

@@ -38,6 +38,7 @@ from .gradcheck import GradcheckError, gradcheck
 from .legacy import CPU_TYPES as _CPU_TYPES
 from .random import initial_seed, manual_seed
 from .tensor import Size, Tensor, is_tensor
+from .threads import get_num_threads, set_num_threads
 
 float = float32  # noqa: A001
 double = float64
@@ -65,5 +66,5 @@ __all__ = [
     "autograd", "cuda", "nn", "optim", "gradcheck", "GradcheckError", "CudaUnavailableError", "is_tensor",
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
-    *functional.__all__,
+    "get_num_threads", "set_num_threads", *functional.__all__,
 ]

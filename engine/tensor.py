@@ -10,6 +10,7 @@ import numpy as np
 
 from . import backend as _backend
 from . import dtypes as _dtypes
+from . import threads as _threads
 from .backend import CPU, device_of_array, resolve, to_host, xp_of
 from .dtypes import promote as _promote
 from .errors import product_dtypes_error, shapes_error
@@ -591,7 +592,9 @@ class Tensor:
             raise product_dtypes_error(a, b)
         try:
             # as MatMul.forward for 2-D, without its ctx
-            return _wrap(a.dot(b) if a.__class__ is _ndarray else _fn.arithmetic.dot2(a, b))
+            if a.__class__ is _ndarray:
+                return _wrap(_threads.dot(a, b) if _threads.active else a.dot(b))
+            return _wrap(_fn.arithmetic.dot2(a, b))
         except ValueError:
             raise shapes_error(a, b) from None
 

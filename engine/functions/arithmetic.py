@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import _capture, _cublas
 from .. import kernels as _kernels
+from .. import threads as _threads
 from ..autograd.function import Function
 from ..backend import xp_of
 from ..dtypes import promote
@@ -130,7 +131,13 @@ class MatMul(Function):
             raise product_dtypes_error(a, b)
         try:
             # 2-D: ndarray.dot, the same BLAS product as @ with half its call overhead on small matrices
-            out = (a.dot(b) if a.__class__ is np.ndarray else dot2(a, b)) if a.ndim == 2 and b.ndim == 2 else a @ b
+            if a.ndim == 2 and b.ndim == 2:
+                if a.__class__ is np.ndarray:
+                    out = _threads.dot(a, b) if _threads.active else a.dot(b)
+                else:
+                    out = dot2(a, b)
+            else:
+                out = a @ b
         except ValueError:
             raise shapes_error(a, b) from None
         ctx.saved = (a, b)
@@ -142,6 +149,8 @@ class MatMul(Function):
         need_a, need_b = ctx.needs_input_grad
         if a.ndim == 2 and b.ndim == 2:
             if gy.__class__ is np.ndarray:
+                if _threads.active:  # the engine's thread choice (engine.threads)
+                    return (_threads.dot(gy, b.T) if need_a else None), (_threads.dot(a.T, gy) if need_b else None)
                 return (gy.dot(b.T) if need_a else None), (a.T.dot(gy) if need_b else None)
             return (dot2(gy, b.T) if need_a else None), (dot2(a.T, gy) if need_b else None)
         xp = xp_of(gy)

@@ -270,3 +270,11 @@ def test_a_step_the_tape_cannot_replay_is_said_not_graded(tmp_path):
                              "    print((w * t).sum().item())\n", "items.py")
     event, _ = check_at(items)
     assert event["t"] == "check_failed" and "calls no backward()" in event["why"]
+
+
+def test_a_process_the_script_leaves_running_does_not_hold_the_run_open(tmp_path):
+    body = TRAIN.format(steps=3, after="import subprocess, sys\n"
+                        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(8)'])  # keeps stdout open")
+    started = time.monotonic()
+    run, _, _ = run_to_end(script(tmp_path, body), timeout=30)
+    assert run.status() == ("done", "done: 3 steps") and time.monotonic() - started < 6
