@@ -260,7 +260,6 @@ def run_headless(args) -> int:
 
 
 def _run_and_report(args, config: RunConfig, signals: _Signals) -> int:
-    from . import export as export_mod
     from .runner import DIVERGED, DONE, OUT_OF_MEMORY, STOPPED, Runner
 
     if not args.quiet:
@@ -302,15 +301,23 @@ def _run_and_report(args, config: RunConfig, signals: _Signals) -> int:
                              "exported\n")
         except Exception as exc:  # the run's result stands; say why the comparison could not be made
             sys.stderr.write(f"gradient comparison failed: {type(exc).__name__}: {exc}\n")
-    if args.export is not None:  # a signal now is noted, not raised: the export runs to its end
-        try:
-            path = export_mod.export(result, args.export)
-            if not args.quiet:
-                print(f"log written to {path}")
-        except export_mod.ExportError as exc:
-            sys.stderr.write(f"main.py: error: {exc}\n")
-            return EXIT_FAILED
+    if args.export is not None and not _export(result, args):  # a signal now is noted: the export runs to its end
+        return EXIT_FAILED
     return EXIT_INTERRUPTED if signals.received else code
+
+
+def _export(result, args) -> bool:
+    """Write the run's log to --export; False (said on stderr) when it cannot be written."""
+    from . import export as export_mod
+
+    try:
+        path = export_mod.export(result, args.export)
+    except export_mod.ExportError as exc:
+        sys.stderr.write(f"main.py: error: {exc}\n")
+        return False
+    if not args.quiet:
+        print(f"log written to {path}")
+    return True
 
 
 def parse(argv=None) -> argparse.Namespace:
@@ -356,14 +363,8 @@ def run_script_headless(args) -> int:
         print(f"{result.status}: {result.steps_done} steps" + (f", final loss {result.final_loss:.6g}"
                                                                 if result.steps_done else "")
               + f" (script {name} on {run.device or 'cpu'})", flush=True)
-    if args.export is not None and result.steps_done:
-        try:
-            path = export_mod.export(result, args.export)
-            if not args.quiet:
-                print(f"log written to {path}")
-        except export_mod.ExportError as exc:
-            sys.stderr.write(f"main.py: error: {exc}\n")
-            return EXIT_FAILED
+    if args.export is not None and result.steps_done and not _export(result, args):
+        return EXIT_FAILED
     if signals.received:
         return EXIT_INTERRUPTED
     if result.status == DONE:

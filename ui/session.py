@@ -70,16 +70,8 @@ class RunSession(QObject):
         key = self.run_key = self.run_count
         self.names[key] = f"#{key}"
         self.descriptions[key] = (" ", short_description(config))
-        self.run = RunThread(config, start_paused=paused)
-        worker = self.run.worker
-        worker.yielded.connect(self._on_run_batch)
-        worker.finished.connect(self._on_run_finished)
-        worker.errored.connect(self.errored)
-        worker.paused.connect(self._on_run_paused)
-        worker.resumed.connect(self._on_run_resumed)
-        worker.gradients_checked.connect(self.gradients_checked)
-        worker.gradients_failed.connect(self.gradients_failed)
-        self.state_source = (config, worker)
+        self.run = self._adopt(RunThread(config, start_paused=paused))
+        self.state_source = (config, self.run.worker)
         self.started.emit(key, config, paused)
         self.run.start()
         return key
@@ -95,20 +87,24 @@ class RunSession(QObject):
         script = thread.worker.script.path
         self.names[key] = script.name
         self.descriptions[key] = (" ", "(your script)")
-        self.run = thread
+        self.run = self._adopt(thread)
+        thread.worker.printed.connect(self._on_printed)
+        self.state_source = None  # its weights live in its own process
+        self.script_started.emit(key, script)
+        thread.start()
+        return key
+
+    def _adopt(self, thread):
+        """What every run's worker (a recipe's or a script's) says, to this session's slots and signals."""
         worker = thread.worker
         worker.yielded.connect(self._on_run_batch)
         worker.finished.connect(self._on_run_finished)
         worker.errored.connect(self.errored)
         worker.paused.connect(self._on_run_paused)
         worker.resumed.connect(self._on_run_resumed)
-        worker.printed.connect(self._on_printed)
         worker.gradients_checked.connect(self.gradients_checked)
         worker.gradients_failed.connect(self.gradients_failed)
-        self.state_source = None  # its weights live in its own process
-        self.script_started.emit(key, script)
-        thread.start()
-        return key
+        return thread
 
     def _on_printed(self, text: str, from_stderr: bool) -> None:
         self.printed.emit(self.run_key, text, from_stderr)

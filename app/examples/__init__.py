@@ -1,6 +1,8 @@
 """The tutorial's programs, as scripts to run in the app (File -> Examples, or ``main.py --script``) or to copy
-and edit: each is the listing of "Learning PyTorch with examples" (2017: the two-layer net; today: the fit of
-sin(x)), written with ``import torch``; inside the app ``torch`` is the project's engine."""
+and edit, written with ``import torch`` (inside the app ``torch`` is the project's engine). The seed tutorials'
+own listings are here as they were given (the NumPy warm-up, tensors, the custom Function, logistic regression:
+tests/engine/test_seeds.py runs them), with the tutorial's autograd, nn and optim programs and today's fit of
+sin(x)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ TITLES = {
     "two_layer_optim.py": "Two-layer net: optim",
     "polynomial_autograd.py": "Fit sin(x): autograd (today's tutorial)",
     "polynomial_nn_optim.py": "Fit sin(x): nn and optim.RMSprop (today's tutorial)",
+    "logistic_regression.py": "Logistic regression from scratch (What is torch.nn really?)",
 }
 
 

@@ -173,7 +173,7 @@ def test_the_examples_run_on_the_engine():
     from app.examples import examples
 
     found = dict((title, path) for title, path in examples())
-    assert len(found) == 8
+    assert len(found) == 9
     for title, path in found.items():
         if "NumPy" in title:
             continue  # prints only

@@ -14,6 +14,13 @@ import pytest
 import engine
 
 SEEDS = Path(__file__).parent / "seeds"
+# the seeds' training listings are the app's examples (File -> Examples): one copy, under the names learners see
+EXAMPLES = Path(__file__).resolve().parents[2] / "app" / "examples"
+LISTINGS = {**{p.name: p for p in SEEDS.glob("*.py")},
+            "seed_002_numpy.py": EXAMPLES / "two_layer_numpy.py",
+            "seed_001_tensor_device.py": EXAMPLES / "two_layer_tensor.py",
+            "seed_004_custom_function.py": EXAMPLES / "two_layer_custom_function.py",
+            "seed_004_logistic.py": EXAMPLES / "logistic_regression.py"}
 NUMBER = r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
 
 
@@ -26,7 +33,7 @@ def engine_source(path: Path, gpu: bool = False) -> str:
 
 
 def run_listing(name: str, gpu: bool = False, seed: int = 0) -> str:
-    source = engine_source(SEEDS / name, gpu)
+    source = engine_source(LISTINGS[name], gpu)
     engine.manual_seed(seed)
     np.random.seed(seed)
     out = io.StringIO()
@@ -43,7 +50,7 @@ def losses(printed: str) -> list[float]:
 
 
 def test_only_the_import_line_changes():
-    for path in SEEDS.glob("*.py"):
+    for path in LISTINGS.values():
         original = path.read_text(encoding="utf-8").splitlines()
         changed = engine_source(path).splitlines()
         diff = [(a, b) for a, b in zip(original, changed) if a != b]
@@ -67,7 +74,7 @@ def test_listing_trains_on_cpu(name):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", LOSS_LISTINGS)
 def test_listing_trains_on_gpu(name, cuda_device):
-    source = engine_source(SEEDS / name, gpu=True)
+    source = engine_source(LISTINGS[name], gpu=True)
     assert "cuda" in source
     values = losses(run_listing(name, gpu=True))
     assert values[0] > 1e6 and values[-1] < 1.0
