@@ -236,7 +236,7 @@ class LossPlot(QWidget):
     def _show_empty_range(self) -> None:
         """Before any curve: decades 1e-2 to 1e8 over 500 steps (the tutorial's span), not an axis of 0.2 steps
         and unlabelled minor ticks; the first curve brings the range back to its data."""
-        self.plot.setRange(xRange=(0, 500), yRange=(-2, 8) if self.log_y.isChecked() else (0, 1), padding=0)
+        self.plot.setRange(xRange=(0, 500), yRange=(-2, 8) if self.log_y.isChecked() else (0, 1), padding=0.03)
 
     def add_series(self, key, label: str, color: str | None = None, name: str | None = None) -> Series:
         if not self.series:
