@@ -81,7 +81,7 @@ class AppHarness:
         loop.exec()
         timer.stop()
         window.on_run_finished.remove(finished)
-        window.plot.remove(window.run_key)  # the next run is again the only curve
+        window.delete_runs([window.session.run_key])  # the next run is again the only curve
         result = done["result"]
         return result.steps_done / result.log.elapsed_s[-1], lateness
 
