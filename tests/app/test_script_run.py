@@ -91,7 +91,8 @@ def test_a_script_that_raises_mid_run_keeps_its_steps_and_says_why(tmp_path):
     assert "script_child" not in err and "runpy" not in err  # the learner's frames only
 
 
-def test_a_script_that_loops_for_ever_is_stopped_within_a_second_and_keeps_its_log(tmp_path):
+def _stop_a_script_that_loops_for_ever(tmp_path) -> float:
+    """Seconds from Stop to the run's end, for a script looping without a step; the log is checked kept."""
     body = TRAIN.format(steps=5, after="while True:\n    pass")
     run = ScriptRun(script(tmp_path, body))
     run.start()
@@ -102,8 +103,17 @@ def test_a_script_that_loops_for_ever_is_stopped_within_a_second_and_keeps_its_l
     started = time.monotonic()
     run.stop()  # it never reaches another step: asked, then terminated
     wait_for_end(run, lambda *_: None, timeout=10)
-    assert time.monotonic() - started < 1.0
     assert run.status() == ("stopped", "stopped after 5 steps") and len(run.log) == 5
+    return time.monotonic() - started
+
+
+def test_a_script_that_loops_for_ever_is_stopped_and_keeps_its_log(tmp_path):
+    assert _stop_a_script_that_loops_for_ever(tmp_path) < 5.0  # a busy machine: the second is checked below
+
+
+@pytest.mark.timing
+def test_a_script_that_loops_for_ever_is_stopped_within_a_second(tmp_path):
+    assert _stop_a_script_that_loops_for_ever(tmp_path) < 1.0  # asked, 0.3 s; terminated, at most 0.5 s more
 
 
 def test_pause_step_and_resume_count_steps_exactly(tmp_path):
@@ -274,7 +284,7 @@ def test_a_step_the_tape_cannot_replay_is_said_not_graded(tmp_path):
 
 def test_a_process_the_script_leaves_running_does_not_hold_the_run_open(tmp_path):
     body = TRAIN.format(steps=3, after="import subprocess, sys\n"
-                        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(8)'])  # keeps stdout open")
+                        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(15)'])  # keeps stdout open")
     started = time.monotonic()
     run, _, _ = run_to_end(script(tmp_path, body), timeout=30)
-    assert run.status() == ("done", "done: 3 steps") and time.monotonic() - started < 6
+    assert run.status() == ("done", "done: 3 steps") and time.monotonic() - started < 12  # not the 15 s sleep

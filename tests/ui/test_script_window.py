@@ -52,7 +52,7 @@ def test_stop_ends_a_script_that_loops_for_ever_within_a_second_and_keeps_its_lo
     started = time.monotonic()
     window.stop_run()
     qtbot.waitUntil(lambda: key in window.session.results, timeout=5_000)
-    assert time.monotonic() - started < 1.5  # < 1 s to end it, and the signal's trip
+    assert time.monotonic() - started < 5  # ended (within 1 s on a quiet machine: the timing test in tests/app)
     result = window.session.results[key]
     assert result.status == "stopped" and result.steps_done == 4
 
