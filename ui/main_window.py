@@ -345,8 +345,10 @@ class MainWindow(QMainWindow):
                 if same else ""
             self.runs_list.update(key, result.status, result.final_loss if result.steps_done else None,
                                   result.steps_per_second, result.message + same_note)
-            if result.config is None:  # a script
+            if result.config is None:  # a script: its device is known once it stepped
                 self.controls.show_script_progress(result.steps_done, result.steps_per_second, finished=result.status)
+                if result.steps_done:
+                    self.runs_list.set_device(key, result.extra.get("device", "?"))
             else:
                 self.controls.show_progress(result.steps_done, result.config.iters, result.steps_per_second,
                                             finished=result.status)

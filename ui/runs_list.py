@@ -149,6 +149,17 @@ class RunsList(QWidget):
             self.table.setItem(row, 4, QTableWidgetItem(text))
         self.table.blockSignals(False)
 
+    def set_device(self, key, device: str) -> None:
+        """The device a run turned out to use (a script chooses its own)."""
+        self.table.blockSignals(True)
+        item = QTableWidgetItem(device)
+        item.setFlags(item.flags() & ~Qt.ItemIsEditable)
+        self.table.setItem(self.rows[key], 5, item)
+        self.table.blockSignals(False)
+
+    def device(self, key) -> str:
+        return self.table.item(self.rows[key], 5).text()
+
     def status(self, key) -> str:
         return self.table.item(self.rows[key], 2).text()
 

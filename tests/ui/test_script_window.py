@@ -32,6 +32,7 @@ def test_a_scripts_steps_are_plotted_as_it_printed_them_and_its_prints_are_in_th
     assert "mine.py (run #1)" in console
     np.testing.assert_array_equal(window.plot.series[key].loss[:40], printed_losses(console))
     assert window.runs_list.name(key) == "mine.py" and window.runs_list.status(key) == "done"
+    assert window.runs_list.device(key) == "cpu"  # the device the script chose, once it stepped
     assert window.controls.progress.text() == "40 steps"
     assert window.export_logs([key], path=str(tmp_path / "mine.csv")) == [tmp_path / "mine.csv"]
 
