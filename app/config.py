@@ -183,6 +183,15 @@ class RunConfig:
     def label(self) -> str:
         return f"{self.recipe} · {self.device} · {self.dtype} · {self.sizes_text()} · lr={self.lr:g}"
 
+    def short_label(self) -> str:
+        """What a run is, in a legend's few words: "autograd · cpu · float32 · lr 1e-06"."""
+        return f"{self.recipe} · {self.device} · {self.dtype} · lr {self.lr:g}"
+
+    def settings_text(self) -> str:
+        """The run's settings as the runs list shows them."""
+        return (f"{self.recipe}, {self.dtype}, {self.sizes_text()}, lr={self.lr:g}, seed={self.seed}, "
+                f"{self.iters} iters")
+
 
 def _is_cpu(device) -> bool:
     """'cpu' and 'cpu:0' are the CPU."""

@@ -115,11 +115,8 @@ def check(engine, tape: Tape, loss, step: int) -> dict:
     if not leaves:
         return {"t": "check_failed", "why": "the loss depends on no tensor that requires grad"}
     dtype = str(loss.dtype).replace("torch.", "").replace("engine.", "")
-    host = engine.backend.to_host if hasattr(engine, "backend") else None
-
     def to_numpy(t):
-        data = t.detach()._data
-        return np.asarray(host(data) if host is not None else data, dtype=np.float64)
+        return np.asarray(engine.backend.to_host(t.detach()._data), dtype=np.float64)
 
     grads = engine.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)
     autograd_run = [to_numpy(g) if g is not None else np.zeros(tuple(leaf.shape)) for g, leaf in zip(grads, leaves)]

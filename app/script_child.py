@@ -110,10 +110,6 @@ class Reporter:
             self.step(value, device, at, wait)
 
 
-def _device_name(tensor) -> str:
-    return str(tensor.device)
-
-
 def install(engine, reporter: Reporter, script_check) -> None:
     """Make every backward() on a one-element tensor a step (and .item() until the first backward)."""
     tensor_cls = engine.Tensor
@@ -135,14 +131,14 @@ def install(engine, reporter: Reporter, script_check) -> None:
             if not reporter.by_backward:
                 reporter.by_backward = True
                 reporter.pending_item = None  # the .item() of this same step (its print) is not a step of its own
-            reporter.step(float(item(self)), _device_name(self), time.perf_counter())
+            reporter.step(float(item(self)), str(self.device), time.perf_counter())
         return out
 
     def item_step(self):
         value = item(self)
         if not reporter.by_backward and self.numel() == 1:
             reporter.flush_item()  # the previous .item() was a step: no backward came after it
-            reporter.pending_item = (float(value), _device_name(self), time.perf_counter())
+            reporter.pending_item = (float(value), str(self.device), time.perf_counter())
         return value
 
     tensor_cls.backward = backward_step

@@ -45,6 +45,23 @@ class Optimizer:
                     else:
                         p.grad.zero_()
 
+    def _groups(self):
+        """(group, [(p, its array, its gradient's array)]) for the parameters that have a gradient, with the
+        gradient as PyTorch's update rules take it: negated for ``maximize``, then weight decay added."""
+        for group in self.param_groups:
+            wd, maximize = group.get("weight_decay", 0.0), group.get("maximize", False)
+            params = []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, g = p._data, p.grad._data
+                if maximize:
+                    g = -g
+                if wd:
+                    g = g + wd * w
+                params.append((p, w, g))
+            yield group, params
+
     def state_dict(self):
         return {"param_groups": [{k: v for k, v in g.items() if k != "params"} for g in self.param_groups],
                 "state": {i: s for i, s in enumerate(self.state.values())}}
@@ -65,15 +82,9 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov))
 
     def step(self):
-        for group in self.param_groups:
-            lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
-            wd, nesterov = group["weight_decay"], group["nesterov"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, g = p._data, p.grad._data
-                if wd:
-                    g = g + wd * w
+        for group, params in self._groups():
+            lr, mom, damp, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
+            for p, w, g in params:
                 if mom:
                     state = self.state.setdefault(id(p), {})
                     buf = state.get("momentum_buffer")
@@ -97,15 +108,10 @@ class Adam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
 
     def step(self):
-        for group in self.param_groups:
-            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, g = p._data, p.grad._data
+        for group, params in self._groups():
+            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+            for p, w, g in params:
                 xp = xp_of(w)
-                if wd:
-                    g = g + wd * w
                 state = self.state.get(id(p))
                 if state is None:
                     state = self.state[id(p)] = {"step": 0, "exp_avg": xp.zeros_like(w),
@@ -142,18 +148,11 @@ class RMSprop(Optimizer):
                                       differentiable=differentiable))
 
     def step(self):
-        for group in self.param_groups:
-            lr, alpha, eps, wd = group["lr"], group["alpha"], group["eps"], group["weight_decay"]
-            mom, centered, maximize = group["momentum"], group["centered"], group["maximize"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, g = p._data, p.grad._data
+        for group, params in self._groups():
+            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+            mom, centered = group["momentum"], group["centered"]
+            for p, w, g in params:
                 xp = xp_of(w)
-                if maximize:
-                    g = -g
-                if wd:
-                    g = g + wd * w
                 state = self.state.get(id(p))
                 if state is None:
                     state = self.state[id(p)] = {"step": 0, "square_avg": xp.zeros_like(w)}

@@ -41,7 +41,7 @@ from .fit_view import FitView
 from .gradient_panel import GradientPanel
 from .loss_plot import LossPlot
 from .runs_list import RunsList
-from .session import RunSession, settings_text
+from .session import RunSession
 
 # the window's icon and style sheet, as installed with the package (importlib.resources: a wheel or a zip too)
 RESOURCES = importlib.resources.files("ui") / "resources"
@@ -253,7 +253,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ what the run says
     def _on_session_started(self, key, config: RunConfig, paused: bool) -> None:
         series = self.plot.add_series(key, self.session.label(key), name=self.session.names[key])
-        self.runs_list.add(key, self.session.names[key], settings_text(config), config.device, series.color,
+        self.runs_list.add(key, self.session.names[key], config.settings_text(), config.device, series.color,
                            status="paused" if paused else "running")
         self._running_ms = 0.0
         self.controls.set_run_state("paused" if paused else "running")
@@ -472,7 +472,7 @@ class MainWindow(QMainWindow):
         self.plot.append(key, log.step, log.elapsed_s, log.loss)
         status = (loaded.status or "loaded") if entry else "loaded"
         config = loaded.config
-        self.runs_list.add(key, session.names[key], settings_text(config) if config else session.descriptions[key][1],
+        self.runs_list.add(key, session.names[key], config.settings_text() if config else session.descriptions[key][1],
                            config.device if config else "?", series.color, status=status)
         self.runs_list.update(key, status, float(log.loss[-1]) if len(log) else None,
                               loaded.as_result().steps_per_second if len(log) else None)

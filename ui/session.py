@@ -69,7 +69,7 @@ class RunSession(QObject):
         self.run_count += 1
         key = self.run_key = self.run_count
         self.names[key] = f"#{key}"
-        self.descriptions[key] = (" ", short_description(config))
+        self.descriptions[key] = (" ", config.short_label())
         self.run = self._adopt(RunThread(config, start_paused=paused))
         self.state_source = (config, self.run.worker)
         self.started.emit(key, config, paused)
@@ -219,7 +219,7 @@ class RunSession(QObject):
         self.results[key] = loaded
         self.names[key] = entry["name"] if entry else Path(loaded.path).name
         problem = loaded.meta.get("settings_problem")
-        self.descriptions[key] = (" " if entry else ": ", short_description(loaded.config) if loaded.config else
+        self.descriptions[key] = (" " if entry else ": ", loaded.config.short_label() if loaded.config else
                                   "(its settings are not usable)" if problem else "(no settings recorded)")
         if entry and entry.get("session_file"):
             self.session_files[key] = loaded.path
@@ -355,14 +355,3 @@ class RunSession(QObject):
         for thread in (self.edge_thread, self.check_thread, self.load_thread):
             if thread is not None:
                 thread.join()
-
-
-def short_description(config: RunConfig) -> str:
-    """What a run is, in a legend's few words: "autograd · cpu · float32 · lr 1e-06"."""
-    return f"{config.recipe} · {config.device} · {config.dtype} · lr {config.lr:g}"
-
-
-def settings_text(config: RunConfig) -> str:
-    """A run's settings for the runs list."""
-    return (f"{config.recipe}, {config.dtype}, {config.sizes_text()}, lr={config.lr:g}, seed={config.seed}, "
-            f"{config.iters} iters")
