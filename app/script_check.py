@@ -3,11 +3,12 @@
 A script is not a recipe: nothing written by hand to compare with, no function of the weights to call again.
 So the child records the next step's forward pass as a tape (every ``Function.apply`` at the outermost level,
 with its arguments), and the check replays that tape in float64 from the leaves of the loss's graph: once
-with autograd (the float64 gradient), and twice per probed element with the element moved by +-h and +-h/2
-(central differences, Richardson-checked). What it sends the app: per leaf, autograd in the run's dtype,
-autograd in float64, the numerical gradient and a bound on what rounding and finite differences explain
-(the same honest grading as the recipes': app.gradients). A step the tape cannot replay (ops outside the
-engine, in-place changes to the graph's tensors) is said, not graded: the replayed loss must match the step's.
+with autograd (the float64 gradient), and six times per probed element, moved by +-h, +-h/2 and +-h/4 (central
+differences: Richardson's correction, and a kink wherever halving the step does not quarter the error). What
+it sends the app: per leaf, autograd in the run's dtype, autograd in float64, the numerical gradient and a
+bound on what rounding and finite differences explain (the same honest grading as the recipes':
+app.gradients). A step the tape cannot replay (ops outside the engine, in-place changes to the graph's
+tensors) is said, not graded: the replayed loss must match the step's.
 """
 
 from __future__ import annotations
@@ -153,21 +154,23 @@ def check(engine, tape: Tape, loss, step: int) -> dict:
         kinks = np.zeros(n, dtype=bool)
         for i in probe.tolist():
             h = eps ** (1 / 3) * max(abs(flat[i]), 1.0)
-            estimates = []
-            for step_size in (h, h / 2):
+            d = []  # central differences at steps h, h/2, h/4
+            for step_size in (h, h / 2, h / 4):
                 moved = [v.copy() for v in base]
                 moved[index].reshape(-1)[i] = flat[i] + step_size
                 up = loss_at(moved)
                 moved[index].reshape(-1)[i] = flat[i] - step_size
                 down = loss_at(moved)
-                estimates.append((up - down) / (2 * step_size))
-            d1, d2 = estimates
-            numerical[i] = d2 + (d2 - d1) / 3  # Richardson: the h^2 error removed
-            truncation = abs(d2 - d1)
-            rounding = 8 * eps * max(abs(loss64_value), 1e-300) / (h / 2)
-            if truncation > 0.1 * max(abs(d2), abs(d1)) + 10 * rounding:  # a kink between the steps
-                kinks[i] = True
-            bound[i] = truncation + rounding
+                d.append((up - down) / (2 * step_size))
+            rounding = 8 * eps * max(abs(loss64_value), 1e-300) / (h / 4)
+            coarse, fine = d[0] - d[1], d[1] - d[2]
+            numerical[i] = d[2] - fine / 3  # Richardson: the h^2 error removed
+            bound[i] = abs(fine) + rounding
+            # a smooth loss shrinks the error 4x each time the step halves; a kink within the steps does not
+            # (the differences then average the slopes on its two sides): left out, as the recipes' kinks are
+            if abs(coarse) > 2 * rounding:  # an error above rounding: it must be a smooth loss's h^2 error
+                smooth = fine != 0 and 2.0 <= coarse / fine <= 8.0
+                kinks[i] = not smooth
         shape = list(value.shape)
         out_leaves.append({
             "name": f"leaf {index + 1} ({'×'.join(str(s) for s in shape) or 'scalar'})",

@@ -288,3 +288,55 @@ def test_a_process_the_script_leaves_running_does_not_hold_the_run_open(tmp_path
     started = time.monotonic()
     run, _, _ = run_to_end(script(tmp_path, body), timeout=30)
     assert run.status() == ("done", "done: 3 steps") and time.monotonic() - started < 12  # not the 15 s sleep
+
+
+@pytest.mark.parametrize("planted", [False, True])
+def test_the_script_check_never_alarms_on_correct_gradients_and_always_on_the_planted_bug(planted):
+    """In process, step by step (the child does the same at the step it is asked for). Step 227 of this net once
+    raised a false alarm: both central differences straddled a ReLU's kink, so their difference looked small;
+    a third step (h/4) shows that halving the step no longer quarters the error there."""
+    import engine
+    from app import script_check
+    from app.gradients import script_report
+
+    engine.manual_seed(1)
+
+    class MyReLU(engine.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):  # noqa: A002
+            ctx.save_for_backward(input)
+            return input.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (input,) = ctx.saved_tensors  # noqa: A001
+            grad_input = grad_output.clone()
+            if not planted:
+                grad_input[input < 0] = 0
+            return grad_input
+
+    f64 = engine.float64
+    x, y = engine.randn(32, 20, dtype=f64), engine.randn(32, 3, dtype=f64)
+    w1 = engine.randn(20, 16, dtype=f64, requires_grad=True)
+    w2 = engine.randn(16, 3, dtype=f64, requires_grad=True)
+    tape = script_check.Tape(engine)
+    w1_grades = []
+    for t in range(232):
+        checked = t >= 200 or t % 20 == 0
+        if checked:
+            tape.install()
+        loss = (MyReLU.apply(x.mm(w1)).mm(w2) - y).pow(2).sum()
+        if checked:
+            tape.recording = False
+            report = script_report(script_check.check(engine, tape, loss, t), "test")
+            tape.remove()
+            w1_grades.append(report.stats[(report.params[0], ("autograd", "numerical"))].grade("float64"))
+        loss.backward()
+        with engine.no_grad():
+            w1 -= 1e-4 * w1.grad
+            w2 -= 1e-4 * w2.grad
+            w1.grad.zero_()
+            w2.grad.zero_()
+    assert len(w1_grades) == 42  # steps 0, 20, ..., 180 and 200 to 231 (227 among them)
+    assert set(w1_grades) == ({"bad"} if planted else set(w1_grades) - {"bad"})
+    assert ("bad" in w1_grades) == planted
