@@ -73,6 +73,8 @@ def _inplace_op(fn_name: str, iop):
             self._check_inplace()
             self._rebind(getattr(_fn, fn_name).apply(self._shallow(), other))
             return self
+        if _walk._zeroed:
+            _walk.forget_zeroed(self._data)
         iop(self._data, other)
         return self
 
@@ -374,6 +376,7 @@ class Tensor:
                 f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy "
                 "the tensor to host memory first."
             )
+        self._written()  # the caller may write the array
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -382,6 +385,7 @@ class Tensor:
                 f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy "
                 "the tensor to host memory first."
             )
+        self._written()
         return self._data if dtype is None else self._data.astype(dtype, copy=False)
 
     def to(self, *args, **kwargs) -> Tensor:
@@ -874,6 +878,8 @@ class Tensor:
             _check_same_device(self, value)
             value = value._data
         if self._data.__class__ is _ndarray:
+            if _walk._zeroed:
+                _walk.forget_zeroed(self._data)
             self._data[index] = value
         else:
             _fn.shape.assign(self._data, index, value)
@@ -885,6 +891,11 @@ class Tensor:
                 "a leaf Variable that requires grad is being used in an in-place operation. "
                 "(Wrap the update in `with engine.no_grad():`.)"
             )
+
+    def _written(self):
+        """The array is about to be written in place (or handed out): it may no longer hold what zero_() set."""
+        if _walk._zeroed:
+            _walk.forget_zeroed(self._data)
 
     def _rebind(self, out: Tensor):
         if out._data.dtype != self._data.dtype:
@@ -920,6 +931,7 @@ class Tensor:
             self._check_inplace()
             self._rebind(_fn.Clamp.apply(self._shallow(), min=_raw(min), max=_raw(max)))
             return self
+        self._written()
         xp_of(self._data).clip(self._data, _raw(min), _raw(max), out=self._data)
         return self
 
@@ -929,7 +941,9 @@ class Tensor:
     def zero_(self):
         if self._records():
             return self.fill_(0)
+        self._written()
         self._data.fill(0)  # the tutorial's w.grad.zero_()
+        _walk.mark_zeroed(self._data)  # the next backward() may assign its gradient here instead of adding
         return self
 
     def fill_(self, value):
@@ -940,6 +954,7 @@ class Tensor:
             keep_none = xp_of(self._data).zeros(self._data.shape, dtype=bool)
             self._rebind(_fn.Where.apply(keep_none, self._shallow(), _raw(value)))
             return self
+        self._written()
         _backend.fill(self._data, _raw(value))
         return self
 
@@ -950,18 +965,21 @@ class Tensor:
             moved = src.to(self.device, self.dtype) if isinstance(src, Tensor) else _wrap(src_data)
             self._rebind(moved.expand(self._data.shape).clone())
             return self
+        self._written()
         self._data[...] = src_data
         return self
 
     def normal_(self, mean=0.0, std=1.0):
         from . import random as _random
 
+        self._written()
         self._data[...] = _random.normal_like(self._data, mean, std)
         return self
 
     def uniform_(self, a=0.0, b=1.0):
         from . import random as _random
 
+        self._written()
         self._data[...] = _random.uniform_like(self._data, a, b)
         return self
 
