@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--export", metavar="PATH", help="write the loss log to PATH (.csv or .json)")
     out.add_argument("--compare-grads", action="store_true",
                      help="print manual vs autograd vs numerical gradients at the end of the run")
+    out.add_argument("--profile", action="store_true",
+                     help="after the run, time its step op by op (forward, backward, update; on a GPU with CUDA "
+                          "events) at the final weights, and print where the time goes")
     out.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
     gui = p.add_argument_group("desktop app")
     gui.add_argument("--start", action="store_true", help="start the run when the window opens")
@@ -150,8 +153,8 @@ def config_from_args(args, base: RunConfig | None = None) -> RunConfig:
 def desktop_options(args) -> DesktopOptions:
     """The options of a run in the window; :class:`UsageError` for what only a headless run takes, or a picture
     that cannot be written."""
-    if args.export is not None or args.compare_grads or args.quiet:
-        raise UsageError("--export, --compare-grads and --quiet belong to --headless runs")
+    if args.export is not None or args.compare_grads or args.profile or args.quiet:
+        raise UsageError("--export, --compare-grads, --profile and --quiet belong to --headless runs")
     screenshot = Path(args.screenshot) if args.screenshot else None
     if screenshot is not None:
         if screenshot.suffix.lower() != ".png":
@@ -250,6 +253,9 @@ def run_headless(args) -> int:
         config = config_from_args(args).validated()
     except ConfigError as exc:
         return fail(str(exc))
+    if args.profile and TABLE[config.recipe].raw_numpy:
+        return fail(f"--profile: {config.recipe} runs on plain NumPy arrays, with no engine ops to time (its "
+                    "step on engine tensors is the tensor recipe)")
     if args.export is not None:  # --export "" is a bad path, not no export
         try:
             export_mod.check_writable(args.export)
@@ -268,7 +274,7 @@ def _run_and_report(args, config: RunConfig, signals: _Signals) -> int:
         stability = estimate(config)  # before the run: a rate past the edge is said, with one that works
         if stability is not None and stability.likely_to_diverge(config.lr):
             sys.stderr.write(f"main.py: warning: {stability.advice(config.lr)}\n")
-    runner = Runner(config)
+    runner = Runner(config, dynamics=True)
     progress = Progress(config.iters, enabled=not args.quiet and sys.stderr.isatty())
     result = runner.run(progress)  # a signal ends it as "stopped", with the log kept
     signals.defer = True  # from here a signal is noted, not raised (but in the comparison, below)
@@ -301,9 +307,25 @@ def _run_and_report(args, config: RunConfig, signals: _Signals) -> int:
                              "exported\n")
         except Exception as exc:  # the run's result stands; say why the comparison could not be made
             sys.stderr.write(f"gradient comparison failed: {type(exc).__name__}: {exc}\n")
+    if args.profile and signals.received is None and result.status in (DONE, STOPPED):
+        _print_profile(config, runner.state, signals)
     if args.export is not None and not _export(result, args):  # a signal now is noted: the export runs to its end
         return EXIT_FAILED
     return EXIT_INTERRUPTED if signals.received else code
+
+
+def _print_profile(config: RunConfig, state, signals: _Signals) -> None:
+    from .inspect_step import profile_steps
+
+    signals.defer = False
+    try:
+        print(profile_steps(config, state).text(), flush=True)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"profile interrupted ({signals.received or 'SIGINT'})\n")
+    except Exception as exc:  # the run's result stands
+        sys.stderr.write(f"profile failed: {type(exc).__name__}: {exc}\n")
+    finally:
+        signals.defer = True
 
 
 def _export(result, args) -> bool:

@@ -49,9 +49,11 @@ class LoadedLog:
         (None for a CSV, which records none), status, device and versions as the file had them."""
         meta = self.meta
         versions = meta.get("versions")
+        dynamics = meta.get("dynamics")
         return RunResult(self.config, self.status or "loaded", str(meta.get("message") or ""), self.log,
                          str(meta.get("started_at") or ""), self.device_name,
-                         versions if isinstance(versions, dict) else {})
+                         versions if isinstance(versions, dict) else {},
+                         extra={"dynamics": dynamics} if isinstance(dynamics, dict) else {})
 
 
 def export_format(path: str | os.PathLike) -> str:
@@ -162,6 +164,7 @@ def to_json_obj(result: RunResult, arrays: bool = True) -> dict:
         "final_loss": _json_list(np.array([result.final_loss]))[0] if len(log) else None,
         "steps_per_second": result.steps_per_second if math.isfinite(result.steps_per_second) else None,
         "nonfinite_loss": nonfinite,
+        **({"dynamics": result.extra["dynamics"]} if result.extra.get("dynamics") else {}),
         **({"step": log.step.tolist(), "loss": _json_list(log.loss), "elapsed_s": _json_list(log.elapsed_s),
             "step_ms": _json_list(log.step_ms)} if arrays else {}),
     }

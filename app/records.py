@@ -101,6 +101,7 @@ class Batch:
     elapsed_s: np.ndarray
     step_ms: np.ndarray
     coefficients: list | None = None  # the fit of sin(x): its coefficients as the batch ends (floats)
+    dynamics: list | None = None  # app.dynamics samples taken since the last batch (plain dicts)
 
 
 @dataclass

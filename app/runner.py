@@ -24,6 +24,7 @@ import engine
 
 from .capture import GRAPH_WARMUP, CapturedSteps
 from .config import ConfigError, RunConfig, format_bytes
+from .dynamics import Dynamics
 from .readback import LossReadback
 from .recipes import TABLE, TrainState, make_state
 from .records import DIVERGED, DONE, FAILED, OUT_OF_MEMORY, STATUSES, STOPPED, Batch, LossLog, RunResult
@@ -37,9 +38,11 @@ class _Emitter:
     """Hands the log's new records to ``on_batch`` as a :class:`Batch`, at most every ``every_s`` seconds."""
 
     def __init__(self, log: LossLog, on_batch: Callable[[Batch], None] | None, every_s: float, now: float,
-                 coefficients: Callable[[], list | None] | None = None):
+                 coefficients: Callable[[], list | None] | None = None,
+                 samples: Callable[[], list] | None = None):
         self.log, self.on_batch, self.every_s, self.last, self.emitted = log, on_batch, every_s, now, 0
         self.coefficients = coefficients  # the fit's current coefficients, for the fit view (poly recipes)
+        self.samples = samples  # the dynamics samples taken since the last batch
 
     def __call__(self, force: bool = False) -> None:
         now = time.perf_counter()
@@ -48,7 +51,8 @@ class _Emitter:
             return
         log, k = self.log, self.emitted
         self.on_batch(Batch(log.step[k:n].copy(), log.loss[k:n].copy(), log.elapsed_s[k:n].copy(),
-                            log.step_ms[k:n].copy(), self.coefficients() if self.coefficients else None))
+                            log.step_ms[k:n].copy(), self.coefficients() if self.coefficients else None,
+                            self.samples() if self.samples else None))
         self.emitted, self.last = n, now
 
 
@@ -57,8 +61,10 @@ class Runner:
     :meth:`stop`; :meth:`run` blocks in the calling thread (the worker's, or the CLI's)."""
 
     def __init__(self, config: RunConfig, readback_s: float = 0.02, readback_steps: int = 256,
-                 batched_readback: bool | None = None):
+                 batched_readback: bool | None = None, dynamics: bool = False):
         self.config = config
+        self.track_dynamics = dynamics  # sample how the weights move (app.dynamics), within its time budget
+        self.dynamics: Dynamics | None = None
         # batch the loss readback on a GPU (no per-step host sync); on the CPU a read costs nothing
         self.batched_readback = config.device.startswith("cuda") if batched_readback is None else batched_readback
         self.readback_s = readback_s
@@ -150,7 +156,8 @@ class Runner:
         on_gpu = cfg.device.startswith("cuda")
         readback = LossReadback(self.log, on_gpu, self.batched_readback, self.readback_s, self.readback_steps, t0)
         emit = _Emitter(self.log, on_batch, emit_s, t0,
-                        self.coefficients if TABLE[cfg.recipe].family == "poly" else None)
+                        self.coefficients if TABLE[cfg.recipe].family == "poly" else None,
+                        lambda: self.dynamics.take_new() if self.dynamics is not None else None)
         diverged_at = None
         steps = None
 
@@ -165,6 +172,8 @@ class Runner:
             status, message = DONE, ""
             try:
                 self.state = make_state(cfg)
+                dyn = self.dynamics = Dynamics(self.state) if self.track_dynamics else None
+                step_s = 0.0
                 steps = CapturedSteps(cfg.recipe, self.state, GRAPH_WARMUP if cfg.cuda_graph and on_gpu else None)
                 self.graph_info = steps.info
                 prev = time.perf_counter()
@@ -174,8 +183,13 @@ class Runner:
                         break
                     if self._paused:
                         prev = time.perf_counter()  # time spent paused is not step time
+                    if dyn is not None:  # its cost is in the step's time, as the budget says
+                        dyn.before(t, step_s)
                     loss = next(steps)
+                    if dyn is not None:
+                        dyn.after()
                     now = time.perf_counter()
+                    step_s = now - prev
                     bad = readback.add(t, loss, now - t0, (now - prev) * 1e3, now)
                     prev = now
                     if bad is not None:
@@ -184,6 +198,8 @@ class Runner:
                     emit()
                 if diverged_at is None:
                     diverged_at = readback.read(time.perf_counter())
+                if dyn is not None and diverged_at is None and len(self.log):
+                    dyn.final(len(self.log))  # the weights the run ends with (a diverged run's are not finite)
                 status, message = self._outcome(status, diverged_at)
             except KeyboardInterrupt:  # Ctrl+C in the headless command: a stop that keeps the log
                 status, message = STOPPED, f"interrupted after {len(self.log)} of {cfg.iters} steps"
@@ -223,7 +239,8 @@ class Runner:
             config=cfg, status=status, message=message, log=self.log, started_at=started, device_name=dev_name,
             versions=versions(), wall_s=time.perf_counter() - t0, diverged_at=diverged_at,
             extra={**({"cuda_graph": dict(self.graph_info)} if cfg.cuda_graph else {}),
-                   **({"coefficients": self.final_coefficients} if self.final_coefficients else {})},
+                   **({"coefficients": self.final_coefficients} if self.final_coefficients else {}),
+                   **({"dynamics": self.dynamics.to_dict()} if self.dynamics is not None else {})},
         )
 
     def coefficients(self) -> list | None:

@@ -20,6 +20,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from . import export
 from .config import RunConfig
 from .gradients import compare
+from .inspect_step import inside
 from .runner import Runner
 from .script_run import ScriptRun
 
@@ -40,12 +41,14 @@ class RunWorker(QObject):
     resumed = Signal()
     gradients_checked = Signal(object)  # GradientReport
     gradients_failed = Signal(str)
+    inside_ready = Signal(object)  # app.inspect_step.inside's dict
+    inside_failed = Signal(str)
 
     def __init__(self, config: RunConfig, emit_s: float = 1 / 20, start_paused: bool = False):
         super().__init__()
         self.config = config
         self.emit_s = emit_s
-        self.runner = Runner(config)
+        self.runner = Runner(config, dynamics=True)
         self.result = None
         if start_paused:
             self.runner.pause()
@@ -95,6 +98,23 @@ class RunWorker(QObject):
                 self.gradients_failed.emit(f"{type(exc).__name__}: {exc}")
             else:
                 self.gradients_checked.emit(report)
+
+        runner.call_when_parked(job)
+
+    def look_inside(self, label: str) -> None:
+        """Pause the run, then describe and profile one step at its current weights in the run's own thread (on a
+        copy: the run's weights do not move); the result arrives through ``inside_ready`` (or ``inside_failed``)."""
+        if not self.runner.paused:
+            self.pause()
+        runner, config = self.runner, self.config
+
+        def job():
+            try:
+                payload = inside(config, runner.state, f"step {len(runner.log)} of {label}")
+            except Exception as exc:  # reported, never raised into the run
+                self.inside_failed.emit(f"{type(exc).__name__}: {exc}")
+            else:
+                self.inside_ready.emit(payload)
 
         runner.call_when_parked(job)
 

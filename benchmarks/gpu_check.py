@@ -18,10 +18,13 @@ Sections, in order (each passes, fails or is skipped with its reason; the exit c
 8. memory: device memory back within 1 MiB of where it was after a run and ``empty_cache()``; the driver's free
    memory after 5 runs in new threads within 2 MiB of after the first (no leak per thread); each recipe's memory
    estimate within 10% of the device peak of three steps, at four sizes;
-9. bench: the GPU rows of ``python -m benchmarks --devices cuda --no-app`` in the time that is left.
+9. bench: the GPU rows of ``python -m benchmarks --devices cuda --no-app`` in the time that is left;
+10. inside: the graph of the tutorial's autograd step on the device, and its per-op profile (CPU and CUDA-event
+    times) at the tutorial size and at the large size, written out in full: why the GPU loses at the one and wins
+    at the other, op by op. Run before the benchmarks, which take the time that is left.
 
 It never imports PySide6, ``ui/`` or ``app/worker.py``, so it runs on a bare GPU machine. Without a GPU it says
-so in one line and exits 0. ``--dry-run`` runs sections 1-8 on the CuPy stand-in (``tests/fake_cupy.py``) and the
+so in one line and exits 0. ``--dry-run`` runs sections 1-8 and 10 on the CuPy stand-in (``tests/fake_cupy.py``) and the
 ``sim`` tests instead of the ``gpu`` ones: it checks this script, and says nothing about a GPU.
 """
 
@@ -227,6 +230,7 @@ def section_seeds(say, quick=False):
 
 SIZE = dict(batch=64, d_in=1000, hidden=100, d_out=10)  # the tutorial's
 QUICK_SIZE = dict(batch=8, d_in=20, hidden=10, d_out=3)  # --quick: the script's plumbing only
+LARGE_SIZE = dict(batch=1024, d_in=8192, hidden=4096, d_out=1024)  # the benchmarks' large size
 
 
 def _gpu_recipes(family: str | None = None) -> list[str]:
@@ -448,6 +452,24 @@ def _estimates(say, sizes=ESTIMATE_SIZES) -> bool:
     return ok
 
 
+def section_inside(say, size=SIZE, large=LARGE_SIZE):
+    from app.config import RunConfig
+    from app.inspect_step import profile_steps, step_graph
+
+    graph = step_graph(RunConfig(recipe="function", device="cuda", **size)).description
+    devices = {n.device for n in graph.nodes}
+    say(f"graph of the function recipe's step: {[n.op for n in graph.nodes]} on {sorted(devices)}")
+    ok = devices == {"cuda:0"} and "MyReLU" in [n.op for n in graph.nodes]
+    for name, sz in (("tutorial", size), ("large", large)):
+        sp = profile_steps(RunConfig(recipe="autograd", device="cuda", **sz), budget_s=1.0)
+        say(f"--- {name} size {tuple(sz.values())}")
+        for line in sp.text().splitlines():
+            say(line)
+        timed = [r for r in sp.per_step() if r["gpu_ms"] is not None]
+        ok &= bool(timed) and len(timed) == len(sp.per_step())
+    return ok
+
+
 def section_bench(say, out: Path, timeout_s: float):
     if timeout_s < 60:
         return f"only {timeout_s:.0f} s left of the budget"
@@ -515,7 +537,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="gpu-check", help="folder for report.txt, report.json and bench.json")
     p.add_argument("--dry-run", action="store_true", help="run on the CuPy stand-in (checks this script only)")
     p.add_argument("--budget-s", type=float, default=540.0, help="the whole check's time budget (default 540)")
-    p.add_argument("--sections", default="1,2,3,4,5,6,7,8,9", help="which sections to run (default all)")
+    p.add_argument("--sections", default="1,2,3,4,5,6,7,8,10,9", help="which sections to run (default all)")
     p.add_argument("--quick", action="store_true", help="small sizes, one listing: the script's plumbing only")
     args = p.parse_args(argv)
     wanted = set(args.sections.split(","))
@@ -543,6 +565,8 @@ def main(argv=None) -> int:
          else section_cublas),
         ("7", "7. no host sync in a step", lambda say: section_syncs(say, args.dry_run)),
         ("8", "8. memory", section_memory),
+        ("10", "10. inside the step", lambda say: section_inside(say, size, QUICK_SIZE if args.quick or args.dry_run
+                                                                  else LARGE_SIZE)),
         ("9", "9. benchmarks",
          (lambda say: "timings on the stand-in mean nothing") if args.dry_run
          else lambda say: section_bench(say, report.out, args.budget_s - report.elapsed() - 10)),

@@ -535,6 +535,39 @@ class Graph:
         return len(self._ops)
 
 
+class Event:
+    """cupy.cuda.Event: ``record`` notes where the stream is; here it notes the host clock (the stand-in runs each
+    op when it is called, so the host time between two records is the time the ops between them took).
+    ``synchronize`` is a host synchronisation, counted as one."""
+
+    def __init__(self, block=False, disable_timing=False, interprocess=False):
+        self.disable_timing = disable_timing
+        self._t = None
+
+    def record(self, stream=None):
+        import time
+
+        self._t = time.perf_counter()
+
+    def synchronize(self):
+        if not getattr(_local, "allow_sync", True):
+            raise DeviceSynchronized()
+        syncs.append("cudaEventSynchronize")
+
+    @property
+    def done(self):
+        return self._t is not None
+
+
+def get_elapsed_time(start_event, end_event):
+    """Milliseconds between two recorded events (CuPy raises when either was never recorded or cannot time)."""
+    if start_event._t is None or end_event._t is None:
+        raise CUDARuntimeError("cudaErrorInvalidResourceHandle: invalid resource handle")
+    if start_event.disable_timing or end_event.disable_timing:
+        raise CUDARuntimeError("cudaErrorInvalidResourceHandle: invalid resource handle")
+    return (end_event._t - start_event._t) * 1e3
+
+
 class Stream:
     null = None
 
@@ -907,6 +940,8 @@ def _make_module():
     cuda.Device = Device
     cuda.runtime = runtime
     cuda.Stream = Stream
+    cuda.Event = Event
+    cuda.get_elapsed_time = get_elapsed_time
     cuda.MemoryPool = MemoryPool
     cuda.MemoryPointer = MemoryPointer
     cuda.get_current_stream = _current_stream

@@ -42,14 +42,16 @@ from .gradient_panel import GradientPanel
 from .loss_plot import LossPlot
 from .runs_list import RunsList
 from .session import RunSession
+from .step_panel import StepPanel
 
 # the window's icon and style sheet, as installed with the package (importlib.resources: a wheel or a zip too)
 RESOURCES = importlib.resources.files("ui") / "resources"
-SETTINGS_VERSION = 2  # 2: the right-hand docks are tabs
+SETTINGS_VERSION = 3  # 2: the right-hand docks are tabs; 3: with "Inside the step"
 
 
 class MainWindow(QMainWindow):
     gradients_done = Signal(object)  # the GradientReport shown, or None when the check failed
+    inside_done = Signal(object)  # the graph and profile shown (a dict), or None when the look failed
     log_opened = Signal(object)  # the runs-list key of an opened log, or None (refused or cancelled)
 
     def __init__(self, settings: QSettings | None = None, preset: RunConfig | None = None):
@@ -80,6 +82,7 @@ class MainWindow(QMainWindow):
         self.gradient_panel = GradientPanel()
         self.runs_list = RunsList()
         self.bench_panel = BenchPanel()
+        self.step_panel = StepPanel()
 
         self.fit_view = FitView()
         self.center = QSplitter(Qt.Horizontal)  # the loss plot, and beside it the fit of sin(x) when it applies
@@ -108,6 +111,10 @@ class MainWindow(QMainWindow):
         # one column of tabs on the right: each panel gets its whole height (a check raises Gradients)
         self.tabifyDockWidget(self.device_dock, self.gradient_dock)
         self.tabifyDockWidget(self.gradient_dock, self.bench_dock)
+        # not in a scroll area: its plots and graph view shrink to the dock (a scroll area would size it by the
+        # plots' large size hints, and the graph would sit below the fold)
+        self.step_dock = self._dock("Inside the step", self.step_panel, Qt.RightDockWidgetArea)
+        self.tabifyDockWidget(self.bench_dock, self.step_dock)
         self.device_dock.raise_()
 
         self._make_menus()
@@ -177,7 +184,7 @@ class MainWindow(QMainWindow):
         self.plot.log_scale_changed.connect(log_action.setChecked)
         view_menu.addAction(log_action)
         for dock in (self.controls_dock, self.device_dock, self.gradient_dock, self.runs_dock, self.console_dock,
-                     self.bench_dock):
+                     self.bench_dock, self.step_dock):
             view_menu.addAction(dock.toggleViewAction())
         help_menu = self.menuBar().addMenu("&Help")
         action(help_menu, "&About", self._about)
@@ -195,6 +202,7 @@ class MainWindow(QMainWindow):
             (c.start_requested, self.start_run), (c.pause_requested, self.toggle_pause),
             (c.step_requested, self.step_run), (c.stop_requested, self.stop_run), (c.reset_requested, self.reset_run),
             (c.config_changed, self._on_config_changed), (self.gradient_panel.check_requested, self.check_gradients),
+            (self.step_panel.look_requested, self.look_inside),
             (runs.renamed, self.rename_run), (runs.recolour_requested, self._on_recolour_requested),
             (runs.delete_requested, self.delete_runs), (runs.visibility_changed, self.plot.set_visible),
             (runs.export_logs_requested, self.export_logs), (runs.export_plot_requested, self.export_plot),
@@ -207,7 +215,8 @@ class MainWindow(QMainWindow):
             (session.gradients_checked, self._on_gradients_checked),
             (session.gradients_failed, self._on_gradients_failed), (session.log_loaded, self._on_log_loaded),
             (session.log_failed, self._on_log_failed), (session.log_cancelled, self._on_log_cancelled),
-            (session.edge_estimated, self._on_edge_estimated),
+            (session.edge_estimated, self._on_edge_estimated), (session.inside_ready, self._on_inside_ready),
+            (session.inside_failed, self._on_inside_failed),
         )
         for signal, slot in wiring:
             signal.connect(slot)
@@ -229,6 +238,7 @@ class MainWindow(QMainWindow):
         session = self.session
         if session.running:
             session.step()
+            self._look_if_shown()  # after the step: the run's thread takes the job once it parks again
             return
         previous = session.run_key if session.run_key in session.results else None
         if self.start_run(start_paused=True):
@@ -259,6 +269,7 @@ class MainWindow(QMainWindow):
         self.controls.set_run_state("paused" if paused else "running")
         self.controls.show_progress(0, config.iters, 0)
         self.device_panel.set_running(True)
+        self.step_panel.reset_weights()
         self._say(f"Run #{key} started: {config.label()}", at_controls=True)
 
     # ------------------------------------------------------------------ your own script
@@ -304,6 +315,7 @@ class MainWindow(QMainWindow):
         self.controls.show_paused()
         self.runs_list.update(key, "paused")
         self._say(f"Run #{key} paused: Step runs one step, Resume goes on")
+        self._look_if_shown()
 
     def _on_session_resumed(self, key) -> None:
         self.controls.set_run_state("running")
@@ -314,6 +326,8 @@ class MainWindow(QMainWindow):
         if not self.plot.has(key):
             return
         self.plot.append(key, batch.step, batch.elapsed_s, batch.loss)
+        if batch.dynamics:
+            self.step_panel.add_samples(batch.dynamics)
         source = self.session.state_source
         if batch.coefficients and source is not None:
             self.fit_view.show_fit(source[0].recipe, batch.coefficients,
@@ -393,6 +407,40 @@ class MainWindow(QMainWindow):
     def _on_gradients_failed(self, text: str) -> None:
         self._say(f"Gradient check failed: {text}", error=True)
         self.gradients_done.emit(None)
+
+    # ------------------------------------------------------------------ inside the step
+    def look_inside(self) -> None:
+        """The graph and the per-op profile of one step, off the GUI thread: during a run in the run's own thread
+        (paused first), otherwise in a thread of its own, at the last run's weights or the settings' initial ones."""
+        session = self.session
+        config = None
+        if not session.running and session.train_state() is None:
+            config, problem = self.controls.config()
+            if config is None:
+                self._say(f"Cannot look inside the step: {problem}", error=True)
+                self.inside_done.emit(None)
+                return
+        where = session.look_inside(config)
+        if where is not None:
+            self.step_panel.show_busy(where)
+
+    def _look_if_shown(self) -> None:
+        """A paused or stepped run refreshes the panel when it is in view (it costs a few tenths of a second)."""
+        if self.step_dock.isVisible() and not self.step_dock.visibleRegion().isEmpty() and \
+                not self.session.running_script():
+            self.look_inside()
+
+    def _on_inside_ready(self, payload: dict) -> None:
+        self.step_panel.show_inside(payload)
+        self._say(f"Inside the step at {payload['where']}: "
+                  + ", ".join(p for p in ("graph" if payload["graph"] else "", "profile" if payload["profile"] else "")
+                              if p))
+        self.inside_done.emit(payload)
+
+    def _on_inside_failed(self, text: str) -> None:
+        self.step_panel.show_failed(text)
+        self._say(f"Could not look inside the step: {text}", error=True)
+        self.inside_done.emit(None)
 
     # ------------------------------------------------------------------ logs and pictures
     def export_logs(self, keys=None, path: str | None = None) -> list[Path]:

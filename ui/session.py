@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 
 from app import export
 from app.config import RunConfig
+from app.inspect_step import inside
 from app.records import RunResult
 from app.stability import estimate
 from app.worker import GradientCheckThread, LogLoadThread, RunThread, ScriptThread, TaskThread
@@ -36,6 +37,8 @@ class RunSession(QObject):
     log_failed = Signal(str, object)  # why, the kept run's entry (None: opened)
     log_cancelled = Signal()
     edge_estimated = Signal(object, object)  # the settings it depends on, app.stability.Stability or None
+    inside_ready = Signal(object)  # app.inspect_step.inside's dict: a step's graph and profile
+    inside_failed = Signal(str)
 
     def __init__(self, folder: Path, parent=None):
         super().__init__(parent)
@@ -53,6 +56,7 @@ class RunSession(QObject):
         self.restoring: list = []  # the last session's runs still to be read back (one at a time)
         self.edges: dict = {}  # the settings that decide the divergence edge -> Stability (None: none applies)
         self.edge_thread: TaskThread | None = None
+        self.inside_thread: TaskThread | None = None  # a look inside a step with no run going on
 
     # ------------------------------------------------------------------ the run
     @property
@@ -104,6 +108,9 @@ class RunSession(QObject):
         worker.resumed.connect(self._on_run_resumed)
         worker.gradients_checked.connect(self.gradients_checked)
         worker.gradients_failed.connect(self.gradients_failed)
+        if isinstance(thread, RunThread):  # a script's weights live in its own process
+            worker.inside_ready.connect(self.inside_ready)
+            worker.inside_failed.connect(self.inside_failed)
         return thread
 
     def _on_printed(self, text: str, from_stderr: bool) -> None:
@@ -349,9 +356,37 @@ class RunSession(QObject):
     def _on_edge_failed(self, text: str) -> None:
         self._on_edge(None)  # no warning rather than a wrong one; the run itself reports what goes wrong
 
+    # ------------------------------------------------------------------ inside the step
+    def look_inside(self, config: RunConfig | None) -> str | None:
+        """Describe and profile one step off the GUI thread: in the run's own thread when one is going on (it
+        pauses), else at the last run's weights, else at ``config``'s initial weights. Returns where, or None when
+        it cannot (a look still running, or a script's run)."""
+        if self.running:
+            if not isinstance(self.run, RunThread):
+                self.inside_failed.emit("a script's weights live in its own process: open the example as a recipe "
+                                        "to look inside its step")
+                return None
+            self.run.worker.look_inside(f"run #{self.run_key}")
+            return f"run #{self.run_key}'s current weights (the run pauses)"
+        if self.inside_thread is not None and self.inside_thread.is_running():
+            return None
+        source = self.train_state()
+        state = None
+        if source is not None:
+            config, state, where = source
+        else:
+            where = "the initial weights"
+        if config is None:
+            return None
+        self.inside_thread = TaskThread(lambda arg: inside(*arg), (config, state, where), "inside")
+        self.inside_thread.worker.finished.connect(self.inside_ready)
+        self.inside_thread.worker.errored.connect(self.inside_failed)
+        self.inside_thread.start()
+        return where
+
     # ------------------------------------------------------------------ closing
     def join_helpers(self) -> None:
         """Wait for the estimate, check and log reader (a reader is cancelled)."""
-        for thread in (self.edge_thread, self.check_thread, self.load_thread):
+        for thread in (self.edge_thread, self.check_thread, self.load_thread, self.inside_thread):
             if thread is not None:
                 thread.join()

@@ -3,9 +3,10 @@ backward walk (:mod:`.graph`)."""
 
 from __future__ import annotations
 
+from .describe import GraphDescription, GraphNode, describe  # noqa: E402 - after graph: it imports Tensor
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import backward, grad, unbroadcast
 
 __all__ = ["Function", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "backward", "grad", "unbroadcast"]
+           "backward", "grad", "unbroadcast", "describe", "GraphDescription", "GraphNode"]

@@ -36,6 +36,7 @@ __all__ = ["backward", "grad", "unbroadcast", "mark_zeroed", "forget_zeroed"]
 # id(array) -> weak reference to an array that zero_() cleared and nothing has written since (see the module's text)
 _zeroed: dict = {}
 _getrefcount = sys.getrefcount
+_observer = None  # engine.profiler's recorder while a profile() block runs: told of each node's backward
 
 
 def mark_zeroed(arr) -> None:
@@ -146,6 +147,8 @@ def _run(roots, root_grads, retain_graph, capture=None):
             _deliver_nonleaf(node, [gouts] if single else gouts, capture, wanted_nodes)
         if not single:
             gouts = [g if g is not None else _zeros_for_output(node, i) for i, g in enumerate(gouts)]
+        if _observer is not None:
+            token = _observer.node_begin(node)
         if not node.raw:
             gins = node._run_backward([gouts] if single else gouts)
         elif node._freed:
@@ -155,6 +158,8 @@ def _run(roots, root_grads, retain_graph, capture=None):
             gins = node.backward(node, gouts) if single else node.backward(node, *gouts)
             if gins.__class__ is not tuple:
                 gins = (gins,)
+        if _observer is not None:
+            _observer.node_end(node, token)
         for inp, g in zip(node._inputs, gins):
             if inp is None or g is None:
                 continue

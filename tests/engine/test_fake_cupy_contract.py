@@ -64,7 +64,7 @@ def test_every_cupyx_name_is_in_cupyx():
     assert not sorted(_public(FAKEX) - _public(REALX))
 
 
-@pytest.mark.parametrize("name", ["MemoryPool", "Stream", "Device"])
+@pytest.mark.parametrize("name", ["MemoryPool", "Stream", "Device", "Event"])
 def test_every_method_of_the_cuda_classes_is_in_cupy(name):
     fake, real = getattr(FAKE.cuda, name), getattr(REAL.cuda, name)
     assert not sorted(_public(fake) - _public(real))

@@ -366,6 +366,10 @@ def test_the_window_fits_a_1024x700_screen_with_every_panel_reachable(qtbot, win
     window.gradient_dock.raise_()
     QApplication.processEvents()
     assert window.gradient_dock.widget().viewport().width() >= 120
+    window.step_dock.raise_()  # the step panel shrinks to its dock rather than scrolling
+    QApplication.processEvents()
+    panel = window.step_panel
+    assert panel.height() <= window.step_dock.height() and panel.graph.view.height() >= 60
 
 
 def test_check_now_during_a_run_pauses_it_and_computes_in_the_runs_thread(qtbot, window, monkeypatch):
@@ -906,3 +910,59 @@ def test_joining_a_worker_that_has_finished_does_not_wait_for_the_gui_event_loop
     started = time.monotonic()
     assert thread.join(5_000)
     assert time.monotonic() - started < 1.0
+
+
+def test_inside_the_step_before_a_run_shows_the_graph_and_the_profile(qtbot, window):
+    panel = window.step_panel
+    with qtbot.waitSignal(window.inside_done, timeout=30_000) as blocker:
+        window.look_inside()
+    payload = blocker.args[0]
+    assert payload["where"] == "the initial weights" and payload["graph"] and payload["profile"]
+    assert set(panel.graph.items) == {n["id"] for n in payload["graph"]["graph"]["nodes"]}
+    assert "6 recorded nodes, 2 leaves; the step's own backward()" in panel.graph.caption.text()
+    (clamp,) = [n for n in payload["graph"]["graph"]["nodes"] if n["op"] == "Clamp"]
+    panel.graph.select(clamp["id"])
+    assert "Clamp" in panel.graph.details.text() and "zeros" in panel.graph.details.text()
+    assert f"{100 * clamp['output']['zeros']:.1f}%" in panel.graph.details.text()
+    assert "autograd on cpu" in panel.time.summary.text() and "matrix product" in panel.time.summary.text()
+    assert panel.look_button.isEnabled()
+
+
+def test_inside_the_step_during_a_run_pauses_it_and_looks_in_the_runs_thread(qtbot, window, monkeypatch):
+    import threading
+
+    from app import worker as worker_mod
+
+    threads = []
+    real = worker_mod.inside
+
+    def spy(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(worker_mod, "inside", spy)
+    window.controls.set_config(SMALL.with_(iters=1_000_000))
+    assert window.start_run()
+    qtbot.waitUntil(lambda: window.plot.series[window.session.run_key].n > 5, timeout=10_000)
+    window.toggle_pause()
+    assert window.session.run.worker.runner.wait_parked(5)
+    weights_before = window.session.run.worker.train_state().w1.detach().numpy().copy()
+    with qtbot.waitSignal(window.inside_done, timeout=30_000) as blocker:
+        window.look_inside()
+    assert blocker.args[0] is not None and window.session.run.worker.is_paused()
+    assert threads and threads[0] is not threading.main_thread()
+    # looking did not move the run's weights
+    assert (window.session.run.worker.train_state().w1.detach().numpy() == weights_before).all()
+    assert f"run #{window.session.run_key}" in window.step_panel.status.text()
+    with _finished(qtbot, window, 10_000):
+        window.stop_run()
+
+
+def test_the_weights_view_fills_as_a_run_trains(qtbot, window):
+    result = start_and_wait(qtbot, window)
+    view = window.step_panel.weights
+    samples = result.extra["dynamics"]["samples"]
+    assert [s["step"] for s in view.samples] == [s["step"] for s in samples]
+    assert view.names == ["w1", "w2"] and view.param.count() == 2
+    assert f"{len(samples)} samples up to step {SMALL.iters:,}" in view.caption.text()
+    assert len(view.hist.listDataItems()) == sum(1 for s in samples if s["full"])
