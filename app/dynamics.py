@@ -98,6 +98,7 @@ class Dynamics:
         self.samples: list[dict] = []
         self._spent = {True: 0.0, False: 0.0}  # seconds spent on full and on light samples
         self._costs: dict = {True: [], False: []}  # what each sample of each kind cost
+        self._typical = {True: 0.0, False: 0.0}  # and the median of those costs
         self._in_last_step = 0.0  # what sampling added to the step just run
         self._last_step = {True: 0, False: 0}  # and the step it was taken at
         self._step_avg = 0.0  # the typical step's seconds (a moving average)
@@ -172,7 +173,9 @@ class Dynamics:
                             "grads": _histogram(g, self.bins) if full and g is not None else None}
         self.samples.append(sample)
         cost += time.perf_counter() - t0
-        self._costs[full].append(cost)
+        costs = self._costs[full]
+        costs.append(cost)
+        self._typical[full] = sorted(costs)[len(costs) // 2]  # the median: a sample that stalled is not the rule
         self._spent[full] += cost
         self._last_step[full] = step
         self._in_last_step = cost
@@ -198,9 +201,7 @@ class Dynamics:
         steps since that one (evenly spaced: every last cost / (share x budget x the typical step) steps)."""
         share = FULL_SHARE if full else 1 - FULL_SHARE
         since = step - self._last_step[full]
-        costs = self._costs[full]
-        typical = sorted(costs)[len(costs) // 2] if costs else 0.0  # a sample that stalled is not the rule
-        return since * self._step_avg * share * self.budget >= typical
+        return since * self._step_avg * share * self.budget >= self._typical[full]
 
     @property
     def spent_s(self) -> float:
