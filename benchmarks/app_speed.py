@@ -18,7 +18,7 @@ from app.runner import Runner
 
 
 def headless_rate(config: RunConfig) -> float:
-    result = Runner(config).run(lambda batch: None)
+    result = Runner(config, dynamics=True).run(lambda batch: None)  # as main.py --headless and the app run it
     return result.steps_done / result.log.elapsed_s[-1]
 
 

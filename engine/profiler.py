@@ -204,7 +204,9 @@ class _Recorder:
 
     def call(self, name, fn, args, kwargs):
         """``fn(*args, **kwargs)``, timed as ``name`` when it is this thread's outermost engine call."""
-        if self.depth or _get_ident() != self.thread:  # inside a timed call (it is that one's), or not ours
+        if _get_ident() != self.thread:  # another thread's engine work is not this step's
+            return fn(*args, **kwargs)
+        if self.depth:  # inside a timed call: it is that one's (it passed a wrapper, which the profile counts)
             self.nested += 1
             return fn(*args, **kwargs)
         self.depth = 1

@@ -158,6 +158,12 @@ class RunSession(QObject):
             return config, worker.train_state(), f"step {worker.steps_done()} of run #{self.run_key}"
         return None
 
+    def _weights_or(self, config: RunConfig | None) -> tuple:
+        """(config, state, where) for work with no run going on: the last run's weights, else ``config``'s
+        initial ones (state None)."""
+        source = self.train_state()
+        return source if source is not None else (config, None, "the initial weights")
+
     def _on_run_batch(self, batch) -> None:
         self.batch.emit(self.run_key, batch)
 
@@ -185,12 +191,7 @@ class RunSession(QObject):
             return f"run #{self.run_key}'s current weights (the run pauses)"
         if self.check_thread is not None and self.check_thread.is_running():
             return None
-        source = self.train_state()
-        state = None
-        if source is not None:
-            config, state, where = source
-        else:
-            where = "the initial weights"
+        config, state, where = self._weights_or(config)
         self.check_thread = GradientCheckThread(config, state, where, forget_relu_mask)
         self.check_thread.worker.finished.connect(self.gradients_checked)
         self.check_thread.worker.errored.connect(self.gradients_failed)
@@ -370,12 +371,7 @@ class RunSession(QObject):
             return f"run #{self.run_key}'s current weights (the run pauses)"
         if self.inside_thread is not None and self.inside_thread.is_running():
             return None
-        source = self.train_state()
-        state = None
-        if source is not None:
-            config, state, where = source
-        else:
-            where = "the initial weights"
+        config, state, where = self._weights_or(config)
         if config is None:
             return None
         self.inside_thread = TaskThread(lambda arg: inside(*arg), (config, state, where), "inside")

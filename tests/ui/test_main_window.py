@@ -959,10 +959,16 @@ def test_inside_the_step_during_a_run_pauses_it_and_looks_in_the_runs_thread(qtb
 
 
 def test_the_weights_view_fills_as_a_run_trains(qtbot, window):
-    result = start_and_wait(qtbot, window)
     view = window.step_panel.weights
+    result = start_and_wait(qtbot, window)
     samples = result.extra["dynamics"]["samples"]
     assert [s["step"] for s in view.samples] == [s["step"] for s in samples]
     assert view.names == ["w1", "w2"] and view.param.count() == 2
+    assert view.hist.listDataItems() == []  # out of view: nothing is drawn while the run goes on
+    window.step_dock.raise_()
+    window.step_panel.tabs.setCurrentWidget(view)  # in view: drawn at once
+    qtbot.waitUntil(lambda: len(view.hist.listDataItems()) == sum(1 for s in samples if s["full"]), timeout=5000)
     assert f"{len(samples)} samples up to step {SMALL.iters:,}" in view.caption.text()
-    assert len(view.hist.listDataItems()) == sum(1 for s in samples if s["full"])
+    curve = view._curves[("w1", "weight_norm")]  # its data as given (getData would give log10 on a log axis)
+    assert list(curve.xData) == [s["step"] for s in samples]
+    assert curve.yData[0] == pytest.approx(samples[0]["w1"]["weight_norm"])
