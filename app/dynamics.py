@@ -100,6 +100,7 @@ class Dynamics:
         self._costs: dict = {True: [], False: []}  # what each sample of each kind cost
         self._typical = {True: 0.0, False: 0.0}  # and the median of those costs
         self._in_last_step = 0.0  # what sampling added to the step just run
+        self._last_kind = True  # and which kind of sample it was
         self._last_step = {True: 0, False: 0}  # and the step it was taken at
         self._step_avg = 0.0  # the typical step's seconds (a moving average)
         self.run_s = 0.0
@@ -141,9 +142,17 @@ class Dynamics:
         self.run_s += step_s
         # a typical step, without the sampling it held: a stall of the thread (the window drawing) buys no burst
         plain = step_s - self._in_last_step
-        self._in_last_step = 0.0
-        if plain > 0:
+        if self._in_last_step and self._step_avg:
+            # a step that held a sample also ran slower (the copies took its data out of the caches): what it ran
+            # over the typical step is the sample's cost too
+            excess = max(plain - self._step_avg, 0.0)
+            kind = self._last_kind
+            self._spent[kind] += excess
+            self._costs[kind][-1] += excess
+            self._typical[kind] = sorted(self._costs[kind])[len(self._costs[kind]) // 2]
+        elif plain > 0:
             self._step_avg = plain if self._step_avg == 0 else 0.9 * self._step_avg + 0.1 * plain
+        self._in_last_step = 0.0
         full = not self.samples or self._due(True, step)
         if not full and not self._due(False, step):
             return
@@ -178,7 +187,7 @@ class Dynamics:
         self._typical[full] = sorted(costs)[len(costs) // 2]  # the median: a sample that stalled is not the rule
         self._spent[full] += cost
         self._last_step[full] = step
-        self._in_last_step = cost
+        self._in_last_step, self._last_kind = cost, full
 
     def final(self, step: int) -> None:
         """A full sample of the weights the run ends with (no update: the ratio is None), unless the last step

@@ -1,4 +1,4 @@
-"""What looking inside the step costs: ``python -m benchmarks.inside_step [--rounds 7] [--iters 500]``
+"""What looking inside the step costs: ``python -m benchmarks.inside_step [--rounds 7] [--iters 2000]``
 
 * **Weights tracking** (app.dynamics): whole runs of each recipe with the sampling on and off, alternating, in
   one process; the median of the rounds' time ratios (on / off). The budget is 3% of the run's time.
@@ -35,7 +35,7 @@ def run_s(config: RunConfig, dynamics: bool) -> tuple[float, float | None]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--iters", type=int, default=500)
+    parser.add_argument("--iters", type=int, default=2000)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--recipes", default=",".join(RECIPES))
     parser.add_argument("--out", default=None)
