@@ -248,6 +248,8 @@ def run_headless(args) -> int:
     from . import export as export_mod
 
     if args.script is not None:
+        if args.profile:  # said before the script starts, not ignored after it ran
+            return fail("--profile times a recipe's step; a script's steps run in a process of its own")
         return run_script_headless(args)
     try:
         config = config_from_args(args).validated()

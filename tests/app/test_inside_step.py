@@ -107,6 +107,8 @@ def test_profile_on_the_command_line(capsys):
     assert "profile of" in out and "MyReLU backward" in out and "matrix product" in out
     assert main(["--headless", "--recipe", "numpy", "--profile"]) == 2
     assert "--profile: numpy runs on plain NumPy arrays" in capsys.readouterr().err
+    assert main(["--headless", "--script", "app/examples/two_layer_autograd.py", "--profile"]) == 2
+    assert "--profile times a recipe's step" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------------- dynamics
@@ -193,13 +195,13 @@ def test_histogram_matches_numpy_and_survives_constant_and_infinite_values():
 def test_tracking_costs_under_5_percent_of_a_tutorial_run(recipe):
     import time
 
-    config = RunConfig(recipe=recipe, iters=500)
+    config = RunConfig(recipe=recipe, iters=2000)
     ratios = []
-    for _ in range(5):
+    for _ in range(7):
         t0 = time.perf_counter()
         Runner(config).run()
         off = time.perf_counter() - t0
         t0 = time.perf_counter()
         Runner(config, dynamics=True).run()
         ratios.append((time.perf_counter() - t0) / off)
-    assert sorted(ratios)[2] < 1.05, ratios
+    assert sorted(ratios)[3] < 1.05, ratios
