@@ -52,6 +52,15 @@ def _fmt(v) -> str:
     return f"{v:.3e}"
 
 
+def _note(text: str) -> QLabel:
+    """A small, wrapped, selectable label: the panels' captions and figures."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    label.setStyleSheet("font-size: 8pt;")
+    return label
+
+
 def stats_text(stats: dict | None) -> str:
     if not stats:
         return "—"
@@ -96,10 +105,7 @@ class GraphView(QWidget):
         self.view.setMinimumHeight(150)
         self.caption = QLabel("No graph yet: press “Look inside”, or pause a run.")
         self.caption.setWordWrap(True)
-        self.details = QLabel("")
-        self.details.setWordWrap(True)
-        self.details.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.details.setStyleSheet("font-size: 8pt;")
+        self.details = _note("")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.caption)
@@ -203,10 +209,7 @@ class TimeView(QWidget):
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=False, y=False)
-        self.summary = QLabel("No profile yet: press “Look inside”, or pause a run.")
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.summary.setStyleSheet("font-size: 8pt;")
+        self.summary = _note("No profile yet: press “Look inside”, or pause a run.")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.plot, 1)
@@ -278,9 +281,7 @@ class WeightsView(QWidget):
         for combo in (self.param, self.kind):  # narrow panels: the combos give way
             combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(5)
-        self.caption = QLabel("Start a run: its weights are sampled as it trains (a few percent of its time).")
-        self.caption.setWordWrap(True)
-        self.caption.setStyleSheet("font-size: 8pt;")
+        self.caption = _note("Start a run: its weights are sampled as it trains (a few percent of its time).")
         pick = QHBoxLayout()
         pick.addWidget(self.kind, 1)
         pick.addWidget(self.param, 1)
