@@ -61,6 +61,22 @@ def _note(text: str) -> QLabel:
     return label
 
 
+def _log_ticks(values) -> list | None:
+    """Labelled ticks for a log axis: its decades, at most four of them (on a short plot pyqtgraph labels the
+    minor ticks too, one on top of another), or three ticks across a range within one decade; None when there is
+    nothing to mark (pyqtgraph's own)."""
+    if len(values) == 0:
+        return None
+    lo, hi = math.log10(min(values)), math.log10(max(values))
+    decades = list(range(math.ceil(lo), math.floor(hi) + 1))
+    if len(decades) >= 2:
+        step = math.ceil(len(decades) / 4)
+        return [[(d, f"{10.0 ** d:g}") for d in decades[::step]], []]
+    if hi == lo:
+        lo, hi = lo - 0.1, hi + 0.1
+    return [[(p, f"{10 ** p:.2g}") for p in (lo, (lo + hi) / 2, hi)], []]
+
+
 def stats_text(stats: dict | None) -> str:
     if not stats:
         return "—"
@@ -270,6 +286,8 @@ class WeightsView(QWidget):
         self.hist = pg.PlotWidget(background="w")
         self.hist.setLabel("left", "step")
         self.hist.hideButtons()
+        for p in (self.norms, self.ratio):  # a log axis over a short range labels its minor ticks on top of each other
+            p.getAxis("left").setStyle(hideOverlappingLabels=True)
         for p in (self.norms, self.ratio, self.hist):
             p.setMinimumHeight(90)
             p.getAxis("bottom").enableAutoSIPrefix(False)
@@ -326,6 +344,7 @@ class WeightsView(QWidget):
             self._curves[(name, "update_ratio")] = self.ratio.plot(pen=pg.mkPen(color, width=1.5), **dots)
         self._stale = self._hist_stale = True
         self._redraw()
+        self._hist_drawn = 0.0  # an empty view does not count against the pace
 
     def add_samples(self, samples: list) -> None:
         """New samples from the run. They are drawn at most every REDRAW_MS and only while the tab is in view:
@@ -343,7 +362,9 @@ class WeightsView(QWidget):
 
     def showEvent(self, event):  # noqa: N802 - Qt's name
         super().showEvent(event)
-        if self._stale or self._hist_stale:
+        if self._hist_stale:  # brought into view: drawn now, whatever the pace while a run goes on
+            self._draw_hist()
+        if self._stale:
             self._redraw()
 
     def hideEvent(self, event):  # noqa: N802 - Qt's name
@@ -369,10 +390,14 @@ class WeightsView(QWidget):
         if not self._stale:
             return
         self._stale = False
+        spans: dict = {self.norms: [], self.ratio: []}
         for (name, key), item in self._curves.items():  # the items stay: only their data changes
             x, y = self._series(name, key)
             item.setData(x, y)
             item.setSymbol("o" if len(x) <= SYMBOLS_UP_TO else None)
+            spans[self.ratio if key == "update_ratio" else self.norms].extend(y)
+        for plot, ys in spans.items():
+            plot.getAxis("left").setTicks(_log_ticks(ys))
         n = len(self.samples)
         if n:
             last = self.samples[-1]["step"]
