@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import (
     QComboBox,
@@ -497,6 +497,3 @@ class StepPanel(QWidget):
 
     def add_samples(self, samples: list) -> None:
         self.weights.add_samples(samples)
-
-    def scene_rect(self) -> QRectF:
-        return self.graph.scene.sceneRect()
