@@ -86,35 +86,32 @@ class RunWorker(QObject):
     def check_gradients(self, label: str, forget_relu_mask: bool = False) -> None:
         """Pause the run, then compare its gradients at the current weights in the run's own thread; the report
         arrives through ``gradients_checked`` (or ``gradients_failed``)."""
-        if not self.runner.paused:
-            self.pause()
-        runner, config = self.runner, self.config
-
-        def job():
-            try:
-                report = compare(config, runner.state, source=f"step {len(runner.log)} of {label}",
-                                 forget_relu_mask=forget_relu_mask)
-            except Exception as exc:  # reported, never raised into the run
-                self.gradients_failed.emit(f"{type(exc).__name__}: {exc}")
-            else:
-                self.gradients_checked.emit(report)
-
-        runner.call_when_parked(job)
+        config = self.config
+        self._when_parked(lambda state, where: compare(config, state, source=f"{where} of {label}",
+                                                       forget_relu_mask=forget_relu_mask),
+                          self.gradients_checked, self.gradients_failed)
 
     def look_inside(self, label: str) -> None:
         """Pause the run, then describe and profile one step at its current weights in the run's own thread (on a
         copy: the run's weights do not move); the result arrives through ``inside_ready`` (or ``inside_failed``)."""
+        config = self.config
+        self._when_parked(lambda state, where: inside(config, state, f"{where} of {label}"),
+                          self.inside_ready, self.inside_failed)
+
+    def _when_parked(self, work, done, failed) -> None:
+        """Pause, then ``work(state, "step N")`` in the run's own thread (its device, its grad mode) once it waits
+        between steps; its value goes to ``done``, a failure's one line to ``failed``, never into the run."""
         if not self.runner.paused:
             self.pause()
-        runner, config = self.runner, self.config
+        runner = self.runner
 
         def job():
             try:
-                payload = inside(config, runner.state, f"step {len(runner.log)} of {label}")
+                value = work(runner.state, f"step {len(runner.log)}")
             except Exception as exc:  # reported, never raised into the run
-                self.inside_failed.emit(f"{type(exc).__name__}: {exc}")
+                failed.emit(f"{type(exc).__name__}: {exc}")
             else:
-                self.inside_ready.emit(payload)
+                done.emit(value)
 
         runner.call_when_parked(job)
 
