@@ -1,27 +1,14 @@
 """The backward walk over the recorded graph: ``backward``, ``grad``, and what ``Tensor.backward`` calls.
 
-The walk is iterative (no recursion limit on deep graphs): it counts each node's consumers, then runs nodes whose
-consumers are all done (Kahn's order, newest first). Gradients are accumulated, and broadcasting is undone in one
-place (:func:`unbroadcast`).
-
-Accumulating into a ``.grad`` that ``zero_()`` just cleared (the tutorial's ``w1.grad.zero_()``) would add the new
-gradient to zeros: a pass over the weight-sized buffer that hand-written NumPy never makes. When nothing can tell
-the difference, the new gradient's array takes the buffer's place instead (the Tensor stays the same object). That
-is safe only if the buffer still holds zeros and no one else sees it, so three things must hold (NumPy arrays only):
-
-- ``zero_()`` marked the array (:func:`mark_zeroed`) and no write reached it since: every in-place op of the engine,
-  on the tensor or on a view of it, and every hand-out of the raw array (``numpy()``, ``__array__``) forgets the mark
-  (:func:`forget_zeroed`);
-- the array owns its memory (``base is None``), so no other array it is a view of can have written it;
-- only the ``.grad`` tensor holds it: no view, no other tensor, no ``numpy()`` result is alive (its reference count),
-  so no one can see that the buffer changed.
-
-Otherwise the gradient is added in place, as PyTorch does.
+The walk is iterative (no recursion limit on deep graphs): it runs the newest recorded node with a pending
+gradient first (a heap on recording order), so each node runs once, after all its consumers. Gradients are
+accumulated, and broadcasting is undone in one place (:func:`unbroadcast`). A ``.grad`` whose ``zero_()`` is
+still to be written (``engine.tensor._LazyZeros``) takes the new gradient's array instead of adding it to
+zeros, when that array is free to be given away.
 """
 
 from __future__ import annotations
 
-import sys
 import weakref
 from heapq import heappop as _heappop
 from heapq import heappush as _heappush
@@ -31,51 +18,9 @@ import numpy as np
 from ..backend import xp_of
 from ..errors import FREED_GRAPH
 
-__all__ = ["backward", "grad", "unbroadcast", "mark_zeroed", "forget_zeroed"]
+__all__ = ["backward", "grad", "unbroadcast"]
 
-# id(array) -> weak reference to an array that zero_() cleared and nothing has written since (see the module's text)
-_zeroed: dict = {}
-_getrefcount = sys.getrefcount
 _observer = None  # engine.profiler's recorder while a profile() block runs: told of each node's backward
-
-
-def mark_zeroed(arr) -> None:
-    """Note that ``zero_()`` just set every element of ``arr`` (a NumPy array that owns its memory) to zero."""
-    if arr.__class__ is not np.ndarray or arr.base is not None:
-        return
-    key = id(arr)
-
-    def dead(ref, key=key):
-        if _zeroed.get(key) is ref:
-            del _zeroed[key]
-
-    _zeroed[key] = weakref.ref(arr, dead)
-
-
-def forget_zeroed(arr) -> None:
-    """``arr``, or the array it is a view of, is about to be written or handed out: it may no longer hold zeros."""
-    base = arr.base
-    while base is not None and base.__class__ is np.ndarray:
-        arr, base = base, base.base
-    _zeroed.pop(id(arr), None)
-
-
-def _take_zeroed(existing, arr, g, assigned) -> bool:
-    """Make ``g`` the array of ``existing`` (a ``.grad`` whose array ``arr`` zero_() cleared) when no one can tell
-    that from adding ``g`` to its zeros; False when it must be added."""
-    ref = _zeroed.pop(id(arr), None)
-    if ref is None or ref() is not arr:
-        return False
-    # any reference beyond .grad's own (and this call's) is a view, another tensor or a numpy() result that would
-    # see the swap
-    if _getrefcount(arr) > _OWN_REFS:
-        return False
-    if (g.__class__ is not np.ndarray or g.base is not None or id(g) in assigned or not g.flags.writeable
-            or g.strides != arr.strides):
-        return False
-    assigned.add(id(g))
-    existing._data = g
-    return True
 
 
 def unbroadcast(g, shape):
@@ -220,30 +165,6 @@ def _deliver_nonleaf(node, gouts, capture, wanted_nodes):
                 capture[id(t)] = g if prev is None else prev + g
 
 
-def _refs_in_take(existing, arr):
-    return _getrefcount(arr)
-
-
-def _refs_of_grad_only(existing):
-    arr = existing._data
-    return _refs_in_take(existing, arr)
-
-
-class _Holder:
-    pass
-
-
-def _count_own_refs() -> int:
-    """The reference count :func:`_take_zeroed` sees for an array that only its ``.grad`` holds, measured through
-    the same calls (the interpreter's version decides how many the frames add)."""
-    holder = _Holder()
-    holder._data = np.zeros(1)
-    return _refs_of_grad_only(holder)
-
-
-_OWN_REFS = _count_own_refs()
-
-
 def _accumulate_leaf(leaf, g, assigned):
     if not leaf._rg:
         return
@@ -256,12 +177,17 @@ def _accumulate_leaf(leaf, g, assigned):
         assigned.add(id(g))
         leaf.grad = _wrap(g)
     else:
+        if existing.__class__ is _LazyZeros:
+            # zero_() not written yet, and no one else holds the old array: the gradient's array takes its place
+            # when no one else can hold that one either (it owns its memory, it went to no other .grad)
+            old = _data_slot.__get__(existing)
+            if (g.__class__ is np.ndarray and g.base is None and id(g) not in assigned and g.shape == old.shape
+                    and g.dtype == old.dtype and g.strides == old.strides and g.flags.writeable):
+                assigned.add(id(g))
+                existing._data = g  # (the setter puts the class back)
+                return
         arr = existing._data
         if arr.shape == g.shape and (arr.dtype is g.dtype or arr.dtype == g.dtype):
-            if _zeroed:
-                if _take_zeroed(existing, arr, g, assigned):
-                    return
-                forget_zeroed(arr)
             try:
                 arr += g  # in place, as PyTorch accumulates
                 return
@@ -367,4 +293,4 @@ def _register_retained(tensor):
     node._retained[tensor._out_index] = weakref.ref(tensor)
 
 
-from ..tensor import Tensor, _wrap  # noqa: E402  (Tensor's module imports this one first)
+from ..tensor import Tensor, _data_slot, _LazyZeros, _wrap  # noqa: E402  (Tensor's module imports this one first)

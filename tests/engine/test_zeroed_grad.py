@@ -1,15 +1,31 @@
-"""The first gradient into a buffer that ``zero_()`` cleared is assigned, not added, only where no one can tell.
+"""``zero_()`` writes its zeros only when someone reads them, and the next ``backward()`` gives the tensor the new
+gradient's array instead of adding it to zeros, only where no one can tell.
 
 Each case is checked against what PyTorch's in-place accumulation gives (zeros plus the gradient, plus whatever
-was written into the buffer between ``zero_()`` and ``backward()``), and against whether the assignment happened
-(the ``.grad`` tensor's array was replaced), so a case that silently stopped taking the fast path fails too.
+was written into the buffer between ``zero_()`` and ``backward()``), and against whether the fast path was taken
+(the tensor waited with its zeros, the ``.grad`` tensor's array was replaced), so a case that silently stopped
+taking it fails too.
 """
+
+import copy
+import importlib
+import pickle
 
 import numpy as np
 import pytest
 
 import engine as torch
-from engine.autograd import graph
+
+tensor_module = importlib.import_module("engine.tensor")  # (engine.tensor is also the factory function)
+
+
+def _array_as_is(t):
+    """The tensor's array without writing pending zeros (what backward() sees)."""
+    return tensor_module._data_slot.__get__(t)
+
+
+def _waiting(t) -> bool:
+    return t.__class__ is tensor_module._LazyZeros
 
 
 def _net(seed=0):
@@ -39,12 +55,77 @@ def _zeroed_after_one_step(seed=0):
 def test_a_zeroed_grad_takes_the_new_gradient_as_its_array_and_stays_the_same_tensor():
     x, w = _zeroed_after_one_step()
     grad_tensor = w.grad
-    old_id = id(w.grad._data)
+    assert _waiting(w.grad)  # nothing written yet
+    old = _array_as_is(w.grad)
+    assert np.abs(old).sum() > 0  # the old gradient's values are still there, unread
     _loss(x, w).backward()
     assert w.grad is grad_tensor  # the Tensor a user holds is still .grad
-    assert id(w.grad._data) != old_id  # assigned: no pass adding to zeros
+    assert not _waiting(w.grad)
+    assert _array_as_is(w.grad) is not old  # assigned: no fill, no pass adding to zeros
     np.testing.assert_allclose(w.grad.numpy(), _expected_grad(x, w), rtol=1e-5)
     assert w.grad._data.strides == w._data.strides
+
+
+def test_a_zeroed_tensor_reads_as_zeros_everywhere_and_is_a_tensor():
+    for read in (lambda g: g.numpy(), lambda g: (g * 1).numpy(), lambda g: g[1].numpy(), lambda g: np.asarray(g),
+                 lambda g: copy.deepcopy(g).numpy(), lambda g: pickle.loads(pickle.dumps(g)).numpy(),
+                 lambda g: g.clone().numpy(), lambda g: np.array([g.sum().item()])):
+        _, w = _zeroed_after_one_step()
+        assert _waiting(w.grad)
+        assert isinstance(w.grad, torch.Tensor) and type(w.grad).__name__ == "Tensor"
+        assert w.grad.shape == (5, 3) and w.grad.dtype == torch.float32
+        values = read(w.grad)
+        assert values.size > 0 and not values.any()
+        assert not _waiting(w.grad)  # read once, written once
+        assert not _array_as_is(w.grad).any()
+    _, w = _zeroed_after_one_step()
+    assert "0." in repr(w.grad) and not w.grad.numpy().any()
+
+
+def test_zeros_read_before_backward_are_added_to():
+    x, w = _zeroed_after_one_step()
+    assert w.grad.abs().sum().item() == 0.0  # read: the zeros are written
+    old = _array_as_is(w.grad)
+    _loss(x, w).backward()
+    assert _array_as_is(w.grad) is old  # added in place, as PyTorch does
+    np.testing.assert_allclose(w.grad.numpy(), _expected_grad(x, w), rtol=1e-5)
+
+
+def test_zero_twice_still_waits_and_a_held_grad_tensor_sees_the_new_gradient():
+    x, w = _zeroed_after_one_step()
+    held = w.grad
+    held.zero_()
+    assert _waiting(held)
+    _loss(x, w).backward()
+    assert held is w.grad and not _waiting(held)
+    np.testing.assert_allclose(held.numpy(), _expected_grad(x, w), rtol=1e-5)
+
+
+def test_an_array_held_elsewhere_is_zeroed_at_once():
+    x, w = _net()
+    _loss(x, w).backward()
+    held = w.grad.numpy()
+    w.grad.zero_()
+    assert not _waiting(w.grad) and not held.any()
+    _loss(x, w).backward()
+    np.testing.assert_allclose(held, _expected_grad(x, w), rtol=1e-5)
+
+
+def test_a_parameter_zeroed_stays_a_parameter_and_its_zeros_are_written():
+    p = torch.nn.Parameter(torch.ones(3, 2))
+    with torch.no_grad():
+        p.zero_()
+    assert type(p) is torch.nn.Parameter
+    assert not p.detach().numpy().any()
+
+
+def test_a_view_of_a_larger_array_is_zeroed_at_once():
+    base = torch.ones(4, 3)
+    row = base[1]
+    row.zero_()
+    assert not _waiting(row)
+    np.testing.assert_array_equal(base.numpy()[1], 0.0)
+    np.testing.assert_array_equal(base.numpy()[0], 1.0)
 
 
 def test_a_second_backward_adds_to_the_assigned_gradient():
@@ -143,13 +224,6 @@ def test_one_gradient_array_is_never_given_to_two_leaves():
     np.testing.assert_allclose(v.grad.numpy(), 2 * (w.detach().numpy() + v.detach().numpy()), rtol=1e-6)
 
 
-def test_the_registry_of_zeroed_arrays_does_not_grow_with_dead_tensors():
-    before = len(graph._zeroed)
-    for _ in range(50):
-        torch.ones(4, 4).zero_()
-    assert len(graph._zeroed) == before
-
-
 def test_training_with_zero_matches_training_with_grad_none_step_for_step():
     """The tutorial's loop with w.grad.zero_() (assigned) and with w.grad = None (PyTorch's default) agree."""
     results = []
@@ -169,3 +243,38 @@ def test_training_with_zero_matches_training_with_grad_none_step_for_step():
         results.append((losses, w.detach().numpy().copy()))
     assert results[0][0] == results[1][0]
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+class _HandsBack(torch.autograd.Function):
+    """Identity whose backward returns the gradient as the case asks: a view into an array it keeps, or a
+    Fortran-ordered copy."""
+
+    kept = None
+    how = "view"
+
+    @staticmethod
+    def forward(ctx, w):
+        return w.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        if _HandsBack.how == "view":
+            big = np.zeros((2, *g.shape), dtype=np.float32)
+            big[0] = g.numpy()
+            _HandsBack.kept = big
+            return torch.from_numpy(big[0])
+        return torch.from_numpy(np.asfortranarray(g.numpy()))
+
+
+@pytest.mark.parametrize("how", ["view", "fortran"])
+def test_a_gradient_that_is_a_view_or_laid_out_otherwise_is_added_not_taken(how):
+    x, w = _zeroed_after_one_step()
+    _HandsBack.how = how
+    assert _waiting(w.grad)
+    _loss(x, _HandsBack.apply(w)).backward()
+    expected = _expected_grad(x, w)
+    np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-5)
+    assert w.grad._data.strides == w._data.strides  # .grad keeps the parameter's layout
+    if how == "view":
+        _HandsBack.kept[0] = 99.0  # the Function's own array: not .grad's
+        np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-5)
