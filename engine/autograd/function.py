@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backend import xp_of as _xp
 from ..errors import FREED_GRAPH
-from .grad_mode import _mode
+from .grad_mode import _mode, _off
 
 __all__ = ["Function"]
 
@@ -207,7 +207,7 @@ def binary_apply(cls, a, b, kwargs=_NO_OPTIONS):
     rb = b._data if isinstance(b, Tensor) else b
     need_a = ra is not a and a._rg
     need_b = rb is not b and b._rg
-    track = (need_a or need_b) and _mode.enabled
+    track = (need_a or need_b) and (not _off or _mode.enabled)
     ctx = cls()  # a fresh ctx per call, recorded or not: a forward may read back what it wrote
     try:
         out = cls.forward(ctx, ra, rb, **kwargs) if kwargs else cls.forward(ctx, ra, rb)
@@ -231,7 +231,7 @@ def binary_apply(cls, a, b, kwargs=_NO_OPTIONS):
 
 def unary_apply(cls, a, options=(), kwargs=_NO_OPTIONS):
     """``cls.apply(a, *options, **kwargs)`` for a built-in (``raw``) Function of one Tensor input."""
-    track = a._rg and _mode.enabled
+    track = a._rg and (not _off or _mode.enabled)
     ctx = cls()  # a fresh ctx per call, recorded or not: a forward may read back what it wrote
     if kwargs:
         out = cls.forward(ctx, a._data, *options, **kwargs)

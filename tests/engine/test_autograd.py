@@ -210,6 +210,40 @@ def test_grad_mode_is_per_thread():
     assert seen == {"worker_initial": True, "worker_tracked": False, "main_while_worker_no_grad": True}
 
 
+
+def test_the_grad_mode_shortcut_holds_across_threads_and_after_a_thread_ends_switched_off():
+    """Recorded ops read the mode through a shortcut (no thread off: on everywhere). Each op kind the step uses
+    (operator, mm, pow, clamp, sum) must see the thread's own mode while another thread is off, and a thread that
+    ends switched off must not switch anyone else off."""
+    from engine.autograd import grad_mode
+
+    x = engine.ones(2, 2, requires_grad=True)
+    ops = (lambda: x * 2, lambda: x.mm(x), lambda: x.pow(2), lambda: x.clamp(min=0), lambda: x.sum())
+    seen = {}
+    inside, release = threading.Event(), threading.Event()
+
+    def off_and_stay_off():
+        engine.set_grad_enabled(False)  # the function form: never switched back
+        seen["worker"] = [op().requires_grad for op in ops]
+        inside.set()
+        release.wait(5)
+
+    t = threading.Thread(target=off_and_stay_off)
+    t.start()
+    inside.wait(5)
+    assert grad_mode._off  # the worker is off: the shortcut is not taken
+    seen["main_while_worker_off"] = [op().requires_grad for op in ops]
+    with engine.no_grad():
+        seen["main_no_grad"] = [op().requires_grad for op in ops]
+        seen["main_no_grad_enabled"] = engine.is_grad_enabled()
+    release.set()
+    t.join(5)
+    seen["main_after"] = [op().requires_grad for op in ops]
+    assert seen == {"worker": [False] * 5, "main_while_worker_off": [True] * 5, "main_no_grad": [False] * 5,
+                    "main_no_grad_enabled": False, "main_after": [True] * 5}
+    assert engine.is_grad_enabled()
+    assert t.ident not in grad_mode._off  # it left when the thread ended: the shortcut is back
+
 class MyReLU(engine.autograd.Function):
     @staticmethod
     def forward(ctx, input):
