@@ -28,8 +28,8 @@ class _Leaving:
     def __init__(self, ident):
         self.ident = ident
 
-    def __del__(self):
-        _off.discard(self.ident)
+    def __del__(self, discard=_off.discard):  # bound now: at interpreter exit the module's names may be gone
+        discard(self.ident)
 
 
 class _GradMode(threading.local):
