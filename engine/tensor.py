@@ -94,14 +94,14 @@ def _binary(fn_name: str, op, reflected: bool = False):
         if isinstance(other, Tensor):
             if (self._rg or other._rg) and (not _grad_off or _grad_mode.enabled):
                 fn = getattr(_fn, fn_name)
-                return _apply2(fn, other, self) if reflected else _apply2(fn, self, other)
+                return fn.apply(other, self) if reflected else fn.apply(self, other)
             o = other._data
             if o.dtype is not a.dtype or true_divide:  # PyTorch's type promotion where NumPy's differs
                 a, o = _promote(a, o, true_divide)
         else:
             if self._rg and (not _grad_off or _grad_mode.enabled):
                 fn = getattr(_fn, fn_name)
-                return _apply2(fn, other, self) if reflected else _apply2(fn, self, other)
+                return fn.apply(other, self) if reflected else fn.apply(self, other)
             o = other
             cls = o.__class__
             if not ((cls is _float and a.dtype.kind in "fc") or (cls is _int and a.dtype.kind != "b")) or true_divide:
@@ -560,7 +560,7 @@ class Tensor:
         if not isinstance(other, Tensor) and not (self._rg and (not _grad_off or _grad_mode.enabled)):
             a = self._data
             return _wrap(a * a if (other.__class__ in (_int, _float) and other == 2) else a**other)  # as Pow.forward
-        return _apply2(_fn.Pow, self, other)
+        return _fn.Pow.apply(self, other)
 
     def __rpow__(self, other):
         return _fn.Pow.apply(other, self)
@@ -585,7 +585,7 @@ class Tensor:
             other = mat2.shape if isinstance(mat2, Tensor) else type(mat2).__name__
             raise RuntimeError(f"mm: both arguments must be 2-D tensors (got {tuple(self.shape)} and {other})")
         if (self._rg or mat2._rg) and (not _grad_off or _grad_mode.enabled):
-            return _apply2(_fn.MatMul, self, mat2)
+            return _fn.MatMul.apply(self, mat2)
         b = mat2._data
         if b.__class__ is not a.__class__:
             _check_same_device(self, mat2)
@@ -701,7 +701,7 @@ class Tensor:
 
     def clamp(self, min=None, max=None):  # noqa: A002
         if self._rg and (not _grad_off or _grad_mode.enabled):
-            return _apply1(_fn.Clamp, self, (_raw(min), _raw(max)))
+            return _fn.Clamp.apply(self, min=_raw(min), max=_raw(max))
         a = self._data
         if max is None and min is not None and not isinstance(min, Tensor):  # the tutorial's ReLU
             return _wrap((np if a.__class__ is np.ndarray else xp_of(a)).maximum(a, min))
@@ -729,7 +729,7 @@ class Tensor:
         if dim is None and dtype is None and not keepdim and not (self._rg and (not _grad_off or _grad_mode.enabled)):
             return _wrap(self._data.sum())  # as Sum.forward
         t = self if dtype is None else self.to(dtype)
-        return _apply1(_fn.Sum, t, (dim, keepdim))
+        return _fn.Sum.apply(t, dim=dim, keepdim=keepdim)
 
     def mean(self, dim=None, keepdim=False, dtype=None):
         t = self if dtype is None else self.to(dtype)
@@ -1050,7 +1050,5 @@ _SOLE_REFS = _refs_while_zeroing(_wrap(np.zeros(1)))
 
 from . import functions as _fn  # noqa: E402
 from .autograd import graph as _walk  # noqa: E402
-from .autograd.function import binary_apply as _apply2  # noqa: E402
-from .autograd.function import unary_apply as _apply1  # noqa: E402
 from .autograd.grad_mode import _mode as _grad_mode  # noqa: E402
 from .autograd.grad_mode import _off as _grad_off  # noqa: E402
