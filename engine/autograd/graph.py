@@ -165,24 +165,28 @@ def _deliver_nonleaf(node, gouts, capture, wanted_nodes):
                 capture[id(t)] = g if prev is None else prev + g
 
 
+def _givable(g, assigned) -> bool:
+    """Whether ``g`` may become a ``.grad`` as it is: it owns its memory, went to no other ``.grad`` of this walk,
+    and can be written (CuPy's flags have no ``writeable``: its arrays are all writable)."""
+    return g.base is None and id(g) not in assigned and (g.__class__ is not np.ndarray or g.flags.writeable)
+
+
 def _accumulate_leaf(leaf, g, assigned):
     if not leaf._rg:
         return
     existing = leaf.grad
     if existing is None:
-        # the first gradient becomes .grad; copy when it may share memory with another (CuPy's flags have no
-        # `writeable`: its arrays are all writable)
-        if g.base is not None or id(g) in assigned or (g.__class__ is np.ndarray and not g.flags.writeable):
+        if not _givable(g, assigned):  # the first gradient becomes .grad: a copy when it may share memory
             g = g.copy()
         assigned.add(id(g))
         leaf.grad = _wrap(g)
     else:
         if existing.__class__ is _LazyZeros:
             # zero_() not written yet, and no one else holds the old array: the gradient's array takes its place
-            # when no one else can hold that one either (it owns its memory, it went to no other .grad)
+            # when it is givable and laid out as the old one
             old = _data_slot.__get__(existing)
-            if (g.__class__ is np.ndarray and g.base is None and id(g) not in assigned and g.shape == old.shape
-                    and g.dtype == old.dtype and g.strides == old.strides and g.flags.writeable):
+            if (g.__class__ is np.ndarray and g.shape == old.shape and g.dtype == old.dtype
+                    and g.strides == old.strides and _givable(g, assigned)):
                 assigned.add(id(g))
                 existing._data = g  # (the setter puts the class back)
                 return
