@@ -13,11 +13,16 @@ after, and :meth:`Profile.finish` reads the GPU time between them after one sync
 (Python and the kernel launch) is far above its GPU time leaves the GPU idle, which is why a small net is faster
 on the CPU.
 
-Nothing is patched outside a ``profile()`` block: the engine runs at full speed when nobody profiles.
+Nothing is patched outside a ``profile()`` block: the engine runs at full speed when nobody profiles. Tensor
+methods are wrapped for the block; ``Function.apply`` is not (the tutorial binds ``relu = MyReLU.apply`` before
+its loop, so a wrapper would never be called): it asks its module's ``_hook``, None outside a block, and the block's
+recorder times the outermost apply of its thread. What the wrappers and the hook cost is measured when a profile
+begins and kept apart (:attr:`Profile.own_s`), so the rows add up to the step as it runs unprofiled.
 """
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
 import types
@@ -90,10 +95,12 @@ class Profile:
     step_s: float | None = None  # the step's own time, from the caller (finish)
     walk_s: float = 0.0  # time in backward() outside the nodes' backward: the walk and the .grad accumulation
     gpu_total_s: float | None = None  # the entries' GPU time, on a CUDA device
-    entry_cost_s: float = 0.0  # what timing one call costs, measured when the first block begins
-    nested_cost_s: float = 0.0  # what passing a call made inside a timed one through its wrapper costs
-    node_cost_s: float = 0.0  # what timing one node of the backward walk costs
-    nested: int = 0  # how many such calls the blocks saw
+    # what the profile's own bookkeeping adds, per way through it, measured when the first block begins: "call"
+    # (timing a Tensor method or an optimizer's step), "apply" (timing a Function.apply), "node" (timing a node
+    # of the backward walk), "backward" (timing a backward() call), "nested call" (passing a Tensor method called
+    # inside a timed call through its wrapper)
+    cost_s: dict = field(default_factory=dict)
+    passes: dict = field(default_factory=dict)  # how many times the blocks went each way but "call" and "node"
     _raw: list = field(default_factory=list, repr=False)  # what the recorder appends while the block runs
 
     @property
@@ -109,8 +116,9 @@ class Profile:
         """What the profile itself added: its cost per timed call and per call passed through inside one (both
         measured when the profile begins) times how many there were."""
         nodes = sum(r.phase == "backward" for r in self.records)
-        return (self.entry_cost_s * (len(self.records) - nodes) + self.node_cost_s * nodes
-                + self.nested_cost_s * self.nested)
+        passes = {**self.passes, "node": nodes}
+        passes["call"] = len(self.records) - nodes - passes.get("apply", 0)
+        return sum(self.cost_s.get(way, 0.0) * n for way, n in passes.items())
 
     @property
     def outside_s(self) -> float | None:
@@ -136,8 +144,15 @@ class Profile:
         return self
 
     def _collect(self) -> None:
-        self.records.extend(OpRecord(op, phase, dt, None, ev) for op, phase, dt, ev in self._raw)
-        self._raw.clear()
+        raw = self._raw
+        for i, (op, phase, dt, ev) in enumerate(raw):
+            if op is None:  # a backward() call, its records from raw[ev] on: the rest of its time is the walk's
+                self.walk_s += max(dt - sum(r[2] for r in raw[ev:i] if r[0] is not None), 0.0)
+                self.passes["backward"] = self.passes.get("backward", 0) + 1
+            else:  # a node's backward is recorded by its class
+                self.records.append(OpRecord(op if op.__class__ is str else f"{op.__name__} backward", phase, dt,
+                                             None, ev))
+        raw.clear()
 
     def by_op(self) -> list[dict]:
         """One row per (phase, op): calls, CPU seconds, GPU seconds (None on the CPU), category; the costliest
@@ -195,7 +210,8 @@ class _Recorder:
 
     def __init__(self, prof: Profile, cuda_events):
         self.prof = prof
-        self.nested = 0  # calls made inside timed ones: they pass through a wrapper too
+        self.nested = 0  # Tensor methods called inside timed calls: they pass through a wrapper too
+        self.applies = 0  # Function.apply calls timed
         self.raw = prof._raw  # (op, phase, CPU seconds, CUDA events or None): OpRecords once finished
         self.thread = threading.get_ident()
         self.depth = 0
@@ -228,26 +244,43 @@ class _Recorder:
             self.depth = 0
             self.raw.append((name, self.phase, dt, events))
 
+    def apply(self, cls, args, kwargs):
+        """``cls.apply(*args, **kwargs)`` timed as ``cls``'s name: engine.autograd.function calls this for the
+        outermost apply of this thread (a user's ``MyReLU.apply``, however it was reached), not for one inside a
+        timed call (``mm`` applying ``MatMul``)."""
+        self.applies += 1
+        if self.event is not None:
+            return self.call(cls.__name__, cls.apply, args, kwargs)
+        self.depth = 1  # the CPU's outermost call, written out as in _wrap_method
+        t0 = _clock()
+        try:
+            return cls.apply(*args, **kwargs)
+        finally:
+            self.raw.append((cls.__name__, self.phase, _clock() - t0, None))
+            self.depth = 0
+
     # the backward walk's observer (engine.autograd.graph calls these around each node)
     def node_begin(self, node):
         if self.depth or _get_ident() != self.thread:
             return None
         self.depth = 1
-        events = None
-        if self.event is not None:
-            events = (self.event(), self.event())
-            events[0].record()
+        if self.event is None:
+            return _clock()
+        events = (self.event(), self.event())
+        events[0].record()
         return events, _clock()
 
     def node_end(self, node, token):
         if token is None:
             return
-        events, t0 = token
-        dt = _clock() - t0
-        if events is not None:
+        if token.__class__ is float:
+            self.raw.append((node.__class__, "backward", _clock() - token, None))  # named when collected
+        else:
+            events, t0 = token
+            dt = _clock() - t0
             events[1].record()
+            self.raw.append((node.__class__, "backward", dt, events))
         self.depth = 0
-        self.raw.append((f"{type(node).__name__} backward", "backward", dt, events))
 
 
 _lock = threading.Lock()
@@ -259,8 +292,13 @@ def _wrap_method(name, fn):
 
     def timed(*args, **kwargs):
         rec = _active
-        if rec is None or rec.depth or rec.event is not None or _get_ident() != rec.thread:
-            return fn(*args, **kwargs) if rec is None else rec.call(op, fn, args, kwargs)
+        if rec is None:
+            return fn(*args, **kwargs)
+        if rec.depth and _get_ident() == rec.thread:  # inside a timed call: it is that one's
+            rec.nested += 1
+            return fn(*args, **kwargs)
+        if rec.event is not None or _get_ident() != rec.thread:
+            return rec.call(op, fn, args, kwargs)
         # the CPU's outermost call, written out: the profile's own cost is what it adds to the step
         rec.depth = 1
         t0 = _clock()
@@ -277,7 +315,6 @@ def _wrap_method(name, fn):
 def _patches():
     """(owner, attribute, replacement) for every call the profile times."""
     from . import optim
-    from .autograd.function import Function
     from .nn.modules import Module
     from .tensor import Tensor
 
@@ -285,18 +322,6 @@ def _patches():
     for name, value in list(Tensor.__dict__.items()):
         if isinstance(value, types.FunctionType) and name not in _NOT_OPS:
             out.append((Tensor, name, _wrap_method(name, value)))
-    apply = Function.__dict__["apply"].__func__
-
-    def timed_apply(cls, *args, **kwargs):
-        rec = _active
-        if rec is None:
-            return apply(cls, *args, **kwargs)
-        if rec.depth:  # inside a timed call (mm applying MatMul): it is that call's
-            rec.nested += 1
-            return apply(cls, *args, **kwargs)
-        return rec.call(cls.__name__, apply, (cls,) + args, kwargs)
-
-    out.append((Function, "apply", classmethod(timed_apply)))
     for cls in [optim.Optimizer, *optim.Optimizer.__subclasses__()]:
         for name in ("step", "zero_grad"):
             if name in cls.__dict__:
@@ -318,53 +343,74 @@ def _backward_wrapper(original, on_backward):
         try:
             return original(self, *args, **kwargs)
         finally:
-            dt = _clock() - t0
-            rec.prof.walk_s += max(dt - sum(r[2] for r in rec.raw[before:]), 0.0)
+            rec.raw.append((None, "backward", _clock() - t0, before))  # the walk's share is worked out later
             rec.phase = "forward"
 
     backward.__name__, backward.__doc__ = original.__name__, original.__doc__
     return backward
 
 
-def _costs(rec: _Recorder, n: int = 2000) -> tuple[float, float, float]:
-    """Seconds that timing one call adds to it, that passing a call inside a timed one through its wrapper adds,
-    and that timing one node of the backward walk adds (the fastest of three tries at n each), measured with
-    ``rec`` recording."""
+def _costs(rec: _Recorder, n: int = 2000, rounds: int = 5) -> dict:
+    """Seconds each way through the profile adds to a call (Profile.cost_s), measured with ``rec`` recording on
+    the smallest real op (a 0-d Tensor plus a number) made as the step makes its calls: through a Tensor method's
+    wrapper, through ``Function.apply``, between the walk's observer calls. The median of ``rounds`` tries at
+    ``n`` calls each: a step meets the wrappers in its usual state, not at their fastest."""
     global _active
+    from .autograd import function as _function
+    from .autograd.function import Function
+    from .tensor import Tensor
 
-    def nothing():
-        return None
+    one = Tensor(0.0)
+    add = Tensor.__dict__["__add__"]
 
-    timed = _wrap_method("nothing", nothing)
+    class Add(Function):
+        raw = True
+
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+    def op(a, b):
+        return add(a, b)
+
+    def node(a, b):  # as the walk does around a node's backward
+        token = rec.node_begin(None)
+        add(a, b)
+        rec.node_end(None, token)
+
+    timed = _wrap_method("op", op)
+    backward = _backward_wrapper(op, None)
 
     def loop(fn):
         t0 = _clock()
         for _ in range(n):
-            fn()
+            fn(one, 1.0)
         return _clock() - t0
 
-    def node():  # as the walk does around a node's backward
-        token = rec.node_begin(None)
-        nothing()
-        rec.node_end(None, token)
-
-    entry = nested = node_cost = float("inf")
+    tries: dict = {way: [] for way in ("call", "apply", "node", "nested call", "backward")}
     _active = rec
     try:
-        for _ in range(3):
-            plain = loop(nothing)
-            entry = min(entry, (loop(timed) - plain) / n)
-            node_cost = min(node_cost, (loop(node) - plain) / n)
+        for _ in range(rounds):
+            plain, plain_apply = loop(op), loop(Add.apply)
+            tries["call"].append(loop(timed) - plain)
+            tries["node"].append(loop(node) - plain)
+            tries["backward"].append(loop(backward) - plain)
+            _function._hook = rec
+            try:
+                tries["apply"].append(loop(Add.apply) - plain_apply)
+            finally:
+                _function._hook = None
             rec.depth = 1
             try:
-                nested = min(nested, (loop(timed) - plain) / n)
+                tries["nested call"].append(loop(timed) - plain)
             finally:
                 rec.depth = 0
+            rec.raw.clear()
     finally:
         _active = None
         rec.raw.clear()
-        rec.nested = 0
-    return max(entry, 0.0), max(nested, 0.0), max(node_cost, 0.0)
+        rec.nested = rec.applies = 0
+    return {way: max(statistics.median(t) / n, 0.0) for way, t in tries.items()}
 
 
 @contextmanager
@@ -374,6 +420,7 @@ def profile(device: str | None = None, on_backward=None, into: Profile | None = 
     before the walk (say, to describe its graph). ``into``: a Profile to add to (several blocks, one profile). One
     profile at a time in a process."""
     global _active
+    from .autograd import function as _function
     from .autograd import graph as _graph
     from .tensor import Tensor
 
@@ -387,8 +434,8 @@ def profile(device: str | None = None, on_backward=None, into: Profile | None = 
         raise RuntimeError("profile(): another profile is running in this process")
     prof = Profile(device=dev) if into is None else into
     rec = _Recorder(prof, event)
-    if not prof.entry_cost_s:
-        prof.entry_cost_s, prof.nested_cost_s, prof.node_cost_s = _costs(rec)
+    if not prof.cost_s:
+        prof.cost_s = _costs(rec)
     patches = _patches()
     saved = [(owner, name, owner.__dict__[name]) for owner, name, _ in patches]
     original_backward = Tensor.__dict__["backward"]
@@ -396,13 +443,14 @@ def profile(device: str | None = None, on_backward=None, into: Profile | None = 
         for owner, name, new in patches:
             setattr(owner, name, new)
         Tensor.backward = _backward_wrapper(original_backward, on_backward)
-        _graph._observer = rec
+        _graph._observer = _function._hook = rec
         _active = rec
         yield prof
     finally:
         _active = None
-        _graph._observer = None
-        prof.nested += rec.nested
+        _graph._observer = _function._hook = None
+        for way, n in (("nested call", rec.nested), ("apply", rec.applies)):
+            prof.passes[way] = prof.passes.get(way, 0) + n
         prof._collect()
         Tensor.backward = original_backward
         for owner, name, old in saved:

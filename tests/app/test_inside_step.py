@@ -95,7 +95,8 @@ def test_inside_gives_the_graph_alone_for_the_numpy_recipe_and_says_why():
 
 
 @pytest.mark.timing
-@pytest.mark.parametrize("recipe", ["tensor", "autograd", "function"])
+@pytest.mark.parametrize("recipe", ["tensor", "autograd", "function", "poly-autograd", "poly-function",
+                                    "poly-dynamic"])
 def test_at_the_tutorial_size_the_per_op_times_add_up_to_the_plain_step_within_10_percent(recipe):
     agreements = sorted(profile_steps(RunConfig(recipe=recipe)).agreement for _ in range(3))
     assert abs(agreements[1] - 1) < 0.10, agreements

@@ -160,6 +160,36 @@ def test_a_call_inside_a_timed_call_belongs_to_it():
     assert "MyReLU backward" in names and "Clone" not in names and "SetItem" not in names
 
 
+def test_a_users_function_bound_before_the_block_is_timed_under_its_own_name():
+    """The tutorial writes ``relu = MyReLU.apply`` before its loop: the profile must still see MyReLU, not the
+    clamp inside it."""
+    x, y, w1, w2 = _two_layer()
+    relu = MyReLU.apply
+    with profile() as prof:
+        loss = (relu(x.mm(w1)).mm(w2) - y).pow(2).sum()
+        loss.backward()
+    prof.finish(1.0)
+    names = [r.op for r in prof.records]
+    assert names[:2] == ["MatMul", "MyReLU"] and "Clamp" not in names
+    # clamp in MyReLU's forward; clone, < and []= in its backward: inside timed calls, counted, not timed
+    assert prof.passes == {"nested call": 4, "apply": 1, "backward": 1}
+
+
+def test_the_profiles_own_cost_is_each_way_through_it_times_its_measured_cost():
+    args = _two_layer()
+    with profile() as prof:
+        _autograd_step(*args)
+    prof.finish(1.0)
+    assert set(prof.cost_s) == {"call", "apply", "node", "backward", "nested call"}
+    assert all(0 < c < 1e-4 for c in prof.cost_s.values()), prof.cost_s
+    nodes = sum(r.phase == "backward" for r in prof.records)
+    assert nodes == 6 and prof.passes == {"nested call": 0, "apply": 0, "backward": 1}
+    c = prof.cost_s
+    expected = c["node"] * 6 + c["call"] * (len(prof.records) - 6) + c["backward"]
+    assert prof.own_s == pytest.approx(expected)
+    assert prof.outside_s == pytest.approx(1.0 - prof.engine_s - expected)
+
+
 def test_the_methods_and_the_walk_are_as_they_were_after_the_block_even_after_an_error():
     before = {name: torch.Tensor.__dict__[name] for name in ("mm", "backward", "__sub__", "zero_")}
     apply = torch.autograd.Function.__dict__["apply"]
@@ -167,8 +197,8 @@ def test_the_methods_and_the_walk_are_as_they_were_after_the_block_even_after_an
         raise ZeroDivisionError
     assert {name: torch.Tensor.__dict__[name] for name in before} == before
     assert torch.autograd.Function.__dict__["apply"] is apply
-    from engine.autograd import graph
-    assert graph._observer is None
+    from engine.autograd import function, graph
+    assert graph._observer is None and function._hook is None
     with profile():
         with pytest.raises(RuntimeError, match="another profile"), profile():
             pass
@@ -226,3 +256,16 @@ def test_on_a_gpu_each_entry_has_its_event_time_read_after_one_synchronisation(c
     assert all(r.gpu_s is not None and r.gpu_s >= 0 for r in prof.records)
     assert prof.gpu_total_s == pytest.approx(sum(r.gpu_s for r in prof.records))
     assert "GPU ms" in prof.table() and "GPU busy" in prof.table()
+
+
+def test_on_a_gpu_a_users_function_is_one_entry_with_its_event_time(cuda_device, simulated_gpu):
+    x, y, w1, w2 = (t.detach().to("cuda") for t in _two_layer())
+    w1.requires_grad_()
+    relu = MyReLU.apply
+    with profile("cuda") as prof:
+        (relu(x.mm(w1)).mm(w2) - y).pow(2).sum().backward()
+    prof.finish(1.0)
+    names = [r.op for r in prof.records]
+    assert names[:2] == ["MatMul", "MyReLU"] and "Clamp" not in names and "Clone" not in names
+    assert "MyReLU backward" in names and prof.passes["apply"] == 1
+    assert all(r.gpu_s is not None and r.gpu_s >= 0 for r in prof.records)
