@@ -16,7 +16,7 @@ import numpy as np
 
 from ..backend import xp_of as _xp
 from ..errors import FREED_GRAPH
-from .grad_mode import _mode, _off
+from .grad_mode import _off, _switch_off
 
 __all__ = ["Function"]
 
@@ -93,7 +93,7 @@ class Function:
                 rb = b._data if isinstance(b, Tensor) else b
                 need_a = ra is not a and a._rg
                 need_b = rb is not b and b._rg
-                track = (need_a or need_b) and (not _off or _mode.enabled)
+                track = (need_a or need_b) and (not _off or _get_ident() not in _off)
                 ctx = cls()  # a fresh ctx per call, recorded or not: a forward may read back what it wrote
                 try:
                     out = cls.forward(ctx, ra, rb, **kwargs) if kwargs else cls.forward(ctx, ra, rb)
@@ -115,7 +115,7 @@ class Function:
                 return t
             if len(args) == 1 and isinstance(args[0], Tensor):  # unary built-ins (options come as keywords)
                 a = args[0]
-                track = a._rg and (not _off or _mode.enabled)
+                track = a._rg and (not _off or _get_ident() not in _off)
                 ctx = cls()  # a fresh ctx per call, recorded or not: a forward may read back what it wrote
                 out = cls.forward(ctx, a._data, **kwargs) if kwargs else cls.forward(ctx, a._data)
                 if out.__class__ in _SCALAR_TYPES:
@@ -140,7 +140,7 @@ class Function:
                     if a._rg:
                         track = True
                 i += 1
-            if not track or not _mode.enabled:
+            if not track or _get_ident() in _off:
                 return _result(_forward(cls, cls(), args, raw_args, kwargs), None)
             ctx = cls()
             ctx._seq = _next_seq()
@@ -158,16 +158,19 @@ class Function:
             ctx.needs_input_grad = tuple(needs)
             return _result(out, ctx)
 
-        enabled = _mode.enabled
+        ident = _get_ident()
+        enabled = ident not in _off
         track = enabled and any(isinstance(a, Tensor) and a._rg for a in args)
         ctx = cls()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
-        prev = _mode.enabled
-        _mode.enabled = False
+        _switch_off(ident)  # a user's forward runs with recording off
         try:
             out = cls.forward(ctx, *args, **kwargs)
         finally:
-            _mode.enabled = prev
+            if enabled:
+                _off.discard(ident)
+            else:
+                _off.add(ident)  # as it was, whatever the forward switched
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
         wrapped = []
@@ -199,12 +202,16 @@ class Function:
         """A user Function's backward, on Tensors with grad mode off; returns one raw gradient per input."""
         if self._freed:
             raise RuntimeError(FREED_GRAPH)
-        prev = _mode.enabled
-        _mode.enabled = False
+        ident = _get_ident()
+        was_on = ident not in _off
+        _switch_off(ident)
         try:
             gins = self.backward(self, *(_wrap(g) if g is not None else None for g in grad_outputs))
         finally:
-            _mode.enabled = prev
+            if was_on:
+                _off.discard(ident)
+            else:
+                _off.add(ident)
         if not isinstance(gins, tuple):
             gins = (gins,)
         n = len(self._inputs)

@@ -9,52 +9,52 @@ import threading
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled"]
 
 
-# Idents of the threads that switched recording off. Every recorded op asks whether recording is on, and a
-# thread-local read costs more than a small op's arithmetic at the tiny size (~700 instructions, callgrind): while
-# this set is empty (no thread is inside no_grad, the forward and backward passes of a training step), the answer
-# is yes for every thread, and the hot paths read ``not _off or _mode.enabled``. A thread's ident is in the set
-# whenever its mode is off (it adds itself before switching off and leaves after switching on; no other live
-# thread has its ident), so the shortcut is exact. A thread that ends while off (set_grad_enabled(False) as a
-# call) leaves as its thread-local state is dropped, before its ident can be reused.
+# The idents of the threads whose recording is off: a thread's grad mode is ``_get_ident() not in _off``. Every
+# recorded op asks, and the hot paths read ``not _off or _get_ident() not in _off``: while no thread is inside
+# no_grad (the forward and backward passes of a training step) the answer is yes at once, and otherwise it is one
+# set lookup (a thread-local read costs ~700 instructions, callgrind, more than a small op's arithmetic at the
+# tiny size). A thread that switches off gets a _Leaving in its thread-local state (once; _watched holds the
+# threads that have one): when the thread ends, its state is dropped before its ident can be reused, and the
+# _Leaving takes the ident out of both sets, so a thread that ends while off (set_grad_enabled(False) as a call)
+# switches no later thread off.
 _off: set = set()
+_watched: set = set()
 _get_ident = threading.get_ident
+_local = threading.local()
 
 
 class _Leaving:
-    """Kept in a thread's grad-mode state: when the thread ends, its ident leaves ``_off``."""
+    """Kept in a thread's thread-local state: when the thread ends, its ident leaves ``_off`` and ``_watched``."""
 
     __slots__ = ("ident",)
 
     def __init__(self, ident):
         self.ident = ident
 
-    def __del__(self, discard=_off.discard):  # bound now: at interpreter exit the module's names may be gone
-        discard(self.ident)
+    # bound now: at interpreter exit the module's names may be gone
+    def __del__(self, off=_off.discard, watched=_watched.discard):
+        off(self.ident)
+        watched(self.ident)
 
 
-class _GradMode(threading.local):
-    def __init__(self):
-        self.enabled = True
-
-    def __setattr__(self, name, value):
-        if name == "enabled":
-            if value:
-                threading.local.__setattr__(self, name, True)
-                _off.discard(_get_ident())
-                return
-            ident = _get_ident()
-            if "leaving" not in self.__dict__:
-                threading.local.__setattr__(self, "leaving", _Leaving(ident))
-            _off.add(ident)
-            value = False
-        threading.local.__setattr__(self, name, value)
+def _switch_off(ident) -> None:
+    """Recording off for the thread ``ident`` (the calling thread)."""
+    if ident not in _watched:
+        _local.leaving = _Leaving(ident)
+        _watched.add(ident)
+    _off.add(ident)
 
 
-_mode = _GradMode()
+def _set_enabled(value) -> None:
+    ident = _get_ident()
+    if value:
+        _off.discard(ident)
+    else:
+        _switch_off(ident)
 
 
 def is_grad_enabled() -> bool:
-    return not _off or _mode.enabled
+    return not _off or _get_ident() not in _off
 
 
 class _GradModeContext:
@@ -63,12 +63,19 @@ class _GradModeContext:
     _target = True
 
     def __enter__(self):
-        self._prev = _mode.enabled
-        _mode.enabled = self._target
+        ident = _get_ident()
+        self._prev = ident not in _off
+        if self._target:
+            _off.discard(ident)
+        else:
+            _switch_off(ident)
         return self
 
-    def __exit__(self, *exc):
-        _mode.enabled = self._prev
+    def __exit__(self, exc_type, exc, tb):
+        if self._prev:
+            _off.discard(_get_ident())
+        else:
+            _off.add(_get_ident())  # it was off before: it has its _Leaving
         return False
 
     def __call__(self, func):
@@ -76,12 +83,12 @@ class _GradModeContext:
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            prev = _mode.enabled
-            _mode.enabled = target
+            prev = is_grad_enabled()
+            _set_enabled(target)
             try:
                 return func(*args, **kwargs)
             finally:
-                _mode.enabled = prev
+                _set_enabled(prev)
 
         return wrapper
 
@@ -110,8 +117,8 @@ class set_grad_enabled(_GradModeContext):
 
     def __init__(self, mode: bool):
         self._target = bool(mode)
-        self._prev = _mode.enabled
-        _mode.enabled = self._target
+        self._prev = is_grad_enabled()
+        _set_enabled(self._target)
 
     def __enter__(self):
         return self
