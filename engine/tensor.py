@@ -702,7 +702,9 @@ class Tensor:
 
     def clamp(self, min=None, max=None):  # noqa: A002
         if self._rg and (not _grad_off or _get_ident() not in _grad_off):
-            return _fn.Clamp.apply(self, min=_raw(min), max=_raw(max))
+            if isinstance(min, Tensor) or isinstance(max, Tensor):
+                min, max = _raw(min), _raw(max)  # noqa: A001
+            return _fn.Clamp.apply(self, min=min, max=max)
         a = self._data
         if max is None and min is not None and not isinstance(min, Tensor):  # the tutorial's ReLU
             return _wrap((np if a.__class__ is np.ndarray else xp_of(a)).maximum(a, min))
@@ -1005,6 +1007,7 @@ def _rebuild(host, dev, requires_grad):
 
 
 _data_slot = Tensor._data  # the slot itself: reads and writes the array without what _LazyZeros adds
+_data_get, _data_set = _data_slot.__get__, _data_slot.__set__  # bound once: a call each, no lookup
 _getrefcount = sys.getrefcount
 
 
@@ -1026,7 +1029,7 @@ class _LazyZeros(Tensor):
 
     @property
     def _data(self):
-        arr = _data_slot.__get__(self)
+        arr = _data_get(self)
         arr.fill(0)  # before the class goes back: another thread reading meanwhile fills too, never sees old values
         self.__class__ = Tensor
         return arr
@@ -1034,7 +1037,7 @@ class _LazyZeros(Tensor):
     @_data.setter
     def _data(self, value):
         self.__class__ = Tensor
-        _data_slot.__set__(self, value)
+        _data_set(self, value)
 
 
 _LazyZeros.__name__ = _LazyZeros.__qualname__ = "Tensor"

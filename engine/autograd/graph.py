@@ -184,11 +184,12 @@ def _accumulate_leaf(leaf, g, assigned):
         if existing.__class__ is _LazyZeros:
             # zero_() not written yet, and no one else holds the old array: the gradient's array takes its place
             # when it is givable and laid out as the old one
-            old = _data_slot.__get__(existing)
-            if (g.__class__ is np.ndarray and g.shape == old.shape and g.dtype == old.dtype
+            old = _data_get(existing)
+            if (g.__class__ is np.ndarray and g.dtype is old.dtype and g.shape == old.shape
                     and g.strides == old.strides and _givable(g, assigned)):
                 assigned.add(id(g))
-                existing._data = g  # (the setter puts the class back)
+                existing.__class__ = Tensor  # what the property's setter does, without its call
+                existing._data = g
                 return
         arr = existing._data
         if arr.shape == g.shape and (arr.dtype is g.dtype or arr.dtype == g.dtype):
@@ -297,4 +298,4 @@ def _register_retained(tensor):
     node._retained[tensor._out_index] = weakref.ref(tensor)
 
 
-from ..tensor import Tensor, _data_slot, _LazyZeros, _wrap  # noqa: E402  (Tensor's module imports this one first)
+from ..tensor import Tensor, _data_get, _LazyZeros, _wrap  # noqa: E402  (Tensor's module imports this one first)

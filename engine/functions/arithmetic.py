@@ -18,7 +18,8 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        a, b = promote(a, b)
+        if a.__class__ is not b.__class__ or a.dtype is not b.dtype:  # else promote would keep them as they are
+            a, b = promote(a, b)
         return a + b
 
     @staticmethod
@@ -31,7 +32,8 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        a, b = promote(a, b)
+        if a.__class__ is not b.__class__ or a.dtype is not b.dtype:  # else promote would keep them as they are
+            a, b = promote(a, b)
         return a - b
 
     @staticmethod
@@ -44,7 +46,8 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        a, b = promote(a, b)
+        if a.__class__ is not b.__class__ or a.dtype is not b.dtype:  # else promote would keep them as they are
+            a, b = promote(a, b)
         ctx.saved = (a, b)
         return a * b
 
@@ -78,7 +81,9 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        a, b = promote(a, b)
+        # a float array to a Python number's power keeps its dtype, as promote would say
+        if not (a.__class__ is np.ndarray and b.__class__ in (int, float) and a.dtype.kind == "f"):
+            a, b = promote(a, b)
         out = a * a if (b.__class__ in (int, float) and b == 2) else a**b
         ctx.saved = (a, b, out)
         return out
@@ -91,7 +96,10 @@ class Pow(Function):
         if need_a:
             if b.__class__ in (int, float):
                 # a + a: 2 * a exactly, and faster; one fused kernel on a GPU
-                ga = _kernels.pow2_backward(gy, a) if b == 2 else gy * (b * a ** (b - 1))
+                if b != 2:
+                    ga = gy * (b * a ** (b - 1))
+                else:
+                    ga = gy * (a + a) if gy.__class__ is np.ndarray else _kernels.pow2_backward(gy, a)
             else:
                 ga = gy * b * a ** (b - 1)
         if need_b:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import kernels as _kernels
 from ..autograd.function import Function
 from ..backend import xp_of
@@ -127,7 +129,7 @@ class Clamp(Function):
 
     @staticmethod
     def forward(ctx, x, min=None, max=None):  # noqa: A002 - PyTorch's names
-        xp = xp_of(x)
+        xp = np if x.__class__ is np.ndarray else xp_of(x)
         if min is None and max is None:
             raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
         ctx.saved = (x,)
@@ -143,6 +145,8 @@ class Clamp(Function):
         x = ctx.saved[0]
         lo, hi = ctx.bounds
         if hi is None:
+            if gy.__class__ is np.ndarray:
+                return gy * (x >= lo)
             return _kernels.clamp_min_backward(gy, x, lo)  # the ReLU: one fused kernel on a GPU
         if lo is None:
             return gy * (x <= hi)
