@@ -54,6 +54,7 @@ def _wrap(array, requires_grad=False):
 _new = object.__new__
 _SCALAR_TYPES = frozenset(np.sctypeDict.values()) - {np.ndarray}
 _ndarray = np.ndarray
+_add_reduce = np.add.reduce  # ndarray.sum() without the Python function NumPy's method goes through
 
 
 def _inplace_op(fn_name: str, iop):
@@ -203,13 +204,7 @@ class Tensor:
         self._out_index = 0
 
     # ------------------------------------------------------------------ properties
-    @property
-    def grad(self):
-        """The gradient accumulated by ``backward()`` (None until then, or after ``grad = None``)."""
-        return self._grad
-
-    @grad.setter
-    def grad(self, value):
+    def _set_grad(self, value):
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
@@ -218,6 +213,10 @@ class Tensor:
                 raise RuntimeError(f"assigned grad has data of a different size: the tensor is "
                                    f"{list(self._data.shape)}, the grad {list(value._data.shape)}")
         self._grad = value
+
+    # read through a C getter, no Python frame: the tutorial's step reads .grad four times
+    grad = property(_operator.attrgetter("_grad"), _set_grad,
+                    doc="The gradient accumulated by ``backward()`` (None until then, or after ``grad = None``).")
 
     @property
     def data(self) -> Tensor:
@@ -731,7 +730,8 @@ class Tensor:
     def sum(self, dim=None, keepdim=False, dtype=None):
         if (dim is None and dtype is None and not keepdim
                 and not (self._rg and (not _grad_off or _get_ident() not in _grad_off))):
-            return _wrap(self._data.sum())  # as Sum.forward
+            a = self._data
+            return _wrap(_add_reduce(a, axis=None) if a.__class__ is _ndarray else a.sum())  # as Sum.forward
         t = self if dtype is None else self.to(dtype)
         return _fn.Sum.apply(t, dim=dim, keepdim=keepdim)
 

@@ -36,7 +36,7 @@ class Function:
     for inputs that need none; ``ctx.needs_input_grad`` says which do).
     """
 
-    raw = False  # True for built-ins: forward/backward work on raw arrays
+    raw = False  # True for built-ins: forward/backward work on raw arrays (and their ctx is made without __init__)
 
     # graph-node state, set by apply when the graph is recorded
     _inputs: tuple = ()
@@ -94,7 +94,7 @@ class Function:
                 need_a = ra is not a and a._rg
                 need_b = rb is not b and b._rg
                 track = (need_a or need_b) and (not _off or _get_ident() not in _off)
-                ctx = cls()  # a fresh ctx per call, recorded or not: a forward may read back what it wrote
+                ctx = _new(cls)  # a fresh ctx per call, recorded or not (a forward may read back what it wrote)
                 try:
                     out = cls.forward(ctx, ra, rb, **kwargs) if kwargs else cls.forward(ctx, ra, rb)
                 except (TypeError, ValueError):
@@ -116,7 +116,7 @@ class Function:
             if len(args) == 1 and isinstance(args[0], Tensor):  # unary built-ins (options come as keywords)
                 a = args[0]
                 track = a._rg and (not _off or _get_ident() not in _off)
-                ctx = cls()  # a fresh ctx per call, recorded or not: a forward may read back what it wrote
+                ctx = _new(cls)  # a fresh ctx per call, recorded or not (a forward may read back what it wrote)
                 out = cls.forward(ctx, a._data, **kwargs) if kwargs else cls.forward(ctx, a._data)
                 if out.__class__ in _SCALAR_TYPES:
                     out = np.asarray(out)

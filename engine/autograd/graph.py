@@ -21,6 +21,7 @@ from ..errors import FREED_GRAPH
 __all__ = ["backward", "grad", "unbroadcast"]
 
 _observer = None  # engine.profiler's recorder while a profile() block runs: told of each node's backward
+_retaining = False  # whether any node has had a retain_grad() (until then the walk does not ask each node)
 
 
 def unbroadcast(g, shape):
@@ -88,13 +89,14 @@ def _run(roots, root_grads, retain_graph, capture=None):
         node = _heappop(heap)[1]
         gouts = pending.pop(node)
         single = node._n_out == 1
-        if node._retained is not None or (wanted_nodes and node in wanted_nodes):
+        if (_retaining and node._retained is not None) or (wanted_nodes and node in wanted_nodes):
             _deliver_nonleaf(node, [gouts] if single else gouts, capture, wanted_nodes)
         if not single:
             gouts = [g if g is not None else _zeros_for_output(node, i) for i, g in enumerate(gouts)]
         if _observer is not None:
             token = _observer.node_begin(node)
-        if not node.raw:
+        raw = node.raw
+        if not raw:
             gins = node._run_backward([gouts] if single else gouts)
         elif node._freed:
             raise RuntimeError(FREED_GRAPH)
@@ -136,7 +138,7 @@ def _run(roots, root_grads, retain_graph, capture=None):
             if node.saved is not None:
                 node._freed = True
                 node.saved = None
-            if node._saved:
+            if not raw and node._saved:  # (built-ins never save_for_backward)
                 node._freed = True
                 node._saved = ()
 
@@ -174,12 +176,12 @@ def _givable(g, assigned) -> bool:
 def _accumulate_leaf(leaf, g, assigned):
     if not leaf._rg:
         return
-    existing = leaf.grad
+    existing = leaf._grad
     if existing is None:
         if not _givable(g, assigned):  # the first gradient becomes .grad: a copy when it may share memory
             g = g.copy()
         assigned.add(id(g))
-        leaf.grad = _wrap(g)
+        leaf._grad = _wrap(g)  # (the walk gives each input a gradient of its shape: the setter's check holds)
     else:
         if existing.__class__ is _LazyZeros:
             # zero_() not written yet, and no one else holds the old array: the gradient's array takes its place
@@ -292,6 +294,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _register_retained(tensor):
+    global _retaining
+    _retaining = True
     node = tensor.grad_fn
     if node._retained is None:
         node._retained = {}
