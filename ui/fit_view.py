@@ -36,7 +36,9 @@ class FitView(QWidget):
         self.formula = QLabel("Start a run of a “Fit sin(x)” recipe to see the polynomial learn.")
         self.formula.setWordWrap(True)
         self.formula.setStyleSheet("font-family: monospace;")
-        self.setMinimumWidth(220)
+        # under the loss plot in a narrow window (MainWindow._orient_center); beside it only from 1400 pixels, so a
+        # small minimum width never holds a narrowing window wider than a 1024 screen before it turns
+        self.setMinimumSize(80, 160)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.widget, 1)

@@ -55,6 +55,26 @@ def smooth(values: np.ndarray, weight: float, state=None):
     return out, (last, count)
 
 
+class SpacedLogAxis(pg.AxisItem):
+    """pyqtgraph's axis, with a log scale's minor ticks (2..9 within a decade) thinned to at least ``MIN_GAP``
+    pixels apart: they crowd at the top of each decade, and on a short plot (the loss above the fit of sin(x)
+    in a narrow window) pyqtgraph labels them one on top of another."""
+
+    MIN_GAP = 16  # pixels: about a label's height
+
+    def logTickValues(self, minVal, maxVal, size, stdTicks):  # noqa: N802, N803 - pyqtgraph's names
+        levels = super().logTickValues(minVal, maxVal, size, stdTicks)
+        if not levels or levels[-1][0] is not None or maxVal <= minVal or size <= 0:
+            return levels
+        per_unit = size / (maxVal - minVal)  # pixels per decade
+        taken = [v for _, values in levels[:-1] for v in values]  # the decades, labelled already
+        kept = []
+        for v in sorted(levels[-1][1]):
+            if all(abs(v - t) * per_unit >= self.MIN_GAP for t in taken + kept[-1:]):
+                kept.append(v)
+        return levels[:-1] + [(None, kept)]
+
+
 class TimedPlotWidget(pg.PlotWidget):
     """A PlotWidget that adds up how long its paints take (a data update often costs two: pyqtgraph defers
     its range update to a second paint)."""
@@ -177,7 +197,7 @@ class LossPlot(QWidget):
         bar.addWidget(self.readout, 2)
 
         pg.setConfigOptions(antialias=True)
-        self.plot_widget = TimedPlotWidget(background="w")
+        self.plot_widget = TimedPlotWidget(background="w", axisItems={"left": SpacedLogAxis("left")})
         self.plot = self.plot_widget.getPlotItem()
         # a light line at every decade, drawn as one opaque path: pyqtgraph's own grid (translucent lines
         # drawn by the axes) cost ~60 ms a frame in software rendering, most of the plot's paint time

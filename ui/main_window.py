@@ -49,6 +49,9 @@ RESOURCES = importlib.resources.files("ui") / "resources"
 SETTINGS_VERSION = 3  # 2: the right-hand docks are tabs; 3: with "Inside the step"
 
 
+STACK_BELOW_WIDTH = 1400  # window widths under which the fit view goes under the loss plot, not beside it
+
+
 class MainWindow(QMainWindow):
     gradients_done = Signal(object)  # the GradientReport shown, or None when the check failed
     inside_done = Signal(object)  # the graph and profile shown (a dict), or None when the look failed
@@ -202,7 +205,7 @@ class MainWindow(QMainWindow):
             (c.start_requested, self.start_run), (c.pause_requested, self.toggle_pause),
             (c.step_requested, self.step_run), (c.stop_requested, self.stop_run), (c.reset_requested, self.reset_run),
             (c.config_changed, self._on_config_changed), (self.gradient_panel.check_requested, self.check_gradients),
-            (self.step_panel.look_requested, self.look_inside),
+            (self.step_panel.look_requested, self._look_requested),
             (runs.renamed, self.rename_run), (runs.recolour_requested, self._on_recolour_requested),
             (runs.delete_requested, self.delete_runs), (runs.visibility_changed, self.plot.set_visible),
             (runs.export_logs_requested, self.export_logs), (runs.export_plot_requested, self.export_plot),
@@ -423,6 +426,16 @@ class MainWindow(QMainWindow):
         where = session.look_inside(config)
         if where is not None:
             self.step_panel.show_busy(where)
+
+    def _look_requested(self) -> None:
+        """The panel's button: the dock wide enough to read its graph and bars (a narrow window with the fit view
+        beside the loss leaves it a strip), then the look."""
+        left = self.controls_dock.width() if self.dockWidgetArea(self.controls_dock) == Qt.LeftDockWidgetArea else 0
+        room = self.width() - left - self.center.minimumSizeHint().width() - 16  # (what Qt refuses, it ignores)
+        want = min(460, self.width() * 2 // 5, room)
+        if not self.step_dock.isFloating() and self.step_dock.width() < want:
+            self.resizeDocks([self.step_dock], [want], Qt.Horizontal)
+        self.look_inside()
 
     def _look_if_shown(self) -> None:
         """A paused or stepped run refreshes the panel when it is in view (it costs a few tenths of a second)."""
@@ -658,9 +671,22 @@ class MainWindow(QMainWindow):
             self.controls.show_message("", error=False)
 
     def _share_center(self) -> None:
-        total = self.center.width()
+        total = self.center.width() if self.center.orientation() == Qt.Horizontal else self.center.height()
         if total > 0:
             self.center.setSizes([total * 2 // 3, total - total * 2 // 3])
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._orient_center()
+
+    def _orient_center(self) -> None:
+        """The fit of sin(x) beside the loss in a wide window, under it in a narrow one: side by side at 1024 pixels
+        they would leave the docks on the right a strip too thin to read."""
+        want = Qt.Horizontal if self.width() >= STACK_BELOW_WIDTH else Qt.Vertical
+        if self.center.orientation() != want:
+            self.center.setOrientation(want)
+            if not self.fit_view.isHidden():
+                QTimer.singleShot(0, self._share_center)
 
     def _about(self) -> None:
         QMessageBox.about(self, "About gradscope",

@@ -231,6 +231,7 @@ class TimeView(QWidget):
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.summary)
         self.data: dict | None = None
+        self._rows: list = []
 
     def show_profile(self, data: dict) -> None:
         """``data``: app.inspect_step.StepProfile.to_dict()."""
@@ -248,8 +249,8 @@ class TimeView(QWidget):
             if gpu and r["gpu_ms"] is not None:
                 self.plot.addItem(pg.BarGraphItem(x0=[0], y=[y - 0.2], width=[r["gpu_ms"]], height=0.4,
                                                   brush="#000000", pen=None))
-        labels = [(n - 1 - i, ("⟵ " if r["phase"] == "backward" else "") + r["op"]) for i, r in enumerate(rows)]
-        self.plot.getAxis("left").setTicks([labels])
+        self._rows = rows
+        self._set_labels()
         self.plot.setYRange(-0.6, n - 0.4, padding=0)
         top = max((max(r["cpu_ms"], r["gpu_ms"] or 0) for r in rows), default=1.0)
         self.plot.setXRange(0, top * 1.05, padding=0)
@@ -267,6 +268,26 @@ class TimeView(QWidget):
                      + ("; the rest of the time it waits for Python to launch the next kernel: at this size the "
                         "CPU is faster." if data["gpu_busy"] < 0.5 else "."))
         self.summary.setText(text)
+
+
+    def _set_labels(self) -> None:
+        """The ops' names beside their bars, shortened in a narrow panel so the bars keep room
+        ("⟵ LegendrePolynomial3 backward" would take all of it)."""
+        rows = self._rows
+        width = self.plot.width()
+        limit = None if width >= 420 else max(8, width // 16)
+        labels = []
+        for i, r in enumerate(rows):
+            text = ("⟵ " if r["phase"] == "backward" else "") + r["op"]
+            if limit and len(text) > limit:
+                text = text[:limit - 1] + "…"
+            labels.append((len(rows) - 1 - i, text))
+        self.plot.getAxis("left").setTicks([labels])
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self._rows:
+            self._set_labels()
 
 
 class WeightsView(QWidget):

@@ -72,3 +72,41 @@ def test_the_gradient_panel_compares_the_coefficients(qtbot, window):
         window.check_gradients()
     assert blocker.args[0].worst_grade() == "bad"
     assert panel.row_grades()[:2] == ["bad", "bad"] and panel.row_grades()[2] == "good"  # autograd is right
+
+
+def test_in_a_narrow_window_the_fit_goes_under_the_loss_and_the_window_still_fits_1024(qtbot, window):
+    from PySide6.QtCore import Qt
+
+    window.controls.set_config(FIT)
+    window.resize(1600, 1000)
+    qtbot.waitUntil(lambda: window.width() == 1600, timeout=2000)
+    assert window.center.orientation() == Qt.Horizontal
+    assert window.fit_view.x() > window.plot.x()  # beside the loss
+    window.resize(1000, 640)
+    qtbot.waitUntil(lambda: window.width() == 1000 and window.height() == 640, timeout=2000)
+    assert window.center.orientation() == Qt.Vertical
+    assert window.fit_view.y() > window.plot.y() and window.fit_view.height() >= 160  # under it
+    assert window.minimumSizeHint().width() <= 1024 - 20  # side by side it was 1123: wider than the screen
+
+
+def test_look_inside_widens_a_thin_step_dock_and_shortens_the_op_names_to_fit(qtbot, window):
+    from PySide6.QtCore import Qt
+
+    window.controls.set_config(RunConfig(recipe="poly-function", points=200, iters=3))
+    window.resize(1000, 640)
+    qtbot.waitUntil(lambda: window.width() == 1000, timeout=2000)
+    window.resizeDocks([window.step_dock], [150], Qt.Horizontal)
+    window.step_dock.raise_()
+    qtbot.waitUntil(lambda: window.step_dock.width() < 200, timeout=2000)
+    with qtbot.waitSignal(window.inside_done, timeout=30_000):
+        window.step_panel.look_requested.emit()
+    assert window.step_dock.width() >= 200
+    time_view = window.step_panel.time
+    window.step_panel.tabs.setCurrentWidget(time_view)
+    qtbot.waitUntil(lambda: 0 < time_view.plot.width() < window.step_dock.width(), timeout=2000)
+    labels = [text for _, text in time_view.plot.getAxis("left")._tickLevels[0]]
+    ops = {row["op"] for row in time_view.data["rows"]}
+    assert "LegendrePolynomial3" in ops
+    limit = max(8, time_view.plot.width() // 16)
+    assert time_view.plot.width() < 420 and all(len(text) <= limit for text in labels), labels
+    assert any(text.endswith("…") and text.startswith("⟵ Legendre") for text in labels), labels

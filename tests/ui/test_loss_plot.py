@@ -290,3 +290,19 @@ def test_librsvg_draws_the_svg_as_the_app_draws_the_plot(qtbot, tmp_path):
     # cut where the app cuts it: its rightmost and topmost pixels where the app's are
     for axis in (0, 1):
         assert abs(int(np.nonzero(svg.any(axis=axis))[0].max()) - int(np.nonzero(app.any(axis=axis))[0].max())) <= 3
+
+
+def test_the_log_axis_keeps_minor_tick_labels_a_label_apart_on_a_short_plot(qtbot):
+    from ui.loss_plot import SpacedLogAxis
+
+    axis = SpacedLogAxis("left")
+    std = [(1.0, [2.0, 3.0, 4.0])]
+    tall = axis.logTickValues(2.0, 4.3, 2000, std)
+    assert tall[0] == (1.0, [2.0, 3.0, 4.0]) and len(tall[1][1]) == 8 + 8  # 2..9 in each of two decades
+    short = axis.logTickValues(2.0, 4.3, 150, std)
+    per_decade = 150 / 2.3
+    kept = short[1][1]
+    assert 0 < len(kept) < len(tall[1][1])
+    marks = sorted(kept + [2.0, 3.0, 4.0])
+    assert min(b - a for a, b in zip(marks, marks[1:])) * per_decade >= SpacedLogAxis.MIN_GAP
+    assert math.log10(2) + 2 in kept  # 200, the first minor tick, is far enough from 100
