@@ -249,15 +249,7 @@ class _Recorder:
         outermost apply of this thread (a user's ``MyReLU.apply``, however it was reached), not for one inside a
         timed call (``mm`` applying ``MatMul``)."""
         self.applies += 1
-        if self.event is not None:
-            return self.call(cls.__name__, cls.apply, args, kwargs)
-        self.depth = 1  # the CPU's outermost call, written out as in _wrap_method
-        t0 = _clock()
-        try:
-            return cls.apply(*args, **kwargs)
-        finally:
-            self.raw.append((cls.__name__, self.phase, _clock() - t0, None))
-            self.depth = 0
+        return self.call(cls.__name__, cls.apply, args, kwargs)
 
     # the backward walk's observer (engine.autograd.graph calls these around each node)
     def node_begin(self, node):

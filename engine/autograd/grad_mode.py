@@ -67,8 +67,6 @@ class _GradModeContext:
         self._prev = ident not in _off
         if self._target:
             _off.discard(ident)
-        elif ident in _watched:  # _switch_off's common case, without its call
-            _off.add(ident)
         else:
             _switch_off(ident)
         return self

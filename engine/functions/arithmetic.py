@@ -96,10 +96,7 @@ class Pow(Function):
         if need_a:
             if b.__class__ in (int, float):
                 # a + a: 2 * a exactly, and faster; one fused kernel on a GPU
-                if b != 2:
-                    ga = gy * (b * a ** (b - 1))
-                else:
-                    ga = gy * (a + a) if gy.__class__ is np.ndarray else _kernels.pow2_backward(gy, a)
+                ga = _kernels.pow2_backward(gy, a) if b == 2 else gy * (b * a ** (b - 1))
             else:
                 ga = gy * b * a ** (b - 1)
         if need_b:

@@ -23,6 +23,10 @@ def _axes(dim, ndim):
 
 def _expand_back(gy, shape, axes, keepdim):
     """``gy`` of a reduction, broadcast back to the input's shape."""
+    if axes is None and gy.__class__ is np.ndarray:  # loss.sum(): the common case, without the calls below
+        out = np.empty(shape, dtype=gy.dtype)
+        out.fill(gy)
+        return out
     xp = xp_of(gy)
     if axes is None:
         return fill(xp.empty(shape, dtype=gy.dtype), gy)  # empty + fill: half of full()'s time, and writable
@@ -47,10 +51,6 @@ class Sum(Function):
     @staticmethod
     def backward(ctx, gy):
         shape, axes, keepdim = ctx.meta
-        if axes is None and gy.__class__ is np.ndarray:  # loss.sum(): _expand_back's first case, written out
-            out = np.empty(shape, dtype=gy.dtype)
-            out.fill(gy)
-            return out
         return _expand_back(gy, shape, axes, keepdim)
 
 
