@@ -4,7 +4,12 @@ Times the matrix products of the two-layer net's step (forward and backward) at 
 square ones, with one thread and with all of the BLAS's threads, interleaved, medians of rounds; then the
 tutorial's whole NumPy step both ways. The crossing point is the smallest product (in multiply-adds) from which
 all threads win; ``engine.threads.set_parallel_threshold`` takes it where the library's own choice is wrong for
-a machine. Writes the table to benchmarks/results/cpu-threads.txt.
+a machine.
+
+Two more tables time what the engine's CPU products and masked assignment choose between: ``ndarray.dot``
+against ``np.matmul`` by output size (dot zero-fills its output first; ``engine.threads.MATMUL_FROM``), and
+NumPy's masked assignment ``g[mask] = 0`` against ``engine.kernels.zero_where`` by element count
+(``ZERO_WHERE_FROM``). Writes the tables to benchmarks/results/cpu-threads.txt.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import threadpoolctl
+
+from engine import kernels, threads
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SIZES = {"tiny": (16, 64, 32, 4), "small": (32, 500, 50, 5), "tutorial": (64, 1000, 100, 10),
@@ -90,11 +97,63 @@ def main(argv=None) -> int:
                 times[t].append(timed(step, 300))
     one, all_ = float(np.median(times[1])), float(np.median(times[most]))
     lines.append(f"  1 thread {one * 1e3:.3f} ms, {most} threads {all_ * 1e3:.3f} ms: ratio {all_ / one:.2f}")
+    lines += [""] + dot_against_matmul(rng, shapes, args.rounds)
+    lines += [""] + masked_zeroing(rng, args.rounds)
     text = "\n".join(lines)
     print(text)
     Path(args.out).write_text(text + "\n")
     print(f"\nwritten to {args.out}")
     return 0
+
+
+def _medians(cases: dict, rounds: int, reps: int) -> dict:
+    times = {name: [] for name in cases}
+    for _ in range(rounds):  # interleaved
+        for name, fn in cases.items():
+            times[name].append(timed(fn, reps))
+    return {name: float(np.median(ts)) for name, ts in times.items()}
+
+
+def dot_against_matmul(rng, shapes, rounds: int) -> list[str]:
+    """ndarray.dot against np.matmul at the library's default threads, the left operand transposed as in the
+    backward's a.T @ grad (and the forward's layout for comparison)."""
+    lines = [f"ndarray.dot against np.matmul, float32, default threads, medians of {rounds} rounds "
+             f"(the engine uses matmul from {threads.MATMUL_FROM} outputs)",
+             f"{'m x k x n':>18} {'outputs':>9} {'layout':>8} {'dot us':>9} {'matmul us':>10} {'ratio':>6}"]
+    for m, k, n in sorted(shapes, key=lambda s: s[0] * s[2]):
+        b = rng.standard_normal((k, n), dtype=np.float32)
+        for layout in ("C", "a.T"):
+            a = rng.standard_normal((m, k), dtype=np.float32)
+            if layout == "a.T":
+                a = np.ascontiguousarray(a.T).T
+            reps = int(min(2000, max(3, 3e7 / (m * k * n))))
+            med = _medians({"dot": lambda a=a, b=b: a.dot(b), "matmul": lambda a=a, b=b: np.matmul(a, b)}, rounds, reps)
+            lines.append(f"{f'{m}x{k}x{n}':>18} {m * n:>9} {layout:>8} {med['dot'] * 1e6:>9.1f} "
+                         f"{med['matmul'] * 1e6:>10.1f} {med['matmul'] / med['dot']:>6.2f}")
+    return lines
+
+
+def masked_zeroing(rng, rounds: int) -> list[str]:
+    """g[mask] = 0 with a ReLU's mask (about half true, at random): NumPy's assignment against zero_where."""
+    lines = [f"g[h < 0] = 0, float32, a random half masked, medians of {rounds} rounds "
+             f"(the engine ANDs bits from {kernels.ZERO_WHERE_FROM} elements)",
+             f"{'elements':>10} {'numpy us':>9} {'zero_where us':>14} {'ratio':>6}"]
+    for size in (256, 512, 1024, 2048, 4096, 6400, 100_000):
+        g = rng.standard_normal(size, dtype=np.float32)
+        mask = rng.standard_normal(size, dtype=np.float32) < 0
+        view = g.view(np.int32)
+
+        def numpy_way(g=g, mask=mask):
+            g[mask] = 0
+
+        def anded(view=view, mask=mask):  # zero_where's two calls, without its checks (it declines below 2048)
+            np.bitwise_and(view, np.subtract(mask, 1, dtype=np.int32), out=view)
+
+        reps = int(min(3000, max(20, 3e6 / size)))
+        med = _medians({"numpy": numpy_way, "and": anded}, rounds, reps)
+        lines.append(f"{size:>10} {med['numpy'] * 1e6:>9.2f} {med['and'] * 1e6:>14.2f} "
+                     f"{med['and'] / med['numpy']:>6.2f}")
+    return lines
 
 
 if __name__ == "__main__":

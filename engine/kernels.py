@@ -5,6 +5,8 @@ Each replaces a chain of CuPy ufuncs (one kernel launch per operation, and a tem
 the chain: ``gy * (a + a)`` (the backward of ``a ** 2``) and ``gy * (x >= lo)`` (of ``clamp(min=lo)``, the
 ReLU). In a CUDA graph that is two nodes fewer per step. Used only for CuPy arrays of float32 or float64 of one
 shape and dtype; anything else, or a CuPy without ``ElementwiseKernel`` (the tests' stand-in), keeps the chain.
+
+On the CPU, :func:`zero_where` is the tutorial's ``grad_h[h < 0] = 0`` without a branch per element.
 """
 
 from __future__ import annotations
@@ -53,3 +55,30 @@ def clamp_min_backward(gy, x, lo):
         if k:
             return k(gy, x, x.dtype.type(lo))
     return gy * (x >= lo)
+
+
+# float itemsize -> the integer type of the same size whose bits a mask ANDs
+_BITS = {2: np.int16, 4: np.int32, 8: np.int64}
+_bool = np.dtype(bool)
+# From this many elements zero_where ANDs bits; below, NumPy's masked assignment is as fast or faster (2-core
+# machine, 2026-11-23: 1024 float32 elements 5.6 us against 4.9, 2048: 10.6 against 5.3, 6400: 34 against 8).
+ZERO_WHERE_FROM = 2048
+
+
+def zero_where(arr, mask) -> bool:
+    """``arr[mask] = 0`` for a float NumPy array and a boolean mask of its shape, done as an AND of its bits with
+    0 (where the mask is true) or all ones: the same result bit for bit (+0.0 where masked, every other element
+    untouched, NaNs included). NumPy's masked assignment takes a branch per element, and a ReLU's mask (true at
+    random for about half the elements) mispredicts half of them: 64 x 100 float32 elements take it 34 us, the AND
+    8 us. Returns False, having done nothing, where this does not apply (the caller assigns as NumPy does)."""
+    if (arr.__class__ is not np.ndarray or mask.__class__ is not np.ndarray or mask.dtype is not _bool
+            or arr.size < ZERO_WHERE_FROM or arr.dtype.kind != "f" or mask.shape != arr.shape
+            or not arr.flags.writeable):
+        return False
+    bits = _BITS.get(arr.dtype.itemsize)
+    if bits is None:  # long double: no integer of its size
+        return False
+    keep = np.subtract(mask, 1, dtype=bits)  # true -> 0, false -> -1 (all bits set)
+    view = arr.view(bits)
+    np.bitwise_and(view, keep, out=view)
+    return True

@@ -6,11 +6,13 @@ import builtins
 import operator as _operator
 import sys
 from collections import namedtuple
+from math import copysign as _copysign
 
 import numpy as np
 
 from . import backend as _backend
 from . import dtypes as _dtypes
+from . import kernels as _kernels
 from . import threads as _threads
 from .backend import CPU, device_of_array, resolve, to_host, xp_of
 from .dtypes import promote as _promote
@@ -594,7 +596,7 @@ class Tensor:
         try:
             # as MatMul.forward for 2-D, without its ctx
             if a.__class__ is _ndarray:
-                return _wrap(_threads.dot(a, b) if _threads.active else a.dot(b))
+                return _wrap(_threads.dot(a, b))
             return _wrap(_fn.arithmetic.dot2(a, b))
         except ValueError:
             raise shapes_error(a, b) from None
@@ -879,6 +881,9 @@ class Tensor:
             _check_same_device(self, value)
             value = value._data
         if self._data.__class__ is _ndarray:
+            if ((value.__class__ is _int or value.__class__ is float and _copysign(1.0, value) > 0) and value == 0
+                    and _kernels.zero_where(self._data, index)):
+                return  # a boolean mask set to 0 (the tutorial's grad_h[h < 0] = 0), without a branch per element
             self._data[index] = value
         else:
             _fn.shape.assign(self._data, index, value)

@@ -43,8 +43,9 @@ def _controllers():
 
 
 def _update() -> None:
-    global active
+    global active, dot
     active = _threads is not None or _threshold > 0
+    dot = _dot_threads if active else _product
 
 
 def set_num_threads(n: int) -> None:
@@ -80,23 +81,42 @@ def parallel_threshold() -> int:
     return _threshold
 
 
-def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a.dot(b)`` with the engine's thread choice (called only while ``active``)."""
-    size = a.shape[0] * a.shape[-1] * (b.shape[-1] if b.ndim > 1 else 1)
+# From this many output elements a 2-D product of a BLAS type runs as np.matmul, below as ndarray.dot. NumPy's dot
+# zero-fills its output before the BLAS overwrites it (the product is computed with beta = 0): 12-25 us of the
+# tutorial's 1000 x 100 float32 gradient, ~2 ms of a 2000 x 2000 output. matmul skips that pass and costs ~1.5 us
+# more per call: on the 2-core machine (2026-11-23, the dot/matmul table in benchmarks/results/cpu-threads.txt)
+# matmul takes 1.0-1.5x dot's time up to 6400 outputs and 0.94-0.98x from 10000.
+MATMUL_FROM = 16384
+_matmul = np.matmul
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The engine's 2-D CPU product ``a @ b`` (the same BLAS call either way, bit for bit): ndarray.dot for a
+    small output, np.matmul for a large one of a BLAS type."""
+    if a.shape[0] * b.shape[1] < MATMUL_FROM or a.dtype.char not in "fdFD":
+        return a.dot(b)
+    return _matmul(a, b)
+
+
+def _dot_threads(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    size = a.shape[0] * a.shape[-1] * b.shape[-1]
     want = 1 if size < _threshold else _threads
     if want is None:
-        return a.dot(b)
+        return _product(a, b)
     libs = _controllers()
     before = [lib.num_threads for lib in libs]
     if all(n == want for n in before):
-        return a.dot(b)
+        return _product(a, b)
     for lib in libs:
         lib.set_num_threads(want)
     try:
-        return a.dot(b)
+        return _product(a, b)
     finally:  # the user's NumPy elsewhere keeps its own threads
         for lib, n in zip(libs, before):
             lib.set_num_threads(n)
+
+
+dot = _product  # the engine's 2-D CPU product: _product, or _dot_threads while the engine chooses threads
 
 
 def _from_environment() -> None:

@@ -135,10 +135,10 @@ class MatMul(Function):
         if a.dtype != b.dtype:
             raise product_dtypes_error(a, b)
         try:
-            # 2-D: ndarray.dot, the same BLAS product as @ with half its call overhead on small matrices
+            # 2-D on the CPU: the engine's product (engine.threads.dot: ndarray.dot or np.matmul by size)
             if a.ndim == 2 and b.ndim == 2:
                 if a.__class__ is np.ndarray:
-                    out = _threads.dot(a, b) if _threads.active else a.dot(b)
+                    out = _threads.dot(a, b)
                 else:
                     out = dot2(a, b)
             else:
@@ -154,9 +154,8 @@ class MatMul(Function):
         need_a, need_b = ctx.needs_input_grad
         if a.ndim == 2 and b.ndim == 2:
             if gy.__class__ is np.ndarray:
-                if _threads.active:  # the engine's thread choice (engine.threads)
-                    return (_threads.dot(gy, b.T) if need_a else None), (_threads.dot(a.T, gy) if need_b else None)
-                return (gy.dot(b.T) if need_a else None), (a.T.dot(gy) if need_b else None)
+                dot = _threads.dot
+                return (dot(gy, b.T) if need_a else None), (dot(a.T, gy) if need_b else None)
             return (dot2(gy, b.T) if need_a else None), (dot2(a.T, gy) if need_b else None)
         xp = xp_of(gy)
         a2 = a[None, :] if a.ndim == 1 else a

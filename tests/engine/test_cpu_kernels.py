@@ -1,0 +1,150 @@
+"""The CPU kernels that beat NumPy's own way of writing the tutorial's step: the product that skips ndarray.dot's
+zero-fill of its output (engine.threads), and the masked zeroing without a branch per element
+(engine.kernels.zero_where). Each must give NumPy's result bit for bit, on every layout and special value, and
+leave to NumPy what it does not cover."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine
+from engine import kernels, threads
+
+RNG = np.random.default_rng(11)
+
+
+# --------------------------------------------------------------------------- the 2-D product
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("m,k,n", [(16, 64, 32), (1000, 64, 100), (200, 8, 200), (64, 1000, 100)])
+@pytest.mark.parametrize("layout", ["C", "a transposed", "b transposed"])
+def test_the_product_is_numpys_dot_bit_for_bit(dtype, m, k, n, layout):
+    a = RNG.standard_normal((m, k)).astype(dtype)
+    b = RNG.standard_normal((k, n)).astype(dtype)
+    if layout == "a transposed":
+        a = np.ascontiguousarray(a.T).T  # F-ordered, as x.t() in the tutorial's grad_w1 = x.t().mm(grad_h)
+    elif layout == "b transposed":
+        b = np.ascontiguousarray(b.T).T
+    out = threads.dot(a, b)
+    assert out.dtype == dtype and out.shape == (m, n) and out.flags.c_contiguous
+    np.testing.assert_array_equal(out, a.dot(b))
+
+
+def test_large_outputs_of_a_blas_type_go_to_matmul_and_the_rest_to_dot(monkeypatch):
+    seen = []
+    monkeypatch.setattr(threads, "_matmul", lambda a, b: seen.append("matmul") or np.matmul(a, b))
+    threads.dot(np.ones((1000, 8), np.float32), np.ones((8, 100), np.float32))  # 100000 outputs
+    threads.dot(np.ones((64, 1000), np.float32), np.ones((1000, 100), np.float32))  # 6400 outputs: dot
+    threads.dot(np.ones((1000, 8), np.int64), np.ones((8, 100), np.int64))  # not a BLAS type: dot
+    assert seen == ["matmul"]
+    assert threads.MATMUL_FROM == 16384
+
+
+def test_the_tutorial_step_takes_the_large_gradient_from_matmul(monkeypatch):
+    """grad_w1 (1000 x 100) in both the autograd walk and the hand-written x.t().mm(grad_h)."""
+    seen = []
+    monkeypatch.setattr(threads, "_matmul", lambda a, b: seen.append(a.shape + b.shape) or np.matmul(a, b))
+    x = engine.randn(64, 1000)
+    w1 = engine.randn(1000, 100, requires_grad=True)
+    w1.mm(engine.randn(100, 10)).sum()  # forward products have small outputs here
+    x.mm(w1).clamp(min=0).sum().backward()
+    assert seen == [(1000, 64, 64, 100)]
+    expected = x.numpy().T.dot((x.numpy().dot(w1.detach().numpy()) >= 0).astype(np.float32))
+    np.testing.assert_array_equal(w1.grad.numpy(), expected)
+    x.t().mm(engine.randn(64, 100))
+    assert len(seen) == 2
+
+
+# --------------------------------------------------------------------------- grad_h[h < 0] = 0
+
+
+SPECIAL = np.array([np.nan, -np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-45, -1e-45, 3.5, -2.0])
+
+
+def _masked(shape, dtype):
+    g = RNG.standard_normal(shape).astype(dtype)
+    flat = g.reshape(-1)
+    flat[: SPECIAL.size] = SPECIAL.astype(dtype)
+    h = RNG.standard_normal(shape).astype(dtype)
+    return g, h < 0
+
+
+def _bits(a):
+    return a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(64, 100), (4096,), (8, 16, 32)])
+def test_zero_where_is_numpys_masked_assignment_bit_for_bit(dtype, shape):
+    g, mask = _masked(shape, dtype)
+    expected = g.copy()
+    expected[mask] = 0
+    assert kernels.zero_where(g, mask) is True
+    np.testing.assert_array_equal(_bits(g), _bits(expected))  # NaNs, infinities and the sign of zero included
+
+
+def test_zero_where_on_a_transposed_view_writes_through_to_its_base():
+    base, mask = _masked((100, 64), np.float32)
+    expected = base.copy()
+    expected.T[mask.T] = 0
+    assert kernels.zero_where(base.T, mask.T) is True
+    np.testing.assert_array_equal(_bits(base), _bits(expected))
+
+
+@pytest.mark.parametrize("case", ["small", "int", "bool values", "mask shape", "int mask", "read-only", "long double"])
+def test_zero_where_leaves_what_it_does_not_cover_untouched_for_numpy(case):
+    g, mask = _masked((64, 100), np.float32)
+    if case == "small":
+        g, mask = g[:2, :8].copy(), mask[:2, :8].copy()  # 16 elements: NumPy's assignment is as fast
+    elif case == "int":
+        g = np.arange(g.size, dtype=np.int32).reshape(g.shape)
+    elif case == "bool values":
+        g = g > 0
+    elif case == "mask shape":
+        mask = mask[0]
+    elif case == "int mask":
+        mask = mask.astype(np.int8)
+    elif case == "read-only":
+        g.flags.writeable = False
+    else:
+        g = g.astype(np.longdouble)
+    before = g.copy()
+    assert kernels.zero_where(g, mask) is False
+    np.testing.assert_array_equal(g, before)
+
+
+@pytest.mark.parametrize("value", [0, 0.0])
+def test_a_tensors_masked_zeroing_goes_through_zero_where(monkeypatch, value):
+    calls = []
+    real = kernels.zero_where
+    monkeypatch.setattr(kernels, "zero_where", lambda a, m: calls.append(a.shape) or real(a, m))
+    g, mask = _masked((64, 100), np.float32)
+    expected = g.copy()
+    expected[mask] = 0
+    t = engine.from_numpy(g.copy())
+    t[engine.from_numpy(mask)] = value
+    assert calls == [(64, 100)]
+    np.testing.assert_array_equal(_bits(t.numpy()), _bits(expected))
+
+
+@pytest.mark.parametrize("value", [-0.0, 1, 0.5, np.float32(0)])
+def test_other_values_are_assigned_by_numpy(monkeypatch, value):
+    calls = []
+    monkeypatch.setattr(kernels, "zero_where", lambda a, m: calls.append(1) or False)
+    g, mask = _masked((64, 100), np.float32)
+    expected = g.copy()
+    expected[mask] = value
+    t = engine.from_numpy(g.copy())
+    t[engine.from_numpy(mask)] = value
+    assert calls == []
+    np.testing.assert_array_equal(_bits(t.numpy()), _bits(expected))
+
+
+def test_a_read_only_tensor_still_says_so():
+    g, mask = _masked((64, 100), np.float32)
+    g.flags.writeable = False
+    t = engine.from_numpy(g)
+    with pytest.raises(ValueError, match="read-only"):
+        t[engine.from_numpy(mask)] = 0
