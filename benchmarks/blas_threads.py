@@ -9,7 +9,8 @@ a machine.
 Two more tables time what the engine's CPU products and masked assignment choose between: ``ndarray.dot``
 against ``np.matmul`` by output size (dot zero-fills its output first; ``engine.threads.MATMUL_FROM``), and
 NumPy's masked assignment ``g[mask] = 0`` against ``engine.kernels.zero_where`` by element count
-(``ZERO_WHERE_FROM``). Writes the tables to benchmarks/results/cpu-threads.txt.
+(``ZERO_WHERE_FROM``), and the ReLU ``np.maximum(x, 0)`` against ``engine.kernels.relu``. Writes the tables to
+benchmarks/results/cpu-threads.txt.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def main(argv=None) -> int:
     lines.append(f"  1 thread {one * 1e3:.3f} ms, {most} threads {all_ * 1e3:.3f} ms: ratio {all_ / one:.2f}")
     lines += [""] + dot_against_matmul(rng, shapes, args.rounds)
     lines += [""] + masked_zeroing(rng, args.rounds)
+    lines += [""] + relu_against_maximum(rng, args.rounds)
     text = "\n".join(lines)
     print(text)
     Path(args.out).write_text(text + "\n")
@@ -153,6 +155,19 @@ def masked_zeroing(rng, rounds: int) -> list[str]:
         med = _medians({"numpy": numpy_way, "and": anded}, rounds, reps)
         lines.append(f"{size:>10} {med['numpy'] * 1e6:>9.2f} {med['and'] * 1e6:>14.2f} "
                      f"{med['and'] / med['numpy']:>6.2f}")
+    return lines
+
+
+def relu_against_maximum(rng, rounds: int) -> list[str]:
+    """np.maximum(x, 0) (NumPy's loop for an array and a number) against kernels.relu (against zeros)."""
+    lines = [f"clamp(min=0), float32, medians of {rounds} rounds: np.maximum(x, 0) against engine.kernels.relu",
+             f"{'shape':>12} {'maximum us':>11} {'relu us':>8} {'ratio':>6}"]
+    for shape in ((16, 32), (64, 100), (128, 200), (1000, 100), (2000, 200)):
+        x = rng.standard_normal(shape, dtype=np.float32)
+        reps = int(min(3000, max(20, 3e6 / x.size)))
+        med = _medians({"max": lambda x=x: np.maximum(x, 0), "relu": lambda x=x: kernels.relu(x)}, rounds, reps)
+        lines.append(f"{'x'.join(map(str, shape)):>12} {med['max'] * 1e6:>11.2f} {med['relu'] * 1e6:>8.2f} "
+                     f"{med['relu'] / med['max']:>6.2f}")
     return lines
 
 

@@ -6,10 +6,13 @@ the chain: ``gy * (a + a)`` (the backward of ``a ** 2``) and ``gy * (x >= lo)`` 
 ReLU). In a CUDA graph that is two nodes fewer per step. Used only for CuPy arrays of float32 or float64 of one
 shape and dtype; anything else, or a CuPy without ``ElementwiseKernel`` (the tests' stand-in), keeps the chain.
 
-On the CPU, :func:`zero_where` is the tutorial's ``grad_h[h < 0] = 0`` without a branch per element.
+On the CPU, :func:`zero_where` is the tutorial's ``grad_h[h < 0] = 0`` without a branch per element, and
+:func:`relu` its ``clamp(min=0)`` through NumPy's vectorised loop.
 """
 
 from __future__ import annotations
+
+from math import copysign
 
 import numpy as np
 
@@ -82,3 +85,41 @@ def zero_where(arr, mask) -> bool:
     view = arr.view(bits)
     np.bitwise_and(view, keep, out=view)
     return True
+
+
+def is_plus_zero(value) -> bool:
+    """Whether ``value`` is the Python number 0 or +0.0 (what zero_where writes and relu compares with)."""
+    return (value.__class__ is int or value.__class__ is float and copysign(1.0, value) > 0) and value == 0
+
+
+_NATIVE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# relu: read-only arrays of zeros, one flat buffer per float dtype and a view of it per shape asked for
+_zero_buffers: dict = {}
+_zero_views: dict = {}
+ZEROS_UP_TO = 1 << 20  # elements (4 MiB of float32): larger arrays keep NumPy's scalar loop
+
+
+def relu(x):
+    """``np.maximum(x, 0)`` for a float32/float64 NumPy array, bit for bit (NaNs and the sign of zero included),
+    in a fifth to three quarters of its time. NumPy vectorises ``maximum`` of two arrays but not of an array
+    and a number: on the 2-core machine 64 x 100 float32 elements take ~9 us against a number and ~3.5 us
+    against an array of zeros, 1000 x 100 ~110 against ~24 us (the ReLU table in
+    benchmarks/results/cpu-threads.txt). The zeros are a read-only buffer kept per dtype (at most ZEROS_UP_TO
+    elements); anything else goes to NumPy as written."""
+    dtype = x.dtype
+    key = (dtype, x.shape)
+    zeros = _zero_views.get(key)
+    if zeros is None:
+        n = x.size
+        if dtype not in _NATIVE_FLOATS or n > ZEROS_UP_TO:
+            return np.maximum(x, 0)
+        buffer = _zero_buffers.get(dtype)
+        if buffer is None or buffer.size < n:
+            buffer = np.zeros(max(n, 4096), dtype=dtype)
+            buffer.flags.writeable = False
+            _zero_buffers[dtype] = buffer
+            _zero_views.clear()  # views of the old buffer let it go
+        if len(_zero_views) >= 64:
+            _zero_views.clear()
+        zeros = _zero_views[key] = buffer[:n].reshape(x.shape)
+    return np.maximum(x, zeros)

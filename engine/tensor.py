@@ -6,7 +6,6 @@ import builtins
 import operator as _operator
 import sys
 from collections import namedtuple
-from math import copysign as _copysign
 
 import numpy as np
 
@@ -708,7 +707,9 @@ class Tensor:
             return _fn.Clamp.apply(self, min=min, max=max)
         a = self._data
         if max is None and min is not None and not isinstance(min, Tensor):  # the tutorial's ReLU
-            return _wrap((np if a.__class__ is np.ndarray else xp_of(a)).maximum(a, min))
+            if a.__class__ is _ndarray:
+                return _wrap(_kernels.relu(a) if _kernels.is_plus_zero(min) else np.maximum(a, min))
+            return _wrap(xp_of(a).maximum(a, min))
         return _wrap(_fn.Clamp.forward(_fn.Clamp(), a, _raw(min), _raw(max)))
 
     clip = clamp
@@ -881,8 +882,7 @@ class Tensor:
             _check_same_device(self, value)
             value = value._data
         if self._data.__class__ is _ndarray:
-            if ((value.__class__ is _int or value.__class__ is float and _copysign(1.0, value) > 0) and value == 0
-                    and _kernels.zero_where(self._data, index)):
+            if _kernels.is_plus_zero(value) and _kernels.zero_where(self._data, index):
                 return  # a boolean mask set to 0 (the tutorial's grad_h[h < 0] = 0), without a branch per element
             self._data[index] = value
         else:

@@ -135,6 +135,8 @@ class Clamp(Function):
         ctx.saved = (x,)
         ctx.bounds = (min, max)
         if max is None:
+            if xp is np and _kernels.is_plus_zero(min):
+                return _kernels.relu(x)  # NumPy's vectorised loop (against zeros, not the number)
             return xp.maximum(x, min)
         if min is None:
             return xp.minimum(x, max)
@@ -156,7 +158,7 @@ class ReLU(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = xp_of(x).maximum(x, 0)
+        out = _kernels.relu(x) if x.__class__ is np.ndarray else xp_of(x).maximum(x, 0)
         ctx.saved = (out,)
         return out
 

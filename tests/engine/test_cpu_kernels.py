@@ -148,3 +148,68 @@ def test_a_read_only_tensor_still_says_so():
     t = engine.from_numpy(g)
     with pytest.raises(ValueError, match="read-only"):
         t[engine.from_numpy(mask)] = 0
+
+
+# --------------------------------------------------------------------------- clamp(min=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (64, 100), (3, 5, 8)])
+def test_relu_is_numpys_maximum_with_zero_bit_for_bit(dtype, shape):
+    x = RNG.standard_normal(shape).astype(dtype)
+    if x.size >= SPECIAL.size:
+        x.reshape(-1)[: SPECIAL.size] = SPECIAL.astype(dtype)
+    out = kernels.relu(x)
+    expected = np.maximum(x, 0)
+    assert np.asarray(out).dtype == dtype and np.shape(out) == shape
+    np.testing.assert_array_equal(_bits(np.asarray(out)), _bits(np.asarray(expected)))
+
+
+def test_relu_of_a_transposed_view_and_the_zeros_stay_zeros():
+    x = RNG.standard_normal((100, 64)).astype(np.float32).T
+    np.testing.assert_array_equal(kernels.relu(x), np.maximum(x, 0))
+    for buffer in kernels._zero_buffers.values():
+        assert not buffer.flags.writeable and not buffer.any()
+
+
+@pytest.mark.parametrize("case", ["float16", "int32", "big-endian", "too large"])
+def test_relu_leaves_other_arrays_to_numpys_own_maximum(monkeypatch, case):
+    monkeypatch.setattr(kernels, "ZEROS_UP_TO", 100)
+    x = RNG.standard_normal(50).astype(np.float32)
+    x = {"float16": x.astype(np.float16), "int32": (x * 10).round().astype(np.int32),
+         "big-endian": x.astype(">f4"), "too large": RNG.standard_normal(101).astype(np.float32)}[case]
+    sizes = {k: v.size for k, v in kernels._zero_buffers.items()}
+    out = kernels.relu(x)
+    np.testing.assert_array_equal(out, np.maximum(x, 0))
+    assert {k: v.size for k, v in kernels._zero_buffers.items()} == sizes  # no zeros kept for these
+
+
+def test_relu_keeps_a_bounded_number_of_views():
+    for n in range(1, 100):
+        kernels.relu(np.ones(n, np.float32))
+    assert len(kernels._zero_views) <= 64
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+@pytest.mark.parametrize("lo", [0, 0.0, -0.0, 0.5])
+def test_clamp_min_goes_through_relu_only_for_a_plus_zero(monkeypatch, recorded, lo):
+    calls = []
+    real = kernels.relu
+    monkeypatch.setattr(kernels, "relu", lambda x: calls.append(x.shape) or real(x))
+    x = np.array([-0.0, 0.0, -1.0, 2.0, np.nan] * 20, np.float32)
+    t = engine.from_numpy(x.copy()).requires_grad_(recorded)
+    out = t.clamp(min=lo)
+    assert calls == ([(100,)] if kernels.is_plus_zero(lo) else [])
+    np.testing.assert_array_equal(_bits(out.detach().numpy()), _bits(np.maximum(x, lo)))
+
+
+def test_nn_relu_goes_through_relu(monkeypatch):
+    calls = []
+    real = kernels.relu
+    monkeypatch.setattr(kernels, "relu", lambda x: calls.append(x.shape) or real(x))
+    x = engine.randn(8, 300, requires_grad=True)
+    out = engine.nn.functional.relu(x)
+    out.sum().backward()
+    assert calls == [(8, 300)]
+    np.testing.assert_array_equal(out.detach().numpy(), np.maximum(x.detach().numpy(), 0))
+    np.testing.assert_array_equal(x.grad.numpy(), (x.detach().numpy() > 0).astype(np.float32))
