@@ -52,8 +52,16 @@ def pow2_backward(gy, a):
 
 
 def clamp_min_backward(gy, x, lo):
-    """``gy * (x >= lo)``."""
-    if gy.__class__ is not np.ndarray and lo.__class__ in (int, float) and _fusable(gy, x):
+    """``gy * (x >= lo)``; on the CPU for lo = 0, the comparison against the kept zeros (vectorised, as in
+    :func:`relu`), the same booleans."""
+    if gy.__class__ is np.ndarray:
+        if x.__class__ is np.ndarray and is_plus_zero(lo):
+            zeros = _zero_views.get((x.dtype, x.shape))
+            if zeros is None:
+                zeros = _zeros_of(x)
+            if zeros is not None:
+                return gy * (x >= zeros)
+    elif lo.__class__ in (int, float) and _fusable(gy, x):
         k = _kernel("clamp_min_backward")
         if k:
             return k(gy, x, x.dtype.type(lo))
@@ -106,20 +114,27 @@ def relu(x):
     against an array of zeros, 1000 x 100 ~110 against ~24 us (the ReLU table in
     benchmarks/results/cpu-threads.txt). The zeros are a read-only buffer kept per dtype (at most ZEROS_UP_TO
     elements); anything else goes to NumPy as written."""
-    dtype = x.dtype
-    key = (dtype, x.shape)
-    zeros = _zero_views.get(key)
+    zeros = _zero_views.get((x.dtype, x.shape))
     if zeros is None:
-        n = x.size
-        if dtype not in _NATIVE_FLOATS or n > ZEROS_UP_TO:
+        zeros = _zeros_of(x)
+        if zeros is None:
             return np.maximum(x, 0)
-        buffer = _zero_buffers.get(dtype)
-        if buffer is None or buffer.size < n:
-            buffer = np.zeros(max(n, 4096), dtype=dtype)
-            buffer.flags.writeable = False
-            _zero_buffers[dtype] = buffer
-            _zero_views.clear()  # views of the old buffer let it go
-        if len(_zero_views) >= 64:
-            _zero_views.clear()
-        zeros = _zero_views[key] = buffer[:n].reshape(x.shape)
     return np.maximum(x, zeros)
+
+
+def _zeros_of(x):
+    """A read-only array of zeros of ``x``'s shape and dtype, from the kept buffer; None where none is kept."""
+    dtype = x.dtype
+    n = x.size
+    if dtype not in _NATIVE_FLOATS or n > ZEROS_UP_TO:
+        return None
+    buffer = _zero_buffers.get(dtype)
+    if buffer is None or buffer.size < n:
+        buffer = np.zeros(max(n, 4096), dtype=dtype)
+        buffer.flags.writeable = False
+        _zero_buffers[dtype] = buffer
+        _zero_views.clear()  # views of the old buffer let it go
+    if len(_zero_views) >= 64:
+        _zero_views.clear()
+    zeros = _zero_views[(dtype, x.shape)] = buffer[:n].reshape(x.shape)
+    return zeros

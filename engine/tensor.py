@@ -881,10 +881,12 @@ class Tensor:
         if isinstance(value, Tensor):
             _check_same_device(self, value)
             value = value._data
-        if self._data.__class__ is _ndarray:
-            if _kernels.is_plus_zero(value) and _kernels.zero_where(self._data, index):
+        data = self._data
+        if data.__class__ is _ndarray:
+            if (data.size >= _kernels.ZERO_WHERE_FROM and _kernels.is_plus_zero(value)
+                    and _kernels.zero_where(data, index)):
                 return  # a boolean mask set to 0 (the tutorial's grad_h[h < 0] = 0), without a branch per element
-            self._data[index] = value
+            data[index] = value
         else:
             _fn.shape.assign(self._data, index, value)
 
