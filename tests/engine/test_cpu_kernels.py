@@ -213,3 +213,17 @@ def test_nn_relu_goes_through_relu(monkeypatch):
     assert calls == [(8, 300)]
     np.testing.assert_array_equal(out.detach().numpy(), np.maximum(x.detach().numpy(), 0))
     np.testing.assert_array_equal(x.grad.numpy(), (x.detach().numpy() > 0).astype(np.float32))
+
+
+@pytest.mark.parametrize("lo", [0, 0.0, -0.0, -0.5])
+def test_the_relus_backward_is_gy_times_the_mask_bit_for_bit(lo):
+    x = RNG.standard_normal((64, 100)).astype(np.float32)
+    x.reshape(-1)[: SPECIAL.size] = SPECIAL.astype(np.float32)
+    gy = RNG.standard_normal((64, 100)).astype(np.float32)
+    gy.reshape(-1)[20:30] = SPECIAL.astype(np.float32)
+    with np.errstate(invalid="ignore"):  # an infinite gradient where the mask is 0: NaN, as NumPy's product says
+        expected = gy * (x >= lo)
+        np.testing.assert_array_equal(_bits(kernels.clamp_min_backward(gy, x, lo)), _bits(expected))
+        t = engine.from_numpy(x.copy()).requires_grad_()
+        t.clamp(min=lo).backward(engine.from_numpy(gy))
+    np.testing.assert_array_equal(_bits(t.grad.numpy()), _bits(expected))
