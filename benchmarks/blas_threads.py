@@ -6,7 +6,7 @@ tutorial's whole NumPy step both ways. The crossing point is the smallest produc
 all threads win; ``engine.threads.set_parallel_threshold`` takes it where the library's own choice is wrong for
 a machine.
 
-Two more tables time what the engine's CPU products and masked assignment choose between: ``ndarray.dot``
+Three more tables time what the engine's CPU products and masked assignment choose between: ``ndarray.dot``
 against ``np.matmul`` by output size (dot zero-fills its output first; ``engine.threads.MATMUL_FROM``), and
 NumPy's masked assignment ``g[mask] = 0`` against ``engine.kernels.zero_where`` by element count
 (``ZERO_WHERE_FROM``), and the ReLU ``np.maximum(x, 0)`` against ``engine.kernels.relu``. Writes the tables to

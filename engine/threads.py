@@ -84,8 +84,9 @@ def parallel_threshold() -> int:
 # From this many output elements a 2-D product of a BLAS type runs as np.matmul, below as ndarray.dot. NumPy's dot
 # zero-fills its output before the BLAS overwrites it (the product is computed with beta = 0): 12-25 us of the
 # tutorial's 1000 x 100 float32 gradient, ~2 ms of a 2000 x 2000 output. matmul skips that pass and costs ~1.5 us
-# more per call: on the 2-core machine (2026-11-23, the dot/matmul table in benchmarks/results/cpu-threads.txt)
-# matmul takes 1.0-1.5x dot's time up to 6400 outputs and 0.94-0.98x from 10000.
+# more per call. On the 2-core machine (2026-11-23, the dot/matmul tables in benchmarks/results/cpu-threads.txt,
+# two runs) matmul takes 1.0-1.7x dot's time up to 6400 outputs, 0.85-1.15x (run-to-run noise) from 10000 to
+# 65536, and 0.89-0.94x from 100000: the gradients of the tutorial's w1 and of the larger nets.
 MATMUL_FROM = 16384
 _matmul = np.matmul
 
