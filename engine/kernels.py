@@ -68,6 +68,10 @@ def clamp_min_backward(gy, x, lo):
     return gy * (x >= lo)
 
 
+# The most elements an array that these kernels keep, or make on the side, holds (256 KiB of float32): larger
+# arrays are worked through in slices of this many, so the kernels add no memory in proportion to a net's size.
+CHUNK = 1 << 16
+
 # float itemsize -> the integer type of the same size whose bits a mask ANDs
 _BITS = {2: np.int16, 4: np.int32, 8: np.int64}
 _bool = np.dtype(bool)
@@ -89,9 +93,20 @@ def zero_where(arr, mask) -> bool:
     bits = _BITS.get(arr.dtype.itemsize)
     if bits is None:  # long double: no integer of its size
         return False
-    keep = np.subtract(mask, 1, dtype=bits)  # true -> 0, false -> -1 (all bits set)
     view = arr.view(bits)
-    np.bitwise_and(view, keep, out=view)
+    n = arr.size
+    if n <= CHUNK:
+        np.bitwise_and(view, np.subtract(mask, 1, dtype=bits), out=view)  # true -> 0, false -> -1 (all bits set)
+        return True
+    if not (arr.flags.c_contiguous and mask.flags.c_contiguous):
+        return False
+    flat, flat_mask = view.reshape(-1), mask.reshape(-1)
+    keep = np.empty(CHUNK, dtype=bits)
+    for i in range(0, n, CHUNK):
+        j = min(i + CHUNK, n)
+        k = keep[: j - i]
+        np.subtract(flat_mask[i:j], 1, out=k, dtype=bits)
+        np.bitwise_and(flat[i:j], k, out=flat[i:j])
     return True
 
 
@@ -101,10 +116,10 @@ def is_plus_zero(value) -> bool:
 
 
 _NATIVE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-# relu: read-only arrays of zeros, one flat buffer per float dtype and a view of it per shape asked for
+# relu: read-only arrays of zeros, one flat buffer per float dtype (at most CHUNK elements), a view of it per
+# shape asked for
 _zero_buffers: dict = {}
 _zero_views: dict = {}
-ZEROS_UP_TO = 1 << 20  # elements (4 MiB of float32): larger arrays keep NumPy's scalar loop
 
 
 def relu(x):
@@ -112,28 +127,43 @@ def relu(x):
     in a fifth to three quarters of its time. NumPy vectorises ``maximum`` of two arrays but not of an array
     and a number: on the 2-core machine 64 x 100 float32 elements take ~9 us against a number and ~3.5 us
     against an array of zeros, 1000 x 100 ~110 against ~24 us (the ReLU table in
-    benchmarks/results/cpu-threads.txt). The zeros are a read-only buffer kept per dtype (at most ZEROS_UP_TO
-    elements); anything else goes to NumPy as written."""
+    benchmarks/results/cpu-threads.txt). The zeros are a read-only buffer kept per dtype; an array larger than
+    it goes through in slices (a C-contiguous one; any other keeps NumPy's own loop), as does any other dtype."""
     zeros = _zero_views.get((x.dtype, x.shape))
-    if zeros is None:
-        zeros = _zeros_of(x)
-        if zeros is None:
-            return np.maximum(x, 0)
-    return np.maximum(x, zeros)
+    if zeros is not None:
+        return np.maximum(x, zeros)
+    zeros = _zeros_of(x)
+    if zeros is not None:
+        return np.maximum(x, zeros)
+    if x.dtype not in _NATIVE_FLOATS or not x.flags.c_contiguous:
+        return np.maximum(x, 0)
+    zeros = _zero_buffer(x.dtype, CHUNK)
+    out = np.empty(x.shape, dtype=x.dtype)
+    flat, flat_out, n = x.reshape(-1), out.reshape(-1), x.size
+    for i in range(0, n, CHUNK):
+        j = min(i + CHUNK, n)
+        np.maximum(flat[i:j], zeros[: j - i], out=flat_out[i:j])
+    return out
 
 
-def _zeros_of(x):
-    """A read-only array of zeros of ``x``'s shape and dtype, from the kept buffer; None where none is kept."""
-    dtype = x.dtype
-    n = x.size
-    if dtype not in _NATIVE_FLOATS or n > ZEROS_UP_TO:
-        return None
+def _zero_buffer(dtype, n):
     buffer = _zero_buffers.get(dtype)
     if buffer is None or buffer.size < n:
-        buffer = np.zeros(max(n, 4096), dtype=dtype)
+        buffer = np.zeros(min(max(n, 2 * (buffer.size if buffer is not None else 0)), CHUNK), dtype=dtype)
         buffer.flags.writeable = False
         _zero_buffers[dtype] = buffer
         _zero_views.clear()  # views of the old buffer let it go
+    return buffer
+
+
+def _zeros_of(x):
+    """A read-only array of zeros of ``x``'s shape and dtype, a view of the kept buffer; None for an array of
+    another dtype or of more than CHUNK elements."""
+    dtype = x.dtype
+    n = x.size
+    if dtype not in _NATIVE_FLOATS or n > CHUNK:
+        return None
+    buffer = _zero_buffer(dtype, n)
     if len(_zero_views) >= 64:
         _zero_views.clear()
     zeros = _zero_views[(dtype, x.shape)] = buffer[:n].reshape(x.shape)

@@ -172,16 +172,53 @@ def test_relu_of_a_transposed_view_and_the_zeros_stay_zeros():
         assert not buffer.flags.writeable and not buffer.any()
 
 
-@pytest.mark.parametrize("case", ["float16", "int32", "big-endian", "too large"])
+@pytest.mark.parametrize("case", ["float16", "int32", "big-endian", "large and transposed"])
 def test_relu_leaves_other_arrays_to_numpys_own_maximum(monkeypatch, case):
-    monkeypatch.setattr(kernels, "ZEROS_UP_TO", 100)
+    monkeypatch.setattr(kernels, "CHUNK", 100)
     x = RNG.standard_normal(50).astype(np.float32)
+    large = RNG.standard_normal((20, 30)).astype(np.float32).T
     x = {"float16": x.astype(np.float16), "int32": (x * 10).round().astype(np.int32),
-         "big-endian": x.astype(">f4"), "too large": RNG.standard_normal(101).astype(np.float32)}[case]
-    sizes = {k: v.size for k, v in kernels._zero_buffers.items()}
+         "big-endian": x.astype(">f4"), "large and transposed": large}[case]
+    calls = []
+    real = np.maximum
+    monkeypatch.setattr(kernels.np, "maximum", lambda a, b, **kw: calls.append(np.ndim(b)) or real(a, b, **kw))
     out = kernels.relu(x)
-    np.testing.assert_array_equal(out, np.maximum(x, 0))
-    assert {k: v.size for k, v in kernels._zero_buffers.items()} == sizes  # no zeros kept for these
+    assert calls == [0]  # one call, against the number
+    np.testing.assert_array_equal(_bits(out), _bits(np.maximum(x, 0)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_large_array_goes_through_relu_and_zero_where_in_slices_bit_for_bit(monkeypatch, dtype):
+    monkeypatch.setattr(kernels, "CHUNK", 1000)
+    monkeypatch.setattr(kernels, "ZERO_WHERE_FROM", 10)
+    monkeypatch.setattr(kernels, "_zero_buffers", {})  # none kept yet
+    monkeypatch.setattr(kernels, "_zero_views", {})
+    x, mask = _masked((37, 101), dtype)  # 3737 elements: three whole slices and a part
+    out = kernels.relu(x)
+    np.testing.assert_array_equal(_bits(out), _bits(np.maximum(x, 0)))
+    expected = x.copy()
+    expected[mask] = 0
+    assert kernels.zero_where(x, mask) is True
+    np.testing.assert_array_equal(_bits(x), _bits(expected))
+    assert max(b.size for b in kernels._zero_buffers.values()) <= 1000
+    assert kernels.zero_where(x.T, mask.T) is False  # large and not C-contiguous: NumPy's assignment
+
+
+def test_the_kernels_add_no_memory_in_proportion_to_the_array():
+    import tracemalloc
+
+    x, mask = _masked((1024, 512), np.float32)  # 2 MiB
+    kernels.relu(x[:1])  # the kept buffer exists before the count begins
+    tracemalloc.start()
+    try:
+        out = kernels.relu(x)
+        assert kernels.zero_where(x, mask) is True
+        clamp_grad = kernels.clamp_min_backward(x, x, 0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    results = out.nbytes + clamp_grad.nbytes + mask.nbytes  # the outputs, and the backward's own mask
+    assert peak <= results + 2 * kernels.CHUNK * 8 + 65536, f"peak {peak:,} against results {results:,}"
 
 
 def test_relu_keeps_a_bounded_number_of_views():
