@@ -51,14 +51,19 @@ def pow2_backward(gy, a):
     return gy * (a + a)
 
 
+def clamp_min(x, lo):
+    """``maximum(x, lo)``, the forward of ``clamp(min=lo)``: on the CPU for lo = +0, :func:`relu`."""
+    if x.__class__ is np.ndarray:
+        return relu(x) if is_plus_zero(lo) else np.maximum(x, lo)
+    return backend.xp_of(x).maximum(x, lo)
+
+
 def clamp_min_backward(gy, x, lo):
     """``gy * (x >= lo)``; on the CPU for lo = 0, the comparison against the kept zeros (vectorised, as in
     :func:`relu`), the same booleans."""
     if gy.__class__ is np.ndarray:
         if x.__class__ is np.ndarray and is_plus_zero(lo):
-            zeros = _zero_views.get((x.dtype, x.shape))
-            if zeros is None:
-                zeros = _zeros_of(x)
+            zeros = _zeros_of(x)
             if zeros is not None:
                 return gy * (x >= zeros)
     elif lo.__class__ in (int, float) and _fusable(gy, x):
@@ -129,9 +134,6 @@ def relu(x):
     against an array of zeros, 1000 x 100 ~110 against ~24 us (the ReLU table in
     benchmarks/results/cpu-threads.txt). The zeros are a read-only buffer kept per dtype; an array larger than
     it goes through in slices (a C-contiguous one; any other keeps NumPy's own loop), as does any other dtype."""
-    zeros = _zero_views.get((x.dtype, x.shape))
-    if zeros is not None:
-        return np.maximum(x, zeros)
     zeros = _zeros_of(x)
     if zeros is not None:
         return np.maximum(x, zeros)
@@ -149,7 +151,8 @@ def relu(x):
 def _zero_buffer(dtype, n):
     buffer = _zero_buffers.get(dtype)
     if buffer is None or buffer.size < n:
-        buffer = np.zeros(min(max(n, 2 * (buffer.size if buffer is not None else 0)), CHUNK), dtype=dtype)
+        size = n if buffer is None else min(max(n, 2 * buffer.size), CHUNK)  # grown by doubling, up to CHUNK
+        buffer = np.zeros(size, dtype=dtype)
         buffer.flags.writeable = False
         _zero_buffers[dtype] = buffer
         _zero_views.clear()  # views of the old buffer let it go
@@ -160,6 +163,9 @@ def _zeros_of(x):
     """A read-only array of zeros of ``x``'s shape and dtype, a view of the kept buffer; None for an array of
     another dtype or of more than CHUNK elements."""
     dtype = x.dtype
+    zeros = _zero_views.get((dtype, x.shape))
+    if zeros is not None:
+        return zeros
     n = x.size
     if dtype not in _NATIVE_FLOATS or n > CHUNK:
         return None

@@ -707,9 +707,7 @@ class Tensor:
             return _fn.Clamp.apply(self, min=min, max=max)
         a = self._data
         if max is None and min is not None and not isinstance(min, Tensor):  # the tutorial's ReLU
-            if a.__class__ is _ndarray:
-                return _wrap(_kernels.relu(a) if _kernels.is_plus_zero(min) else np.maximum(a, min))
-            return _wrap(xp_of(a).maximum(a, min))
+            return _wrap(_kernels.clamp_min(a, min))  # as Clamp.forward, without its ctx
         return _wrap(_fn.Clamp.forward(_fn.Clamp(), a, _raw(min), _raw(max)))
 
     clip = clamp
