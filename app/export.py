@@ -81,6 +81,8 @@ def check_writable(path: str | os.PathLike) -> None:
             raise ExportError(f"{path}: the folder {folder} is not writable")
         if target.exists() and not os.access(target, os.W_OK):
             raise ExportError(f"{path}: the file is not writable")
+    except ExportError:  # (an OSError too) already names the path and the reason
+        raise
     except OSError as exc:  # a name too long for stat, a folder we may not look into, ...
         raise ExportError(f"{_cut(str(path))}: {exc.strerror or exc}") from None
 

@@ -95,6 +95,18 @@ def test_unwritable_paths_are_refused(tmp_path):
             export.check_writable(locked / "log.csv")
 
 
+def test_a_refusal_names_the_path_once(tmp_path):
+    # ExportError is an OSError: check_writable's own refusals must not be caught and wrapped a second time
+    missing = tmp_path / "missing" / "log.csv"
+    with pytest.raises(export.ExportError) as caught:
+        export.check_writable(missing)
+    assert str(caught.value) == f"{missing}: the folder {missing.parent} does not exist"
+    (tmp_path / "dir.csv").mkdir()
+    with pytest.raises(export.ExportError) as caught:
+        export.check_writable(tmp_path / "dir.csv")
+    assert str(caught.value) == f"{tmp_path / 'dir.csv'}: is a folder, not a file"
+
+
 def test_loading_garbage_is_a_clear_error(tmp_path):
     bad = tmp_path / "x.csv"
     bad.write_text("hello,world\n1,2\n")
