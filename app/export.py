@@ -57,6 +57,8 @@ class LoadedLog:
 
 
 def export_format(path: str | os.PathLike) -> str:
+    if not os.fspath(path):
+        raise ExportError("the export file name is empty; give a .csv or .json file name")
     suffix = Path(path).suffix.lower()
     if suffix not in (".csv", ".json"):
         raise ExportError(f"{path}: unknown export format {suffix or '(none)'!r}; use a .csv or .json file name")
@@ -65,8 +67,8 @@ def export_format(path: str | os.PathLike) -> str:
 
 def check_writable(path: str | os.PathLike) -> None:
     """Refuse, before a run, a path that cannot be written (missing folder, no permission, a folder)."""
+    export_format(path)
     target = Path(path)
-    export_format(target)
     folder = target.parent if str(target.parent) else Path(".")
     try:
         if not folder.is_dir():

@@ -128,7 +128,7 @@ def test_ctrl_c_stops_keeps_the_log_and_exits_130(tmp_path):
 
 @pytest.mark.parametrize("args, words", [
     (["--export", "a" * 300 + ".csv"], "the file name is longer than this file system allows"),
-    (["--export", ""], "unknown export format '(none)'"),
+    (["--export", ""], "the export file name is empty"),
     (["--device", ""], "device: Expected one of cpu, cuda"),
     (["--batch", "１２"], "expected a whole number, got '１２'"),
     (["--batch", "1__0"], "expected a whole number, got '1__0'"),

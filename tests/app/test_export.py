@@ -105,6 +105,9 @@ def test_a_refusal_names_the_path_once(tmp_path):
     with pytest.raises(export.ExportError) as caught:
         export.check_writable(tmp_path / "dir.csv")
     assert str(caught.value) == f"{tmp_path / 'dir.csv'}: is a folder, not a file"
+    with pytest.raises(export.ExportError) as caught:  # not "." (what Path("") reads as)
+        export.check_writable("")
+    assert str(caught.value) == "the export file name is empty; give a .csv or .json file name"
 
 
 def test_loading_garbage_is_a_clear_error(tmp_path):
