@@ -210,7 +210,8 @@ class LossPlot(QWidget):
         self.plot.setLabel("bottom", "step")
         for axis in ("left", "bottom"):  # the ticks say the values: no "(x1e+27)" multiplier on the label
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        # a light background: an entry drawn over a curve stays readable
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 200))
         self.plot.setLogMode(y=True)
         self._show_empty_range()
         # applied by the PlotItem to every curve it holds (it overrides per-item settings on addItem)
@@ -278,6 +279,7 @@ class LossPlot(QWidget):
         s.nan_item = pg.ScatterPlotItem(symbol="x", size=12, pen=pg.mkPen("#d62728", width=2), brush=None)
         self.plot.addItem(s.raw_item)
         self.plot.addItem(s.smooth_item)
+        self._show_legend_entry(s)  # the label escaped
         self.plot.addItem(s.nan_item)
         self.series[key] = s
         return s
@@ -296,10 +298,14 @@ class LossPlot(QWidget):
         return same
 
     def _show_legend_entry(self, s: Series) -> None:
+        """The entry's text is HTML to the legend: the names (a user's, from the runs list) are escaped, and what
+        the curve lies on goes on a line of its own, so that the legend stays as narrow as the plain labels (at
+        1024 px wide it is otherwise wider than the plot, and the plot cuts off its start)."""
         entry = self.legend.getLabel(s.smooth_item) if s.smooth_item is not None else None
         if entry is not None:
             same = [self.series[k].name for k in s.identical_to if k in self.series]
-            entry.setText(s.label + (" — lies exactly on " + ", ".join(same) if same else ""))
+            entry.setText(html.escape(s.label) + ("<br>— lies exactly on " + html.escape(", ".join(same)) if same
+                                                  else ""))
 
     def append(self, key, step, elapsed, loss) -> None:
         self.series[key].append(step, elapsed, loss)

@@ -306,3 +306,29 @@ def test_the_log_axis_keeps_minor_tick_labels_a_label_apart_on_a_short_plot(qtbo
     marks = sorted(kept + [2.0, 3.0, 4.0])
     assert min(b - a for a, b in zip(marks, marks[1:])) * per_decade >= SpacedLogAxis.MIN_GAP
     assert math.log10(2) + 2 in kept  # 200, the first minor tick, is far enough from 100
+
+
+def test_legend_entries_are_escaped_and_stay_inside_a_narrow_plot(qtbot):
+    """A run's name is the user's (the runs list renames it): shown as text, not read as HTML. What a curve lies on
+    goes on a line of its own, so that at the 1024 px window's plot width the legend still fits: wider, the plot
+    cut off its start (the line samples and the run numbers)."""
+    plot = LossPlot(redraw_ms=10)
+    qtbot.addWidget(plot)
+    plot.resize(380, 400)  # the plot's width in a 1024 x 700 window
+    plot.show()
+    label = "#1 autograd · cpu · float32 · lr 1e-06"
+    plot.add_series(1, label, "#1f77b4")
+    plot.add_series(2, "#2 a<b> & co · cpu · float32 · lr 1e-06", "#ff7f0e", name="a<b> & co")
+    plot.add_series(3, "#3 autograd · cpu · float32 · lr 1e-06", "#2ca02c")
+    for key in (1, 2, 3):
+        plot.append(key, np.arange(10), np.arange(10) * 0.5, np.arange(10, 0, -1).astype(float))
+    assert plot.mark_identical(3) == [1, 2]
+    plot.redraw(force=True)
+    entry = plot.legend.getLabel(plot.series[2].smooth_item)
+    assert entry.text == "#2 a&lt;b&gt; &amp; co · cpu · float32 · lr 1e-06"
+    assert entry.item.toPlainText() == "#2 a<b> & co · cpu · float32 · lr 1e-06"
+    third = plot.legend.getLabel(plot.series[3].smooth_item)
+    assert third.item.toPlainText() == "#3 autograd · cpu · float32 · lr 1e-06\n— lies exactly on #1, a<b> & co"
+    qtbot.waitUntil(lambda: plot.legend.sceneBoundingRect().width() > 0)
+    area, legend = plot.plot.vb.sceneBoundingRect(), plot.legend.sceneBoundingRect()
+    assert area.left() <= legend.left() and legend.right() <= area.right()
