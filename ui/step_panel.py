@@ -12,6 +12,7 @@ It receives plain data (dicts of numbers and lists) and draws them; the work run
 
 from __future__ import annotations
 
+import html
 import math
 import time
 
@@ -297,8 +298,8 @@ class WeightsView(QWidget):
         super().__init__(parent)
         self.norms = pg.PlotWidget(background="w")
         self.norms.setLogMode(y=True)
-        self.norms.setLabel("left", "norm")
-        self.norms.addLegend(offset=(-5, 5), labelTextSize="8pt")
+        self.norms.setLabel("left", "norm")  # (which curve is which: the caption's colour key, not a legend that
+        # would cover the curves of a narrow panel)
         self.ratio = pg.PlotWidget(background="w")
         self.ratio.setLogMode(y=True)
         self.ratio.setLabel("left", "|Δw| / |w|")
@@ -321,6 +322,7 @@ class WeightsView(QWidget):
             combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(5)
         self.caption = _note("Start a run: its weights are sampled as it trains (a few percent of its time).")
+        self.caption.setTextFormat(Qt.RichText)  # the colour key
         pick = QHBoxLayout()
         pick.addWidget(self.kind, 1)
         pick.addWidget(self.param, 1)
@@ -352,16 +354,12 @@ class WeightsView(QWidget):
         self.param.blockSignals(False)
         self.norms.clear()
         self.ratio.clear()
-        legend = self.norms.plotItem.legend
-        if legend is not None:
-            legend.clear()
         self._curves = {}
         for i, name in enumerate(self.names):
             color = PARAM_COLORS[i % len(PARAM_COLORS)]
             dots = dict(symbol="o", symbolSize=4, symbolBrush=color, symbolPen=None)
-            for key, style, label in (("weight_norm", Qt.SolidLine, "|w|"), ("grad_norm", Qt.DashLine, "|grad|")):
-                self._curves[(name, key)] = self.norms.plot(pen=pg.mkPen(color, width=1.5, style=style),
-                                                            name=f"{label} {name}", **dots)
+            for key, style in (("weight_norm", Qt.SolidLine), ("grad_norm", Qt.DashLine)):
+                self._curves[(name, key)] = self.norms.plot(pen=pg.mkPen(color, width=1.5, style=style), **dots)
             self._curves[(name, "update_ratio")] = self.ratio.plot(pen=pg.mkPen(color, width=1.5), **dots)
         self._stale = self._hist_stale = True
         self._redraw()
@@ -424,8 +422,13 @@ class WeightsView(QWidget):
             last = self.samples[-1]["step"]
             full = sum(1 for s in self.samples if s.get("full"))
             self.caption.setText(f"{n} samples up to step {last:,}, {full} with gradients and histograms (sampled "
-                                 "within a few percent of the run's time). Solid: weight norm; dashed: gradient "
-                                 "norm; below: the update's size against the weight's.")
+                                 "within a few percent of the run's time). " + self.key() + ". Solid: weight norm; "
+                                 "dashed: gradient norm; below: the update's size against the weight's.")
+
+    def key(self) -> str:
+        """Which colour is which parameter, as rich text (a line under each name, in its colour)."""
+        return ", ".join(f'<span style="color:{PARAM_COLORS[i % len(PARAM_COLORS)]}">&#9644;</span> '
+                         f"{html.escape(name)}" for i, name in enumerate(self.names))
 
     def _draw_hist(self) -> None:
         self._hist_stale = False

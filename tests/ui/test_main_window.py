@@ -969,6 +969,11 @@ def test_the_weights_view_fills_as_a_run_trains(qtbot, window):
     window.step_panel.tabs.setCurrentWidget(view)  # in view: drawn at once
     qtbot.waitUntil(lambda: len(view.hist.listDataItems()) == sum(1 for s in samples if s["full"]), timeout=5000)
     assert f"{len(samples)} samples up to step {SMALL.iters:,}" in view.caption.text()
+    # which colour is which parameter: a key in the caption, not a legend over the curves of a narrow panel
+    assert view.norms.plotItem.legend is None
+    assert ('<span style="color:#1f77b4">&#9644;</span> w1, <span style="color:#d62728">&#9644;</span> w2'
+            in view.caption.text())
+    assert view._curves[("w1", "weight_norm")].opts["pen"].color().name() == "#1f77b4"
     curve = view._curves[("w1", "weight_norm")]  # its data as given (getData would give log10 on a log axis)
     assert list(curve.xData) == [s["step"] for s in samples]
     assert curve.yData[0] == pytest.approx(samples[0]["w1"]["weight_norm"])
