@@ -61,9 +61,20 @@ class SpacedLogAxis(pg.AxisItem):
     in a narrow window) pyqtgraph labels them one on top of another."""
 
     MIN_GAP = 16  # pixels: about a label's height
+    LINEAR_GAP = 40  # pixels between the evenly spaced ticks of a range too short for two of the log scale's
+
+    _linear = False  # whether the ticks being drawn are the evenly spaced ones (labelled with more digits)
 
     def logTickValues(self, minVal, maxVal, size, stdTicks):  # noqa: N802, N803 - pyqtgraph's names
         levels = super().logTickValues(minVal, maxVal, size, stdTicks)
+        self._linear = False
+        if maxVal > minVal and size > 0:
+            shown = [v for _, values in levels for v in values if minVal <= v <= maxVal]
+            if len(shown) < 2:  # a loss that moves within a decade (600 to 560, say) got one label, or none
+                linear = self._even_ticks(10.0**minVal, 10.0**maxVal, size)
+                if len(linear) >= 2:
+                    self._linear = True
+                    return [(None, [math.log10(v) for v in linear])]
         if not levels or levels[-1][0] is not None or maxVal <= minVal or size <= 0:
             return levels
         per_unit = size / (maxVal - minVal)  # pixels per decade
@@ -73,6 +84,36 @@ class SpacedLogAxis(pg.AxisItem):
             if all(abs(v - t) * per_unit >= self.MIN_GAP for t in taken + kept[-1:]):
                 kept.append(v)
         return levels[:-1] + [(None, kept)]
+
+    def _even_ticks(self, lo: float, hi: float, size: float) -> list:
+        """Round values 1, 2, 2.5 or 5 times a power of ten apart, about LINEAR_GAP pixels, within [lo, hi]."""
+        want = max(2, int(size // self.LINEAR_GAP))
+        raw = (hi - lo) / want
+        if not (raw > 0 and math.isfinite(raw)):
+            return []
+        magnitude = 10.0 ** math.floor(math.log10(raw))
+        step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+        first = math.ceil(lo / step)
+        return [k * step for k in range(first, first + want + 2) if lo <= k * step <= hi and k * step > 0]
+
+    def logTickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
+        if not self._linear:
+            return super().logTickStrings(values, scale, spacing)
+        # evenly spaced ticks: as many digits as tell them apart (560, 580, 600; 0.0125, 0.015), 10ⁿ for the
+        # very large and small as the log scale's own labels
+        strings = []
+        for v in values:
+            x = 10.0**v * scale
+            text = f"{x:.4g}"
+            if "e" in text:
+                mantissa, exponent = text.split("e")
+                power = str(int(exponent)).translate(_SUPERSCRIPT)
+                text = f"{mantissa}·10{power}"
+            strings.append(text)
+        return strings
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 class TimedPlotWidget(pg.PlotWidget):

@@ -332,3 +332,28 @@ def test_legend_entries_are_escaped_and_stay_inside_a_narrow_plot(qtbot):
     qtbot.waitUntil(lambda: plot.legend.sceneBoundingRect().width() > 0)
     area, legend = plot.plot.vb.sceneBoundingRect(), plot.legend.sceneBoundingRect()
     assert area.left() <= legend.left() and legend.right() <= area.right()
+
+
+@pytest.mark.parametrize("lo, hi, size, labels", [
+    (559, 620, 300, ["560", "570", "580", "590", "600", "610", "620"]),  # within a decade: 6·10² alone before
+    (550, 650, 300, ["560", "580", "600", "620", "640"]),
+    (0.0121, 0.0158, 200, ["0.013", "0.014", "0.015"]),
+    (1.2e6, 1.9e6, 300, ["1.3·10⁶", "1.4·10⁶", "1.5·10⁶", "1.6·10⁶", "1.7·10⁶", "1.8·10⁶"]),
+    (559, 620, 60, ["6·10²"]),  # too short for two even ticks: the log scale's own
+])
+def test_a_log_axis_over_less_than_a_decade_gets_evenly_spaced_labels(qtbot, lo, hi, size, labels):
+    from ui.loss_plot import SpacedLogAxis
+
+    axis = SpacedLogAxis("left")
+    axis.setLogMode(False, True)
+    levels = axis.tickValues(math.log10(lo), math.log10(hi), size)
+    assert [s for spacing, values in levels for s in axis.tickStrings(values, 1, spacing)] == labels
+
+
+def test_a_log_axis_over_decades_keeps_its_own_labels(qtbot):
+    from ui.loss_plot import SpacedLogAxis
+
+    axis = SpacedLogAxis("left")
+    axis.setLogMode(False, True)
+    levels = axis.tickValues(-2, 8, 400)
+    assert axis.tickStrings(levels[0][1], 1, levels[0][0]) == ["0.01", "1", "10²", "10⁴", "10⁶", "10⁸"]
