@@ -3,6 +3,8 @@ the GPU starts to win. Reads what ``make bench`` wrote; says so when there is no
 
 from __future__ import annotations
 
+import html
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
@@ -29,8 +31,9 @@ class BenchPanel(QWidget):
         for axis in ("bottom", "left"):  # log axes: plain powers of ten, not "(x1e+09)" on the label
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.plot_widget.setMinimumHeight(220)
-        # bottom right: more work never takes less time, so the curves leave that corner empty
-        self.legend = self.plot.addLegend(offset=(-5, -5), labelTextSize="7pt", brush=pg.mkBrush(255, 255, 255, 200))
+        # which curve is which: a key in the summary, by colour and line style (a legend of one entry per curve,
+        # twelve with GPU results, covered most of the plot in a narrow panel)
+        self.summary.setTextFormat(Qt.RichText)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.plot_widget, 1)
@@ -41,7 +44,6 @@ class BenchPanel(QWidget):
 
     def reload(self) -> int:
         self.plot.clear()
-        self.legend.clear()
         self.curves = []
         results = load_latest()
         if not results:
@@ -52,11 +54,25 @@ class BenchPanel(QWidget):
                 color = COLORS.get((c.device if c.device == "cpu" else "cuda", c.recipe), "#7f7f7f")
                 pen = pg.mkPen(color, width=2 if c.impl == "engine" else 1, style=STYLE[c.impl])
                 item = self.plot.plot(c.flops, c.ms, pen=pen, symbol="o" if c.impl == "engine" else None,
-                                      symbolSize=5, symbolBrush=color, name=c.label)
+                                      symbolSize=5, symbolBrush=color)
+                item.setToolTip(c.label)
                 self.curves.append(item)
         newest = results[0]
         machine = newest.machine
         gpu = f", GPU {machine['gpu']}" if machine.get("gpu") else ", no GPU"
-        self.summary.setText(f"Latest: {newest.source} ({newest.when}), CPU {machine.get('cpu', '?')}{gpu}. "
-                             "Solid: the engine; dashed: raw NumPy/CuPy; dotted: PyTorch eager.")
+        self.summary.setText(html.escape(f"Latest: {newest.source} ({newest.when}), CPU {machine.get('cpu', '?')}"
+                                         f"{gpu}.") + " " + key(results))
         return len(self.curves)
+
+
+def key(results) -> str:
+    """What the colours and line styles of these results' curves mean, as rich text."""
+    shown = {(c.device if c.device == "cpu" else "cuda", c.recipe) for res in results for c in res.curves}
+    impls = {c.impl for res in results for c in res.curves}
+    colours = ", ".join(f'<span style="color:{color}">&#9644;</span> {recipe} ({"CPU" if device == "cpu" else "GPU"})'
+                        for (device, recipe), color in COLORS.items() if (device, recipe) in shown)
+    styles = "; ".join(text for impl, text in (("engine", "solid: the engine"), ("raw", "dashed: raw NumPy/CuPy"),
+                                               ("torch", "dotted: PyTorch eager"),
+                                               ("graph", "dash-dot: the engine's step replayed as a CUDA graph"))
+                       if impl in impls)
+    return f"{colours}. {styles[0].upper() + styles[1:]}." if colours and styles else ""

@@ -571,6 +571,11 @@ def test_benchmark_panel_reads_results(qtbot, window, tmp_path, monkeypatch):
     assert window.bench_panel.reload() == 3
     assert not window.bench_panel.plot.getAxis("bottom").autoSIPrefix  # 10^5 FLOP, not 0.1 "(x1e+06)"
     assert "test cpu" in window.bench_panel.summary.text()
+    # the key says what the colours and line styles are (no in-plot legend to cover the curves)
+    assert window.bench_panel.summary.text().endswith(
+        '<span style="color:#1f77b4">&#9644;</span> tensor (CPU). Solid: the engine; dashed: raw NumPy/CuPy; '
+        "dotted: PyTorch eager.")
+    assert window.bench_panel.plot.legend is None
     monkeypatch.setattr("ui.bench_panel.load_latest", lambda: [])
     assert window.bench_panel.reload() == 0
     assert "make bench" in window.bench_panel.summary.text()
