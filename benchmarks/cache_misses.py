@@ -135,6 +135,8 @@ def _child(recipe: str, size: str, steps: int) -> None:
 
 
 def main(argv=None) -> int:
+    from app.recipes import TABLE
+
     from .step_time import SIZES
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.cache_misses", description=__doc__.split("\n")[0])
@@ -158,9 +160,21 @@ def main(argv=None) -> int:
     if not 0 <= short < long:
         parser.error(f"--steps: the second count must be larger than the first, got {args.steps!r}")
     recipes = [r.strip() for r in args.recipes.split(",") if r.strip()]
+    known = ["raw"] + [name for name, r in TABLE.items() if r.family == "two-layer" and not r.raw_numpy]
+    unknown = [r for r in recipes if r not in known]
+    if unknown or not recipes:
+        parser.error(f"--recipes: {', '.join(unknown) or 'none given'}; choose from {', '.join(known)}")
     if args.keep is not None:
-        args.keep.mkdir(parents=True, exist_ok=True)
-    text = table(args.size, measure(args.size, recipes, (short, long), args.keep), cache_geometry())
+        try:
+            args.keep.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            parser.error(f"--keep {args.keep}: {exc.strerror or exc}")
+    try:
+        counts = measure(args.size, recipes, (short, long), args.keep)
+    except RuntimeError as exc:  # valgrind itself failed: say what it said, not a traceback
+        print(f"cache_misses: {exc}", file=sys.stderr)
+        return 1
+    text = table(args.size, counts, cache_geometry())
     print(text)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"cpu-cache-{args.size}.txt").write_text(text + "\n")

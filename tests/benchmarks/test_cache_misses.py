@@ -73,3 +73,19 @@ def test_bad_step_counts_are_refused(monkeypatch, capsys):
             cm.main(["--steps", steps])
         assert exited.value.code == 2
         assert "--steps" in capsys.readouterr().err
+
+
+def test_bad_recipes_and_folders_are_refused(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(cm.shutil, "which", lambda name: "/usr/bin/valgrind")
+    monkeypatch.setattr(cm, "measure", lambda *a: pytest.fail("measured despite bad input"))
+    for recipes, words in (("raw,keras", "--recipes: keras; choose from raw, tensor, autograd"),
+                           ("poly-nn", "--recipes: poly-nn;"), (",", "--recipes: none given")):
+        with pytest.raises(SystemExit) as exited:
+            cm.main(["--recipes", recipes])
+        assert exited.value.code == 2
+        assert words in capsys.readouterr().err
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as exited:
+        cm.main(["--keep", str(tmp_path / "file" / "sub")])
+    assert exited.value.code == 2
+    assert "--keep" in capsys.readouterr().err
