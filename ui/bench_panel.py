@@ -11,6 +11,8 @@ from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.bench_results import load_latest
 
+from .swatches import colour_key
+
 STYLE = {"engine": Qt.SolidLine, "graph": Qt.DashDotLine, "raw": Qt.DashLine, "torch": Qt.DotLine}
 COLORS = {("cpu", "tensor"): "#1f77b4", ("cpu", "autograd"): "#2ca02c", ("cuda", "tensor"): "#d62728",
           ("cuda", "autograd"): "#ff7f0e"}
@@ -69,8 +71,8 @@ def key(results) -> str:
     """What the colours and line styles of these results' curves mean, as rich text."""
     shown = {(c.device if c.device == "cpu" else "cuda", c.recipe) for res in results for c in res.curves}
     impls = {c.impl for res in results for c in res.curves}
-    colours = ", ".join(f'<span style="color:{color}">&#9644;</span> {recipe} ({"CPU" if device == "cpu" else "GPU"})'
-                        for (device, recipe), color in COLORS.items() if (device, recipe) in shown)
+    colours = colour_key((color, f"{recipe} ({'CPU' if device == 'cpu' else 'GPU'})")
+                         for (device, recipe), color in COLORS.items() if (device, recipe) in shown)
     styles = "; ".join(text for impl, text in (("engine", "solid: the engine"), ("raw", "dashed: raw NumPy/CuPy"),
                                                ("torch", "dotted: PyTorch eager"),
                                                ("graph", "dash-dot: the engine's step replayed as a CUDA graph"))

@@ -12,7 +12,6 @@ It receives plain data (dicts of numbers and lists) and draws them; the work run
 
 from __future__ import annotations
 
-import html
 import math
 import time
 
@@ -34,6 +33,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from .swatches import colour_key
 
 KIND_COLORS = {"op": "#e3f2fd", "function": "#fff3e0", "leaf": "#e8f5e9"}
 CATEGORY_COLORS = {"matrix product": "#1f77b4", "elementwise": "#ff7f0e", "update": "#2ca02c", "shape": "#9467bd",
@@ -427,8 +428,7 @@ class WeightsView(QWidget):
 
     def key(self) -> str:
         """Which colour is which parameter, as rich text (a line under each name, in its colour)."""
-        return ", ".join(f'<span style="color:{PARAM_COLORS[i % len(PARAM_COLORS)]}">&#9644;</span> '
-                         f"{html.escape(name)}" for i, name in enumerate(self.names))
+        return colour_key((PARAM_COLORS[i % len(PARAM_COLORS)], name) for i, name in enumerate(self.names))
 
     def _draw_hist(self) -> None:
         self._hist_stale = False
