@@ -101,10 +101,18 @@ class SpacedLogAxis(pg.AxisItem):
             return super().logTickStrings(values, scale, spacing)
         # evenly spaced ticks: as many digits as tell them apart (560, 580, 600; 0.0125, 0.015), 10ⁿ for the
         # very large and small as the log scale's own labels
+        xs = [10.0**v * scale for v in values]
+        step = min((b - a for a, b in zip(xs, xs[1:])), default=0.0)
+        # significant digits down to the step's (1234560 to 1234620 by 20: 1.23456·10⁶, 1.23458·10⁶, ...), one more
+        # for a step of 2.5 times a power of ten; at least 4 (560, not 5.6·10²)
+        digits = 4
+        if step > 0:
+            power = math.floor(math.log10(step))
+            digits = math.floor(math.log10(max(abs(x) for x in xs))) - power + 1
+            digits = max(4, digits + (0 if abs(step / 10.0**power - round(step / 10.0**power)) < 1e-6 else 1))
         strings = []
-        for v in values:
-            x = 10.0**v * scale
-            text = f"{x:.4g}"
+        for x in xs:
+            text = f"{x:.{min(digits, 15)}g}"
             if "e" in text:
                 mantissa, exponent = text.split("e")
                 power = str(int(exponent)).translate(_SUPERSCRIPT)

@@ -340,6 +340,7 @@ def test_legend_entries_are_escaped_and_stay_inside_a_narrow_plot(qtbot):
     (0.0121, 0.0158, 200, ["0.013", "0.014", "0.015"]),
     (1.2e6, 1.9e6, 300, ["1.3·10⁶", "1.4·10⁶", "1.5·10⁶", "1.6·10⁶", "1.7·10⁶", "1.8·10⁶"]),
     (559, 620, 60, ["6·10²"]),  # too short for two even ticks: the log scale's own
+    (1234550, 1234625, 200, ["1.23456·10⁶", "1.23458·10⁶", "1.2346·10⁶", "1.23462·10⁶"]),  # digits to tell apart
 ])
 def test_a_log_axis_over_less_than_a_decade_gets_evenly_spaced_labels(qtbot, lo, hi, size, labels):
     from ui.loss_plot import SpacedLogAxis
