@@ -5,10 +5,16 @@ gradient first (a heap on recording order), so each node runs once, after all it
 accumulated, and broadcasting is undone in one place (:func:`unbroadcast`). A ``.grad`` whose ``zero_()`` is
 still to be written (``engine.tensor._LazyZeros``) takes the new gradient's array instead of adding it to
 zeros, when that array is free to be given away.
+
+``Tensor.backward()`` on one root runs this walk compiled (``_cwalk.c``, built at install where a C compiler is
+at hand): the same steps, calling the same helpers here for everything but the bookkeeping. ``_run`` below is
+the reference and the fallback, and runs whatever the compiled walk leaves to it (``autograd.grad``, retained
+gradients, the profiler). The engine's autograd tests run through both.
 """
 
 from __future__ import annotations
 
+import os as _os
 import weakref
 from heapq import heappop as _heappop
 from heapq import heappush as _heappush
@@ -63,6 +69,11 @@ def _run(roots, root_grads, retain_graph, capture=None):
     arrived: no pass over the graph to count consumers is needed, and nodes the roots do not reach are
     never visited.
     """
+    if _cwalk is not None and capture is None and _observer is None and not _retaining and len(roots) == 1:
+        node = roots[0].grad_fn
+        if node is not None and node._n_out == 1:
+            _cwalk(node, root_grads[0], retain_graph)  # this function's walk, compiled (_cwalk.c)
+            return
     pending: dict = {}
     heap: list = []
     for t, g in zip(roots, root_grads):
@@ -88,23 +99,11 @@ def _run(roots, root_grads, retain_graph, capture=None):
     while heap:
         node = _heappop(heap)[1]
         gouts = pending.pop(node)
-        single = node._n_out == 1
         if (_retaining and node._retained is not None) or (wanted_nodes and node in wanted_nodes):
-            _deliver_nonleaf(node, [gouts] if single else gouts, capture, wanted_nodes)
-        if not single:
-            gouts = [g if g is not None else _zeros_for_output(node, i) for i, g in enumerate(gouts)]
+            _deliver_nonleaf(node, [gouts] if node._n_out == 1 else gouts, capture, wanted_nodes)
         if _observer is not None:
             token = _observer.node_begin(node)
-        raw = node.raw
-        if not raw:
-            gins = node._run_backward([gouts] if single else gouts)
-        elif node._freed:
-            raise RuntimeError(FREED_GRAPH)
-        else:
-            # built-ins: straight to backward; zip() drops the option slots that follow the tensor inputs
-            gins = node.backward(node, gouts) if single else node.backward(node, *gouts)
-            if gins.__class__ is not tuple:
-                gins = (gins,)
+        gins = _backward_of(node, gouts)
         if _observer is not None:
             _observer.node_end(node, token)
         for inp, g in zip(node._inputs, gins):
@@ -138,9 +137,24 @@ def _run(roots, root_grads, retain_graph, capture=None):
             if node.saved is not None:
                 node._freed = True
                 node.saved = None
-            if not raw and node._saved:  # (built-ins never save_for_backward)
+            if not node.raw and node._saved:  # (built-ins never save_for_backward)
                 node._freed = True
                 node._saved = ()
+
+
+def _backward_of(node, gouts):
+    """A node's backward on what arrived for its outputs (the gradient of a single-output node, a slot per output
+    of a multi-output one; an output no path used gets zeros): its gradients, one per input, as a tuple."""
+    single = node._n_out == 1
+    if not single:
+        gouts = [g if g is not None else _zeros_for_output(node, i) for i, g in enumerate(gouts)]
+    if not node.raw:
+        return node._run_backward([gouts] if single else gouts)
+    if node._freed:
+        raise RuntimeError(FREED_GRAPH)
+    # built-ins: straight to backward; the walk's zip() drops the option slots that follow the tensor inputs
+    gins = node.backward(node, gouts) if single else node.backward(node, *gouts)
+    return gins if gins.__class__ is tuple else (gins,)
 
 
 def _zeros_for_output(node, index):
@@ -302,4 +316,21 @@ def _register_retained(tensor):
     node._retained[tensor._out_index] = weakref.ref(tensor)
 
 
-from ..tensor import Tensor, _data_get, _LazyZeros, _wrap  # noqa: E402  (Tensor's module imports this one first)
+from ..tensor import Tensor, _data_get, _data_set, _LazyZeros, _wrap  # noqa: E402  (Tensor's module imports this one first)
+
+# The walk compiled (_cwalk.c), used by Tensor.backward() when built; GRADSCOPE_PYTHON_WALK=1 keeps _run's own.
+_cwalk = None
+if _os.environ.get("GRADSCOPE_PYTHON_WALK", "").strip() in ("", "0"):
+    try:
+        from ._cwalk import setup as _cwalk_setup
+        from ._cwalk import walk as _cwalk
+    except ImportError:  # not built (no C compiler where the engine was installed): the walk above, in Python
+        _cwalk = None
+    else:
+        _cwalk_setup(unbroadcast, _accumulate_leaf, _add_pending, _backward_of, FREED_GRAPH, Tensor, _LazyZeros,
+                     np.ndarray, _data_get, _data_set)
+
+
+def walk_kind() -> str:
+    """Which walk Tensor.backward() runs: "compiled" (_cwalk.c) or "python" (not built, or GRADSCOPE_PYTHON_WALK=1)."""
+    return "python" if _cwalk is None else "compiled"

@@ -9,6 +9,8 @@ import pytest
 
 import engine
 
+pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+
 
 def test_gradients_accumulate_across_backward_calls(device):
     w = engine.tensor([1.0, 2.0], device=device, requires_grad=True)

@@ -11,6 +11,8 @@ import engine
 from engine import functions as F
 from engine.backend import CPU
 
+pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+
 
 def _x(requires_grad, shape=(2, 3), low=0.2):
     rng = np.random.default_rng(7)

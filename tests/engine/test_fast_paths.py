@@ -9,6 +9,8 @@ import pytest
 
 import engine
 
+pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+
 BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,

@@ -11,6 +11,8 @@ import pytest
 import engine
 from tests.engine.helpers import helper_test_op
 
+pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+
 
 def test_add(device):
     helper_test_op([(3, 4), (3, 4)], lambda a, b: a + b, lambda a, b: a + b, device=device)

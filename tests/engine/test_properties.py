@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import engine
+
+pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
 
 settings.register_profile("engine", max_examples=60, deadline=None)
 settings.load_profile("engine")

@@ -13,6 +13,8 @@ import pytest
 
 import engine
 
+pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+
 SEEDS = Path(__file__).parent / "seeds"
 # the seeds' training listings are the app's examples (File -> Examples): one copy, under the names learners see
 EXAMPLES = Path(__file__).resolve().parents[2] / "app" / "examples"

@@ -7,6 +7,8 @@ import pytest
 
 import engine
 
+pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+
 torch = pytest.importorskip("torch")
 
 N, D_in, H, D_out = 64, 1000, 100, 10

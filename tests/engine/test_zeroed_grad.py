@@ -16,6 +16,8 @@ import pytest
 
 import engine as torch
 
+pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+
 tensor_module = importlib.import_module("engine.tensor")  # (engine.tensor is also the factory function)
 
 
