@@ -16,6 +16,7 @@ import numpy as np
 
 from ..backend import xp_of as _xp
 from ..errors import FREED_GRAPH
+from . import _compiled
 from .grad_mode import _off, _switch_off
 
 __all__ = ["Function"]
@@ -79,123 +80,8 @@ class Function:
     def next_functions(self):
         return tuple((t.grad_fn, t._out_index) if t is not None else (None, 0) for t in self._inputs)
 
-    # ---- applying
-    @classmethod
-    def apply(cls, *args, **kwargs):
-        if _hook is not None and not _hook.depth and _hook.thread == _get_ident():
-            return _hook.apply(cls, args, kwargs)  # times this call, which comes back here inside it
-        if cls.raw:
-            # The one- and two-input cases are unrolled, with _forward and _result written out: at the tiny
-            # size those calls cost ~1 us of a ~47 us autograd step (measured), and a comprehension a frame.
-            if len(args) == 2:
-                a, b = args
-                ra = a._data if isinstance(a, Tensor) else a
-                rb = b._data if isinstance(b, Tensor) else b
-                need_a = ra is not a and a._rg
-                need_b = rb is not b and b._rg
-                track = (need_a or need_b) and (not _off or _get_ident() not in _off)
-                ctx = _new(cls)  # a fresh ctx per call, recorded or not (a forward may read back what it wrote)
-                try:
-                    out = cls.forward(ctx, ra, rb, **kwargs) if kwargs else cls.forward(ctx, ra, rb)
-                except (TypeError, ValueError):
-                    _check_same_device(*args)  # NumPy and CuPy arrays do not mix: say which devices
-                    raise
-                if out.__class__ in _SCALAR_TYPES:
-                    out = np.asarray(out)
-                t = _new(Tensor)
-                t._data = out
-                if track:
-                    ctx._seq = _next_seq()
-                    ctx._inputs = (a if need_a else None, b if need_b else None)
-                    ctx.needs_input_grad = (need_a, need_b)
-                    t._rg = True
-                    t.grad_fn = ctx
-                else:
-                    t._rg = False
-                return t
-            if len(args) == 1 and isinstance(args[0], Tensor):  # unary built-ins (options come as keywords)
-                a = args[0]
-                track = a._rg and (not _off or _get_ident() not in _off)
-                ctx = _new(cls)  # a fresh ctx per call, recorded or not (a forward may read back what it wrote)
-                out = cls.forward(ctx, a._data, **kwargs) if kwargs else cls.forward(ctx, a._data)
-                if out.__class__ in _SCALAR_TYPES:
-                    out = np.asarray(out)
-                t = _new(Tensor)
-                t._data = out
-                if track:
-                    ctx._seq = _next_seq()
-                    ctx._inputs = args
-                    ctx.needs_input_grad = (True,)
-                    t._rg = True
-                    t.grad_fn = ctx
-                else:
-                    t._rg = False
-                return t
-            raw_args = list(args)
-            track = False
-            i = 0
-            for a in args:
-                if isinstance(a, Tensor):
-                    raw_args[i] = a._data
-                    if a._rg:
-                        track = True
-                i += 1
-            if not track or _get_ident() in _off:
-                return _result(_forward(cls, cls(), args, raw_args, kwargs), None)
-            ctx = cls()
-            ctx._seq = _next_seq()
-            out = _forward(cls, ctx, args, raw_args, kwargs)
-            inputs = list(args)
-            needs = [False] * len(args)
-            i = 0
-            for a in args:
-                if isinstance(a, Tensor) and a._rg:
-                    needs[i] = True
-                else:
-                    inputs[i] = None
-                i += 1
-            ctx._inputs = tuple(inputs)
-            ctx.needs_input_grad = tuple(needs)
-            return _result(out, ctx)
-
-        ident = _get_ident()
-        enabled = ident not in _off
-        track = enabled and any(isinstance(a, Tensor) and a._rg for a in args)
-        ctx = cls()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
-        _switch_off(ident)  # a user's forward runs with recording off
-        try:
-            out = cls.forward(ctx, *args, **kwargs)
-        finally:
-            if enabled:
-                _off.discard(ident)
-            else:
-                _off.add(ident)  # as it was, whatever the forward switched
-        single = not isinstance(out, tuple)
-        outs = (out,) if single else out
-        wrapped = []
-        for o in outs:
-            if not isinstance(o, Tensor):
-                o = _wrap(o) if o is not None and hasattr(o, "shape") else o
-            elif track and any(o is a for a in args):
-                # forward returned an input as it is: give the output its own identity
-                o = o._shallow()
-            wrapped.append(o)
-        if track:
-            ctx._seq = _next_seq()
-            ctx._inputs = tuple(a if isinstance(a, Tensor) and a._rg else None for a in args)
-            ctx._n_out = len(wrapped)
-            if len(wrapped) > 1:
-                ctx._out_meta = [
-                    (o._data.shape, o._data.dtype, _xp(o._data)) if isinstance(o, Tensor) else ((), None, np)
-                    for o in wrapped
-                ]
-            for i, o in enumerate(wrapped):
-                if isinstance(o, Tensor) and o.dtype.is_floating_point:
-                    o._rg = True
-                    o.grad_fn = ctx
-                    o._out_index = i
-        return wrapped[0] if single else tuple(wrapped)
+    # ---- applying: Cls.apply(*args, **kwargs) is _apply below, or its compiled form (set after the class)
+    apply = None
 
     # ---- running backward for one node (the walk calls built-ins' backward directly)
     def _run_backward(self, grad_outputs):
@@ -226,6 +112,125 @@ class Function:
         return tuple(g._data if isinstance(g, Tensor) else g for g in gins)
 
 
+def _apply(cls, *args, **kwargs):
+    """``Cls.apply``: run the forward, and record the node when grad mode is on and an input requires a gradient.
+    ``_cgraph.c``'s apply does the one- and two-input paths of built-ins the same way, and hands the rest here."""
+    if _hook is not None and not _hook.depth and _hook.thread == _get_ident():
+        return _hook.apply(cls, args, kwargs)  # times this call, which comes back here inside it
+    if cls.raw:
+        # The one- and two-input cases are unrolled, with _forward and _result written out: at the tiny
+        # size those calls cost ~1 us of a ~47 us autograd step (measured), and a comprehension a frame.
+        if len(args) == 2:
+            a, b = args
+            ra = a._data if isinstance(a, Tensor) else a
+            rb = b._data if isinstance(b, Tensor) else b
+            need_a = ra is not a and a._rg
+            need_b = rb is not b and b._rg
+            track = (need_a or need_b) and (not _off or _get_ident() not in _off)
+            ctx = _new(cls)  # a fresh ctx per call, recorded or not (a forward may read back what it wrote)
+            try:
+                out = cls.forward(ctx, ra, rb, **kwargs) if kwargs else cls.forward(ctx, ra, rb)
+            except (TypeError, ValueError):
+                _check_same_device(*args)  # NumPy and CuPy arrays do not mix: say which devices
+                raise
+            if out.__class__ in _SCALAR_TYPES:
+                out = np.asarray(out)
+            t = _new(Tensor)
+            t._data = out
+            if track:
+                ctx._seq = _next_seq()
+                ctx._inputs = (a if need_a else None, b if need_b else None)
+                ctx.needs_input_grad = (need_a, need_b)
+                t._rg = True
+                t.grad_fn = ctx
+            else:
+                t._rg = False
+            return t
+        if len(args) == 1 and isinstance(args[0], Tensor):  # unary built-ins (options come as keywords)
+            a = args[0]
+            track = a._rg and (not _off or _get_ident() not in _off)
+            ctx = _new(cls)  # a fresh ctx per call, recorded or not (a forward may read back what it wrote)
+            out = cls.forward(ctx, a._data, **kwargs) if kwargs else cls.forward(ctx, a._data)
+            if out.__class__ in _SCALAR_TYPES:
+                out = np.asarray(out)
+            t = _new(Tensor)
+            t._data = out
+            if track:
+                ctx._seq = _next_seq()
+                ctx._inputs = args
+                ctx.needs_input_grad = (True,)
+                t._rg = True
+                t.grad_fn = ctx
+            else:
+                t._rg = False
+            return t
+        raw_args = list(args)
+        track = False
+        i = 0
+        for a in args:
+            if isinstance(a, Tensor):
+                raw_args[i] = a._data
+                if a._rg:
+                    track = True
+            i += 1
+        if not track or _get_ident() in _off:
+            return _result(_forward(cls, cls(), args, raw_args, kwargs), None)
+        ctx = cls()
+        ctx._seq = _next_seq()
+        out = _forward(cls, ctx, args, raw_args, kwargs)
+        inputs = list(args)
+        needs = [False] * len(args)
+        i = 0
+        for a in args:
+            if isinstance(a, Tensor) and a._rg:
+                needs[i] = True
+            else:
+                inputs[i] = None
+            i += 1
+        ctx._inputs = tuple(inputs)
+        ctx.needs_input_grad = tuple(needs)
+        return _result(out, ctx)
+
+    ident = _get_ident()
+    enabled = ident not in _off
+    track = enabled and any(isinstance(a, Tensor) and a._rg for a in args)
+    ctx = cls()
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+    _switch_off(ident)  # a user's forward runs with recording off
+    try:
+        out = cls.forward(ctx, *args, **kwargs)
+    finally:
+        if enabled:
+            _off.discard(ident)
+        else:
+            _off.add(ident)  # as it was, whatever the forward switched
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
+    wrapped = []
+    for o in outs:
+        if not isinstance(o, Tensor):
+            o = _wrap(o) if o is not None and hasattr(o, "shape") else o
+        elif track and any(o is a for a in args):
+            # forward returned an input as it is: give the output its own identity
+            o = o._shallow()
+        wrapped.append(o)
+    if track:
+        ctx._seq = _next_seq()
+        ctx._inputs = tuple(a if isinstance(a, Tensor) and a._rg else None for a in args)
+        ctx._n_out = len(wrapped)
+        if len(wrapped) > 1:
+            ctx._out_meta = [
+                (o._data.shape, o._data.dtype, _xp(o._data)) if isinstance(o, Tensor) else ((), None, np)
+                for o in wrapped
+            ]
+        for i, o in enumerate(wrapped):
+            if isinstance(o, Tensor) and o.dtype.is_floating_point:
+                o._rg = True
+                o.grad_fn = ctx
+                o._out_index = i
+    return wrapped[0] if single else tuple(wrapped)
+
+
 def _forward(cls, ctx, args, raw_args, kwargs):
     try:
         return cls.forward(ctx, *raw_args, **kwargs)
@@ -249,3 +254,9 @@ def _result(out, ctx):
 
 
 from ..tensor import _SCALAR_TYPES, Tensor, _check_same_device, _new, _wrap  # noqa: E402  (Tensor's module imports this one first)
+
+if _compiled.apply is None:
+    Function.apply = classmethod(_apply)
+else:
+    Function.apply = classmethod(_compiled.apply)
+    _compiled.setup_apply(globals(), _apply, _new, _next_seq, _off, _check_same_device, _SCALAR_TYPES, np.asarray)

@@ -6,15 +6,14 @@ accumulated, and broadcasting is undone in one place (:func:`unbroadcast`). A ``
 still to be written (``engine.tensor._LazyZeros``) takes the new gradient's array instead of adding it to
 zeros, when that array is free to be given away.
 
-``Tensor.backward()`` on one root runs this walk compiled (``_cwalk.c``, built at install where a C compiler is
-at hand): the same steps, calling the same helpers here for everything but the bookkeeping. ``_run`` below is
-the reference and the fallback, and runs whatever the compiled walk leaves to it (``autograd.grad``, retained
-gradients, the profiler). The engine's autograd tests run through both.
+``Tensor.backward()`` on one root runs this walk compiled (``_cgraph.c``, built at install where a C compiler is
+at hand: :mod:`._compiled`): the same steps, calling the same helpers here for everything but the bookkeeping.
+``_run`` below is the reference and the fallback, and runs whatever the compiled walk leaves to it
+(``autograd.grad``, retained gradients, the profiler). The engine's autograd tests run through both.
 """
 
 from __future__ import annotations
 
-import os as _os
 import weakref
 from heapq import heappop as _heappop
 from heapq import heappush as _heappush
@@ -23,6 +22,7 @@ import numpy as np
 
 from ..backend import xp_of
 from ..errors import FREED_GRAPH
+from . import _compiled
 
 __all__ = ["backward", "grad", "unbroadcast"]
 
@@ -72,7 +72,7 @@ def _run(roots, root_grads, retain_graph, capture=None):
     if _cwalk is not None and capture is None and _observer is None and not _retaining and len(roots) == 1:
         node = roots[0].grad_fn
         if node is not None and node._n_out == 1:
-            _cwalk(node, root_grads[0], retain_graph)  # this function's walk, compiled (_cwalk.c)
+            _cwalk(node, root_grads[0], retain_graph)  # this function's walk, compiled (_cgraph.c)
             return
     pending: dict = {}
     heap: list = []
@@ -318,19 +318,8 @@ def _register_retained(tensor):
 
 from ..tensor import Tensor, _data_get, _data_set, _LazyZeros, _wrap  # noqa: E402  (Tensor's module imports this one first)
 
-# The walk compiled (_cwalk.c), used by Tensor.backward() when built; GRADSCOPE_PYTHON_WALK=1 keeps _run's own.
-_cwalk = None
-if _os.environ.get("GRADSCOPE_PYTHON_WALK", "").strip() in ("", "0"):
-    try:
-        from ._cwalk import setup as _cwalk_setup
-        from ._cwalk import walk as _cwalk
-    except ImportError:  # not built (no C compiler where the engine was installed): the walk above, in Python
-        _cwalk = None
-    else:
-        _cwalk_setup(unbroadcast, _accumulate_leaf, _add_pending, _backward_of, FREED_GRAPH, Tensor, _LazyZeros,
-                     np.ndarray, _data_get, _data_set)
-
-
-def walk_kind() -> str:
-    """Which walk Tensor.backward() runs: "compiled" (_cwalk.c) or "python" (not built, or GRADSCOPE_PYTHON_WALK=1)."""
-    return "python" if _cwalk is None else "compiled"
+# The walk compiled (_cgraph.c), where it is built: Tensor.backward() on one root goes there (_run's first lines)
+_cwalk = _compiled.walk
+if _cwalk is not None:
+    _compiled.setup_walk(unbroadcast, _accumulate_leaf, _add_pending, _backward_of, FREED_GRAPH, Tensor, _LazyZeros,
+                         np.ndarray, _data_get, _data_set)

@@ -1,19 +1,23 @@
-"""The backward walk, twice: the engine's autograd tests (the modules that use the ``backward_walk`` fixture) run
-through the compiled walk (engine/autograd/_cwalk.c) and through graph.py's own, which must agree."""
+"""The graph's hot paths, twice: the engine's autograd tests (the modules that use the ``graph_core`` fixture) run
+with the compiled recording and walk (engine/autograd/_cgraph.c) and with the Python ones they stand for
+(function._apply, graph._run), which must agree."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.autograd import graph
+from engine.autograd import _compiled, function, graph
 
 
 @pytest.fixture(scope="module", params=["compiled", "python"])
-def backward_walk(request):
-    """Module-scoped (hypothesis's tests take no function-scoped fixture): each module runs once per walk."""
-    compiled = graph._cwalk
-    if request.param == "compiled" and compiled is None:
-        pytest.skip("the compiled walk is not built here (no C compiler at install, or GRADSCOPE_PYTHON_WALK=1)")
-    graph._cwalk = compiled if request.param == "compiled" else None
+def graph_core(request):
+    """Module-scoped (hypothesis's tests take no function-scoped fixture): each module runs once per kind."""
+    walk, apply = graph._cwalk, function.Function.__dict__["apply"]
+    if request.param == "compiled" and _compiled.kind() != "compiled":
+        pytest.skip("the compiled paths are not built here (no C compiler at install, or GRADSCOPE_PURE_PYTHON=1)")
+    if request.param == "python":
+        graph._cwalk = None
+        function.Function.apply = classmethod(function._apply)
     yield request.param
-    graph._cwalk = compiled
+    graph._cwalk = walk
+    function.Function.apply = apply

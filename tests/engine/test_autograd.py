@@ -9,7 +9,7 @@ import pytest
 
 import engine
 
-pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+pytestmark = pytest.mark.usefixtures("graph_core")  # each test compiled and in Python (conftest.py)
 
 
 def test_gradients_accumulate_across_backward_calls(device):

@@ -11,7 +11,7 @@ import engine
 from engine import functions as F
 from engine.backend import CPU
 
-pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+pytestmark = pytest.mark.usefixtures("graph_core")  # each test compiled and in Python (conftest.py)
 
 
 def _x(requires_grad, shape=(2, 3), low=0.2):

@@ -11,7 +11,7 @@ import pytest
 import engine
 from tests.engine.helpers import helper_test_op
 
-pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+pytestmark = pytest.mark.usefixtures("graph_core")  # each test compiled and in Python (conftest.py)
 
 
 def test_add(device):

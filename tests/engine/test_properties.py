@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 import engine
 
-pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+pytestmark = pytest.mark.usefixtures("graph_core")  # each test compiled and in Python (conftest.py)
 
 settings.register_profile("engine", max_examples=60, deadline=None)
 settings.load_profile("engine")

@@ -13,7 +13,7 @@ import pytest
 
 import engine
 
-pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+pytestmark = pytest.mark.usefixtures("graph_core")  # each test compiled and in Python (conftest.py)
 
 SEEDS = Path(__file__).parent / "seeds"
 # the seeds' training listings are the app's examples (File -> Examples): one copy, under the names learners see

@@ -13,7 +13,7 @@ import pytest
 
 import engine
 
-pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+pytestmark = pytest.mark.usefixtures("graph_core")  # each test compiled and in Python (conftest.py)
 
 START = (-0.2, 0.4, 0.1, -0.05)  # a, b, c, d of y = a + b x + c x^2 + d x^3
 

@@ -16,7 +16,7 @@ import pytest
 
 import engine as torch
 
-pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+pytestmark = pytest.mark.usefixtures("graph_core")  # each test compiled and in Python (conftest.py)
 
 tensor_module = importlib.import_module("engine.tensor")  # (engine.tensor is also the factory function)
 

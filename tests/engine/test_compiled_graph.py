@@ -1,5 +1,6 @@
-"""The compiled backward walk (engine/autograd/_cwalk.c): built where it can be, the same results as graph.py's walk,
-its own error paths, and no references kept or lost (a C function's refcounts are its own to get right)."""
+"""The compiled recording and walk (engine/autograd/_cgraph.c): built where they can be, the same results as the
+Python they stand for (function._apply, graph._run), their own error paths, and no references kept or lost (a C
+function's reference counts are its own to get right)."""
 
 from __future__ import annotations
 
@@ -15,41 +16,43 @@ import numpy as np
 import pytest
 
 import engine
-from engine.autograd import graph
+from engine.autograd import _compiled, function, graph
+from engine.functions import arithmetic
 
-pytestmark = pytest.mark.usefixtures("backward_walk")  # each test through both walks (conftest.py)
+pytestmark = pytest.mark.usefixtures("graph_core")  # each test compiled and in Python (conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "engine" / "autograd" / "_cwalk.c"
+SOURCE = ROOT / "engine" / "autograd" / "_cgraph.c"
 
 
-def test_the_compiled_walk_is_built_where_a_compiler_is_and_is_not_older_than_its_source(backward_walk):
-    if backward_walk != "compiled":
+def test_the_build_is_not_older_than_its_source(graph_core):
+    if graph_core != "compiled":
         pytest.skip("about the build")
-    module = sys.modules["engine.autograd._cwalk"]
-    built = Path(module.__file__)
-    # an edited _cwalk.c and an old build would test old code: `make setup` rebuilds when the source changes
-    assert built.stat().st_mtime >= SOURCE.stat().st_mtime, f"{built.name} is older than _cwalk.c: run make setup"
+    built = Path(sys.modules["engine.autograd._cgraph"].__file__)
+    # an edited _cgraph.c and an old build would test old code: `make setup` rebuilds when the source changes
+    assert built.stat().st_mtime >= SOURCE.stat().st_mtime, f"{built.name} is older than _cgraph.c: run make setup"
 
 
 def test_a_machine_with_a_compiler_builds_it():
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler on this machine: the engine walks in Python")
-    if os.environ.get("GRADSCOPE_PYTHON_WALK", "").strip() not in ("", "0"):
-        pytest.skip("GRADSCOPE_PYTHON_WALK is set")
-    assert "engine.autograd._cwalk" in sys.modules, "a C compiler is here, but the compiled walk was not built"
+    if os.environ.get("GRADSCOPE_PURE_PYTHON", "").strip() not in ("", "0"):
+        pytest.skip("GRADSCOPE_PURE_PYTHON is set")
+    assert _compiled.kind() == "compiled", "a C compiler is here, but engine/autograd/_cgraph.c was not built"
 
 
-def test_the_environment_variable_keeps_the_python_walk():
-    code = "from engine.autograd import graph; print(graph.walk_kind())"
-    env = {**os.environ, "GRADSCOPE_PYTHON_WALK": "1"}
+def test_the_environment_variable_keeps_the_python_paths():
+    code = "from engine.autograd import _compiled, graph; print(_compiled.kind(), graph._cwalk)"
+    env = {**os.environ, "GRADSCOPE_PURE_PYTHON": "1"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "python"
+    assert out.stdout.strip() == "python None"
 
 
-def test_walk_kind_says_which_walk_runs(backward_walk):
-    assert graph.walk_kind() == backward_walk
+def test_the_paths_in_use_are_the_ones_asked_for(graph_core):
+    compiled = graph_core == "compiled"
+    assert (graph._cwalk is not None) == compiled
+    assert (function.Function.__dict__["apply"].__func__ is function._apply) == (not compiled)
 
 
 def _net(seed=0):
@@ -151,3 +154,50 @@ def test_no_reference_is_kept_or_lost():
         x.mm(w1).clamp(min=0).mm(w2).pow(2).sum().backward()
     gc.collect()
     assert len(gc.get_objects()) - before < 20
+
+
+def test_a_recorded_node_is_what_the_python_apply_makes(graph_core):
+    """Each field the walk and describe() read, for the one- and two-input built-ins, keywords included."""
+    x = engine.tensor([[1.0, -2.0], [3.0, -4.0]], requires_grad=True)
+    c = engine.tensor([[0.5, 0.5], [2.0, 2.0]])
+    h = x.clamp(min=0)  # one input, keywords
+    node = h.grad_fn
+    assert type(node).__name__ == "Clamp" and node._inputs == (x,) and node.needs_input_grad == (True,)
+    assert h.requires_grad and h.is_leaf is False and isinstance(node._seq, int)
+    d = h - c  # two inputs, the second needs no gradient
+    assert d.grad_fn._inputs == (h, None) and d.grad_fn.needs_input_grad == (True, False)
+    assert d.grad_fn._seq > node._seq
+    s = (2.0 * d).sum()  # a Python number first
+    assert s.grad_fn._inputs[0].grad_fn._inputs == (None, d)
+    np.testing.assert_array_equal(s.detach().numpy(), np.float32(2 * (1.0 - 0.5 + 0 - 0.5 + 3 - 2 + 0 - 2)))
+    assert s.shape == () and s.dtype == engine.float32  # a NumPy scalar from the reduction became a 0-d array
+
+
+def test_nothing_is_recorded_under_no_grad_or_without_a_tensor_that_requires_grad(graph_core):
+    w = engine.tensor([1.0, 2.0], requires_grad=True)
+    with engine.no_grad():
+        y = w * 3.0
+    assert y.grad_fn is None and not y.requires_grad
+    z = engine.tensor([1.0, 2.0]) * 3.0
+    assert z.grad_fn is None and not z.requires_grad
+    np.testing.assert_array_equal(y.numpy(), [3.0, 6.0])
+
+
+def test_an_error_in_a_forward_comes_out_as_numpy_raised_it(graph_core):
+    """Same device, shapes that do not broadcast: NumPy's ValueError, not the engine's device message."""
+    a = engine.tensor([[1.0, 2.0]], requires_grad=True)
+    b = engine.tensor([[1.0, 2.0, 3.0]])
+    with pytest.raises(ValueError, match="broadcast"):
+        arithmetic.Add.apply(a, b)
+
+
+def test_the_profiler_still_times_each_op_and_each_apply(graph_core):
+    x = engine.tensor(np.ones((4, 3)), requires_grad=True)
+    w = engine.tensor(np.ones((3, 2)), requires_grad=True)
+    with engine.profiler.profile() as prof:
+        loss = arithmetic.Add.apply(x.mm(w).clamp(min=0), 1.0).sum()  # Add.apply: through the profiler's hook
+        loss.backward()
+    ops = [(r.op, r.phase) for r in prof.records]
+    for op in ("MatMul", "Clamp", "Add", "Sum"):
+        assert (op, "forward") in ops and (f"{op} backward", "backward") in ops, ops
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 2), 4.0))

@@ -1,13 +1,19 @@
-/* The backward walk of Tensor.backward(), in C: engine/autograd/graph.py's _run, step for step, for one root
- * with no profiler, no retained gradients and no autograd.grad capture.
+/* The graph's two hot paths in C, each the Python code it stands for step for step:
  *
- * Why C: at the tutorial's size the walk's Python bookkeeping (a heap, a dict of pending gradients, a shape and
- * dtype check per edge) cost about 50 us of a 700 us autograd step on the 2-core machine, measured against a
- * walk that does none of it; it is most of the step's distance from hand-written NumPy. Here the same
- * bookkeeping runs without the interpreter. Everything that is not bookkeeping stays in Python and is called
- * from here: each node's backward, undoing broadcasting (graph.unbroadcast), accumulating into a leaf's .grad
- * (graph._accumulate_leaf), user Functions and multi-output nodes (graph._backward_of, graph._add_pending).
- * graph.py's _run is the reference: the tests run the engine's autograd tests through both.
+ * - apply(cls, *args, **kwargs): Function.apply for a built-in (raw) Function of one or two inputs, which records
+ *   the node (engine/autograd/function.py's _apply, its one- and two-input paths);
+ * - walk(node, grad, retain_graph): Tensor.backward()'s walk from one root, with no profiler, no retained gradients
+ *   and no autograd.grad capture (engine/autograd/graph.py's _run).
+ *
+ * Why C: at the tiny size recording a node cost ~9,000 instructions more than the same op unrecorded (callgrind),
+ * and the walk's Python bookkeeping (a heap, a dict of pending gradients, a shape and dtype check per edge) cost
+ * ~50 us of the ~700 us tutorial-size autograd step on the 2-core machine, measured against a walk that does
+ * none of it: together most of the autograd step's distance from hand-written NumPy. Here the same steps run
+ * without the interpreter. Everything that is not bookkeeping stays in Python and is called from here: each
+ * Function's forward and backward, undoing broadcasting (graph.unbroadcast), accumulating into a leaf's .grad
+ * (graph._accumulate_leaf, but for the tutorial's zero_()'d case), user Functions and multi-output nodes, the
+ * profiler's hook. The Python code is the reference, and runs where this is not built: the engine's autograd
+ * tests run through both (tests/engine/conftest.py).
  *
  * Nodes run newest first (their _seq, numbered at recording), from a max-heap here as from heapq there.
  */
@@ -19,6 +25,253 @@ static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writ
 static PyObject *py_unbroadcast, *py_accumulate_leaf, *py_add_pending, *py_backward_of, *freed_message;
 static PyObject *empty_tuple;
 static PyObject *tensor_type, *lazy_type, *ndarray_type, *py_data_get, *py_data_set;
+/* apply's: function.py's module dict (its _hook), the Python _apply, object.__new__, the sequence counter,
+ * grad_mode._off, _check_same_device, the NumPy scalar types, np.asarray */
+static PyObject *function_globals, *py_apply, *py_new, *py_next_seq, *grad_off, *py_check_devices, *scalar_types,
+    *py_asarray;
+static PyObject *s_hook, *s_forward, *s_needs_input_grad;
+
+
+/* 1 when getattr(obj, name) is true, 0 when false, -1 on an error */
+static int attr_true(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = (v == Py_True) ? 1 : (v == Py_False || v == Py_None) ? 0 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* 1 when node._n_out == 1, 0 when not, -1 on an error */
+static int single_output(PyObject *node)
+{
+    PyObject *v = PyObject_GetAttr(node, s_n_out);
+    if (v == NULL)
+        return -1;
+    long n = PyLong_AsLong(v);
+    Py_DECREF(v);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    return n == 1;
+}
+
+static PyObject *call2(PyObject *fn, PyObject *a, PyObject *b)
+{
+    PyObject *args[2] = {a, b};
+    return PyObject_Vectorcall(fn, args, 2, NULL);
+}
+
+/* ------------------------------------------------------------------------------------------------ apply */
+
+/* 1 when this thread records (grad mode on: its ident not in grad_mode._off), 0 when not, -1 on an error */
+static int grad_enabled(void)
+{
+    if (PySet_GET_SIZE(grad_off) == 0)
+        return 1;
+    PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+    if (ident == NULL)
+        return -1;
+    int off = PySet_Contains(grad_off, ident);
+    Py_DECREF(ident);
+    return off < 0 ? -1 : !off;
+}
+
+/* forward(ctx, *raw, **kwargs); on a TypeError or ValueError, _check_same_device(*tensors) first names the devices
+ * when they differ (NumPy and CuPy arrays do not mix), else the error comes out as it was */
+static PyObject *call_forward(PyObject *cls, PyObject *ctx, PyObject *const *raw, PyObject *const *tensors,
+                              Py_ssize_t n, PyObject *kwargs, int name_devices)
+{
+    PyObject *forward = PyObject_GetAttr(cls, s_forward);
+    if (forward == NULL)
+        return NULL;
+    PyObject *argv[3] = {ctx, raw[0], n > 1 ? raw[1] : NULL};
+    PyObject *out;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0) {
+        PyObject *args = PyTuple_New(n + 1);
+        if (args == NULL) {
+            Py_DECREF(forward);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i <= n; i++)
+            PyTuple_SET_ITEM(args, i, Py_NewRef(argv[i]));
+        out = PyObject_Call(forward, args, kwargs);
+        Py_DECREF(args);
+    } else {
+        out = PyObject_Vectorcall(forward, argv, n + 1, NULL);
+    }
+    Py_DECREF(forward);
+    if (out == NULL && name_devices &&
+        (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError))) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *r = PyObject_Vectorcall(py_check_devices, tensors, n, NULL);
+        if (r == NULL) { /* the devices differ: that error, raised while handling the first (as Python's would be) */
+            PyErr_NormalizeException(&type, &value, &tb);
+            PyObject *t2, *v2, *tb2;
+            PyErr_Fetch(&t2, &v2, &tb2);
+            PyErr_NormalizeException(&t2, &v2, &tb2);
+            if (tb != NULL)
+                PyException_SetTraceback(value, tb);
+            PyException_SetContext(v2, value); /* steals value */
+            Py_XDECREF(type);
+            Py_XDECREF(tb);
+            PyErr_Restore(t2, v2, tb2);
+            return NULL;
+        }
+        Py_DECREF(r);
+        PyErr_Restore(type, value, tb);
+    }
+    return out;
+}
+
+/* the output of a forward as a Tensor (a NumPy scalar from a reduction becomes a 0-d array, as _wrap does) */
+static PyObject *new_tensor(PyObject *out)
+{
+    if (Py_TYPE(out) != (PyTypeObject *)ndarray_type) {
+        int scalar = PySet_Contains(scalar_types, (PyObject *)Py_TYPE(out));
+        if (scalar < 0)
+            return NULL;
+        if (scalar)
+            return PyObject_CallOneArg(py_asarray, out);
+    }
+    return Py_NewRef(out);
+}
+
+static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (py_apply == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "engine.autograd._cgraph: setup_apply() was not called");
+        return NULL;
+    }
+    /* what the Python _apply does itself: the profiler's hook, a user's Function, the other arities, a
+     * non-Tensor single input, keywords (they become a dict below) */
+    int fast = nargs == 2 || nargs == 3;
+    if (fast) {
+        PyObject *hook = PyDict_GetItemWithError(function_globals, s_hook); /* borrowed */
+        if (hook == NULL && PyErr_Occurred())
+            return NULL;
+        fast = hook == NULL || hook == Py_None;
+    }
+    if (fast && nargs == 2 && !PyObject_TypeCheck(args[1], (PyTypeObject *)tensor_type))
+        fast = 0;
+    int raw = 0;
+    if (fast) {
+        raw = attr_true(args[0], s_raw);
+        if (raw < 0)
+            return NULL;
+    }
+    if (!fast || !raw)
+        return PyObject_Vectorcall(py_apply, args, nargsf, kwnames);
+
+    PyObject *cls = args[0];
+    Py_ssize_t n = nargs - 1;
+    PyObject *const *inputs = args + 1;
+    PyObject *kwargs = NULL, *ctx = NULL, *out = NULL, *t = NULL, *result = NULL;
+    PyObject *rawv[2] = {NULL, NULL};
+    int need[2] = {0, 0};
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        kwargs = PyDict_New();
+        if (kwargs == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); i++)
+            if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0)
+                goto done;
+    }
+    int any = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyObject_TypeCheck(inputs[i], (PyTypeObject *)tensor_type)) {
+            if ((rawv[i] = PyObject_GetAttr(inputs[i], s_data)) == NULL)
+                goto done;
+            need[i] = attr_true(inputs[i], s_rg);
+            if (need[i] < 0)
+                goto done;
+            any |= need[i];
+        } else {
+            rawv[i] = Py_NewRef(inputs[i]);
+        }
+    }
+    int track = 0;
+    if (any) {
+        track = grad_enabled();
+        if (track < 0)
+            goto done;
+    }
+    /* a fresh ctx per call, recorded or not (a forward may read back what it wrote) */
+    if ((ctx = PyObject_CallOneArg(py_new, cls)) == NULL)
+        goto done;
+    if ((out = call_forward(cls, ctx, rawv, inputs, n, kwargs, n == 2)) == NULL)
+        goto done;
+    PyObject *data = new_tensor(out);
+    if (data == NULL)
+        goto done;
+    Py_SETREF(out, data);
+    if ((t = PyObject_CallOneArg(py_new, tensor_type)) == NULL || PyObject_SetAttr(t, s_data, out) < 0 ||
+        PyObject_SetAttr(t, s_rg, track ? Py_True : Py_False) < 0)
+        goto done;
+    if (track) {
+        PyObject *seq = PyObject_CallNoArgs(py_next_seq);
+        if (seq == NULL)
+            goto done;
+        int err = PyObject_SetAttr(ctx, s_seq, seq);
+        Py_DECREF(seq);
+        if (err < 0)
+            goto done;
+        PyObject *ins = PyTuple_New(n), *needs = PyTuple_New(n);
+        if (ins == NULL || needs == NULL) {
+            Py_XDECREF(ins);
+            Py_XDECREF(needs);
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            /* the one-input path keeps the input as it came: it is a Tensor that requires grad */
+            PyTuple_SET_ITEM(ins, i, Py_NewRef(need[i] ? inputs[i] : Py_None));
+            PyTuple_SET_ITEM(needs, i, Py_NewRef(need[i] ? Py_True : Py_False));
+        }
+        err = PyObject_SetAttr(ctx, s_inputs, ins) < 0 || PyObject_SetAttr(ctx, s_needs_input_grad, needs) < 0 ||
+              PyObject_SetAttr(t, s_grad_fn, ctx) < 0;
+        Py_DECREF(ins);
+        Py_DECREF(needs);
+        if (err)
+            goto done;
+    }
+    result = Py_NewRef(t);
+done:
+    Py_XDECREF(kwargs);
+    Py_XDECREF(rawv[0]);
+    Py_XDECREF(rawv[1]);
+    Py_XDECREF(ctx);
+    Py_XDECREF(out);
+    Py_XDECREF(t);
+    return result;
+}
+
+/* setup_apply(function_globals, _apply, object.__new__, _next_seq, grad_mode._off, _check_same_device,
+ * _SCALAR_TYPES, np.asarray) */
+static PyObject *setup_apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "setup_apply(function_globals, _apply, new, next_seq, off, "
+                                         "check_same_device, scalar_types, asarray)");
+        return NULL;
+    }
+    if (!PyDict_Check(args[0]) || !PyAnySet_Check(args[4]) || !PyAnySet_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError, "setup_apply: a dict, then sets for off and scalar_types");
+        return NULL;
+    }
+    Py_XSETREF(function_globals, Py_NewRef(args[0]));
+    Py_XSETREF(py_apply, Py_NewRef(args[1]));
+    Py_XSETREF(py_new, Py_NewRef(args[2]));
+    Py_XSETREF(py_next_seq, Py_NewRef(args[3]));
+    Py_XSETREF(grad_off, Py_NewRef(args[4]));
+    Py_XSETREF(py_check_devices, Py_NewRef(args[5]));
+    Py_XSETREF(scalar_types, Py_NewRef(args[6]));
+    Py_XSETREF(py_asarray, Py_NewRef(args[7]));
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------------------------------ the walk */
 
 typedef struct {
     long long seq;
@@ -98,36 +351,6 @@ static void heap_clear(Heap *h)
         Py_DECREF(h->items[i].node);
     if (h->items != h->small)
         PyMem_Free(h->items);
-}
-
-/* 1 when getattr(obj, name) is true, 0 when false, -1 on an error */
-static int attr_true(PyObject *obj, PyObject *name)
-{
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (v == NULL)
-        return -1;
-    int r = (v == Py_True) ? 1 : (v == Py_False || v == Py_None) ? 0 : PyObject_IsTrue(v);
-    Py_DECREF(v);
-    return r;
-}
-
-/* 1 when node._n_out == 1, 0 when not, -1 on an error */
-static int single_output(PyObject *node)
-{
-    PyObject *v = PyObject_GetAttr(node, s_n_out);
-    if (v == NULL)
-        return -1;
-    long n = PyLong_AsLong(v);
-    Py_DECREF(v);
-    if (n == -1 && PyErr_Occurred())
-        return -1;
-    return n == 1;
-}
-
-static PyObject *call2(PyObject *fn, PyObject *a, PyObject *b)
-{
-    PyObject *args[2] = {a, b};
-    return PyObject_Vectorcall(fn, args, 2, NULL);
 }
 
 /* graph._accumulate_leaf's common case, the tutorial's: a leaf whose .grad was zero_()'d and not yet written
@@ -410,7 +633,7 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     if (py_backward_of == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "engine.autograd._cwalk: setup() was not called");
+        PyErr_SetString(PyExc_RuntimeError, "engine.autograd._cgraph: setup_walk() was not called");
         return NULL;
     }
     int retain_graph = PyObject_IsTrue(args[2]);
@@ -451,12 +674,12 @@ done:
     return result;
 }
 
-/* setup(unbroadcast, accumulate_leaf, add_pending, backward_of, freed_message, Tensor, _LazyZeros, ndarray,
+/* setup_walk(unbroadcast, accumulate_leaf, add_pending, backward_of, freed_message, Tensor, _LazyZeros, ndarray,
  * _data_get, _data_set): graph.py's helpers and the types the walk tells apart */
 static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "setup(unbroadcast, accumulate_leaf, add_pending, backward_of, message, "
+        PyErr_SetString(PyExc_TypeError, "setup_walk(unbroadcast, accumulate_leaf, add_pending, backward_of, message, "
                                          "Tensor, _LazyZeros, ndarray, _data_get, _data_set)");
         return NULL;
     }
@@ -474,19 +697,25 @@ static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs
 }
 
 static PyMethodDef methods[] = {
+    {"apply", (PyCFunction)(void (*)(void))apply, METH_FASTCALL | METH_KEYWORDS,
+     "apply(cls, *args, **kwargs): Function.apply (a built-in of one or two inputs records here)"},
+    {"setup_apply", (PyCFunction)(void (*)(void))setup_apply, METH_FASTCALL, "setup_apply(...): what apply calls"},
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, "walk(node, grad, retain_graph): Tensor.backward's walk"},
-    {"setup", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, "setup(...): the Python helpers the walk calls"},
+    {"setup_walk", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, "setup_walk(...): what the walk calls"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_cwalk", "Tensor.backward()'s walk, in C.", -1,
-                                        methods};
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_cgraph",
+                                        "Recording a built-in's node, and Tensor.backward()'s walk, in C.", -1, methods};
 
-PyMODINIT_FUNC PyInit__cwalk(void)
+PyMODINIT_FUNC PyInit__cgraph(void)
 {
 #define INTERN(var, text)                                                                                              \
     if ((var = PyUnicode_InternFromString(text)) == NULL)                                                            \
         return NULL;
+    INTERN(s_hook, "_hook");
+    INTERN(s_forward, "forward");
+    INTERN(s_needs_input_grad, "needs_input_grad");
     INTERN(s_rg, "_rg");
     INTERN(s_grad, "_grad");
     INTERN(s_class, "__class__");
