@@ -25,9 +25,9 @@ static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writ
 static PyObject *py_unbroadcast, *py_accumulate_leaf, *py_add_pending, *py_backward_of, *freed_message;
 static PyObject *empty_tuple;
 static PyObject *tensor_type, *lazy_type, *ndarray_type, *py_data_get, *py_data_set;
-/* apply's: function.py's module dict (its _hook), the Python _apply, object.__new__, the sequence counter,
+/* apply's: function.py's module dict (its _hook), the Python _apply, the sequence counter,
  * grad_mode._off, _check_same_device, the NumPy scalar types, np.asarray */
-static PyObject *function_globals, *py_apply, *py_new, *py_next_seq, *grad_off, *py_check_devices, *scalar_types,
+static PyObject *function_globals, *py_apply, *py_next_seq, *grad_off, *py_check_devices, *scalar_types,
     *py_asarray;
 static PyObject *s_hook, *s_forward, *s_needs_input_grad;
 
@@ -138,6 +138,12 @@ static PyObject *new_tensor(PyObject *out)
     return Py_NewRef(out);
 }
 
+/* object.__new__(type), without the call through its wrapper */
+static PyObject *new_object(PyObject *type)
+{
+    return PyBaseObject_Type.tp_new((PyTypeObject *)type, empty_tuple, NULL);
+}
+
 static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -199,7 +205,11 @@ static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs
             goto done;
     }
     /* a fresh ctx per call, recorded or not (a forward may read back what it wrote) */
-    if ((ctx = PyObject_CallOneArg(py_new, cls)) == NULL)
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "apply: the first argument must be the Function class");
+        goto done;
+    }
+    if ((ctx = new_object(cls)) == NULL)
         goto done;
     if ((out = call_forward(cls, ctx, rawv, inputs, n, kwargs, n == 2)) == NULL)
         goto done;
@@ -207,7 +217,7 @@ static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     if (data == NULL)
         goto done;
     Py_SETREF(out, data);
-    if ((t = PyObject_CallOneArg(py_new, tensor_type)) == NULL || PyObject_SetAttr(t, s_data, out) < 0 ||
+    if ((t = new_object(tensor_type)) == NULL || PyObject_SetAttr(t, s_data, out) < 0 ||
         PyObject_SetAttr(t, s_rg, track ? Py_True : Py_False) < 0)
         goto done;
     if (track) {
@@ -247,27 +257,25 @@ done:
     return result;
 }
 
-/* setup_apply(function_globals, _apply, object.__new__, _next_seq, grad_mode._off, _check_same_device,
- * _SCALAR_TYPES, np.asarray) */
+/* setup_apply(function_globals, _apply, _next_seq, grad_mode._off, _check_same_device, _SCALAR_TYPES, np.asarray) */
 static PyObject *setup_apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "setup_apply(function_globals, _apply, new, next_seq, off, "
-                                         "check_same_device, scalar_types, asarray)");
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "setup_apply(function_globals, _apply, next_seq, off, check_same_device, "
+                                         "scalar_types, asarray)");
         return NULL;
     }
-    if (!PyDict_Check(args[0]) || !PyAnySet_Check(args[4]) || !PyAnySet_Check(args[6])) {
+    if (!PyDict_Check(args[0]) || !PyAnySet_Check(args[3]) || !PyAnySet_Check(args[5])) {
         PyErr_SetString(PyExc_TypeError, "setup_apply: a dict, then sets for off and scalar_types");
         return NULL;
     }
     Py_XSETREF(function_globals, Py_NewRef(args[0]));
     Py_XSETREF(py_apply, Py_NewRef(args[1]));
-    Py_XSETREF(py_new, Py_NewRef(args[2]));
-    Py_XSETREF(py_next_seq, Py_NewRef(args[3]));
-    Py_XSETREF(grad_off, Py_NewRef(args[4]));
-    Py_XSETREF(py_check_devices, Py_NewRef(args[5]));
-    Py_XSETREF(scalar_types, Py_NewRef(args[6]));
-    Py_XSETREF(py_asarray, Py_NewRef(args[7]));
+    Py_XSETREF(py_next_seq, Py_NewRef(args[2]));
+    Py_XSETREF(grad_off, Py_NewRef(args[3]));
+    Py_XSETREF(py_check_devices, Py_NewRef(args[4]));
+    Py_XSETREF(scalar_types, Py_NewRef(args[5]));
+    Py_XSETREF(py_asarray, Py_NewRef(args[6]));
     Py_RETURN_NONE;
 }
 

@@ -259,4 +259,4 @@ if _compiled.apply is None:
     Function.apply = classmethod(_apply)
 else:
     Function.apply = classmethod(_compiled.apply)
-    _compiled.setup_apply(globals(), _apply, _new, _next_seq, _off, _check_same_device, _SCALAR_TYPES, np.asarray)
+    _compiled.setup_apply(globals(), _apply, _next_seq, _off, _check_same_device, _SCALAR_TYPES, np.asarray)
