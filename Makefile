@@ -44,6 +44,8 @@ bench-quick: setup
 # Everything that needs a real GPU, in one command (no setup: a GPU machine may have no network); a report in
 # gpu-check/. Without a GPU it says so in one line; GPU_CHECK_ARGS=--dry-run runs it on the CuPy stand-in.
 gpu-check:
+	@# the graph's compiled paths, built in place where setuptools and a C compiler are (else the Python ones run)
+	-@$(GPU_PY) setup.py -q build_ext --inplace >/dev/null 2>&1
 	PYTHONPATH=.$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PY) -m benchmarks.gpu_check --out gpu-check $(GPU_CHECK_ARGS)
 
 lint: setup

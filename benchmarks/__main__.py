@@ -69,7 +69,9 @@ def main(argv=None) -> int:
     rows = []
     header = (f"{'size':<9} {'recipe':<9} {'device':<6} {'engine ms':>10} {'raw ms':>10} {'torch ms':>10} "
               f"{'eng/raw':>8} {'eng/torch':>9}")
-    print(f"step time, {args.dtype}, medians{' (quick: one step each, not a measurement)' if args.quick else ''}")
+    graph = engine.autograd.implementation()
+    print(f"step time, {args.dtype}, medians{' (quick: one step each, not a measurement)' if args.quick else ''}; "
+          f"the engine's graph recorded and walked {'in C (_cgraph.c)' if graph == 'compiled' else 'in Python'}")
     print(header)
     print("-" * len(header))
     started = time.perf_counter()
@@ -149,6 +151,7 @@ def main(argv=None) -> int:
         "cpu_blocks": (f"each block starts once the other threads are idle (quiesce), then untimed steps: at least "
                        f"{BLOCK_WARMUP} and {BLOCK_WARMUP_S * 1e3:g} ms of them"),
         "dtype": args.dtype,
+        "graph": engine.autograd.implementation(),  # "compiled" or "python": engine/autograd/_compiled.py
         "rows": [r.to_dict() for r in rows],
         "gpu_cpu_speedup": speedups,
         "runs_500": runs_500,
