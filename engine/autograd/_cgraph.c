@@ -20,8 +20,11 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writeable, *s_raw, *s_n_out, *s_freed, *s_backward, *s_inputs, *s_data, *s_shape, *s_dtype, *s_grad_fn,
-    *s_seq, *s_saved, *s_saved_user, *s_astype, *s_out_index;
+/* attribute names, interned once */
+static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writeable, *s_raw, *s_n_out, *s_freed,
+    *s_backward, *s_inputs, *s_data, *s_shape, *s_dtype, *s_grad_fn, *s_seq, *s_saved, *s_saved_user, *s_astype,
+    *s_out_index, *s_hook, *s_forward, *s_needs_input_grad;
+/* the walk's: graph.py's helpers, the freed-graph message, the types it tells apart, the _data slot's get and set */
 static PyObject *py_unbroadcast, *py_accumulate_leaf, *py_add_pending, *py_backward_of, *freed_message;
 static PyObject *empty_tuple;
 static PyObject *tensor_type, *lazy_type, *ndarray_type, *py_data_get, *py_data_set;
@@ -29,8 +32,6 @@ static PyObject *tensor_type, *lazy_type, *ndarray_type, *py_data_get, *py_data_
  * grad_mode._off, _check_same_device, the NumPy scalar types, np.asarray */
 static PyObject *function_globals, *py_apply, *py_next_seq, *grad_off, *py_check_devices, *scalar_types,
     *py_asarray;
-static PyObject *s_hook, *s_forward, *s_needs_input_grad;
-
 
 /* 1 when getattr(obj, name) is true, 0 when false, -1 on an error */
 static int attr_true(PyObject *obj, PyObject *name)
@@ -125,8 +126,9 @@ static PyObject *call_forward(PyObject *cls, PyObject *ctx, PyObject *const *raw
     return out;
 }
 
-/* the output of a forward as a Tensor (a NumPy scalar from a reduction becomes a 0-d array, as _wrap does) */
-static PyObject *new_tensor(PyObject *out)
+/* a forward's output as the array a Tensor holds: a NumPy scalar (from a reduction) becomes a 0-d array, as in
+ * _wrap; a new reference */
+static PyObject *as_array(PyObject *out)
 {
     if (Py_TYPE(out) != (PyTypeObject *)ndarray_type) {
         int scalar = PySet_Contains(scalar_types, (PyObject *)Py_TYPE(out));
@@ -213,7 +215,7 @@ static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         goto done;
     if ((out = call_forward(cls, ctx, rawv, inputs, n, kwargs, n == 2)) == NULL)
         goto done;
-    PyObject *data = new_tensor(out);
+    PyObject *data = as_array(out);
     if (data == NULL)
         goto done;
     Py_SETREF(out, data);
@@ -235,7 +237,7 @@ static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs
             goto done;
         }
         for (Py_ssize_t i = 0; i < n; i++) {
-            /* the one-input path keeps the input as it came: it is a Tensor that requires grad */
+            /* each input that requires grad, None for the others */
             PyTuple_SET_ITEM(ins, i, Py_NewRef(need[i] ? inputs[i] : Py_None));
             PyTuple_SET_ITEM(needs, i, Py_NewRef(need[i] ? Py_True : Py_False));
         }
