@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import weakref
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -201,3 +202,66 @@ def test_the_profiler_still_times_each_op_and_each_apply(graph_core):
     for op in ("MatMul", "Clamp", "Add", "Sum"):
         assert (op, "forward") in ops and (f"{op} backward", "backward") in ops, ops
     np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 2), 4.0))
+
+
+# ------------------------------------------------------------------------- the two kinds against each other
+
+@contextmanager
+def _python_paths():
+    walk, apply = graph._cwalk, function.Function.__dict__["apply"]
+    graph._cwalk = None
+    function.Function.apply = classmethod(function._apply)
+    try:
+        yield
+    finally:
+        graph._cwalk = walk
+        function.Function.apply = apply
+
+
+UNARY = {"relu": lambda t: t.clamp(min=0), "sin": lambda t: t.sin(), "exp": lambda t: (t * 0.1).exp(),
+         "pow2": lambda t: t.pow(2), "neg": lambda t: -t, "sum_rows": lambda t: t.sum(0, keepdim=True) + t,
+         "tanh": lambda t: t.tanh()}
+BINARY = {"add": lambda a, b, row: a + b, "sub": lambda a, b, row: a - b, "mul": lambda a, b, row: a * b,
+          "mm": lambda a, b, row: a.mm(b) * 0.1, "add_row": lambda a, b, row: a + row,
+          "mul_scalar": lambda a, b, row: 2.5 * a}
+
+
+def _random_graph(seed: int, dtype):
+    """A random graph over three leaves, shared subexpressions and broadcasting included, from ``seed``: the same
+    graph every call, so the compiled and the Python paths can each record and walk it."""
+    rng = np.random.default_rng(seed)
+    n = 4
+    leaves = [engine.tensor(rng.standard_normal((n, n)), dtype=dtype, requires_grad=True) for _ in range(2)]
+    row = engine.tensor(rng.standard_normal((1, n)), dtype=dtype, requires_grad=True)
+    const = engine.tensor(rng.standard_normal((n, n)), dtype=dtype)  # needs no gradient
+    pool = [*leaves, const]
+    for _ in range(int(rng.integers(3, 12))):
+        if rng.random() < 0.5:
+            op = list(UNARY)[int(rng.integers(len(UNARY)))]
+            out = UNARY[op](pool[int(rng.integers(len(pool)))])
+        else:
+            a, b = (pool[int(i)] for i in rng.integers(len(pool), size=2))  # may be the same tensor twice
+            out = BINARY[list(BINARY)[int(rng.integers(len(BINARY)))]](a, b, row)
+        pool.append(out)
+    loss = sum(t.pow(2).sum() for t in pool if t.requires_grad)  # each result used again: accumulation
+    return loss, [*leaves, row]
+
+
+@pytest.mark.parametrize("dtype", [engine.float32, engine.float64])
+@pytest.mark.parametrize("seed", range(40))
+def test_random_graphs_give_the_same_gradients_bit_for_bit_either_way(seed, dtype):
+    if _compiled.kind() != "compiled":
+        pytest.skip("the compiled paths are not built here")
+    loss, leaves = _random_graph(seed, dtype)
+    loss.backward()
+    compiled = [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
+    with _python_paths():
+        loss_py, leaves_py = _random_graph(seed, dtype)
+        loss_py.backward()
+    np.testing.assert_array_equal(loss.detach().numpy(), loss_py.detach().numpy())
+    for g, t in zip(compiled, leaves_py):
+        if g is None:
+            assert t.grad is None
+        else:
+            assert t.grad.dtype == dtype
+            np.testing.assert_array_equal(g, t.grad.numpy())
