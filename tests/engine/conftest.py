@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from engine.autograd import _compiled, function, graph
+from engine.autograd import _compiled
+from tests.engine.helpers import python_paths
 
 
 @pytest.fixture(scope="module", params=["compiled", "python"])
 def graph_core(request):
     """Module-scoped (hypothesis's tests take no function-scoped fixture): each module runs once per kind."""
-    walk, apply = graph._cwalk, function.Function.__dict__["apply"]
-    if request.param == "compiled" and _compiled.kind() != "compiled":
-        pytest.skip("the compiled paths are not built here (no C compiler at install, or GRADSCOPE_PURE_PYTHON=1)")
-    if request.param == "python":
-        graph._cwalk = None
-        function.Function.apply = classmethod(function._apply)
-    yield request.param
-    graph._cwalk = walk
-    function.Function.apply = apply
+    if request.param == "compiled":
+        if _compiled.kind() != "compiled":
+            pytest.skip("the compiled paths are not built here (no C compiler at install, or GRADSCOPE_PURE_PYTHON=1)")
+        yield request.param
+    else:
+        with python_paths():
+            yield request.param

@@ -5,12 +5,28 @@ and PyTorch when it is importable."""
 from __future__ import annotations
 
 import importlib.util
+from contextlib import contextmanager
 
 import numpy as np
 
 import engine
+from engine.autograd import function, graph
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
+
+
+@contextmanager
+def python_paths():
+    """The graph recorded and walked by the Python code (function._apply, graph._run) inside the block, whether or
+    not the compiled paths (engine/autograd/_cgraph.c) are built."""
+    walk, apply = graph._cwalk, function.Function.__dict__["apply"]
+    graph._cwalk = None
+    function.Function.apply = classmethod(function._apply)
+    try:
+        yield
+    finally:
+        graph._cwalk = walk
+        function.Function.apply = apply
 
 
 def host(t) -> np.ndarray:

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import weakref
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ import pytest
 import engine
 from engine.autograd import _compiled, function, graph
 from engine.functions import arithmetic
+from tests.engine.helpers import python_paths
 
 pytestmark = pytest.mark.usefixtures("graph_core")  # each test compiled and in Python (conftest.py)
 
@@ -206,18 +206,6 @@ def test_the_profiler_still_times_each_op_and_each_apply(graph_core):
 
 # ------------------------------------------------------------------------- the two kinds against each other
 
-@contextmanager
-def _python_paths():
-    walk, apply = graph._cwalk, function.Function.__dict__["apply"]
-    graph._cwalk = None
-    function.Function.apply = classmethod(function._apply)
-    try:
-        yield
-    finally:
-        graph._cwalk = walk
-        function.Function.apply = apply
-
-
 UNARY = {"relu": lambda t: t.clamp(min=0), "sin": lambda t: t.sin(), "exp": lambda t: (t * 0.1).exp(),
          "pow2": lambda t: t.pow(2), "neg": lambda t: -t, "sum_rows": lambda t: t.sum(0, keepdim=True) + t,
          "tanh": lambda t: t.tanh()}
@@ -255,7 +243,7 @@ def test_random_graphs_give_the_same_gradients_bit_for_bit_either_way(seed, dtyp
     loss, leaves = _random_graph(seed, dtype)
     loss.backward()
     compiled = [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
-    with _python_paths():
+    with python_paths():
         loss_py, leaves_py = _random_graph(seed, dtype)
         loss_py.backward()
     np.testing.assert_array_equal(loss.detach().numpy(), loss_py.detach().numpy())
