@@ -23,7 +23,7 @@
 /* attribute names, interned once */
 static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writeable, *s_raw, *s_n_out, *s_freed,
     *s_backward, *s_inputs, *s_data, *s_shape, *s_dtype, *s_grad_fn, *s_seq, *s_saved, *s_saved_user, *s_astype,
-    *s_out_index, *s_hook, *s_forward, *s_needs_input_grad;
+    *s_out_index, *s_hook, *s_depth, *s_thread, *s_forward, *s_needs_input_grad;
 /* the walk's: graph.py's helpers, the freed-graph message, the types it tells apart, the _data slot's get and set */
 static PyObject *py_unbroadcast, *py_accumulate_leaf, *py_add_pending, *py_backward_of, *freed_message;
 static PyObject *empty_tuple;
@@ -154,13 +154,29 @@ static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         return NULL;
     }
     /* what the Python _apply does itself: the profiler's hook, a user's Function, the other arities, a
-     * non-Tensor single input, keywords (they become a dict below) */
+     * non-Tensor single input (keywords become a dict below) */
     int fast = nargs == 2 || nargs == 3;
     if (fast) {
         PyObject *hook = PyDict_GetItemWithError(function_globals, s_hook); /* borrowed */
         if (hook == NULL && PyErr_Occurred())
             return NULL;
-        fast = hook == NULL || hook == Py_None;
+        if (hook != NULL && hook != Py_None) {
+            /* _apply hands the profiler this thread's outermost apply (not hook.depth, hook.thread == ident);
+             * the one it times, and any other, comes back here and runs as it does unprofiled */
+            int deep = attr_true(hook, s_depth);
+            if (deep < 0)
+                return NULL;
+            if (!deep) {
+                PyObject *thread = PyObject_GetAttr(hook, s_thread);
+                PyObject *ident = thread ? PyLong_FromUnsignedLong(PyThread_get_thread_ident()) : NULL;
+                int same = ident ? PyObject_RichCompareBool(thread, ident, Py_EQ) : -1;
+                Py_XDECREF(thread);
+                Py_XDECREF(ident);
+                if (same < 0)
+                    return NULL;
+                fast = !same;
+            }
+        }
     }
     if (fast && nargs == 2 && !PyObject_TypeCheck(args[1], (PyTypeObject *)tensor_type))
         fast = 0;
@@ -724,6 +740,8 @@ PyMODINIT_FUNC PyInit__cgraph(void)
     if ((var = PyUnicode_InternFromString(text)) == NULL)                                                            \
         return NULL;
     INTERN(s_hook, "_hook");
+    INTERN(s_depth, "depth");
+    INTERN(s_thread, "thread");
     INTERN(s_forward, "forward");
     INTERN(s_needs_input_grad, "needs_input_grad");
     INTERN(s_rg, "_rg");
