@@ -9,7 +9,7 @@ zeros, when that array is free to be given away.
 ``Tensor.backward()`` on one root runs this walk compiled (``_cgraph.c``, built at install where a C compiler is
 at hand: :mod:`._compiled`): the same steps, calling the same helpers here for everything but the bookkeeping.
 ``_run`` below is the reference and the fallback, and runs whatever the compiled walk leaves to it
-(``autograd.grad``, retained gradients, the profiler). The engine's autograd tests run through both.
+(``autograd.grad``, retained gradients, several roots). The engine's autograd tests run through both.
 """
 
 from __future__ import annotations
@@ -69,10 +69,10 @@ def _run(roots, root_grads, retain_graph, capture=None):
     arrived: no pass over the graph to count consumers is needed, and nodes the roots do not reach are
     never visited.
     """
-    if _cwalk is not None and capture is None and _observer is None and not _retaining and len(roots) == 1:
+    if _cwalk is not None and capture is None and not _retaining and len(roots) == 1:
         node = roots[0].grad_fn
         if node is not None and node._n_out == 1:
-            _cwalk(node, root_grads[0], retain_graph)  # this function's walk, compiled (_cgraph.c)
+            _cwalk(node, root_grads[0], retain_graph, _observer)  # this function's walk, compiled (_cgraph.c)
             return
     pending: dict = {}
     heap: list = []

@@ -204,6 +204,101 @@ def test_the_profiler_still_times_each_op_and_each_apply(graph_core):
     np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 2), 4.0))
 
 
+class _Token:
+    pass
+
+
+class _Observer:
+    """The profiler's side of the walk, written down: each node_begin's node and token, each node_end's."""
+
+    def __init__(self, fail_at=None):
+        self.calls, self.fail_at = [], fail_at
+
+    def node_begin(self, node):
+        if type(node).__name__ == self.fail_at:
+            raise KeyError("the observer failed")
+        token = _Token()
+        self.calls.append(("begin", type(node).__name__, token))
+        return token
+
+    def node_end(self, node, token):
+        self.calls.append(("end", type(node).__name__, token))
+
+
+class _Boom(engine.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        raise ArithmeticError("backward failed")
+
+
+def _observed_step(observer):
+    x = engine.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)
+    w = engine.tensor([[0.5, -1.0], [2.0, 1.5]], requires_grad=True)
+    graph._observer = observer
+    try:
+        x.mm(w).clamp(min=0).sub(1.0).pow(2).sum().backward()
+    finally:
+        graph._observer = None
+    return x.grad.numpy(), w.grad.numpy()
+
+
+def test_the_walk_tells_the_observer_of_each_node_in_order_with_its_token(graph_core):
+    """What the profiler counts on, from either walk: node_begin before each node's backward, node_end after it
+    with node_begin's token, newest node first; and no token kept (the C walk owns its references)."""
+    observer = _Observer()
+    grads = _observed_step(observer)
+    names = ["Sum", "Pow", "Sub", "Clamp", "MatMul"]
+    assert [(kind, name) for kind, name, _ in observer.calls] == [(k, n) for n in names for k in ("begin", "end")]
+    assert all(end[2] is begin[2] for begin, end in zip(observer.calls[::2], observer.calls[1::2]))
+    tokens = [weakref.ref(token) for _, _, token in observer.calls[::2]]
+    observer.calls.clear()
+    gc.collect()
+    assert all(ref() is None for ref in tokens)
+    np.testing.assert_array_equal(grads[1], _observed_step(None)[1])  # the same gradients as unobserved
+
+
+def test_an_observer_that_raises_and_a_backward_that_raises_come_out_of_backward(graph_core):
+    with pytest.raises(KeyError, match="the observer failed"):
+        _observed_step(_Observer(fail_at="Clamp"))
+    observer = _Observer()
+    x = engine.tensor([1.0, 2.0], requires_grad=True)
+    loss = _Boom.apply(x).sum()
+    graph._observer = observer
+    try:
+        with pytest.raises(ArithmeticError, match="backward failed"):
+            loss.backward()
+    finally:
+        graph._observer = None
+    # the failing node was begun and never ended, as the Python walk does it
+    assert [(kind, name) for kind, name, _ in observer.calls] == [("begin", "Sum"), ("end", "Sum"), ("begin", "_Boom")]
+
+
+def test_under_the_profiler_backward_walks_compiled(graph_core, monkeypatch):
+    """A profile times the walk the step runs unprofiled: the compiled one, with the profiler as its observer."""
+    if graph_core != "compiled":
+        pytest.skip("about the compiled walk")
+    seen = []
+    real = graph._cwalk
+
+    def counting(node, grad, retain_graph, observer):
+        seen.append(observer)
+        return real(node, grad, retain_graph, observer)
+
+    monkeypatch.setattr(graph, "_cwalk", counting)
+    x = engine.tensor(np.ones((4, 3)), requires_grad=True)
+    w = engine.tensor(np.ones((3, 2)), requires_grad=True)
+    with engine.profiler.profile() as prof:
+        x.mm(w).clamp(min=0).sum().backward()
+    assert len(seen) == 1 and seen[0] is not None
+    assert sorted(r.op for r in prof.records if r.phase == "backward") == [
+        "Clamp backward", "MatMul backward", "Sum backward"]
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 2), 4.0))
+
+
 # ------------------------------------------------------------------------- the two kinds against each other
 
 UNARY = {"relu": lambda t: t.clamp(min=0), "sin": lambda t: t.sin(), "exp": lambda t: (t * 0.1).exp(),
