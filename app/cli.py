@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--profile", action="store_true",
                      help="after the run, time its step op by op (forward, backward, update; on a GPU with CUDA "
                           "events) at the final weights, and print where the time goes")
-    out.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    out.add_argument("--quiet", action="store_true",
+                     help="no progress bar, no warning, no summary (a run that does not finish still says why)")
     gui = p.add_argument_group("desktop app")
     gui.add_argument("--start", action="store_true", help="start the run when the window opens")
     gui.add_argument("--screenshot", metavar="PNG", help="save a picture of the window when the run ends, then quit")
@@ -291,8 +292,8 @@ def _run_and_report(args, config: RunConfig, signals: _Signals) -> int:
               f"({config.recipe} on {config.device}, {config.dtype})", flush=True)
         if config.cuda_graph:
             print(f"CUDA graph: {result.extra['cuda_graph']['note']}")
-        if result.status != DONE:
-            sys.stderr.write(result.message + "\n")
+    if result.status != DONE:  # why the run did not finish is said, --quiet or not: it is what exit code 1/3/130 means
+        sys.stderr.write(result.message + "\n")
     if args.compare_grads and signals.received is None:
         from .gradients import compare
 

@@ -40,6 +40,16 @@ def test_quiet_prints_nothing(capsys):
     assert out.out == "" and out.err == ""
 
 
+def test_quiet_still_says_why_a_run_did_not_finish(capsys):
+    """Exit 3 with nothing said left a script's user guessing: --quiet drops the warning and the summary, not the
+    reason, on one line of stderr."""
+    assert main(["--headless", "--quiet", "--lr", "1e30", "--iters", "50", *SMALL]) == 3
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.count("\n") == 1 and out.err.startswith("diverged at step ")
+    assert "the loss became" in out.err and "try a smaller learning rate" in out.err
+
+
 def test_diverged_exits_3_and_still_exports(tmp_path, capsys):
     path = tmp_path / "run.csv"
     code = main(["--headless", "--lr", "1.0", "--export", str(path)])
