@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSettings, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QImage, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -49,7 +49,9 @@ RESOURCES = importlib.resources.files("ui") / "resources"
 SETTINGS_VERSION = 3  # 2: the right-hand docks are tabs; 3: with "Inside the step"
 
 
-STACK_BELOW_WIDTH = 1400  # window widths under which the fit view goes under the loss plot, not beside it
+# the loss plot's and the fit view's room, in pixels wide, under which the fit goes under the loss, not beside it:
+# beside it at 2 : 1 it gets a third, and under ~210 pixels its title and x axis are cut off
+SIDE_BY_SIDE_WIDTH = 640
 
 
 class MainWindow(QMainWindow):
@@ -96,6 +98,7 @@ class MainWindow(QMainWindow):
         self.center.setChildrenCollapsible(False)
         self.fit_view.hide()
         self.setCentralWidget(self.center)
+        self.center.installEventFilter(self)  # a dock dragged wider or narrower turns the fit view too
         scroll = scrolled(self.controls, horizontal=False)
         # never narrower than the controls can be laid out (room for the vertical scroll bar too)
         scroll.setMinimumWidth(self.controls.minimumSizeHint().width()
@@ -675,14 +678,16 @@ class MainWindow(QMainWindow):
         if total > 0:
             self.center.setSizes([total * 2 // 3, total - total * 2 // 3])
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        super().resizeEvent(event)
-        self._orient_center()
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
+        if watched is self.center and event.type() == QEvent.Resize:
+            self._orient_center()
+        return super().eventFilter(watched, event)
 
     def _orient_center(self) -> None:
-        """The fit of sin(x) beside the loss in a wide window, under it in a narrow one: side by side at 1024 pixels
-        they would leave the docks on the right a strip too thin to read."""
-        want = Qt.Horizontal if self.width() >= STACK_BELOW_WIDTH else Qt.Vertical
+        """The fit of sin(x) beside the loss where the middle of the window is wide, under it where it is narrow:
+        side by side there, the fit's plot is cut off (its title, the right of its x axis). Turning does not change
+        the middle's width, so the choice is stable."""
+        want = Qt.Horizontal if self.center.width() >= SIDE_BY_SIDE_WIDTH else Qt.Vertical
         if self.center.orientation() != want:
             self.center.setOrientation(want)
             if not self.fit_view.isHidden():

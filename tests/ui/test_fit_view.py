@@ -82,6 +82,14 @@ def test_in_a_narrow_window_the_fit_goes_under_the_loss_and_the_window_still_fit
     qtbot.waitUntil(lambda: window.width() == 1600, timeout=2000)
     assert window.center.orientation() == Qt.Horizontal
     assert window.fit_view.x() > window.plot.x()  # beside the loss
+    qtbot.waitUntil(lambda: window.fit_view.width() >= 210, timeout=2000)  # room for its title and x axis
+    # a dock dragged wider leaves the middle too narrow for both side by side: the fit turns under the loss
+    window.resizeDocks([window.controls_dock], [window.controls_dock.width() + 300], Qt.Horizontal)
+    qtbot.waitUntil(lambda: window.center.orientation() == Qt.Vertical, timeout=2000)
+    assert window.center.width() < 640
+    window.resize(1400, 880)  # the default size, with the docks at their default widths: 150 pixels for the fit
+    qtbot.waitUntil(lambda: window.width() == 1400, timeout=2000)  # beside the loss cut off its title
+    assert window.center.orientation() == Qt.Vertical
     window.resize(1000, 640)
     qtbot.waitUntil(lambda: window.width() == 1000 and window.height() == 640, timeout=2000)
     assert window.center.orientation() == Qt.Vertical
