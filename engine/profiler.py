@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from .autograd.graph import unbroadcast as _unbroadcast
+
 __all__ = ["OpRecord", "Profile", "profile", "category_of"]
 
 _clock = time.perf_counter
@@ -59,6 +61,7 @@ _METHOD_OPS = {
 }
 
 _MATRIX = frozenset({"MatMul", "Linear"})
+UNDO_BROADCAST = "Undo broadcast (sum)"  # the backward walk's sums of gradients down to their inputs' shapes
 _SHAPE = frozenset({"Transpose", "Reshape", "Permute", "Expand", "Detach", "GetItem", "Clone", "View"})
 
 
@@ -261,6 +264,19 @@ class _Recorder:
         events = (self.event(), self.event())
         events[0].record()
         return events, _clock()
+
+    def unbroadcast(self, g, shape):
+        """The walk's sum of a gradient down to its input's shape (the broadcast of the forward undone: a
+        weight of shape () added to 2000 points gets the sum of 2000 gradients), timed as a row of its own: it
+        is work the graph's nodes do not do, and would otherwise be counted as the walk's bookkeeping."""
+        if self.depth or _get_ident() != self.thread:
+            return _unbroadcast(g, shape)
+        if self.event is not None:
+            return self.call(UNDO_BROADCAST, _unbroadcast, (g, shape), {})
+        t0 = _clock()  # the CPU's, written out (as node_begin and node_end): what the profile adds is a node's
+        out = _unbroadcast(g, shape)
+        self.raw.append((UNDO_BROADCAST, "backward", _clock() - t0, None))
+        return out
 
     def node_end(self, node, token):
         if token is None:

@@ -2,9 +2,11 @@
  *
  * - apply(cls, *args, **kwargs): Function.apply for a built-in (raw) Function of one or two inputs, which records
  *   the node (engine/autograd/function.py's _apply, its one- and two-input paths);
- * - walk(node, grad, retain_graph, observer): Tensor.backward()'s walk from one root, with no retained gradients
- *   and no autograd.grad capture (engine/autograd/graph.py's _run); ``observer`` is the profiler's recorder, told
- *   of each node's backward as the Python walk tells it, or None.
+ * - walk(node, grad, retain_graph, observer, retained): Tensor.backward()'s walk from one root, with no
+ *   autograd.grad capture (engine/autograd/graph.py's _run); ``observer`` is the profiler's recorder, told of each
+ *   node's backward and undoing each broadcast as the Python walk tells it, or None; ``retained`` is
+ *   graph._deliver_retained once some tensor has had retain_grad(), called for each node that has a _retained,
+ *   or None.
  *
  * Why C: at the tiny size recording a node cost ~9,000 instructions more than the same op unrecorded (callgrind),
  * and the walk's Python bookkeeping (a heap, a dict of pending gradients, a shape and dtype check per edge) cost
@@ -24,7 +26,8 @@
 /* attribute names, interned once */
 static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writeable, *s_raw, *s_n_out, *s_freed,
     *s_backward, *s_inputs, *s_data, *s_shape, *s_dtype, *s_grad_fn, *s_seq, *s_saved, *s_saved_user, *s_astype,
-    *s_out_index, *s_hook, *s_depth, *s_thread, *s_forward, *s_needs_input_grad, *s_node_begin, *s_node_end;
+    *s_out_index, *s_hook, *s_depth, *s_thread, *s_forward, *s_needs_input_grad, *s_node_begin, *s_node_end,
+    *s_unbroadcast, *s_retained;
 /* the walk's: graph.py's helpers, the freed-graph message, the types it tells apart, the _data slot's get and set */
 static PyObject *py_unbroadcast, *py_accumulate_leaf, *py_add_pending, *py_backward_of, *freed_message;
 static PyObject *empty_tuple;
@@ -463,7 +466,8 @@ done:
 
 /* The gradient ``g`` of input ``inp`` (a Tensor), made to its shape and dtype and handed on: to the leaf's
  * .grad, or to the pending gradient of the node that made it. Steals ``g``. 0, or -1 on an error. */
-static int deliver(PyObject *inp, PyObject *g, PyObject *pending, Heap *heap, PyObject *assigned)
+static int deliver(PyObject *inp, PyObject *g, PyObject *pending, Heap *heap, PyObject *assigned,
+                   PyObject *observer)
 {
     int rc = -1;
     PyObject *data = NULL, *gshape = NULL, *dshape = NULL, *gdtype = NULL, *ddtype = NULL, *fn = NULL;
@@ -479,7 +483,8 @@ static int deliver(PyObject *inp, PyObject *g, PyObject *pending, Heap *heap, Py
     if (same < 0)
         goto done;
     if (!same) {
-        PyObject *g2 = call2(py_unbroadcast, g, dshape);
+        PyObject *g2 = observer == NULL ? call2(py_unbroadcast, g, dshape) /* the profiler times this sum itself */
+                                        : PyObject_CallMethodObjArgs(observer, s_unbroadcast, g, dshape, NULL);
         if (g2 == NULL)
             goto done;
         Py_SETREF(g, g2);
@@ -581,8 +586,20 @@ static int free_saved(PyObject *node, int raw)
 
 /* One node: its backward on ``gouts``, and each input's gradient delivered. 0, or -1 on an error. */
 static int run_node(PyObject *node, PyObject *gouts, int retain_graph, PyObject *pending, Heap *heap,
-                    PyObject *assigned, PyObject *observer)
+                    PyObject *assigned, PyObject *observer, PyObject *retained)
 {
+    if (retained != NULL) { /* a non-leaf whose .grad is kept: retained(node, gouts) when node._retained */
+        PyObject *r = PyObject_GetAttr(node, s_retained);
+        if (r == NULL)
+            return -1;
+        int has = r != Py_None;
+        Py_DECREF(r);
+        if (has) {
+            if ((r = call2(retained, node, gouts)) == NULL)
+                return -1;
+            Py_DECREF(r);
+        }
+    }
     PyObject *token = NULL;
     if (observer != NULL) { /* the profiler: token = observer.node_begin(node) ... observer.node_end(node, token) */
         token = PyObject_CallMethodOneArg(observer, s_node_begin, node);
@@ -649,7 +666,7 @@ static int run_node(PyObject *node, PyObject *gouts, int retain_graph, PyObject 
         if (inp == Py_None || g == Py_None)
             continue;
         Py_INCREF(g);
-        if (deliver(inp, g, pending, heap, assigned) < 0)
+        if (deliver(inp, g, pending, heap, assigned, observer) < 0)
             goto done;
     }
     if (!retain_graph && free_saved(node, raw) < 0)
@@ -662,12 +679,13 @@ done:
     return rc;
 }
 
-/* walk(node, grad, retain_graph, observer): propagate ``grad`` (the gradient of node's single output) through the
- * graph into the leaves' .grad, telling ``observer`` (when it is not None) of each node's backward. */
+/* walk(node, grad, retain_graph, observer, retained): propagate ``grad`` (the gradient of node's single output)
+ * through the graph into the leaves' .grad, telling ``observer`` (when it is not None) of each node's backward and
+ * giving the retained non-leaf tensors theirs through ``retained`` (when it is not None). */
 static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "walk(node, grad, retain_graph, observer)");
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "walk(node, grad, retain_graph, observer, retained)");
         return NULL;
     }
     if (py_backward_of == NULL) {
@@ -678,6 +696,7 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (retain_graph < 0)
         return NULL;
     PyObject *observer = args[3] == Py_None ? NULL : args[3];
+    PyObject *retained = args[4] == Py_None ? NULL : args[4];
     Heap heap = {NULL, 0, 16};
     heap.items = heap.small;
     PyObject *result = NULL;
@@ -699,7 +718,7 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_INCREF(gouts);
         int err = PyDict_DelItem(pending, node);
         if (!err)
-            err = run_node(node, gouts, retain_graph, pending, &heap, assigned, observer);
+            err = run_node(node, gouts, retain_graph, pending, &heap, assigned, observer, retained);
         Py_DECREF(gouts);
         Py_DECREF(node);
         if (err < 0)
@@ -740,7 +759,7 @@ static PyMethodDef methods[] = {
      "apply(cls, *args, **kwargs): Function.apply (a built-in of one or two inputs records here)"},
     {"setup_apply", (PyCFunction)(void (*)(void))setup_apply, METH_FASTCALL, "setup_apply(...): what apply calls"},
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL,
-     "walk(node, grad, retain_graph, observer): Tensor.backward's walk"},
+     "walk(node, grad, retain_graph, observer, retained): Tensor.backward's walk"},
     {"setup_walk", (PyCFunction)(void (*)(void))setup, METH_FASTCALL, "setup_walk(...): what the walk calls"},
     {NULL, NULL, 0, NULL},
 };
@@ -781,6 +800,8 @@ PyMODINIT_FUNC PyInit__cgraph(void)
     INTERN(s_out_index, "_out_index");
     INTERN(s_node_begin, "node_begin");
     INTERN(s_node_end, "node_end");
+    INTERN(s_unbroadcast, "unbroadcast");
+    INTERN(s_retained, "_retained");
 #undef INTERN
     if ((empty_tuple = PyTuple_New(0)) == NULL)
         return NULL;

@@ -9,7 +9,7 @@ zeros, when that array is free to be given away.
 ``Tensor.backward()`` on one root runs this walk compiled (``_cgraph.c``, built at install where a C compiler is
 at hand: :mod:`._compiled`): the same steps, calling the same helpers here for everything but the bookkeeping.
 ``_run`` below is the reference and the fallback, and runs whatever the compiled walk leaves to it
-(``autograd.grad``, retained gradients, several roots). The engine's autograd tests run through both.
+(``autograd.grad``, several roots, a multi-output root). The engine's autograd tests run through both.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from . import _compiled
 
 __all__ = ["backward", "grad", "unbroadcast"]
 
-_observer = None  # engine.profiler's recorder while a profile() block runs: told of each node's backward
+# engine.profiler's recorder while a profile() block runs: told of each node's backward, and undoes broadcasting
+# (its unbroadcast: this module's, timed as a row of its own)
+_observer = None
 _retaining = False  # whether any node has had a retain_grad() (until then the walk does not ask each node)
 
 
@@ -69,10 +71,10 @@ def _run(roots, root_grads, retain_graph, capture=None):
     arrived: no pass over the graph to count consumers is needed, and nodes the roots do not reach are
     never visited.
     """
-    if _cwalk is not None and capture is None and not _retaining and len(roots) == 1:
+    if _cwalk is not None and capture is None and len(roots) == 1:
         node = roots[0].grad_fn
-        if node is not None and node._n_out == 1:
-            _cwalk(node, root_grads[0], retain_graph, _observer)  # this function's walk, compiled (_cgraph.c)
+        if node is not None and node._n_out == 1:  # this function's walk, compiled (_cgraph.c)
+            _cwalk(node, root_grads[0], retain_graph, _observer, _deliver_retained if _retaining else None)
             return
     pending: dict = {}
     heap: list = []
@@ -111,7 +113,7 @@ def _run(roots, root_grads, retain_graph, capture=None):
                 continue
             data = inp._data
             if g.shape != data.shape:
-                g = unbroadcast(g, data.shape)
+                g = unbroadcast(g, data.shape) if _observer is None else _observer.unbroadcast(g, data.shape)
             dtype = g.dtype
             if dtype is not data.dtype and dtype != data.dtype:
                 g = g.astype(data.dtype)  # a mixed-dtype op: each input gets its gradient in its own dtype
@@ -161,6 +163,11 @@ def _zeros_for_output(node, index):
     """A zero gradient for an output of a multi-output Function that no path used."""
     shape, np_dtype, xp = node._out_meta[index]
     return xp.zeros(shape, dtype=np_dtype)
+
+
+def _deliver_retained(node, gouts):
+    """The compiled walk's way to the retained non-leaf tensors' .grad (``node._retained``): as this walk does it."""
+    _deliver_nonleaf(node, [gouts] if node._n_out == 1 else gouts, None, {})
 
 
 def _deliver_nonleaf(node, gouts, capture, wanted_nodes):

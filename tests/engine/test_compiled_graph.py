@@ -284,9 +284,9 @@ def test_under_the_profiler_backward_walks_compiled(graph_core, monkeypatch):
     seen = []
     real = graph._cwalk
 
-    def counting(node, grad, retain_graph, observer):
+    def counting(node, grad, retain_graph, observer, retained):
         seen.append(observer)
-        return real(node, grad, retain_graph, observer)
+        return real(node, grad, retain_graph, observer, retained)
 
     monkeypatch.setattr(graph, "_cwalk", counting)
     x = engine.tensor(np.ones((4, 3)), requires_grad=True)
@@ -297,6 +297,55 @@ def test_under_the_profiler_backward_walks_compiled(graph_core, monkeypatch):
     assert sorted(r.op for r in prof.records if r.phase == "backward") == [
         "Clamp backward", "MatMul backward", "Sum backward"]
     np.testing.assert_array_equal(w.grad.numpy(), np.full((3, 2), 4.0))
+
+
+def test_retained_gradients_of_non_leaf_tensors_arrive_and_accumulate(graph_core):
+    """retain_grad() on intermediate results, one of them broadcast into a larger one: their .grad as PyTorch
+    gives it (checked against the formulas), and added to on a second backward of a kept graph."""
+    xs = np.array([[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]])
+    ws = np.array([[0.5, -1.0], [2.0, 1.5], [-0.5, 1.0]])
+    x = engine.tensor(xs, requires_grad=True)
+    w = engine.tensor(ws, requires_grad=True)
+    h = x.mm(w)
+    h.retain_grad()
+    r = h.clamp(min=0)
+    r.retain_grad()
+    row = r.sum(0, keepdim=True)  # (1, 2), broadcast back over r's rows below
+    row.retain_grad()
+    loss = (r * row).sum()
+    loss.backward(retain_graph=True)
+    hs = xs @ ws
+    rs = np.maximum(hs, 0)
+    g_row = rs.sum(0, keepdims=True)  # d loss / d row: summed over the rows it was broadcast to
+    g_r = g_row + g_row  # from r * row, and from row = sum(r)
+    np.testing.assert_allclose(row.grad.numpy(), g_row)
+    np.testing.assert_allclose(r.grad.numpy(), np.broadcast_to(g_r, rs.shape))
+    np.testing.assert_allclose(h.grad.numpy(), g_r * (hs >= 0))
+    np.testing.assert_allclose(w.grad.numpy(), xs.T @ (g_r * (hs >= 0)))
+    assert h.retains_grad and not x.retains_grad and loss.grad is None
+    loss.backward()
+    np.testing.assert_allclose(h.grad.numpy(), 2 * g_r * (hs >= 0))
+    np.testing.assert_allclose(w.grad.numpy(), 2 * xs.T @ (g_r * (hs >= 0)))
+
+
+def test_a_retain_grad_anywhere_leaves_later_walks_compiled(graph_core, monkeypatch):
+    """retain_grad() once in a process (a test, the app's look inside, a user's script) sent every later
+    backward() to the Python walk; the compiled one now hands the retained gradients over itself."""
+    if graph_core != "compiled":
+        pytest.skip("about the compiled walk")
+    x = engine.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3
+    h.retain_grad()
+    assert graph._retaining
+    calls = []
+    real = graph._cwalk
+    monkeypatch.setattr(graph, "_cwalk", lambda *args: calls.append(args[4]) or real(*args))
+    (h * h).sum().backward()
+    assert calls == [graph._deliver_retained]
+    assert h.grad.tolist() == [6.0, 12.0] and x.grad.tolist() == [18.0, 36.0]
+    y = engine.tensor([1.0, 2.0], requires_grad=True)
+    (y * y).sum().backward()  # a graph with nothing retained, walked with the hand-over at the ready
+    assert len(calls) == 2 and y.grad.tolist() == [2.0, 4.0]
 
 
 # ------------------------------------------------------------------------- the two kinds against each other

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -9,7 +10,8 @@ import pytest
 
 import engine as torch
 from engine.autograd.describe import describe, tensor_stats
-from engine.profiler import category_of, profile
+from engine.profiler import UNDO_BROADCAST, category_of, profile
+from tests.engine.helpers import python_paths
 
 
 def _two_layer(seed=0):
@@ -235,6 +237,28 @@ def test_an_optimizer_step_is_one_update_entry():
     assert rows["Adam.step"] == "update" and rows["Optimizer.zero_grad"] == "update"
 
 
+@pytest.mark.parametrize("paths", ["compiled", "python"])
+def test_the_walks_sums_that_undo_broadcasting_are_rows_of_their_own(paths):
+    """The fit's coefficients are 0-d: each gets the sum of 50 points' gradients, summed by the walk. Those sums
+    are work, and were counted as the walk's bookkeeping (a quarter of the poly-function step)."""
+    xs = np.linspace(-1.0, 1.0, 50)
+    x = torch.from_numpy(xs)
+    a = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    b = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    with python_paths() if paths == "python" else contextlib.nullcontext(), profile() as prof:
+        (a + b * x).pow(2).sum().backward()
+    prof.finish(1.0)
+    rows = [r for r in prof.records if r.op == UNDO_BROADCAST]
+    assert len(rows) == 2 and all(r.phase == "backward" and r.cpu_s > 0 for r in rows)  # a's and b's, 50 -> ()
+    assert rows[0].category == "elementwise"
+    np.testing.assert_allclose(a.grad.numpy(), np.sum(2 * (0.5 + 2.0 * xs)))
+    np.testing.assert_allclose(b.grad.numpy(), np.sum(2 * (0.5 + 2.0 * xs) * xs))
+    assert sum(prof.by_category().values()) == pytest.approx(1.0)
+    with profile() as prof:  # no broadcast, no such row
+        (b * b).sum().backward()
+    assert UNDO_BROADCAST not in [r.op for r in prof.records]
+
+
 def test_categories():
     assert category_of("MatMul") == "matrix product" and category_of("MatMul backward") == "matrix product"
     assert category_of("Sub_") == "update" and category_of("SGD.step") == "update"
@@ -268,4 +292,9 @@ def test_on_a_gpu_a_users_function_is_one_entry_with_its_event_time(cuda_device,
     names = [r.op for r in prof.records]
     assert names[:2] == ["MatMul", "MyReLU"] and "Clamp" not in names and "Clone" not in names
     assert "MyReLU backward" in names and prof.passes["apply"] == 1
+    with profile("cuda") as prof:
+        (x.sum(1, keepdim=True) * w1[0]).sum().backward()  # w1[0] broadcast over x's rows: its gradient summed
+    prof.finish(1.0)
+    (row,) = [r for r in prof.records if r.op == UNDO_BROADCAST]
+    assert row.phase == "backward" and row.gpu_s is not None and row.gpu_s >= 0
     assert all(r.gpu_s is not None and r.gpu_s >= 0 for r in prof.records)
