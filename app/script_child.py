@@ -4,7 +4,10 @@ Inside it ``torch`` is the engine (``import torch`` and ``import engine as torch
 ``backward()`` on a one-element tensor is a step: its value, the time and the device go to the app as one JSON
 line on the events pipe (file descriptor EVT). A script that calls no ``backward()`` (the tutorial's
 hand-written backprop) is stepped by its ``.item()`` calls on one-element tensors instead (it prints
-``loss.item()`` once a step); from the first ``backward()`` on, only ``backward()`` counts.
+``loss.item()`` once a step); from the first ``backward()`` on, only ``backward()`` counts. A script that uses
+no tensor at all (the tutorial's NumPy warm-up) is stepped by its ``print(t, loss)`` lines: a print to stdout
+of exactly a whole number and a real one (the iteration and the loss), until the first ``.item()`` or
+``backward()``.
 
 At each step the child obeys the app's word, read from the control pipe (CTL) by a thread: ``pause`` (wait at
 the next step), ``step`` (one more step, then wait), ``resume``, ``stop``. The script's own prints go to the
@@ -13,7 +16,9 @@ child's stdout and stderr, which the app reads as they come (the console pane). 
 
 from __future__ import annotations
 
+import builtins
 import json
+import numbers
 import os
 import runpy
 import sys
@@ -82,17 +87,24 @@ class Reporter:
         self.last = self.started
         self.steps = 0
         self.by_backward = False
+        self.by_item = False  # an .item() step was seen: prints no longer step
         self.pending_item = None  # (value, device, at): an .item() step not yet sent
+        self.last_number = -1  # the step number last sent
         self.tape = None  # a script_check.Tape while the step to check is recorded
 
     def send(self, **event) -> None:
         with self._lock:
             self._out.write(json.dumps(event) + "\n")
 
-    def step(self, value: float, device: str, at: float, wait: bool = True) -> None:
-        self.send(t="step", step=self.steps, loss=value, time=at - self.started, ms=(at - self.last) * 1e3,
-                  device=device)
+    def step(self, value: float, device: str, at: float, wait: bool = True, number: int | None = None) -> None:
+        """Send a step: numbered one after the last, or ``number`` (a printed iteration) when it is later; its
+        milliseconds are per iteration between the two."""
+        number = number if number is not None and number > self.last_number else self.last_number + 1
+        iterations = number - self.last_number if self.steps else 1
+        self.send(t="step", step=number, loss=value, time=at - self.started,
+                  ms=(at - self.last) * 1e3 / iterations, device=device)
         self.steps += 1
+        self.last_number = number
         self.last = at
         if wait:
             self.control.wait_turn()
@@ -137,12 +149,34 @@ def install(engine, reporter: Reporter, script_check) -> None:
     def item_step(self):
         value = item(self)
         if not reporter.by_backward and self.numel() == 1:
+            reporter.by_item = True
             reporter.flush_item()  # the previous .item() was a step: no backward came after it
             reporter.pending_item = (float(value), str(self.device), time.perf_counter())
         return value
 
     tensor_cls.backward = backward_step
     tensor_cls.item = item_step
+    builtins.print = _print_stepping(reporter, builtins.print)
+
+
+def _print_stepping(reporter: Reporter, real_print):
+    """``print`` that makes ``print(t, loss)`` a step (t a whole number, loss a real one: Python's or NumPy's)
+    while the script has made no step with ``.item()`` or ``backward()``: the NumPy warm-up's only word of its
+    loss. It prints first, then reports (and waits, when paused)."""
+
+    def print_step(*args, **kwargs):
+        real_print(*args, **kwargs)
+        if reporter.by_backward or reporter.by_item or len(args) != 2:
+            return
+        out = kwargs.get("file")
+        if out is not None and out is not sys.stdout:
+            return
+        t, loss = args
+        if (isinstance(t, numbers.Integral) and not isinstance(t, bool) and isinstance(loss, numbers.Real)
+                and not isinstance(loss, bool)):
+            reporter.step(float(loss), "cpu", time.perf_counter(), number=int(t))
+
+    return print_step
 
 
 def alias_torch(engine) -> None:

@@ -225,7 +225,7 @@ class ScriptRun:
             return FAILED, f"the script exited with code {self.exit_code} after {n} steps"
         if n == 0:
             return FAILED, ("the script ran to its end without a step: it never called backward() (nor .item()) on "
-                            "a one-element tensor, so there is nothing to plot")
+                            "a one-element tensor, nor printed print(t, loss), so there is nothing to plot")
         return DONE, f"done: {n} steps"
 
     def result(self) -> RunResult:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.resources
 
 TITLES = {
-    "two_layer_numpy.py": "Two-layer net: NumPy (prints only: no backward())",
+    "two_layer_numpy.py": "Two-layer net: NumPy (stepped by its print(t, loss))",
     "two_layer_tensor.py": "Two-layer net: tensors, backward written by hand",
     "two_layer_autograd.py": "Two-layer net: autograd",
     "two_layer_custom_function.py": "Two-layer net: a custom autograd.Function",

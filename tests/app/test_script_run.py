@@ -82,6 +82,42 @@ def test_a_script_without_backward_is_stepped_by_its_item_calls(tmp_path):
     assert len(run.log) == 5 and list(run.log.loss) == printed_losses(out) == [3.0, 6.0, 9.0, 12.0, 15.0]
 
 
+def test_a_script_with_no_tensor_is_stepped_by_its_print_t_loss_lines(tmp_path):
+    """The NumPy warm-up's only word of its loss is print(t, loss): those lines are its steps, numbered by t
+    (every tenth iteration here), their milliseconds per iteration; other prints are not steps."""
+    body = """
+    import numpy as np
+    print("start", 1.5)
+    print(3, 2.5, "three")
+    w = np.float32(4.0)
+    for t in range(50):
+        w = w * np.float32(0.9)
+        if t % 10 == 9:
+            print(t, np.square(w))
+    print(True, 1.0)
+    print(99, 1.0, file=__import__("sys").stderr)
+    """
+    run, out, err = run_to_end(script(tmp_path, body))
+    assert run.status() == ("done", "done: 5 steps")
+    np.testing.assert_array_equal(run.log.step, [9, 19, 29, 39, 49])
+    expected = [float(np.square(np.float32(4.0) * np.float32(0.9) ** (t + 1))) for t in (9, 19, 29, 39, 49)]
+    np.testing.assert_allclose(run.log.loss, expected, rtol=1e-6)
+    np.testing.assert_allclose(run.log.step_ms[1:], np.diff(run.log.elapsed_s) * 1e3 / 10, rtol=1e-9)
+    assert out.splitlines()[:2] == ["start 1.5", "3 2.5 three"] and err == "99 1.0\n"  # printed as ever
+
+
+def test_a_tensor_script_printing_t_and_its_item_is_one_step_per_iteration(tmp_path):
+    body = """
+    import torch
+    w = torch.ones(3)
+    for t in range(4):
+        print(t, (w * (t + 1)).sum().item())
+    print(10, 7.0)  # after an .item() step, a print is only a print
+    """
+    run, _, _ = run_to_end(script(tmp_path, body))
+    assert list(run.log.step) == [0, 1, 2, 3] and list(run.log.loss) == [3.0, 6.0, 9.0, 12.0]
+
+
 def test_a_script_that_raises_mid_run_keeps_its_steps_and_says_why(tmp_path):
     run, out, err = run_to_end(script(tmp_path, TRAIN.format(steps=7, after="raise ValueError('bad data')")))
     status, message = run.status()
@@ -185,11 +221,12 @@ def test_the_examples_run_on_the_engine():
     found = dict((title, path) for title, path in examples())
     assert len(found) == 9
     for title, path in found.items():
-        if "NumPy" in title:
-            continue  # prints only
-        run, _, err = run_to_end(path, timeout=120)
+        run, out, err = run_to_end(path, timeout=120)
         assert run.status()[0] == "done", (title, err[-500:])
         assert run.log.loss[-1] < run.log.loss[0]  # it learns
+        if "NumPy" in title:  # stepped by its print(t, loss): 500 steps, the losses it printed
+            assert len(run.log) == 500 and run.log.step[-1] == 499
+            np.testing.assert_array_equal(run.log.loss, [float(line.split()[1]) for line in out.splitlines()])
 
 
 # ---------------------------------------------------------------------------- the gradient check of a script
