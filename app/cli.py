@@ -11,7 +11,6 @@ the log of the steps done is still exported).
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import signal
 import sys
@@ -20,7 +19,7 @@ import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from .config import DTYPES, ConfigError, RunConfig
+from .config import DTYPES, ConfigError, RunConfig, format_rate
 from .recipes import TABLE
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DIVERGED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -196,7 +195,7 @@ class Progress:
         rate = done / elapsed if elapsed > 0 else 0.0
         loss = float(batch.loss[-1])
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total}  loss {loss:.4g}  "
-                         f"{rate:,.0f} steps/s ")
+                         f"{format_rate(rate)} steps/s ")
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -274,7 +273,12 @@ def _run_and_report(args, config: RunConfig, signals: _Signals) -> int:
     if not args.quiet:
         from .stability import estimate
 
-        stability = estimate(config)  # before the run: a rate past the edge is said, with one that works
+        try:
+            stability = estimate(config)  # before the run: a rate past the edge is said, with one that works
+        except KeyboardInterrupt:
+            sys.stderr.write(f"interrupted ({signals.received or 'SIGINT'}) before the run's first step: no log to "
+                             "export\n")
+            return EXIT_INTERRUPTED
         if stability is not None and stability.likely_to_diverge(config.lr):
             sys.stderr.write(f"main.py: warning: {stability.advice(config.lr)}\n")
     runner = Runner(config, dynamics=True)
@@ -287,7 +291,7 @@ def _run_and_report(args, config: RunConfig, signals: _Signals) -> int:
         result.status, EXIT_FAILED)
     if not args.quiet:
         rate = result.steps_per_second
-        rate_text = f"{rate:,.0f} steps/s" if math.isfinite(rate) else "n/a steps/s"
+        rate_text = f"{format_rate(rate)} steps/s"
         print(f"{result.status}: {result.steps_done} steps, final loss {result.final_loss:.6g}, {rate_text} "
               f"({config.recipe} on {config.device}, {config.dtype})", flush=True)
         if config.cuda_graph:

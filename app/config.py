@@ -224,6 +224,16 @@ def available_memory(device: str) -> int | None:
         return None
 
 
+def format_rate(steps_per_s: float) -> str:
+    """Steps per second as a person reads them: "1,641", "12", "0.05" (a slow run's steps are not "0"); "n/a"
+    when there is no finite rate."""
+    if not math.isfinite(steps_per_s) or steps_per_s < 0:
+        return "n/a"
+    if steps_per_s >= 10:
+        return f"{steps_per_s:,.0f}"
+    return f"{steps_per_s:.2g}" if steps_per_s >= 1 else f"{steps_per_s:.1g}" if steps_per_s > 0 else "0"
+
+
 def format_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.config import MAX_ITERS, MAX_POINTS, MAX_SIZE, ConfigError, RunConfig, format_bytes
+from app.config import MAX_ITERS, MAX_POINTS, MAX_SIZE, ConfigError, RunConfig, format_bytes, format_rate
 from app.devices import device_choices
 from app.recipes import TABLE
 
@@ -292,15 +292,15 @@ class Controls(QWidget):
         self.progress.setRange(0, total)
         self.progress.setValue(done)
         if paused:
-            rate = f" · {steps_per_s:,.0f} steps/s while running" if steps_per_s > 0 and math.isfinite(steps_per_s) \
-                else ""
+            rate = f" · {format_rate(steps_per_s)} steps/s while running" if steps_per_s > 0 and \
+                math.isfinite(steps_per_s) else ""
             self.speed.setText(f"Paused{rate}")
         elif finished:
-            rate = f" · {steps_per_s:,.0f} steps/s" if steps_per_s > 0 and math.isfinite(steps_per_s) else ""
+            rate = f" · {format_rate(steps_per_s)} steps/s" if steps_per_s > 0 and math.isfinite(steps_per_s) else ""
             self.speed.setText(f"{finished.capitalize()}{rate}")
         elif steps_per_s > 0 and math.isfinite(steps_per_s):
             left = (total - done) / steps_per_s
-            self.speed.setText(f"{steps_per_s:,.0f} steps/s · {format_duration(left)} left")
+            self.speed.setText(f"{format_rate(steps_per_s)} steps/s · {format_duration(left)} left")
         else:
             self.speed.setText("starting…")
 
@@ -309,7 +309,7 @@ class Controls(QWidget):
         self.progress.setFormat("%v steps")
         self.progress.setRange(0, max(done, 1))
         self.progress.setValue(done)
-        rate = f"{steps_per_s:,.0f} steps/s" if steps_per_s > 0 and math.isfinite(steps_per_s) else ""
+        rate = f"{format_rate(steps_per_s)} steps/s" if steps_per_s > 0 and math.isfinite(steps_per_s) else ""
         if paused:
             self.speed.setText("Paused (at the script's next step)" + (f" · {rate} while running" if rate else ""))
         elif finished:

@@ -4,8 +4,6 @@ and deletes runs (Delete too); the buttons export logs and the plot, or open a l
 
 from __future__ import annotations
 
-import math
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import (
@@ -18,6 +16,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from app.config import format_rate
 
 COLUMNS = ["Run", "Settings", "Status", "Final loss", "Steps/s", "Device"]
 STATUS_COLORS = {"done": "#2e7d32", "running": "#1565c0", "paused": "#6a1b9a", "stopped": "#555555",
@@ -145,7 +145,7 @@ class RunsList(QWidget):
         if final_loss is not None:
             self.table.setItem(row, 3, QTableWidgetItem(f"{final_loss:.4g}"))
         if steps_per_s is not None:
-            text = f"{steps_per_s:,.0f}" if math.isfinite(steps_per_s) else "n/a"
+            text = format_rate(steps_per_s)
             self.table.setItem(row, 4, QTableWidgetItem(text))
         self.table.blockSignals(False)
 

@@ -225,6 +225,29 @@ def test_ctrl_c_during_the_gradient_comparison_still_exports_the_log(tmp_path):
     assert path.read_text().count("\n") == 4  # the header and the 3 steps
 
 
+def test_a_signal_before_the_first_step_ends_with_130_and_one_line(tmp_path, monkeypatch, capsys):
+    """Found by hand: SIGTERM while the learning rate's edge was estimated (half a minute for the largest fit)
+    printed a KeyboardInterrupt traceback. A real SIGTERM to this process, delivered inside the estimate."""
+    import os
+    import signal
+
+    from app import stability
+
+    real = stability.estimate
+
+    def estimate_with_a_signal(config):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(config)
+
+    monkeypatch.setattr(stability, "estimate", estimate_with_a_signal)
+    path = tmp_path / "log.csv"
+    assert main(["--headless", "--iters", "20", *SMALL, "--export", str(path)]) == 130
+    out = capsys.readouterr()
+    assert out.err == "interrupted (SIGTERM) before the run's first step: no log to export\n" and out.out == ""
+    assert not path.exists()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
 def test_a_signal_during_the_export_is_noted_and_the_file_is_written_whole(tmp_path, monkeypatch, capsys):
     """Issue: SIGTERM during the write left a 0-byte temporary file. A real SIGTERM to this process, sent while
     the export writes: the write finishes, no temporary file stays, and the exit code says interrupted."""

@@ -80,3 +80,11 @@ def test_json_round_trip_and_errors():
         RunConfig.from_dict({"colour": "red"})
     with pytest.raises(ConfigError, match="not valid JSON"):
         RunConfig.from_json("{")
+
+
+def test_a_rate_reads_as_a_person_reads_it():
+    from app.config import format_rate
+
+    assert [format_rate(r) for r in (1641.4, 12.4, 9.96, 5.64, 1.0, 0.456, 0.049, 0.0)] == [
+        "1,641", "12", "10", "5.6", "1", "0.5", "0.05", "0"]  # a one-step run of the largest fit said "0 steps/s"
+    assert format_rate(float("nan")) == format_rate(float("inf")) == format_rate(-1.0) == "n/a"

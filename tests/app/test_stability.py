@@ -9,7 +9,7 @@ import pytest
 
 from app.config import RunConfig
 from app.recipes import TABLE, make_state
-from app.stability import estimate
+from app.stability import GRAM_CHUNK, cubic_gram, estimate
 
 
 def final_loss(config: RunConfig, steps: int) -> float:
@@ -41,6 +41,29 @@ def test_the_cubic_fits_edge_is_exact(recipe):
     assert above > 1e6 * first_loss(config.with_(lr=1.03 * stability.edge))
     assert stability.advice(0.97 * stability.edge) == ""
     assert "will diverge" in stability.advice(1.03 * stability.edge)
+
+
+@pytest.mark.parametrize("n", [2, 3, 2000, 100_003])
+def test_the_cubic_fits_gram_matrix_is_taken_in_slices_as_forming_the_basis_gives_it(n):
+    x = np.linspace(-np.pi, np.pi, n)
+    basis = np.stack([np.ones_like(x), x, x**2, x**3], axis=1)
+    expected = basis.T @ basis
+    scale = np.abs(expected).max()  # the odd power sums are 0 up to rounding: held to the matrix's scale
+    for chunk in (7, 1000, GRAM_CHUNK):  # a slice boundary anywhere, the last slice short
+        np.testing.assert_allclose(cubic_gram(n, chunk), expected, rtol=1e-12, atol=1e-13 * scale)
+
+
+def test_the_largest_fit_is_estimated_in_megabytes():
+    """The largest --points (2^28) formed a 2^28 x 4 basis: 8.6 GB and half a minute before the run began."""
+    import tracemalloc
+
+    tracemalloc.start()  # NumPy reports its allocations to it
+    try:
+        cubic_gram(10_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20  # the basis would be 320 MB here
 
 
 @pytest.mark.parametrize("recipe,sizes", [("tensor", (16, 64, 32, 4)), ("autograd", (32, 500, 50, 5)),
