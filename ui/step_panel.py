@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import (
     QComboBox,
     QGraphicsRectItem,
@@ -54,9 +54,29 @@ def _fmt(v) -> str:
     return f"{v:.3e}"
 
 
+class _Note(QLabel):
+    """A wrapped label that keeps the height its text needs at its width: a layout short of room otherwise
+    squeezes it below that and cuts its last lines off (the Weights caption in a 1024x700 window)."""
+
+    def _hold_height(self) -> None:
+        held = self.minimumHeight()
+        if held:
+            self.setMinimumHeight(0)  # (QLabel's heightForWidth is never under the minimum it is given)
+        need = self.heightForWidth(self.width())
+        self.setMinimumHeight(max(need, 0))
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        super().setText(text)
+        self._hold_height()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._hold_height()
+
+
 def _note(text: str) -> QLabel:
     """A small, wrapped, selectable label: the panels' captions and figures."""
-    label = QLabel(text)
+    label = _Note(text)
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextSelectableByMouse)
     label.setStyleSheet("font-size: 8pt;")
@@ -309,10 +329,10 @@ class WeightsView(QWidget):
         self.hist = pg.PlotWidget(background="w")
         self.hist.setLabel("left", "step")
         self.hist.hideButtons()
-        for p in (self.norms, self.ratio):  # a log axis over a short range labels its minor ticks on top of each other
+        for p in (self.norms, self.ratio, self.hist):  # a short plot, a log axis: no labels on top of each other
             p.getAxis("left").setStyle(hideOverlappingLabels=True)
         for p in (self.norms, self.ratio, self.hist):
-            p.setMinimumHeight(90)
+            p.setMinimumHeight(70)  # three plots, the combos and the caption in a 1024x700 window
             p.getAxis("bottom").enableAutoSIPrefix(False)
             p.getAxis("left").enableAutoSIPrefix(False)
         self.param = QComboBox()
@@ -339,6 +359,7 @@ class WeightsView(QWidget):
         self._stale = self._hist_stale = False
         self._hist_drawn = 0.0
         self._curves: dict = {}  # (parameter, figure) -> its curve
+        self._hist_steps: list = []  # the steps of the histograms drawn, bottom row first
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(REDRAW_MS)
@@ -438,6 +459,8 @@ class WeightsView(QWidget):
         kind = "weights" if self.kind.currentIndex() == 0 else "grads"
         shown = [s for s in self.samples if s.get(name, {}).get(kind) and s[name][kind]["lo"] is not None]
         if not shown:
+            self._hist_steps = []
+            self.hist.getAxis("left").setTicks(None)
             return
         shown = shown[-12:]  # the last ones, one row each, the newest at the top
         spacing = 1.0
@@ -454,8 +477,25 @@ class WeightsView(QWidget):
             fill = pg.PlotDataItem(centers, y, pen=pg.mkPen(color.darker(130), width=1), fillLevel=base,
                                    brush=QBrush(color))
             self.hist.addItem(fill)
-        self.hist.getAxis("left").setTicks([[(row * spacing, f"{s['step']:,}") for row, s in enumerate(shown)]])
+        self._hist_steps = [s["step"] for s in shown]
+        self._hist_ticks()
         self.hist.setLabel("bottom", f"{name} {'weight' if kind == 'weights' else 'gradient'} value")
+
+    def _hist_ticks(self) -> None:
+        """The rows' steps beside them, as many as the plot's height has room for (the newest, at the top, always):
+        in a short plot twelve labels fell on top of each other."""
+        steps = self._hist_steps
+        if not steps:
+            return
+        room = max(2, int(self.hist.getViewBox().height() // (QFontMetrics(self.hist.font()).height() + 2)))
+        every = -(-len(steps) // room)  # ceil
+        top = len(steps) - 1
+        self.hist.getAxis("left").setTicks([[(row, f"{steps[row]:,}") for row in range(len(steps))
+                                             if (top - row) % every == 0]])
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._hist_ticks()
 
 
 class StepPanel(QWidget):

@@ -25,3 +25,54 @@ def test_stats_text():
     assert stats_text(None) == "—"
     text = stats_text({"norm": 5.0, "min": -4.0, "max": 3.0, "mean": -0.25, "zeros": 0.5, "size": 4096})
     assert text == "norm 5, min -4, max 3, zeros 50.0% of 4,096"
+
+
+def test_a_caption_keeps_the_height_its_text_needs_in_a_layout_short_of_room(qtbot):
+    """At 1024x700 the Weights caption was squeezed under three plots and lost its last line."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from ui.step_panel import _note
+
+    box = QWidget()
+    qtbot.addWidget(box)
+    lay = QVBoxLayout(box)
+    note = _note("word " * 60)
+    filler = QWidget()
+    filler.setMinimumHeight(150)
+    lay.addWidget(note)
+    lay.addWidget(filler, 1)
+    box.resize(260, 200)
+    box.show()
+    qtbot.waitUntil(lambda: note.width() > 0 and note.height() >= note.heightForWidth(note.width()), timeout=2000)
+    assert note.heightForWidth(note.width()) > 3 * note.fontMetrics().height()  # several lines, all of them shown
+    note.setText("short")  # a shorter text gives the room back
+    qtbot.waitUntil(lambda: note.minimumHeight() == note.heightForWidth(note.width()), timeout=2000)
+    assert note.minimumHeight() < 2 * note.fontMetrics().height() + 8
+
+
+def _hist_samples(n):
+    counts = [0, 1, 3, 1, 0]
+    return [{"step": 50 * i, "full": True, "w": {"weights": {"counts": counts, "lo": -1.0, "hi": 1.0}}}
+            for i in range(n)]
+
+
+def test_the_histograms_steps_are_labelled_as_the_plots_height_has_room_for(qtbot):
+    from ui.step_panel import WeightsView
+
+    view = WeightsView()
+    qtbot.addWidget(view)
+    view.resize(300, 900)
+    view.show()
+    view.reset(["w"])
+    view.samples = _hist_samples(12)
+    view._draw_hist()
+    ticks = lambda: [label for _, label in view.hist.getAxis("left")._tickLevels[0]]  # noqa: E731
+    qtbot.waitUntil(lambda: len(ticks()) == 12, timeout=2000)  # tall: every row
+    assert ticks()[-1] == "550"
+    view.resize(300, 330)  # short: the plot has room for a few; the newest keeps its label
+    qtbot.waitUntil(lambda: len(ticks()) < 12, timeout=2000)
+    room = view.hist.getViewBox().height() / view.hist.fontMetrics().height()
+    assert 2 <= len(ticks()) <= max(2, room) and ticks()[-1] == "550"
+    view.samples = []
+    view._draw_hist()
+    assert view._hist_steps == []
