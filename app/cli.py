@@ -256,8 +256,9 @@ def run_headless(args) -> int:
     except ConfigError as exc:
         return fail(str(exc))
     if args.profile and TABLE[config.recipe].raw_numpy:
-        return fail(f"--profile: {config.recipe} runs on plain NumPy arrays, with no engine ops to time (its "
-                    "step on engine tensors is the tensor recipe)")
+        from .inspect_step import no_engine_ops
+
+        return fail(f"--profile: {no_engine_ops(config.recipe)}")
     if args.export is not None:  # --export "" is a bad path, not no export
         try:
             export_mod.check_writable(args.export)

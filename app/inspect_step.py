@@ -22,7 +22,7 @@ from engine.profiler import Profile, profile
 from .config import RunConfig
 from .recipes import TABLE, TrainState, fit_form, fit_predict, make_state
 
-__all__ = ["StepGraph", "StepProfile", "step_graph", "profile_steps", "MANUAL_LINES"]
+__all__ = ["StepGraph", "StepProfile", "step_graph", "profile_steps", "no_engine_ops", "MANUAL_LINES"]
 
 # The hand-written backward of the manual recipes, line by line, beside the autograd node each line stands for.
 # A key is the node's op, with ":name" when the node takes that leaf (the two products tell apart by weight), or
@@ -227,13 +227,19 @@ def _sync(device: str):
     return lambda: None
 
 
+def no_engine_ops(recipe: str) -> str:
+    """Why a NumPy recipe has no profile, and which recipe is its step on engine tensors."""
+    tensors = "poly-tensor" if TABLE[recipe].family == "poly" else "tensor"
+    return (f"{recipe} runs on plain NumPy arrays, with no engine ops to time (the {tensors} recipe is its step on "
+            "engine tensors)")
+
+
 def profile_steps(config: RunConfig, state: TrainState | None = None, steps: int | None = None,
                   budget_s: float = 0.5) -> StepProfile:
     """Profile ``steps`` steps of the run's recipe (as many as fit in ``budget_s``, 3 to 200, when not given) on a
     copy of its state, after as many unprofiled ones: their mean is the plain step the profile is held to."""
     if TABLE[config.recipe].raw_numpy:
-        raise ValueError(f"{config.recipe} runs on plain NumPy arrays: there are no engine ops to profile "
-                         "(the tensor recipe is the same step on engine tensors)")
+        raise ValueError(no_engine_ops(config.recipe))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a run near its edge may overflow
         return _profile_steps(config, state, steps, budget_s)
 
@@ -282,8 +288,7 @@ def inside(config: RunConfig, state: TrainState | None, where: str) -> dict:
     except Exception as exc:  # the other part may still work
         out["problems"].append(f"No graph: {type(exc).__name__}: {exc}")
     if TABLE[config.recipe].raw_numpy:
-        out["problems"].append(f"No profile: {config.recipe} runs on plain NumPy arrays, with no engine ops to time "
-                               "(the tensor recipe is its step on engine tensors).")
+        out["problems"].append(f"No profile: {no_engine_ops(config.recipe)}.")
     else:
         try:
             out["profile"] = profile_steps(config, state).to_dict()

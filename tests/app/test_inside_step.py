@@ -107,7 +107,10 @@ def test_profile_on_the_command_line(capsys):
     out = capsys.readouterr().out
     assert "profile of" in out and "MyReLU backward" in out and "matrix product" in out
     assert main(["--headless", "--recipe", "numpy", "--profile"]) == 2
-    assert "--profile: numpy runs on plain NumPy arrays" in capsys.readouterr().err
+    assert capsys.readouterr().err == ("main.py: error: --profile: numpy runs on plain NumPy arrays, with no engine "
+                                       "ops to time (the tensor recipe is its step on engine tensors)\n")
+    assert main(["--headless", "--recipe", "poly-numpy", "--profile"]) == 2  # it named the two-layer net's twin
+    assert "(the poly-tensor recipe is its step on engine tensors)" in capsys.readouterr().err
     assert main(["--headless", "--script", "app/examples/two_layer_autograd.py", "--profile"]) == 2
     assert "--profile times a recipe's step" in capsys.readouterr().err
 
