@@ -145,6 +145,37 @@ class DesktopOptions:
     script: Path | None = None
 
 
+NET_SIZES = ("batch", "d_in", "hidden", "d_out")
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def misplaced_options(args, recipe: str | None) -> str | None:
+    """What is wrong with a run setting given where it does nothing (None when nothing is): any with --script
+    (the script sets its own), --points with the two-layer net, the net's sizes with a fit of sin(x). Silently
+    ignored, a learner would think they had changed the run."""
+    given = [f.name for f in fields(RunOptions) if getattr(args, f.name, None) is not None]
+    if getattr(args, "script", None) is not None:
+        if given:
+            names = ", ".join(_option(n) for n in given)
+            them = "them" if len(given) > 1 else "it"
+            return f"{names}: a recipe's run settings do nothing to a script, which sets its own (drop {them})"
+        return None
+    if recipe is None or recipe not in TABLE:
+        return None
+    if TABLE[recipe].family == "poly":
+        sizes = [n for n in NET_SIZES if n in given]
+        if sizes:
+            return (f"{', '.join(_option(n) for n in sizes)}: the two-layer net's sizes do nothing to {recipe}, a "
+                    "fit of sin(x) (its size is --points)")
+    elif "points" in given:
+        return (f"--points: the fit of sin(x)'s size does nothing to {recipe}, the two-layer net (its sizes are "
+                "--batch, --d-in, --hidden, --d-out)")
+    return None
+
+
 def config_from_args(args, base: RunConfig | None = None) -> RunConfig:
     """A RunConfig from parsed options; unset options keep ``base``'s values (the tutorial's defaults)."""
     return RunOptions.from_args(args).apply(base)
@@ -170,6 +201,9 @@ def desktop_options(args) -> DesktopOptions:
             script = check_script(args.script)
         except ScriptError as exc:
             raise UsageError(str(exc)) from None
+    problem = misplaced_options(args, args.recipe)  # (a recipe from the saved settings may take the sizes later)
+    if problem:
+        raise UsageError(problem)
     return DesktopOptions(RunOptions.from_args(args), start=args.start, screenshot=screenshot, script=script)
 
 
@@ -250,11 +284,15 @@ def run_headless(args) -> int:
     if args.script is not None:
         if args.profile:  # said before the script starts, not ignored after it ran
             return fail("--profile times a recipe's step; a script's steps run in a process of its own")
-        return run_script_headless(args)
+        problem = misplaced_options(args, None)
+        return fail(problem) if problem else run_script_headless(args)
     try:
         config = config_from_args(args).validated()
     except ConfigError as exc:
         return fail(str(exc))
+    problem = misplaced_options(args, config.recipe)
+    if problem:
+        return fail(problem)
     if args.profile and TABLE[config.recipe].raw_numpy:
         from .inspect_step import no_engine_ops
 

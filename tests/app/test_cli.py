@@ -50,6 +50,32 @@ def test_quiet_still_says_why_a_run_did_not_finish(capsys):
     assert "the loss became" in out.err and "try a smaller learning rate" in out.err
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--recipe", "autograd", "--points", "100"],
+     "--points: the fit of sin(x)'s size does nothing to autograd, the two-layer net (its sizes are --batch, --d-in, "
+     "--hidden, --d-out)"),
+    (["--points", "100"], "--points: the fit of sin(x)'s size does nothing to tensor, the two-layer net"),
+    (["--recipe", "poly-autograd", "--hidden", "5", "--batch", "3"],
+     "--batch, --hidden: the two-layer net's sizes do nothing to poly-autograd, a fit of sin(x) (its size is "
+     "--points)"),
+    (["--script", "app/examples/two_layer_autograd.py", "--hidden", "5", "--lr", "1e-3"],
+     "--hidden, --lr: a recipe's run settings do nothing to a script, which sets its own (drop them)"),
+    (["--script", "app/examples/two_layer_autograd.py", "--seed", "3"],
+     "--seed: a recipe's run settings do nothing to a script, which sets its own (drop it)"),
+])
+def test_a_setting_that_would_do_nothing_is_refused_not_ignored(args, message, capsys):
+    """Found by hand: --points with the two-layer net, the net's sizes with a fit, any run setting with --script
+    ran as if not given; the learner would think they had changed the run."""
+    assert main(["--headless", "--quiet", "--iters", "2", *args] if "--script" not in args
+                else ["--headless", "--quiet", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"main.py: error: {message}") and err.count("\n") == 1
+    assert main(["--headless", "--quiet", "--recipe", "poly-nn", "--points", "50", "--iters", "2"]) == 0  # its own
+    if "--recipe" in args or "--script" in args:  # (without one, the window's saved recipe may take them)
+        assert main(args) == 2  # the window is not opened for them either
+        assert capsys.readouterr().err.startswith(f"main.py: error: {message}")
+
+
 def test_diverged_exits_3_and_still_exports(tmp_path, capsys):
     path = tmp_path / "run.csv"
     code = main(["--headless", "--lr", "1.0", "--export", str(path)])
