@@ -59,14 +59,18 @@ class _Note(QLabel):
     squeezes it below that and cuts its last lines off (the Weights caption in a 1024x700 window)."""
 
     def _hold_height(self) -> None:
-        held = self.minimumHeight()
-        if held:
+        if not self.isVisible():  # not laid out: its width says nothing yet (showEvent comes back here)
+            return
+        if self.minimumHeight():
             self.setMinimumHeight(0)  # (QLabel's heightForWidth is never under the minimum it is given)
-        need = self.heightForWidth(self.width())
-        self.setMinimumHeight(max(need, 0))
+        self.setMinimumHeight(max(self.heightForWidth(self.width()), 0))
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt override
         super().setText(text)
+        self._hold_height()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
         self._hold_height()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
@@ -329,7 +333,7 @@ class WeightsView(QWidget):
         self.hist = pg.PlotWidget(background="w")
         self.hist.setLabel("left", "step")
         self.hist.hideButtons()
-        for p in (self.norms, self.ratio, self.hist):  # a short plot, a log axis: no labels on top of each other
+        for p in (self.norms, self.ratio):  # a log axis over a short range labels its minor ticks on top of each other
             p.getAxis("left").setStyle(hideOverlappingLabels=True)
         for p in (self.norms, self.ratio, self.hist):
             p.setMinimumHeight(70)  # three plots, the combos and the caption in a 1024x700 window
