@@ -16,7 +16,7 @@ GPU_PY := $(if $(wildcard $(PY)),$(PY),$(PYTHON))
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py engine/autograd/_cgraph.c
+$(STAMP): pyproject.toml setup.py engine/autograd/_cgraph.c engine/_ckernels.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"

@@ -1,11 +1,13 @@
-"""The one compiled part: the autograd graph's two hot paths in C (engine/autograd/_cgraph.c: recording a
-built-in's node, and Tensor.backward()'s walk), each the same steps as the Python it stands for. Everything else
-is in pyproject.toml.
+"""The compiled parts, each the same steps as the Python it stands for: the autograd graph's two hot paths
+(engine/autograd/_cgraph.c: recording a built-in's node, and Tensor.backward()'s walk) and the CPU backward's
+masked writes (engine/_ckernels.c: the ReLU's and clamp's gradient, grad_h[h < 0] = 0). Everything else is in
+pyproject.toml.
 
 ``optional=True``: where no C compiler is at hand the install goes on, and the engine runs those paths in Python
-(engine/autograd/_compiled.py says which).
+(engine/autograd/_compiled.py and engine/kernels.py say which).
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("engine.autograd._cgraph", ["engine/autograd/_cgraph.c"], optional=True)])
+setup(ext_modules=[Extension("engine.autograd._cgraph", ["engine/autograd/_cgraph.c"], optional=True),
+                   Extension("engine._ckernels", ["engine/_ckernels.c"], optional=True)])

@@ -2,21 +2,41 @@
 
 Each replaces a chain of CuPy ufuncs (one kernel launch per operation, and a temporary array each) by one
 ``cupy.ElementwiseKernel`` doing the same arithmetic in the same order, so results are bit-for-bit those of
-the chain: ``gy * (a + a)`` (the backward of ``a ** 2``) and ``gy * (x >= lo)`` (of ``clamp(min=lo)``, the
-ReLU). In a CUDA graph that is two nodes fewer per step. Used only for CuPy arrays of float32 or float64 of one
-shape and dtype; anything else, or a CuPy without ``ElementwiseKernel`` (the tests' stand-in), keeps the chain.
+the chain: ``gy * (a + a)`` (the backward of ``a ** 2``) and ``where(x >= lo, gy, 0)`` (of ``clamp(min=lo)``,
+the ReLU). In a CUDA graph that is two nodes fewer per step. Used only for CuPy arrays of float32 or float64 of one
+shape and dtype; anything else, or a CuPy without ``ElementwiseKernel``, keeps the chain.
 
-On the CPU, :func:`zero_where` is the tutorial's ``grad_h[h < 0] = 0`` without a branch per element, and
-:func:`relu` its ``clamp(min=0)`` through NumPy's vectorised loop.
+On the CPU, :func:`pass_where` is the ReLU's and clamp's backward and :func:`zero_where` the tutorial's
+``grad_h[h < 0] = 0``, both without a branch per element (in C, ``engine/_ckernels.c``, where it was built; with
+NumPy's bitwise ufuncs where it was not: the same bits either way), and :func:`relu` is ``clamp(min=0)`` through
+NumPy's vectorised loop.
+
+A masked gradient is PyTorch's ``where(mask, grad, 0)``, not ``grad * mask``: where the mask is false an infinite
+or NaN gradient gives 0, as PyTorch's and the tutorial's hand-written ``grad_h[h < 0] = 0`` give it.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 from math import copysign
 
 import numpy as np
 
 from . import backend
+
+_ck = None  # engine/_ckernels.c, where it was built and GRADSCOPE_PURE_PYTHON is not set
+if os.environ.get("GRADSCOPE_PURE_PYTHON", "").strip() in ("", "0"):
+    try:
+        _ck = importlib.import_module("._ckernels", __package__)
+    except ImportError:  # not built: NumPy's ufuncs, the same bits
+        pass
+
+
+def implementation() -> str:
+    """Which masked writes run on the CPU: "compiled" (_ckernels.c) or "python" (not built, or
+    GRADSCOPE_PURE_PYTHON=1)."""
+    return "python" if _ck is None else "compiled"
 
 _FLOATS = (np.float32, np.float64)
 _kernels: dict = {}
@@ -32,7 +52,7 @@ def _kernel(name: str):
         elif name == "pow2_backward":
             k = make("T gy, T a", "T ga", "ga = gy * (a + a)", "engine_pow2_backward")
         else:
-            k = make("T gy, T x, T lo", "T gx", "gx = gy * (T)(x >= lo)", "engine_clamp_min_backward")
+            k = make("T gy, T x, T lo", "T gx", "gx = x >= lo ? gy : (T)0", "engine_clamp_min_backward")
         _kernels[name] = k
     return k
 
@@ -59,18 +79,48 @@ def clamp_min(x, lo):
 
 
 def clamp_min_backward(gy, x, lo):
-    """``gy * (x >= lo)``; on the CPU for lo = 0, the comparison against the kept zeros (vectorised, as in
-    :func:`relu`), the same booleans."""
+    """``where(x >= lo, gy, 0)``: the backward of ``clamp(min=lo)``."""
     if gy.__class__ is np.ndarray:
-        if x.__class__ is np.ndarray and is_plus_zero(lo):
-            zeros = _zeros_of(x)
-            if zeros is not None:
-                return gy * (x >= zeros)
-    elif lo.__class__ in (int, float) and _fusable(gy, x):
+        return pass_where(gy, x, lo)
+    if lo.__class__ in (int, float) and _fusable(gy, x):
         k = _kernel("clamp_min_backward")
         if k:
             return k(gy, x, x.dtype.type(lo))
-    return gy * (x >= lo)
+    return masked(gy, x >= lo)
+
+
+def masked(gy, keep):
+    """``where(keep, gy, 0)`` in ``gy``'s dtype (NumPy or CuPy), for any mask that broadcasts with it."""
+    return backend.xp_of(gy).where(keep, gy, gy.dtype.type(0))
+
+
+_NUMBERS = (int, float)
+
+
+def pass_where(gy, x, lo, strict=False):
+    """``where(x >= lo, gy, 0)``: clamp's backward, a NaN ``x`` giving 0; with ``strict``, ``where(x <= lo, 0, gy)``:
+    the ReLU's on its output (PyTorch's threshold_backward), a NaN ``x`` passing ``gy``. For two NumPy
+    float32/float64 arrays of one shape and dtype and a number ``lo``, branch-free: in C (_ckernels.c) for
+    C-contiguous ones, else each element's bits ANDed with all ones or with 0 by NumPy; the same bits either way.
+    Anything else: :func:`masked`."""
+    dtype = gy.dtype
+    if (gy.__class__ is not np.ndarray or x.__class__ is not np.ndarray or dtype not in _NATIVE_FLOATS
+            or x.dtype != dtype or gy.shape != x.shape or lo.__class__ not in _NUMBERS):
+        return masked(gy, ~(x <= lo) if strict else (x >= lo))
+    if _ck is not None and gy.flags.c_contiguous and x.flags.c_contiguous:
+        out = np.empty(gy.shape, dtype)
+        _ck.pass_where(out, gy, x, lo, strict)
+        return out
+    against = _zeros_of(x) if is_plus_zero(lo) else None  # vectorised against an array (see relu)
+    if against is None:
+        against = lo
+    bits = _BITS[dtype.itemsize]
+    if strict:  # zero where x <= lo
+        out = np.subtract(np.less_equal(x, against), 1, dtype=bits)  # true -> 0, false -> -1 (all ones)
+    else:
+        out = np.negative(np.greater_equal(x, against), dtype=bits)  # true -> -1 (all ones), false -> 0
+    np.bitwise_and(out, gy.view(bits), out=out)
+    return out.view(dtype)
 
 
 # The most elements an array that these kernels keep, or make on the side, holds (256 KiB of float32): larger
@@ -90,10 +140,15 @@ def zero_where(arr, mask) -> bool:
     0 (where the mask is true) or all ones: the same result bit for bit (+0.0 where masked, every other element
     untouched, NaNs included). NumPy's masked assignment takes a branch per element, and a ReLU's mask (true at
     random for about half the elements) mispredicts half of them: 64 x 100 float32 elements take it 34 us, the AND
-    8 us. Returns False, having done nothing, where this does not apply (the caller assigns as NumPy does)."""
+    8 us with NumPy, ~2 us in C (_ckernels.c, for C-contiguous float32/float64). Returns False, having done nothing,
+    where this does not apply (the caller assigns as NumPy does)."""
     if (arr.__class__ is not np.ndarray or mask.__class__ is not np.ndarray or mask.dtype is not _bool
-            or arr.size < ZERO_WHERE_FROM or arr.dtype.kind != "f" or mask.shape != arr.shape
-            or not arr.flags.writeable):
+            or arr.dtype.kind != "f" or mask.shape != arr.shape or not arr.flags.writeable):
+        return False
+    if (_ck is not None and arr.dtype in _NATIVE_FLOATS and arr.flags.c_contiguous and mask.flags.c_contiguous):
+        _ck.zero_where(arr, mask)
+        return True
+    if arr.size < ZERO_WHERE_FROM:
         return False
     bits = _BITS.get(arr.dtype.itemsize)
     if bits is None:  # long double: no integer of its size

@@ -30,8 +30,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from .autograd.graph import unbroadcast as _unbroadcast
-
 __all__ = ["OpRecord", "Profile", "profile", "category_of"]
 
 _clock = time.perf_counter
@@ -220,6 +218,9 @@ class _Recorder:
         self.depth = 0
         self.phase = "forward"
         self.event = cuda_events  # cupy.cuda.Event, or None on the CPU
+        from .autograd.graph import unbroadcast  # (bound as a profile begins)
+
+        self._unbroadcast = unbroadcast
 
     def call(self, name, fn, args, kwargs):
         """``fn(*args, **kwargs)``, timed as ``name`` when it is this thread's outermost engine call."""
@@ -270,11 +271,11 @@ class _Recorder:
         weight of shape () added to 2000 points gets the sum of 2000 gradients), timed as a row of its own: it
         is work the graph's nodes do not do, and would otherwise be counted as the walk's bookkeeping."""
         if self.depth or _get_ident() != self.thread:
-            return _unbroadcast(g, shape)
+            return self._unbroadcast(g, shape)
         if self.event is not None:
-            return self.call(UNDO_BROADCAST, _unbroadcast, (g, shape), {})
+            return self.call(UNDO_BROADCAST, self._unbroadcast, (g, shape), {})
         t0 = _clock()  # the CPU's, written out (as node_begin and node_end): what the profile adds is a node's
-        out = _unbroadcast(g, shape)
+        out = self._unbroadcast(g, shape)
         self.raw.append((UNDO_BROADCAST, "backward", _clock() - t0, None))
         return out
 

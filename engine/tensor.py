@@ -881,8 +881,7 @@ class Tensor:
             value = value._data
         data = self._data
         if data.__class__ is _ndarray:
-            if (data.size >= _kernels.ZERO_WHERE_FROM and _kernels.is_plus_zero(value)
-                    and _kernels.zero_where(data, index)):
+            if _kernels.is_plus_zero(value) and _kernels.zero_where(data, index):
                 return  # a boolean mask set to 0 (the tutorial's grad_h[h < 0] = 0), without a branch per element
             data[index] = value
         else:

@@ -651,11 +651,41 @@ def allow_synchronize(allow):
 # ----------------------------------------------------------------------------- ElementwiseKernel
 
 _TYPE_RE = re.compile(r"\(\s*([A-Za-z_]\w*)\s*\)\s*\(")
+_CAST_LITERAL_RE = re.compile(r"\(\s*([A-Za-z_]\w*)\s*\)\s*([0-9][0-9.eE+-]*)")
+
+
+def _python_expression(expr: str) -> str:
+    """A kernel body's C expression as Python: casts as calls, and a top-level ``c ? a : b`` as a where."""
+    expr = _CAST_LITERAL_RE.sub(r"_cast_\1(\2)", expr)
+    expr = _TYPE_RE.sub(r"_cast_\1(", expr)
+    depth, question = 0, None
+    for i, ch in enumerate(expr):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "?" and depth == 0:
+            if question is not None:
+                raise NotImplementedError(f"the stand-in's ElementwiseKernel runs one conditional, not {expr!r}")
+            question = i
+    if question is None:
+        return expr
+    condition, _, sides = expr[:question], None, expr[question + 1:]
+    depth, colon = 0, None
+    for i, ch in enumerate(sides):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == ":" and depth == 0:
+            colon = i
+            break
+    if colon is None:
+        raise NotImplementedError(f"a conditional without its ':' in {expr!r}")
+    return f"_where({condition.strip()}, {sides[:colon].strip()}, {sides[colon + 1:].strip()})"
 
 
 class ElementwiseKernel:
     """CuPy's ``ElementwiseKernel`` for one-statement bodies: ``"T a, T b", "T out", "out = a * (T)(b >= 0)"``.
-    The C expression runs with NumPy arrays of the parameters' dtype; ``(T)(x)`` casts to T."""
+    The C expression runs with NumPy arrays of the parameters' dtype; ``(T)(x)`` casts to T (``(T)0``, a literal,
+    too), and one C conditional ``c ? a : b`` at the top of the expression picks elementwise, as NumPy's where
+    (C evaluates one side per element; both sides here are plain values, so the result is the same)."""
 
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True, preamble="",
                  no_return=False, return_tuple=False, loop_prep="", after_loop="", options=()):
@@ -673,7 +703,7 @@ class ElementwiseKernel:
         if target.strip() != self.out_params[0][1] or ";" in expr:
             raise NotImplementedError(f"the stand-in's ElementwiseKernel runs one assignment, not {operation!r}")
         self.name = name
-        self._code = compile(_TYPE_RE.sub(r"_cast_\1(", expr.strip()), f"<kernel {name}>", "eval")
+        self._code = compile(_python_expression(expr.strip()), f"<kernel {name}>", "eval")
 
     def __call__(self, *args):
         if len(args) != len(self.in_params):
@@ -694,6 +724,7 @@ class ElementwiseKernel:
             env[pname] = value
         for kind, dtype in types_.items():
             env[f"_cast_{kind}"] = (lambda d: lambda x: np.asarray(x).astype(d))(dtype)
+        env["_where"] = np.where
         out_kind = self.out_params[0][0]
         out_dtype = types_.get(out_kind, np.dtype(out_kind) if out_kind in np.sctypeDict else None)
         code = self._code

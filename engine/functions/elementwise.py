@@ -147,8 +147,8 @@ class Clamp(Function):
         if hi is None:
             return _kernels.clamp_min_backward(gy, x, lo)  # the ReLU: one fused kernel on a GPU
         if lo is None:
-            return gy * (x <= hi)
-        return gy * ((x >= lo) & (x <= hi))
+            return _kernels.masked(gy, x <= hi)
+        return _kernels.masked(gy, (x >= lo) & (x <= hi))
 
 
 class ReLU(Function):
@@ -162,7 +162,7 @@ class ReLU(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        return gy * (ctx.saved[0] > 0)
+        return _kernels.pass_where(gy, ctx.saved[0], 0, strict=True)
 
 
 class Maximum(Function):

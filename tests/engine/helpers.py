@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 
 import engine
+from engine import kernels
 from engine.autograd import function, graph
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
@@ -17,16 +18,19 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 @contextmanager
 def python_paths():
-    """The graph recorded and walked by the Python code (function._apply, graph._run) inside the block, whether or
-    not the compiled paths (engine/autograd/_cgraph.c) are built."""
-    walk, apply = graph._cwalk, function.Function.__dict__["apply"]
+    """The graph recorded and walked by the Python code (function._apply, graph._run), and the CPU backward's
+    masked writes done by NumPy (engine/kernels.py), inside the block, whether or not the compiled parts
+    (engine/autograd/_cgraph.c, engine/_ckernels.c) are built."""
+    walk, apply, ck = graph._cwalk, function.Function.__dict__["apply"], kernels._ck
     graph._cwalk = None
     function.Function.apply = classmethod(function._apply)
+    kernels._ck = None
     try:
         yield
     finally:
         graph._cwalk = walk
         function.Function.apply = apply
+        kernels._ck = ck
 
 
 def host(t) -> np.ndarray:

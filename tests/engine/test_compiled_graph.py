@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine import kernels
 from engine.autograd import _compiled, function, graph
 from engine.functions import arithmetic
 from tests.engine.helpers import python_paths
@@ -26,12 +27,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "engine" / "autograd" / "_cgraph.c"
 
 
-def test_the_build_is_not_older_than_its_source(graph_core):
+@pytest.mark.parametrize("module, source", [("engine.autograd._cgraph", SOURCE),
+                                            ("engine._ckernels", ROOT / "engine" / "_ckernels.c")])
+def test_the_build_is_not_older_than_its_source(graph_core, module, source):
     if graph_core != "compiled":
         pytest.skip("about the build")
-    built = Path(sys.modules["engine.autograd._cgraph"].__file__)
-    # an edited _cgraph.c and an old build would test old code: `make setup` rebuilds when the source changes
-    assert built.stat().st_mtime >= SOURCE.stat().st_mtime, f"{built.name} is older than _cgraph.c: run make setup"
+    built = Path(sys.modules[module].__file__)
+    # an edited C file and an old build would test old code: `make setup` rebuilds when the source changes
+    assert built.stat().st_mtime >= source.stat().st_mtime, f"{built.name} is older than {source.name}: make setup"
 
 
 def test_a_machine_with_a_compiler_builds_it():
@@ -40,19 +43,22 @@ def test_a_machine_with_a_compiler_builds_it():
     if os.environ.get("GRADSCOPE_PURE_PYTHON", "").strip() not in ("", "0"):
         pytest.skip("GRADSCOPE_PURE_PYTHON is set")
     assert _compiled.kind() == "compiled", "a C compiler is here, but engine/autograd/_cgraph.c was not built"
+    assert "engine._ckernels" in sys.modules, "a C compiler is here, but engine/_ckernels.c was not built"
 
 
 def test_the_environment_variable_keeps_the_python_paths():
-    code = "import engine; from engine.autograd import graph; print(engine.autograd.implementation(), graph._cwalk)"
+    code = ("import engine; from engine.autograd import graph; "
+            "print(engine.autograd.implementation(), graph._cwalk, engine.kernels.implementation())")
     env = {**os.environ, "GRADSCOPE_PURE_PYTHON": "1"}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "python None"
+    assert out.stdout.strip() == "python None python"
 
 
 def test_the_paths_in_use_are_the_ones_asked_for(graph_core):
     compiled = graph_core == "compiled"
     assert (graph._cwalk is not None) == compiled
+    assert (kernels._ck is not None) == compiled
     assert (function.Function.__dict__["apply"].__func__ is function._apply) == (not compiled)
 
 

@@ -255,5 +255,10 @@ def test_elementwise_kernels_of_the_engine_run_and_match_the_unfused_ops(sim):
         for lo in (0, 0.1, -1):
             fused = kernels.clamp_min_backward(gy, x, lo)
             assert fused.dtype == dtype
-            np.testing.assert_array_equal(fused.get(), (gy * (x >= lo)).get())
+            np.testing.assert_array_equal(fused.get(), np.where(x.get() >= lo, gy.get(), dtype(0)))
+        # C's conditional, as CuPy compiles it: an inf or NaN gradient where the mask is false gives +0.0
+        special = sim.asarray(np.array([np.inf, -np.inf, np.nan, -0.0, 2.0], dtype=dtype))
+        at = sim.asarray(np.array([-1.0, -1.0, -1.0, -1.0, 1.0], dtype=dtype))
+        fused = kernels.clamp_min_backward(special, at, 0)
+        assert fused.get().tobytes() == np.array([0, 0, 0, 0, 2.0], dtype=dtype).tobytes()
     kernels._kernels.clear()
