@@ -106,7 +106,9 @@ def pass_where(gy, x, lo, strict=False):
     dtype = gy.dtype
     if (gy.__class__ is not np.ndarray or x.__class__ is not np.ndarray or dtype not in _NATIVE_FLOATS
             or x.dtype != dtype or gy.shape != x.shape or lo.__class__ not in _NUMBERS):
-        return masked(gy, ~(x <= lo) if strict else (x >= lo))
+        if strict:  # (one comparison and one where: a kernel fewer on a GPU than inverting the mask)
+            return backend.xp_of(gy).where(x <= lo, gy.dtype.type(0), gy)
+        return masked(gy, x >= lo)
     if _ck is not None and gy.flags.c_contiguous and x.flags.c_contiguous:
         out = np.empty(gy.shape, dtype)
         _ck.pass_where(out, gy, x, lo, strict)
