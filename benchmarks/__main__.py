@@ -70,8 +70,10 @@ def main(argv=None) -> int:
     header = (f"{'size':<9} {'recipe':<9} {'device':<6} {'engine ms':>10} {'raw ms':>10} {'torch ms':>10} "
               f"{'eng/raw':>8} {'eng/torch':>9}")
     graph = engine.autograd.implementation()
+    masked = engine.kernels.implementation()
     print(f"step time, {args.dtype}, medians{' (quick: one step each, not a measurement)' if args.quick else ''}; "
-          f"the engine's graph recorded and walked {'in C (_cgraph.c)' if graph == 'compiled' else 'in Python'}")
+          f"the engine's graph recorded and walked {'in C (_cgraph.c)' if graph == 'compiled' else 'in Python'}, "
+          f"the CPU's masked gradients {'in C (_ckernels.c)' if masked == 'compiled' else 'with NumPy'}")
     print(header)
     print("-" * len(header))
     started = time.perf_counter()
@@ -152,6 +154,7 @@ def main(argv=None) -> int:
                        f"{BLOCK_WARMUP} and {BLOCK_WARMUP_S * 1e3:g} ms of them"),
         "dtype": args.dtype,
         "graph": engine.autograd.implementation(),  # "compiled" or "python": engine/autograd/_compiled.py
+        "masked_writes": engine.kernels.implementation(),  # "compiled" (engine/_ckernels.c) or "python"
         "rows": [r.to_dict() for r in rows],
         "gpu_cpu_speedup": speedups,
         "runs_500": runs_500,

@@ -131,7 +131,9 @@ def section_machine(say, listed):
     for gpu in listed:
         say(f"nvidia-smi: {gpu}")
     say(f"python {platform.python_version()}, numpy {np.__version__}; the graph recorded and walked "
-        f"{'in C (engine/autograd/_cgraph.c)' if engine.autograd.implementation() == 'compiled' else 'in Python'}")
+        f"{'in C (engine/autograd/_cgraph.c)' if engine.autograd.implementation() == 'compiled' else 'in Python'}; "
+        f"the CPU's masked gradients "
+        f"{'in C (engine/_ckernels.c)' if engine.kernels.implementation() == 'compiled' else 'with NumPy'}")
     say(f"CUDA available: {engine.cuda.is_available()} {engine.cuda.unavailable_reason()}".rstrip())
     if engine.backend.import_warnings:
         say(f"CuPy warned at import: {'; '.join(engine.backend.import_warnings)}")

@@ -144,3 +144,4 @@ def test_the_table_says_when_blocks_did_not_settle(monkeypatch, capsys, tmp_path
                        "--out", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out
     assert "(2 of 10 blocks started while other threads of this process were still busy" in out
+
