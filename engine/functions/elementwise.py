@@ -166,7 +166,9 @@ class ReLU(Function):
 
 
 class Maximum(Function):
-    """Elementwise maximum (``mode='max'``) or minimum; ties share the gradient equally."""
+    """Elementwise maximum (``mode='max'``) or minimum; ties share the gradient equally. The backward is PyTorch's:
+    ``where(a == b, grad / 2, grad)`` with 0 where an input loses (so an infinite gradient gives a loser 0, not
+    the NaN of ``grad * 0``, and where a NaN makes no comparison true both inputs get the gradient)."""
 
     raw = True
 
@@ -181,11 +183,13 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, gy):
         a, b = ctx.saved
-        wins = (a > b) if ctx.mode == "max" else (a < b)
-        ties = (a == b) * 0.5
-        share_a = wins + ties
+        xp = xp_of(gy)
+        shared = xp.where(a == b, gy / 2, gy)
+        zero = gy.dtype.type(0)
+        a_loses, b_loses = (a < b, a > b) if ctx.mode == "max" else (a > b, a < b)
         need_a, need_b = ctx.needs_input_grad
-        return (gy * share_a if need_a else None), (gy * (1 - share_a) if need_b else None)
+        return (xp.where(a_loses, zero, shared) if need_a else None), (xp.where(b_loses, zero, shared) if need_b
+                                                                        else None)
 
 
 class Where(Function):

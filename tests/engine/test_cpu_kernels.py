@@ -325,3 +325,22 @@ def test_masked_gradients_are_pytorchs_for_infinite_and_nan_gradients(op):
     fns[op](mine).backward(engine.from_numpy(gy))
     fns[op](ref).backward(torch.from_numpy(gy))
     np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())  # NaN where PyTorch has NaN, 0 where 0
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is the reference here")
+@pytest.mark.parametrize("mode", ["maximum", "minimum"])
+def test_maximums_gradients_are_pytorchs_with_ties_nans_and_infinite_gradients(mode):
+    """Ties share the gradient; a loser gets 0 even of an infinite gradient (grad * 0 gave NaN); where a NaN
+    makes no comparison true, both inputs get the gradient, as in PyTorch."""
+    import torch
+
+    gy, a = _special_pair((8, 50), np.float64)
+    b = RNG.standard_normal((8, 50))
+    b.reshape(-1)[::7] = a.reshape(-1)[::7]  # ties, NaN against NaN and inf against inf among them
+    mine = [engine.from_numpy(v.copy()).requires_grad_() for v in (a, b)]
+    ref = [torch.from_numpy(v.copy()).requires_grad_() for v in (a, b)]
+    getattr(mine[0], mode)(mine[1]).backward(engine.from_numpy(gy))
+    getattr(ref[0], mode)(ref[1]).backward(torch.from_numpy(gy))
+    for m, r in zip(mine, ref):
+        np.testing.assert_array_equal(m.grad.numpy(), r.grad.numpy())
+    assert mine[0].grad.dtype == engine.float64
