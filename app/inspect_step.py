@@ -120,7 +120,12 @@ class StepProfile:
         total = self.profiled_step_s * 1e3
         for name, ms in sorted(self.categories_ms().items(), key=lambda kv: -kv[1]):
             lines.append(f"{name:22s} {ms:9.4f} ms  {100 * ms / total if total else 0:5.1f}%")
-        lines.append(f"{'profiled step':22s} {total:9.4f} ms (the rows above add up to it)")
+        summed = sum(self.categories_ms().values())
+        if abs(summed - total) <= 0.005 * total:
+            lines.append(f"{'profiled step':22s} {total:9.4f} ms (the rows above add up to it)")
+        else:  # "Python between ops" cannot go below 0: the profiler's own cost, an estimate, overlaps the ops' times
+            lines.append(f"{'profiled step':22s} {total:9.4f} ms (the rows above add up to {summed:.4f} ms, "
+                         f"{100 * (summed / total - 1):+.1f}%: the profiler's own cost is an estimate)")
         lines.append(f"{'plain step':22s} {self.plain_step_s * 1e3:9.4f} ms (unprofiled, in between; the rows "
                      f"without the profiler's own: {100 * (self.agreement - 1):+.1f}%)")
         if gpu:

@@ -12,9 +12,10 @@ import engine
 from app import export
 from app.config import RunConfig
 from app.dynamics import _histogram, parameters
-from app.inspect_step import inside, profile_steps, step_graph
+from app.inspect_step import StepProfile, inside, profile_steps, step_graph
 from app.recipes import fit_form, fit_gradients, make_state
 from app.runner import Runner
+from engine.profiler import OpRecord, Profile
 from main import main
 
 SMALL = dict(batch=8, d_in=20, hidden=10, d_out=3)
@@ -85,6 +86,19 @@ def test_a_profile_names_the_ops_of_the_step_and_holds_itself_to_the_plain_step(
     assert "profile of 20 steps of autograd on cpu" in text and "plain step" in text
     with pytest.raises(ValueError, match="plain NumPy arrays"):
         profile_steps(RunConfig(recipe="numpy", **SMALL))
+
+
+def test_the_text_says_when_the_rows_do_not_add_up_to_the_profiled_step():
+    """"Python between ops" stops at 0: where the profiler's own cost (an estimate) and the ops' times overlap, the
+    categories add up to more than the step, and the text said they added up to it."""
+    def text(op_s, own_s):
+        prof = Profile(records=[OpRecord("MatMul", "forward", op_s)], cost_s={"call": own_s})
+        prof.finish(1.0)
+        return StepProfile(prof, 1, 1.0, "autograd", "cpu").text()
+
+    assert "1000.0000 ms (the rows above add up to it)" in text(0.7, 0.2)  # 0.1 s of Python between ops
+    assert "1000.0000 ms (the rows above add up to 1100.0000 ms, +10.0%: the profiler's own cost is an estimate)" \
+        in text(0.9, 0.2)
 
 
 def test_inside_gives_the_graph_alone_for_the_numpy_recipe_and_says_why():
