@@ -58,9 +58,15 @@ class _Note(QLabel):
     """A wrapped label that keeps the height its text needs at its width: a layout short of room otherwise
     squeezes it below that and cuts its last lines off (the Weights caption in a 1024x700 window)."""
 
+    _held_for = None  # the (width, text) the minimum height was worked out for
+
     def _hold_height(self) -> None:
         if not self.isVisible():  # not laid out: its width says nothing yet (showEvent comes back here)
             return
+        key = (self.width(), self.text())
+        if key == self._held_for:  # a resize in height only (the one this causes, too): nothing to work out
+            return
+        self._held_for = key
         if self.minimumHeight():
             self.setMinimumHeight(0)  # (QLabel's heightForWidth is never under the minimum it is given)
         self.setMinimumHeight(max(self.heightForWidth(self.width()), 0))
