@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QProgressDialog,
     QScrollArea,
     QSplitter,
+    QTabBar,
     QWidget,
 )
 
@@ -61,6 +62,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, settings: QSettings | None = None, preset: RunConfig | None = None):
         super().__init__()
+        self._tabs_tidy_pending = False  # a tidy of the dock tabs is scheduled (childEvent)
         self.settings = settings if settings is not None else default_settings()
         # where this session's runs are kept for the next launch: with the autosaves, or beside a settings file
         # of one's own (GRADSCOPE_SETTINGS, the tests)
@@ -677,6 +679,21 @@ class MainWindow(QMainWindow):
         total = self.center.width() if self.center.orientation() == Qt.Horizontal else self.center.height()
         if total > 0:
             self.center.setSizes([total * 2 // 3, total - total * 2 // 3])
+
+    def childEvent(self, event) -> None:  # noqa: N802 - Qt override
+        # Qt makes the tab bars of tabified docks as the docks are tabified, restored or dragged together
+        if event.type() == QEvent.ChildAdded and not getattr(self, "_tabs_tidy_pending", True):
+            self._tabs_tidy_pending = True
+            QTimer.singleShot(0, self, self._tidy_tab_bars)  # once the child is whole
+        super().childEvent(event)
+
+    def _tidy_tab_bars(self) -> None:
+        """Dock tabs keep their whole names ("Benchmarks", not "Benc…"): where the tabs are wider than the dock,
+        the bar scrolls, with arrows, rather than cut every name down to a letter or two."""
+        self._tabs_tidy_pending = False
+        for bar in self.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly):
+            bar.setElideMode(Qt.ElideNone)
+            bar.setUsesScrollButtons(True)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
         if watched is self.center and event.type() == QEvent.Resize:

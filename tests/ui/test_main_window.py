@@ -372,6 +372,46 @@ def test_the_window_fits_a_1024x700_screen_with_every_panel_reachable(qtbot, win
     assert panel.height() <= window.step_dock.height() and panel.graph.view.height() >= 60
 
 
+def _dock_tab_bars(window):
+    from PySide6.QtWidgets import QTabBar
+
+    return {tuple(bar.tabText(i) for i in range(bar.count())): bar
+            for bar in window.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly) if bar.count()}
+
+
+def _names_cut_short(bar):
+    """The tabs drawn narrower than their names (Qt elides those: "Benc…")."""
+    metrics = bar.fontMetrics()
+    return [bar.tabText(i) for i in range(bar.count())
+            if bar.tabRect(i).width() < metrics.horizontalAdvance(bar.tabText(i))]
+
+
+def test_dock_tabs_keep_their_whole_names_at_1024x700_and_scroll_instead(qtbot, window, tmp_path):
+    window.resize(1000, 640)
+    qtbot.waitUntil(lambda: window.width() == 1000, timeout=2000)
+    bars = _dock_tab_bars(window)
+    right = bars[("Device", "Gradients", "Benchmarks", "Inside the step")]
+    qtbot.waitUntil(lambda: right.usesScrollButtons(), timeout=2000)
+    assert right.width() < sum(right.tabSizeHint(i).width() for i in range(right.count()))  # too narrow for all
+    assert right.elideMode() == Qt.ElideNone and _names_cut_short(right) == []
+    window.step_dock.raise_()  # the last tab scrolled into view, whole
+    QApplication.processEvents()
+    assert right.currentIndex() == 3 and right.tabRect(3).right() <= right.width()
+    assert _names_cut_short(right) == []
+    # the tab bars a restored layout makes are held to it too
+    window.save_settings()
+    from ui.main_window import MainWindow
+
+    again = MainWindow(window.settings, preset=SMALL)
+    qtbot.addWidget(again)
+    again.show()
+    again.resize(1000, 640)
+    qtbot.waitUntil(lambda: all(b.elideMode() == Qt.ElideNone for b in _dock_tab_bars(again).values()),
+                    timeout=2000)
+    assert all(_names_cut_short(b) == [] for b in _dock_tab_bars(again).values())
+    again.close()
+
+
 def test_check_now_during_a_run_pauses_it_and_computes_in_the_runs_thread(qtbot, window, monkeypatch):
     import threading
 
