@@ -36,6 +36,7 @@ from .dtypes import dtype, float16, float32, float64, get_default_dtype, int32, 
 from .functional import *  # noqa: F403 - torch.mm, torch.exp, ...
 from .gradcheck import GradcheckError, gradcheck
 from .legacy import CPU_TYPES as _CPU_TYPES
+from .printing import set_printoptions
 from .random import initial_seed, manual_seed
 from .tensor import Size, Tensor, is_tensor
 from .threads import get_num_threads, set_num_threads
@@ -66,5 +67,5 @@ __all__ = [
     "autograd", "cuda", "nn", "optim", "profiler", "gradcheck", "GradcheckError", "CudaUnavailableError", "is_tensor",
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
-    "get_num_threads", "set_num_threads", *functional.__all__,
+    "get_num_threads", "set_num_threads", "set_printoptions", *functional.__all__,
 ]

@@ -62,17 +62,54 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         np_dtype = source.dtype
     else:
         probe = np.asarray(source)
-        if probe.dtype.kind == "f" or probe.dtype == object:
-            np_dtype = dtypes.get_default_dtype().np
-        elif probe.dtype.kind in "iu":
-            np_dtype = np.int64
-        elif probe.dtype.kind == "b":
-            np_dtype = np.bool_
+        np_dtype = _inferred_dtype(source)
+        if np_dtype is None:
+            if probe.dtype.kind == "f" or probe.dtype == object:
+                np_dtype = dtypes.get_default_dtype().np
+            elif probe.dtype.kind in "iu":
+                np_dtype = np.int64
+            elif probe.dtype.kind == "b":
+                np_dtype = np.bool_
+            else:
+                raise TypeError(f"tensor(): can't make a tensor from {type(data).__name__} of {probe.dtype}")
         else:
-            raise TypeError(f"tensor(): can't make a tensor from {type(data).__name__} of {probe.dtype}")
+            dtypes.from_numpy_dtype(np_dtype)  # one the engine has, or a TypeError that names it
         source = probe
     array = backend.to_device_array(source, dev, dtype=np_dtype, copy=True)
     return _finish(array, requires_grad)
+
+
+_BOOL, _INT64 = np.dtype(np.bool_), np.dtype(np.int64)
+
+
+def _inferred_dtype(data):
+    """PyTorch's dtype for a number or nested sequence (``torch.tensor``'s inference): each element's own, a Python
+    float the default dtype, an int int64, a bool bool, a NumPy scalar, array or a tensor its dtype, all promoted
+    together (``[np.float64(0.1)]`` is float64, ``[np.int64(1), 1.5]`` float32). None where an element is none of
+    these (NumPy then says what it makes of it)."""
+    seen = set()
+    stack = [data]
+    default = dtypes.get_default_dtype().np
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, (np.generic, np.ndarray)) or backend.is_cupy_array(x):  # (np.float64 is a float too)
+            seen.add(x.dtype)
+        elif isinstance(x, bool):
+            seen.add(_BOOL)
+        elif isinstance(x, int):
+            seen.add(_INT64)
+        elif isinstance(x, float):
+            seen.add(default)
+        elif isinstance(x, Tensor):
+            seen.add(x._data.dtype)
+        else:
+            return None
+    found = None
+    for d in seen:
+        found = dtypes.promote_types(found, d)
+    return found
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

@@ -12,6 +12,7 @@ import numpy as np
 from . import backend as _backend
 from . import dtypes as _dtypes
 from . import kernels as _kernels
+from . import printing as _printing
 from . import threads as _threads
 from .backend import CPU, device_of_array, resolve, to_host, xp_of
 from .dtypes import promote as _promote
@@ -26,10 +27,30 @@ _bool = builtins.bool
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple, printed as ``Size([64, 10])``."""
+    """A tensor's shape: a tuple, printed as ``Size([64, 10])``; slicing, ``+`` and ``*`` give a Size again, as in
+    PyTorch (``x.shape[1:].numel()``)."""
 
     def __repr__(self):
         return f"Size({list(self)})"
+
+    def __getitem__(self, index):
+        got = tuple.__getitem__(self, index)
+        return Size(got) if index.__class__ is slice else got
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, times):
+        return Size(tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         n = 1
@@ -38,8 +59,16 @@ class Size(tuple):
         return n
 
 
-return_types_max = namedtuple("max", ["values", "indices"])
-return_types_min = namedtuple("min", ["values", "indices"])
+def _return_type(name: str):
+    """PyTorch's ``torch.return_types.max``: a named pair, printed one field a line."""
+    def __repr__(self):
+        return f"engine.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+    return type(name, (namedtuple(name, ["values", "indices"]),), {"__slots__": (), "__repr__": __repr__})
+
+
+return_types_max = _return_type("max")
+return_types_min = _return_type("min")
 
 
 def _wrap(array, requires_grad=False):
@@ -473,24 +502,33 @@ class Tensor:
 
     # ------------------------------------------------------------------ Python protocol
     def __repr__(self):
-        host = to_host(self._data)
-        if host.dtype.kind == "f":
-            body = np.array2string(host, separator=", ", prefix="tensor(", precision=4, floatmode="maxprec_equal",
-                                   threshold=1000, edgeitems=3)
-        else:
-            body = np.array2string(host, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3)
-        extras = []
+        """As PyTorch prints it (engine/printing.py): ``tensor([0.1000, 2.0000], device='cuda:0',
+        dtype=engine.float64, grad_fn=<MulBackward>)``; a large GPU tensor is cut down to what is shown before it is
+        copied to the host."""
+        data, dt, extras = self._data, self.dtype, []
         dev = self.device
-        if dev.type != "cpu":
+        # shown where it is not the default device's type, or not the current GPU
+        if dev.type != _backend.get_default_device().type or (
+                dev.type == "cuda" and dev.index != _backend.current_cuda_index()):
             extras.append(f"device='{dev}'")
-        dt = self.dtype
-        if dt not in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_):
-            extras.append(f"dtype={dt}")
+        if data.size == 0:  # nothing to tell the dtype by: shown unless it is the default
+            if data.ndim != 1:
+                extras.append(f"size={tuple(data.shape)}")
+            if dt != _dtypes.get_default_dtype():
+                extras.append(f"dtype={dt}")
+            text = "[]"
+        else:
+            if not _printing.OPTIONS.edgeitems:  # nothing of it is shown
+                extras.append(f"size={tuple(data.shape)}")
+            if dt not in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_):
+                extras.append(f"dtype={dt}")
+            summary, shown = _printing.summarized(data, xp_of(data))
+            text = _printing.body(to_host(shown), data.shape, summary, len("tensor("))
         if self.grad_fn is not None:
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._rg:
             extras.append("requires_grad=True")
-        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+        return _printing.with_suffixes("tensor(" + text, extras, len("tensor("))
 
     def __str__(self):
         return self.__repr__()
