@@ -62,6 +62,14 @@ class Optimizer:
                 params.append((p, w, g))
             yield group, params
 
+    def __repr__(self):
+        """As PyTorch prints an optimizer: each parameter group's settings, one a line, by name."""
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key != "params")
+        return "\n".join(lines) + "\n)"
+
     def state_dict(self):
         return {"param_groups": [{k: v for k, v in g.items() if k != "params"} for g in self.param_groups],
                 "state": {i: s for i, s in enumerate(self.state.values())}}
@@ -73,7 +81,7 @@ class Optimizer:
 class SGD(Optimizer):
     """``p -= lr * g`` (with momentum: ``buf = momentum * buf + (1 - dampening) * g``)."""
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False):
         if momentum < 0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
@@ -100,7 +108,7 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """Adam, computed as PyTorch computes it (bias corrections folded into the step size)."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
         if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameters: {betas}")
         if eps < 0:
@@ -135,7 +143,7 @@ class RMSprop(Optimizer):
     ``p -= lr g / (sqrt(v) + eps)``; ``centered`` subtracts the squared running mean of g under the root,
     ``momentum`` keeps a buffer of ``g / (sqrt(v) + eps)``, ``maximize`` ascends."""
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         for name, value in (("epsilon", eps), ("momentum", momentum), ("weight_decay", weight_decay),
                             ("alpha", alpha)):

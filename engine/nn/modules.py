@@ -255,6 +255,9 @@ class Flatten(Module):
     def forward(self, x):
         return x.flatten(self.start_dim, self.end_dim)
 
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
 
 class Sequential(Module):
     def __init__(self, *modules):

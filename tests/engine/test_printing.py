@@ -237,3 +237,21 @@ def test_random_tensors_print_as_in_torch(shape, scale, whole, special, dtype, s
 
 def _suffixes_on_one_line(text):
     return re.sub(r",\n {7}(?=[a-z])", ", ", text)  # a suffix wrapped under "tensor(", not a row of numbers
+
+
+# ----------------------------------------------------------------------------- modules and optimizers
+
+def test_an_optimizer_prints_its_parameter_groups_as_pytorchs():
+    model = engine.nn.Linear(3, 2)
+    sgd = engine.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    # torch 2.13 prints these lines too, and differentiable, foreach, fused, maximize, which the engine's SGD has not
+    assert repr(sgd) == ("SGD (\nParameter Group 0\n    dampening: 0\n    lr: 0.001\n    momentum: 0.9\n"
+                         "    nesterov: False\n    weight_decay: 0\n)")
+    two = engine.optim.Adam([{"params": [model.weight]}, {"params": [model.bias], "lr": 0.1}])
+    assert repr(two).splitlines()[:3] == ["Adam (", "Parameter Group 0", "    betas: (0.9, 0.999)"]
+    assert "Parameter Group 1" in repr(two) and "    lr: 0.1" in repr(two)
+
+
+def test_flatten_prints_its_dimensions():
+    assert repr(engine.nn.Flatten(0, 1)) == "Flatten(start_dim=0, end_dim=1)"
+    assert repr(engine.nn.Flatten()) == "Flatten(start_dim=1, end_dim=-1)"
