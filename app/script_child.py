@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 
 
 class Control:
@@ -187,6 +188,53 @@ def alias_torch(engine) -> None:
             sys.modules["torch" + name[len("engine"):]] = module
 
 
+def _torch_names() -> dict:
+    """PyTorch's public names by where they live ("torch", "torch.Tensor", "torch.nn.Module", ...), as torch 2.13
+    has them (app/torch_names.json; tests/app/test_script_run.py checks it against torch where torch is
+    installed)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_names.json")
+    with open(path, encoding="utf-8") as f:
+        return {k: set(v) for k, v in json.load(f)["names"].items()}
+
+
+def _engine_place(obj) -> str | None:
+    """Where PyTorch keeps what ``obj`` is: "torch.nn.functional" for the engine's module of that name,
+    "torch.Tensor" for a tensor, "torch.nn.Module" for any module (a script's own ones too), "torch.optim.Optimizer"
+    for an optimizer; None for anything else."""
+    if isinstance(obj, types.ModuleType):
+        name = obj.__name__
+        return "torch" + name[len("engine"):] if name == "engine" or name.startswith("engine.") else None
+    import engine  # noqa: PLC0415 - loaded already: the script is running on it
+
+    for cls, place in ((engine.Tensor, "torch.Tensor"), (engine.nn.Module, "torch.nn.Module"),
+                       (engine.optim.Optimizer, "torch.optim.Optimizer")):
+        if isinstance(obj, cls):
+            return place
+    return None
+
+
+def beyond_the_engine(exc: BaseException) -> str | None:
+    """Where a script failed for want of a part of PyTorch that the engine has not (``torch.utils``,
+    ``Tensor.std``, ``nn.ModuleList``), a sentence that says so; None for anything else, a misspelt name included
+    (``self.lin`` for ``self.l``: PyTorch has no such name either)."""
+    missing = None
+    try:
+        if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.startswith("torch."):
+            # a submodule the engine has not (torch.utils.data: torch.utils); torch.utlis is nobody's
+            first = exc.name.split(".")[1]
+            missing = exc.name if first in _torch_names()["torch"] else None
+        elif isinstance(exc, AttributeError) and getattr(exc, "name", None) and hasattr(exc, "obj"):
+            place = _engine_place(exc.obj)
+            if place is not None and exc.name in _torch_names().get(place, ()):
+                missing = f"{place}.{exc.name}"
+    except (OSError, ValueError, KeyError):  # the list is missing or unreadable: say nothing rather than guess
+        return None
+    if missing is None:
+        return None
+    return (f"{missing} is PyTorch's but not the engine's: gradscope's engine has the API of the tutorial "
+            f"\"Learning PyTorch with examples\" and a little more, not all of PyTorch's")
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     script, ctl_fd, evt_fd = argv[0], int(argv[1]), int(argv[2])
@@ -221,9 +269,12 @@ def main(argv=None) -> int:
                 break
         text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + \
             "".join(traceback.format_exception_only(type(exc), exc))
+        hint = beyond_the_engine(exc)
+        if hint:
+            text += hint + "\n"
         sys.stderr.write(text)
         sys.stderr.flush()
-        reporter.send(t="error", kind=type(exc).__name__, message=str(exc), steps=reporter.steps)
+        reporter.send(t="error", kind=type(exc).__name__, message=str(exc), steps=reporter.steps, hint=hint)
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()

@@ -218,6 +218,8 @@ class ScriptRun:
             return STOPPED, f"stopped after {n} steps"
         if self.error is not None:
             what = f"{self.error.get('kind')}: {self.error.get('message')}"
+            if self.error.get("hint"):
+                what += f" ({self.error['hint']})"
             if n == 0:
                 return FAILED, f"the script raised before its first step: {what}"
             return FAILED, f"the script raised after {n} steps: {what}"

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import engine
+from app import script_child
 from app.script_run import ScriptError, ScriptRun, check_script, wait_for_end
 from main import main
 
@@ -377,3 +381,90 @@ def test_the_script_check_never_alarms_on_correct_gradients_and_always_on_the_pl
     assert len(w1_grades) == 42  # steps 0, 20, ..., 180 and 200 to 231 (227 among them)
     assert set(w1_grades) == ({"bad"} if planted else set(w1_grades) - {"bad"})
     assert ("bad" in w1_grades) == planted
+
+
+# ----------------------------------------------------------------------------- beyond the engine
+
+def _raised(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the exception is what is looked at
+        return exc
+    raise AssertionError("it did not raise")
+
+
+class _OwnNet(engine.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = engine.nn.Linear(2, 1)
+
+
+def _sgd():
+    return engine.optim.SGD([engine.zeros(1, requires_grad=True)], lr=0.1)
+
+
+BEYOND = [  # (what raises, the PyTorch name it lacks, or None for a script's own mistake)
+    (lambda: engine.zeros(2).std(), "torch.Tensor.std"),
+    (lambda: engine.nn.ModuleList, "torch.nn.ModuleList"),
+    (lambda: engine.nn.functional.gelu, "torch.nn.functional.gelu"),
+    (lambda: engine.nn.Linear(2, 1).register_buffer, "torch.nn.Module.register_buffer"),
+    (lambda: _OwnNet().register_buffer, "torch.nn.Module.register_buffer"),  # a script's own module too
+    (lambda: _sgd().register_step_pre_hook, "torch.optim.Optimizer.register_step_pre_hook"),
+    (lambda: engine.einsum, "torch.einsum"),
+    (lambda: _OwnNet().lin, None),  # misspelt: PyTorch has no such name either
+    (lambda: engine.nn.Linear(2, 1).wieght, None),
+    (lambda: engine.zeros(1).bakward, None),
+    (lambda: [].std, None),  # not the engine's object
+    (lambda: __import__("torch.utlis"), None),
+    (lambda: __import__("numpyy"), None),
+]
+
+
+@pytest.mark.parametrize("make, expected", BEYOND, ids=[str(e) if e else f"own mistake {i}" for i, (_, e) in
+                                                        enumerate(BEYOND)])
+def test_a_part_of_pytorch_the_engine_has_not_is_named_and_a_typo_is_not(make, expected, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", engine)  # as in the script's process
+    hint = script_child.beyond_the_engine(_raised(make))
+    if expected is None:
+        assert hint is None
+    else:
+        assert hint == (f"{expected} is PyTorch's but not the engine's: gradscope's engine has the API of the "
+                        "tutorial \"Learning PyTorch with examples\" and a little more, not all of PyTorch's")
+
+
+def test_a_module_of_pytorch_the_engine_has_not_is_named():
+    hint = script_child.beyond_the_engine(ModuleNotFoundError("No module named 'torch.utils'", name="torch.utils"))
+    assert hint.startswith("torch.utils is PyTorch's but not the engine's")
+    assert script_child.beyond_the_engine(ModuleNotFoundError("x", name="torch.utlis")) is None
+
+
+def test_a_script_using_more_than_the_engine_has_is_told_so(tmp_path):
+    run, out, err = run_to_end(script(tmp_path, """
+        import torch
+        x = torch.randn(8, 3)
+        loss = x.std()
+    """))
+    status, message = run.status()
+    assert status == "failed"
+    assert message == ("the script raised before its first step: AttributeError: 'Tensor' object has no attribute "
+                       "'std' (torch.Tensor.std is PyTorch's but not the engine's: gradscope's engine has the API of "
+                       "the tutorial \"Learning PyTorch with examples\" and a little more, not all of PyTorch's)")
+    assert err.splitlines()[-1].startswith("torch.Tensor.std is PyTorch's but not the engine's")
+
+
+@pytest.mark.torch
+def test_the_list_of_pytorchs_names_is_torchs():
+    """app/torch_names.json against the installed torch: each place's names are its public attributes (the list
+    was made from torch 2.13.0; another version may add or drop a few, which only this test notices)."""
+    torch = pytest.importorskip("torch")
+
+    data = json.loads((Path(__file__).parents[2] / "app" / "torch_names.json").read_text(encoding="utf-8"))
+    assert data["torch"].startswith("2.13")
+    if not torch.__version__.startswith("2.13"):
+        pytest.skip(f"torch {torch.__version__} is installed; the list is 2.13's")
+    for place, names in data["names"].items():
+        obj = torch
+        for part in place.split(".")[1:]:
+            obj = getattr(obj, part)
+        public = {n for n in dir(obj) if not n.startswith("_") or n == "__matmul__"}
+        assert set(names) == public, place
