@@ -27,11 +27,12 @@ _bool = builtins.bool
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple, printed as ``Size([64, 10])``; slicing, ``+`` and ``*`` give a Size again, as in
-    PyTorch (``x.shape[1:].numel()``)."""
+    """A tensor's shape: a tuple, printed as ``engine.Size([64, 10])`` (PyTorch's ``torch.Size([64, 10])``, named
+    as the dtypes are: ``engine.float32``); slicing, ``+`` and ``*`` give a Size again, as in PyTorch
+    (``x.shape[1:].numel()``)."""
 
     def __repr__(self):
-        return f"Size({list(self)})"
+        return f"engine.Size({list(self)})"
 
     def __getitem__(self, index):
         got = tuple.__getitem__(self, index)

@@ -180,7 +180,7 @@ def test_a_numpy_scalar_the_engine_has_no_dtype_for_is_named():
 
 def test_size_slices_and_sums_to_a_size():
     s = engine.zeros(2, 3, 4).shape
-    assert type(s[1:]) is engine.Size and s[1:].numel() == 12 and repr(s[1:]) == "Size([3, 4])"
+    assert type(s[1:]) is engine.Size and s[1:].numel() == 12 and repr(s[1:]) == "engine.Size([3, 4])"
     assert type(s[0]) is int and s[-1] == 4
     assert type(s + (5,)) is engine.Size and s + (5,) == (2, 3, 4, 5)
     assert type((1,) + s) is engine.Size and (1,) + s == (1, 2, 3, 4)
@@ -201,6 +201,15 @@ def _torch():
 def test_the_expected_strings_are_torchs(name, make):
     torch = _torch()
     assert repr(make(torch)).replace("torch.", "engine.") == EXPECTED[name]
+
+
+@pytest.mark.torch
+def test_sizes_and_return_types_print_as_torchs():
+    torch = _torch()
+    for lib_expr in ("lib.zeros(2, 3).shape", "lib.zeros(2, 3, 4).shape[1:]", "lib.zeros(2).shape + (1,)",
+                     "lib.arange(6.0).reshape(2, 3).max(dim=1)", "lib.tensor([3, 1, 2]).min(dim=0)"):
+        theirs = repr(eval(lib_expr, {"lib": torch})).replace("torch.", "engine.")  # noqa: S307 - our own text
+        assert repr(eval(lib_expr, {"lib": engine})) == theirs, lib_expr  # noqa: S307
 
 
 _MAGNITUDES = st.sampled_from([1e-9, 1e-5, 1e-3, 0.1, 1.0, 7.0, 1e3, 1e5, 1e9])
