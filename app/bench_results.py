@@ -55,3 +55,37 @@ def load_latest(folder: Path = RESULTS) -> list[BenchResults]:
         out.append(BenchResults(path.name, data.get("when", ""), data.get("machine", {}), curves, rows))
     out.sort(key=lambda r: r.when, reverse=True)
     return out
+
+
+@dataclass
+class Shown:
+    """What the panel plots for one kind of device: the newest file that measured it, and its curves there."""
+
+    kind: str  # "CPU" or "GPU"
+    results: BenchResults
+    curves: list
+
+    def describe(self) -> str:
+        """``CPU: cpu.json of 2026-11-24 00:36, AMD EPYC (2 cores)``."""
+        machine = self.results.machine
+        if self.kind == "GPU":
+            what = machine.get("gpu") or "a GPU"
+        else:
+            what = machine.get("cpu") or "a CPU"
+            if machine.get("cpu_count"):
+                what += f" ({machine['cpu_count']} cores)"
+        when = self.results.when.replace("T", " ")[:16]
+        return f"{self.kind}: {self.results.source}" + (f" of {when}" if when else "") + f", {what}"
+
+
+def newest_per_device(results: list[BenchResults]) -> list[Shown]:
+    """For the CPU and for the GPU, the curves of the newest file (``results`` is newest first) with rows of that
+    kind: two machines' CPU rows on one plot, in one colour, would read as one machine's."""
+    shown = []
+    for kind, is_kind in (("CPU", lambda d: d == "cpu"), ("GPU", lambda d: d != "cpu")):
+        for res in results:
+            curves = [c for c in res.curves if is_kind(c.device)]
+            if curves:
+                shown.append(Shown(kind, res, curves))
+                break
+    return shown

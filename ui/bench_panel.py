@@ -9,7 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 
-from app.bench_results import load_latest
+from app.bench_results import load_latest, newest_per_device
 
 from .swatches import colour_key
 
@@ -47,30 +47,27 @@ class BenchPanel(QWidget):
     def reload(self) -> int:
         self.plot.clear()
         self.curves = []
-        results = load_latest()
-        if not results:
+        shown = newest_per_device(load_latest())
+        if not shown:
             self.summary.setText("No benchmark results yet: run `make bench` (it writes benchmarks/results/).")
             return 0
-        for res in results:
-            for c in res.curves:
+        for part in shown:
+            for c in part.curves:
                 color = COLORS.get((c.device if c.device == "cpu" else "cuda", c.recipe), "#7f7f7f")
                 pen = pg.mkPen(color, width=2 if c.impl == "engine" else 1, style=STYLE[c.impl])
                 item = self.plot.plot(c.flops, c.ms, pen=pen, symbol="o" if c.impl == "engine" else None,
                                       symbolSize=5, symbolBrush=color)
-                item.setToolTip(c.label)
+                item.setToolTip(f"{c.label}: {part.results.source}")
                 self.curves.append(item)
-        newest = results[0]
-        machine = newest.machine
-        gpu = f", GPU {machine['gpu']}" if machine.get("gpu") else ", no GPU"
-        self.summary.setText(html.escape(f"Latest: {newest.source} ({newest.when}), CPU {machine.get('cpu', '?')}"
-                                         f"{gpu}.") + " " + key(results))
+        sources = "; ".join(part.describe() for part in shown)
+        self.summary.setText(html.escape(sources + ".") + " " + key([c for part in shown for c in part.curves]))
         return len(self.curves)
 
 
-def key(results) -> str:
-    """What the colours and line styles of these results' curves mean, as rich text."""
-    shown = {(c.device if c.device == "cpu" else "cuda", c.recipe) for res in results for c in res.curves}
-    impls = {c.impl for res in results for c in res.curves}
+def key(curves) -> str:
+    """What the colours and line styles of these curves mean, as rich text."""
+    shown = {(c.device if c.device == "cpu" else "cuda", c.recipe) for c in curves}
+    impls = {c.impl for c in curves}
     colours = colour_key((color, f"{recipe} ({'CPU' if device == 'cpu' else 'GPU'})")
                          for (device, recipe), color in COLORS.items() if (device, recipe) in shown)
     styles = "; ".join(text for impl, text in (("engine", "solid: the engine"), ("raw", "dashed: raw NumPy/CuPy"),

@@ -261,6 +261,7 @@ class LossPlot(QWidget):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         # a light background: an entry drawn over a curve stays readable
         self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 200))
+        self._released = False  # (release)
         self.plot.setLogMode(y=True)
         self._show_empty_range()
         # applied by the PlotItem to every curve it holds (it overrides per-item settings on addItem)
@@ -372,6 +373,14 @@ class LossPlot(QWidget):
 
     def color(self, key) -> str:
         return self.series[key].color
+
+    def release(self) -> None:
+        """Before the window goes: the legend stops following its geometry. Qt deletes the plot's view box before
+        the legend inside it, and a legend whose size changes as its entries go (one of two lines, "lies exactly
+        on #1", say) would have pyqtgraph's anchor read the deleted box."""
+        if not self._released:
+            self._released = True
+            self.legend.geometryChanged.disconnect()
 
     def has(self, key) -> bool:
         return key in self.series

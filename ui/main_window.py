@@ -363,8 +363,9 @@ class MainWindow(QMainWindow):
         else:
             self.plot.redraw(force=True)
             same = self.plot.mark_identical(key) if self.plot.has(key) else []
-            same_note = f"; its curve lies exactly on {', '.join(f'#{k}' for k in same)} (identical losses)" \
-                if same else ""
+            # by the names the legend and the runs list show (a restored or opened run's key is not its number)
+            same_note = f"; its curve lies exactly on {', '.join(self.plot.series[k].name for k in same)} " \
+                "(identical losses)" if same else ""
             self.runs_list.update(key, result.status, result.final_loss if result.steps_done else None,
                                   result.steps_per_second, result.message + same_note)
             if result.config is None:  # a script: its device is known once it stepped
@@ -824,6 +825,7 @@ class MainWindow(QMainWindow):
             print(f"the run was still going: its log is saved in {saved}", file=sys.stderr)
         self.save_settings()
         self.save_session()
+        self.plot.release()
         event.accept()
 
 

@@ -610,7 +610,7 @@ def test_benchmark_panel_reads_results(qtbot, window, tmp_path, monkeypatch):
     monkeypatch.setattr("ui.bench_panel.load_latest", lambda: br.load_latest(tmp_path))
     assert window.bench_panel.reload() == 3
     assert not window.bench_panel.plot.getAxis("bottom").autoSIPrefix  # 10^5 FLOP, not 0.1 "(x1e+06)"
-    assert "test cpu" in window.bench_panel.summary.text()
+    assert window.bench_panel.summary.text().startswith("CPU: cpu.json of 2026, test cpu. ")
     # the key says what the colours and line styles are (no in-plot legend to cover the curves)
     assert window.bench_panel.summary.text().endswith(
         '<span style="color:#1f77b4">&#9644;</span> tensor (CPU). Solid: the engine; dashed: raw NumPy/CuPy; '
@@ -865,6 +865,32 @@ def test_an_opened_log_can_be_exported_again(qtbot, window, tmp_path):
     np.testing.assert_array_equal(export.load(tmp_path / "again.csv").log.step, result.log.step)
     window.export_logs([key], path=str(tmp_path / "again2.json"))
     assert export.load(tmp_path / "again2.json").config == result.config
+
+
+def test_a_new_run_on_a_restored_ones_curve_names_it_as_the_runs_list_does(qtbot, tmp_path):
+    """The status line named a restored run by its internal key ("#file-1"), not by its number or name."""
+    from ui.main_window import MainWindow
+
+    settings_path = str(tmp_path / "settings.ini")
+    first = MainWindow(QSettings(settings_path, QSettings.IniFormat), preset=SMALL)
+    qtbot.addWidget(first)
+    first.show()
+    start_and_wait(qtbot, first)
+    first.close()
+
+    second = MainWindow(QSettings(settings_path, QSettings.IniFormat), preset=SMALL)
+    qtbot.addWidget(second)
+    second.show()
+    assert second.restore_session() == 1
+    qtbot.waitUntil(lambda: len(second.runs_list.keys()) == 1 and not second.session.restoring, timeout=20_000)
+    restored = second.runs_list.keys()[0]
+    assert second.runs_list.name(restored) == "#1" and restored != 1
+    start_and_wait(qtbot, second)  # the same settings and seed: the same losses
+    assert "Its curve lies exactly on #1 (identical losses)" in second.statusBar().currentMessage()
+    second.rename_run(restored, "baseline")
+    start_and_wait(qtbot, second)
+    assert "Its curve lies exactly on baseline, #2 (identical losses)" in second.statusBar().currentMessage()
+    second.close()
 
 
 def test_a_sessions_runs_come_back_after_a_restart(qtbot, tmp_path):
