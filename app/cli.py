@@ -11,6 +11,7 @@ the log of the steps done is still exported).
 from __future__ import annotations
 
 import argparse
+import decimal
 import re
 import signal
 import sys
@@ -45,9 +46,17 @@ def _shown(text: str, limit: int = 40) -> str:
 
 
 def _int(text: str) -> int:
-    if not _WHOLE.fullmatch(text.strip()):
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {_shown(text)}")
-    return int(text.strip())
+    """A whole number: 1000, 1_000, or written as a number whose value is whole (1e6, 2.5e3); not 1.5 nor 1e-3."""
+    text_ = text.strip()
+    if _WHOLE.fullmatch(text_):
+        return int(text_)
+    if _NUMBER.fullmatch(text_):
+        value = decimal.Decimal(text_.replace("_", ""))
+        if value.is_finite() and value.adjusted() >= 100:  # (to_integral_value of 1e999999 would take long)
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is far too large")
+        if value.is_finite() and value == value.to_integral_value():
+            return int(value)
+    raise argparse.ArgumentTypeError(f"expected a whole number, got {_shown(text)}")
 
 
 def _float(text: str) -> float:

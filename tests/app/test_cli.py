@@ -168,6 +168,11 @@ def test_ctrl_c_stops_keeps_the_log_and_exits_130(tmp_path):
     (["--device", ""], "device: Expected one of cpu, cuda"),
     (["--batch", "１２"], "expected a whole number, got '１２'"),
     (["--batch", "1__0"], "expected a whole number, got '1__0'"),
+    (["--batch", "1.5"], "expected a whole number, got '1.5'"),
+    (["--iters", "1e-3"], "expected a whole number, got '1e-3'"),
+    (["--iters", "nan"], "expected a whole number, got 'nan'"),
+    (["--iters", "1e999999"], "'1e999999' is far too large"),
+    (["--iters", "1e20"], "iters: must be a whole number between 1 and 10,000,000"),
     (["--lr", "x" * 100_000], "… (100,000 characters)"),
 ])
 def test_bad_values_that_slipped_through_are_refused_in_one_short_line(capsys, args, words):
@@ -182,6 +187,14 @@ def test_bad_values_that_slipped_through_are_refused_in_one_short_line(capsys, a
 def test_good_numbers_still_read(capsys):
     assert main(["--headless", "--quiet", "--iters", "2", "--batch", "1_0", "--d-in", "+8", "--hidden", "4",
                  "--d-out", "2", "--lr", "1E-6"]) == 0
+
+
+@pytest.mark.parametrize("text, value", [("1e3", 1000), ("2.5e2", 250), ("6.4E1", 64), ("1_000", 1000),
+                                         ("+8", 8), ("1.0", 1)])
+def test_a_whole_number_may_be_written_as_a_number_whose_value_is_whole(text, value):
+    from app.cli import parse
+
+    assert parse(["--headless", "--iters", text]).iters == value
 
 
 def test_the_numpy_recipe_runs_on_cpu_0(capsys):
