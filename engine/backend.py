@@ -45,8 +45,13 @@ capturing_here = _capture.here
 
 # --------------------------------------------------------------------------- the guarded CuPy import
 
-_status_lock = threading.Lock()
+# re-entrant: importing CuPy runs other modules' code, and one of them may ask again (see cuda_status)
+_status_lock = threading.RLock()
 _status: tuple[bool, str, int] | None = None  # (available, reason when not, device count)
+_probing = False  # the probe is under way (in the thread that holds _status_lock)
+_REENTERED = ("the engine was asked for CUDA while it was importing CuPy to find out: a module imported on the "
+              "way called it (a file of your own named like one CuPy imports, such as cuda.py, in the script's "
+              "folder, is found first)")
 _cupy = None
 
 
@@ -129,11 +134,17 @@ def check_device_works(cupy) -> str:
 
 def cuda_status() -> tuple[bool, str, int]:
     """``(available, reason, device_count)``; probed once per process."""
-    global _status
+    global _status, _probing
     if _status is None:
         with _status_lock:
             if _status is None:
-                _status = _probe()
+                if _probing:  # asked again from inside the probe, in its own thread: waiting would never end
+                    return False, _REENTERED, 0
+                _probing = True
+                try:
+                    _status = _probe()
+                finally:
+                    _probing = False
     return _status
 
 

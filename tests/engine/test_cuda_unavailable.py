@@ -165,3 +165,45 @@ def test_gpu_tests_fail_rather_than_skip_where_nvidia_smi_lists_a_gpu(simulate, 
     monkeypatch.setattr(conftest, "_GPU_LISTED", [True])
     with pytest.raises(pytest.fail.Exception, match="nvidia-smi lists a GPU but CUDA cannot be used: CuPy is"):
         conftest._real_cuda_or_skip()
+
+
+def test_a_question_asked_from_inside_the_probe_is_answered_not_waited_on(simulate, monkeypatch):
+    """Importing CuPy runs other modules; a script's own cuda.py beside it is one of them, and it asked the engine
+    for CUDA again from inside the probe, in the probe's thread: the lock waited on itself for ever."""
+    import threading
+
+    simulate(None)  # not probed yet
+    inner = []
+
+    def probe():
+        inner.append(backend.cuda_status())  # what a module imported during the probe is told
+        return False, "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)", 0
+
+    monkeypatch.setattr(backend, "_probe", probe)
+    outer = []
+    asker = threading.Thread(target=lambda: outer.append(backend.cuda_status()), daemon=True)
+    asker.start()
+    asker.join(10)
+    assert not asker.is_alive(), "the probe waited on itself"
+    assert inner == [(False, backend._REENTERED, 0)]
+    assert "such as cuda.py, in the script's folder" in inner[0][1]
+    # the probe's own answer is the one kept, not the inner question's
+    assert outer == [(False, "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)", 0)]
+    assert backend.cuda_status() == outer[0] and not backend._probing
+
+
+def test_a_script_beside_a_file_named_cuda_py_runs_and_is_told_why_there_is_no_cuda(tmp_path):
+    """End to end: the script's folder comes first on sys.path, as with `python script.py`, so CuPy's `import cuda`
+    finds the learner's cuda.py (which asks for a CUDA tensor); the script gets an answer, not a hang."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "cuda.py").write_text("import engine\nengine.randn(3, device='cuda')\n")
+    (tmp_path / "train.py").write_text("import engine\nprint(engine.cuda.is_available())\n")
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, str(tmp_path / "train.py")], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": root})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
