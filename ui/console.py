@@ -3,7 +3,7 @@ here, not on the terminal)."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QVBoxLayout, QWidget
 
 MAX_LINES = 20_000  # older lines go: a script printing every step for hours must not fill the memory
@@ -15,7 +15,11 @@ class Console(QWidget):
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         self.text.setMaximumBlockCount(MAX_LINES)
-        self.text.setFont(QFont("monospace", 9))
+        # the system's fixed-pitch font: a tensor's printed columns line up (a family named "monospace" is an alias
+        # on Linux only; elsewhere Qt would fall back to a proportional font)
+        mono = QFontDatabase.systemFont(QFontDatabase.FixedFont)
+        mono.setPointSizeF(9)
+        self.text.setFont(mono)
         self.text.setPlaceholderText("What your script prints shows here (File -> Open script…, or File -> "
                                      "Examples)")
         layout = QVBoxLayout(self)

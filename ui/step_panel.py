@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import (
     QComboBox,
     QGraphicsRectItem,
@@ -188,8 +188,7 @@ class GraphView(QWidget):
             item.setPos(*pos[n["id"]])
             self.scene.addItem(item)
             self.items[n["id"]] = item
-        mono = QFont("monospace")
-        mono.setStyleHint(QFont.Monospace)
+        mono = QFontDatabase.systemFont(QFontDatabase.FixedFont)
         mono.setPointSizeF(8)
         text_y = -1e9  # the hand-written lines stack down the right-hand column, each level with its node or below
         for node_id in sorted(manual, key=lambda i: (pos[i][1], pos[i][0])):

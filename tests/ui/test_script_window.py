@@ -141,3 +141,22 @@ def test_check_now_on_a_script_compares_autograd_with_finite_differences_for_its
     assert panel.heat_image.image.shape == (20, 16)
     window.stop_run()
     qtbot.waitUntil(lambda: key in window.session.results, timeout=10_000)
+
+
+def test_a_printed_tensor_keeps_its_columns_in_the_console(qtbot, window, tmp_path):
+    """The console's font is the system's fixed-pitch one, so a tensor printed as PyTorch prints it lines up."""
+    from PySide6.QtGui import QFontInfo, QFontMetrics
+
+    key, result = run_script(qtbot, window, write(tmp_path, """
+        import torch
+        print(torch.tensor([[1.5, -20.25], [300.125, 4.0]]))
+        loss = torch.tensor(2.0, requires_grad=True) * 1
+        loss.backward()
+    """))
+    assert result.status == "done"
+    lines = [line for line in window.console.plain_text().splitlines() if line.strip().startswith(("tensor", "["))]
+    assert lines == ["tensor([[  1.5000, -20.2500],", "        [300.1250,   4.0000]])"]
+    font = window.console.text.font()
+    assert QFontInfo(font).fixedPitch()
+    metrics = QFontMetrics(font)
+    assert metrics.horizontalAdvance(lines[0][:18]) == metrics.horizontalAdvance(lines[1][:18])  # one column
