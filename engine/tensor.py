@@ -113,8 +113,18 @@ def _inplace_op(fn_name: str, iop):
     return method
 
 
-def _binary(fn_name: str, op, reflected: bool = False):
-    """A Tensor's ``op`` operator (``reflected``: the ``__r*__`` form, the Tensor on the right).
+def _named(t: Tensor, name: str) -> Tensor:
+    """``t``, its node (when one was recorded) named ``name`` as PyTorch names the op that made it (a tensor method
+    that applies a more general Function: ``unsqueeze`` applies Reshape and its node reads "UnsqueezeBackward0")."""
+    node = t.grad_fn
+    if node is not None:
+        node.backward_name = name
+    return t
+
+
+def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None = None):
+    """A Tensor's ``op`` operator (``reflected``: the ``__r*__`` form, the Tensor on the right; ``backward_name``:
+    what PyTorch names its node, where that is not the Function's own name).
 
     Recorded through ``functions.<fn_name>`` when the graph needs it; otherwise one array expression and a
     wrap, with no other Python call (at the tiny size an op's Python costs more than its arithmetic)."""
@@ -126,14 +136,20 @@ def _binary(fn_name: str, op, reflected: bool = False):
         if isinstance(other, Tensor):
             if (self._rg or other._rg) and (not _grad_off or _get_ident() not in _grad_off):
                 fn = getattr(_fn, fn_name)
-                return fn.apply(other, self) if reflected else fn.apply(self, other)
+                if reflected:
+                    out = fn.apply(other, self)
+                    return _named(out, backward_name) if backward_name else out
+                return fn.apply(self, other)
             o = other._data
             if o.dtype is not a.dtype or true_divide:  # PyTorch's type promotion where NumPy's differs
                 a, o = _promote(a, o, true_divide)
         else:
             if self._rg and (not _grad_off or _get_ident() not in _grad_off):
                 fn = getattr(_fn, fn_name)
-                return fn.apply(other, self) if reflected else fn.apply(self, other)
+                if reflected:
+                    out = fn.apply(other, self)
+                    return _named(out, backward_name) if backward_name else out
+                return fn.apply(self, other)
             o = other
             cls = o.__class__
             if not ((cls is _float and a.dtype.kind in "fc") or (cls is _int and a.dtype.kind != "b")) or true_divide:
@@ -504,7 +520,7 @@ class Tensor:
     # ------------------------------------------------------------------ Python protocol
     def __repr__(self):
         """As PyTorch prints it (engine/printing.py): ``tensor([0.1000, 2.0000], device='cuda:0',
-        dtype=engine.float64, grad_fn=<MulBackward>)``; a large GPU tensor is cut down to what is shown before it is
+        dtype=engine.float64, grad_fn=<MulBackward0>)``; a large GPU tensor is cut down to what is shown before it is
         copied to the host."""
         data, dt, extras = self._data, self.dtype, []
         dev = self.device
@@ -590,7 +606,7 @@ class Tensor:
     __add__ = _binary("Add", _operator.add)
     __radd__ = _binary("Add", _operator.add, reflected=True)
     __sub__ = _binary("Sub", _operator.sub)
-    __rsub__ = _binary("Sub", _operator.sub, reflected=True)
+    __rsub__ = _binary("Sub", _operator.sub, reflected=True, backward_name="RsubBackward1")
     __mul__ = _binary("Mul", _operator.mul)
     __rmul__ = _binary("Mul", _operator.mul, reflected=True)
     __truediv__ = _binary("Div", _operator.truediv)
@@ -603,7 +619,7 @@ class Tensor:
         return _fn.Pow.apply(self, other)
 
     def __rpow__(self, other):
-        return _fn.Pow.apply(other, self)
+        return _named(_fn.Pow.apply(other, self), "PowBackward2")
 
     def __neg__(self):
         return _fn.Neg.apply(self) if self._records() else _wrap(-self._data)
@@ -846,6 +862,8 @@ class Tensor:
         if nd == 0:
             return self.view(1)
         s, e = start_dim % nd, end_dim % nd
+        if s == e:
+            return self  # as PyTorch: nothing to flatten, the tensor itself
         n = 1
         for d in shape[s : e + 1]:
             n *= d
@@ -855,11 +873,11 @@ class Tensor:
         nd = self._data.ndim
         if nd > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
-        if nd < 2:
-            return self
         if self._records():
-            return _fn.Transpose.apply(self, 0, 1)
-        return _wrap(self._data.T)
+            if nd < 2:
+                return _named(_fn.Permute.apply(self, tuple(range(nd))), "TBackward0")
+            return _named(_fn.Transpose.apply(self, 0, 1), "TBackward0")
+        return self if nd < 2 else _wrap(self._data.T)
 
     def transpose(self, dim0, dim1):
         return _fn.Transpose.apply(self, dim0, dim1)
@@ -875,7 +893,7 @@ class Tensor:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-nd - 1}, {nd}], but got {dim})")
         dim = dim % (nd + 1)
         shape = self._data.shape
-        return _fn.Reshape.apply(self, shape[:dim] + (1,) + shape[dim:])
+        return _named(_fn.Reshape.apply(self, shape[:dim] + (1,) + shape[dim:]), "UnsqueezeBackward0")
 
     def squeeze(self, dim=None):
         shape = self._data.shape
@@ -884,7 +902,9 @@ class Tensor:
         else:
             dims = {d % max(len(shape), 1) for d in ((dim,) if isinstance(dim, _int) else dim)}
             new = tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1))
-        return self if new == shape else _fn.Reshape.apply(self, new)
+        # a new tensor even where nothing is squeezed, as PyTorch's view; its node named by PyTorch's overload
+        name = "SqueezeBackward" + ("0" if dim is None else "1" if isinstance(dim, _int) else "2")
+        return _named(_fn.Reshape.apply(self, new), name)
 
     def expand(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

@@ -10,6 +10,7 @@ runs its forward with grad mode off.
 from __future__ import annotations
 
 import itertools
+import weakref
 from threading import get_ident as _get_ident
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..errors import FREED_GRAPH
 from . import _compiled
 from .grad_mode import _off, _switch_off
 
-__all__ = ["Function"]
+__all__ = ["Function", "AccumulateGrad"]
 
 
 _hook = None  # engine.profiler's recorder while a profile() block runs: it times the outermost apply of its thread
@@ -70,15 +71,27 @@ class Function:
     def mark_non_differentiable(self, *tensors):  # accepted for PyTorch compatibility
         pass
 
+    # PyTorch's name for this node (``grad_fn.name()``, and what a printed tensor shows as ``grad_fn=<...>``): a
+    # string, or a method working it out from what the forward kept ("SumBackward0" without a dim, "SumBackward1"
+    # with one). A tensor method that applies a more general Function names the node it made (``unsqueeze``:
+    # "UnsqueezeBackward0" on a Reshape). None: a user's Function, named as PyTorch names one ("MyReLUBackward").
+    backward_name = None
+
     def name(self) -> str:
-        return type(self).__name__ + "Backward"
+        n = self.backward_name
+        if n is None:
+            return type(self).__name__ + "Backward"
+        return n if n.__class__ is str else n()
 
     def __repr__(self):
         return f"<{self.name()} object at {id(self):#x}>"
 
     @property
     def next_functions(self):
-        return tuple((t.grad_fn, t._out_index) if t is not None else (None, 0) for t in self._inputs)
+        """``((node, output index), ...)``, one per input, as in PyTorch: the node that made the input, an
+        :class:`AccumulateGrad` for a leaf that requires a gradient, and ``(None, 0)`` for an input that needs none."""
+        return tuple(((t.grad_fn, t._out_index) if t.grad_fn is not None else (_accumulator(t), 0))
+                     if t is not None else (None, 0) for t in self._inputs)
 
     # ---- applying: Cls.apply(*args, **kwargs) is _apply below, or its compiled form (set after the class)
     apply = None
@@ -260,3 +273,30 @@ if _compiled.apply is None:
 else:
     Function.apply = classmethod(_compiled.apply)
     _compiled.setup_apply(globals(), _apply, _next_seq, _off, _check_same_device, _SCALAR_TYPES, np.asarray)
+
+
+class AccumulateGrad:
+    """The node of a leaf that requires a gradient, as ``next_functions`` shows it: backward adds the gradient that
+    reaches it to ``variable.grad``. One per leaf while someone holds it (PyTorch's is the same object each time)."""
+
+    __slots__ = ("variable", "__weakref__")
+    next_functions = ()
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+_accumulators = weakref.WeakValueDictionary()  # id(leaf) -> its AccumulateGrad, while it is held
+
+
+def _accumulator(leaf) -> AccumulateGrad:
+    node = _accumulators.get(id(leaf))
+    if node is None or node.variable is not leaf:
+        node = _accumulators[id(leaf)] = AccumulateGrad(leaf)
+    return node

@@ -15,6 +15,7 @@ from ..errors import product_dtypes_error, shapes_error
 
 class Add(Function):
     raw = True
+    backward_name = "AddBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -29,6 +30,7 @@ class Add(Function):
 
 class Sub(Function):
     raw = True
+    backward_name = "SubBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -43,6 +45,7 @@ class Sub(Function):
 
 class Mul(Function):
     raw = True
+    backward_name = "MulBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -60,6 +63,7 @@ class Mul(Function):
 
 class Div(Function):
     raw = True
+    backward_name = "DivBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -78,6 +82,9 @@ class Div(Function):
 
 class Pow(Function):
     raw = True
+
+    def backward_name(self):  # a Python number as the exponent; else a tensor (Tensor.__rpow__ names a number base)
+        return "PowBackward0" if self.saved[1].__class__ in (int, float) else "PowBackward1"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -107,6 +114,7 @@ class Pow(Function):
 
 class Neg(Function):
     raw = True
+    backward_name = "NegBackward0"
 
     @staticmethod
     def forward(ctx, a):
@@ -125,10 +133,19 @@ def dot2(a, b):
     return a.dot(b)
 
 
+_PRODUCT_NAMES = {(2, 2): "MmBackward0", (1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
+                  (2, 3): "CloneBackward0"}
+
+
 class MatMul(Function):
     """``a @ b`` with NumPy's rules: 1-D operands, and broadcast batch dimensions."""
 
     raw = True
+
+    def backward_name(self):
+        """What PyTorch's matmul ends in for these dimensions (past two it reshapes a bmm or mm's result)."""
+        a, b = self.saved
+        return _PRODUCT_NAMES.get((min(a.ndim, 3), min(b.ndim, 3)), "UnsafeViewBackward0")
 
     @staticmethod
     def forward(ctx, a, b):

@@ -12,6 +12,7 @@ from ..dtypes import promote
 
 class Exp(Function):
     raw = True
+    backward_name = "ExpBackward0"
 
     @staticmethod
     def forward(ctx, x):
@@ -26,6 +27,7 @@ class Exp(Function):
 
 class Sin(Function):
     raw = True
+    backward_name = "SinBackward0"
 
     @staticmethod
     def forward(ctx, x):
@@ -39,6 +41,7 @@ class Sin(Function):
 
 class Cos(Function):
     raw = True
+    backward_name = "CosBackward0"
 
     @staticmethod
     def forward(ctx, x):
@@ -52,6 +55,7 @@ class Cos(Function):
 
 class Log(Function):
     raw = True
+    backward_name = "LogBackward0"
 
     @staticmethod
     def forward(ctx, x):
@@ -65,6 +69,7 @@ class Log(Function):
 
 class Abs(Function):
     raw = True
+    backward_name = "AbsBackward0"
 
     @staticmethod
     def forward(ctx, x):
@@ -79,6 +84,7 @@ class Abs(Function):
 
 class Sqrt(Function):
     raw = True
+    backward_name = "SqrtBackward0"
 
     @staticmethod
     def forward(ctx, x):
@@ -93,6 +99,7 @@ class Sqrt(Function):
 
 class Sigmoid(Function):
     raw = True
+    backward_name = "SigmoidBackward0"
 
     @staticmethod
     def forward(ctx, x):
@@ -109,6 +116,7 @@ class Sigmoid(Function):
 
 class Tanh(Function):
     raw = True
+    backward_name = "TanhBackward0"
 
     @staticmethod
     def forward(ctx, x):
@@ -126,6 +134,10 @@ class Clamp(Function):
     """``clamp(min, max)``; the gradient passes where ``min <= x <= max``, as in PyTorch."""
 
     raw = True
+
+    def backward_name(self):  # PyTorch's overloads: tensor bounds (0), number bounds (1)
+        lo, hi = self.bounds
+        return "ClampBackward0" if hasattr(lo, "shape") or hasattr(hi, "shape") else "ClampBackward1"
 
     @staticmethod
     def forward(ctx, x, min=None, max=None):  # noqa: A002 - PyTorch's names
@@ -153,6 +165,7 @@ class Clamp(Function):
 
 class ReLU(Function):
     raw = True
+    backward_name = "ReluBackward0"
 
     @staticmethod
     def forward(ctx, x):
@@ -171,6 +184,9 @@ class Maximum(Function):
     the NaN of ``grad * 0``, and where a NaN makes no comparison true both inputs get the gradient)."""
 
     raw = True
+
+    def backward_name(self):
+        return "MaximumBackward0" if self.mode == "max" else "MinimumBackward0"
 
     @staticmethod
     def forward(ctx, a, b, mode="max"):
@@ -194,6 +210,7 @@ class Maximum(Function):
 
 class Where(Function):
     raw = True
+    backward_name = "WhereBackward0"
 
     @staticmethod
     def forward(ctx, cond, a, b):

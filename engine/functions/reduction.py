@@ -38,6 +38,9 @@ def _expand_back(gy, shape, axes, keepdim):
 class Sum(Function):
     raw = True
 
+    def backward_name(self):
+        return "SumBackward0" if self.meta[1] is None else "SumBackward1"
+
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
         if dim is None and not keepdim:
@@ -56,6 +59,9 @@ class Sum(Function):
 
 class Mean(Function):
     raw = True
+
+    def backward_name(self):
+        return "MeanBackward0" if self.meta[1] is None else "MeanBackward1"
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
@@ -81,12 +87,16 @@ class MaxMin(Function):
 
     raw = True
 
+    def backward_name(self):  # all elements: PyTorch's second overload
+        return "MaxBackward1" if self.mode == "max" else "MinBackward1"
+
     @staticmethod
     def forward(ctx, x, mode="max"):
         if x.size == 0:
             raise RuntimeError(f"{mode}(): Expected reduction dim to be specified for input.numel() == 0.")
         out = x.max() if mode == "max" else x.min()
         ctx.saved = (x, out)
+        ctx.mode = mode
         return out
 
     @staticmethod
@@ -101,6 +111,9 @@ class MaxMinDim(Function):
 
     raw = True
 
+    def backward_name(self):
+        return "MaxBackward0" if self.mode == "max" else "MinBackward0"
+
     @staticmethod
     def forward(ctx, x, dim, keepdim=False, mode="max"):
         xp = xp_of(x)
@@ -111,6 +124,7 @@ class MaxMinDim(Function):
         ctx.saved = (idx_k,)
         ctx.meta = (x.shape, axis, keepdim)
         ctx.indices = idx_k if keepdim else idx
+        ctx.mode = mode
         return values if keepdim else values.squeeze(axis)
 
     @staticmethod

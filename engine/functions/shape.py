@@ -11,6 +11,7 @@ from ..backend import device_of_array, to_device_array, xp_of
 
 class Reshape(Function):
     raw = True
+    backward_name = "ViewBackward0"
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -29,6 +30,7 @@ class Reshape(Function):
 
 class Transpose(Function):
     raw = True
+    backward_name = "TransposeBackward0"
 
     @staticmethod
     def forward(ctx, x, dim0, dim1):
@@ -42,6 +44,7 @@ class Transpose(Function):
 
 class Permute(Function):
     raw = True
+    backward_name = "PermuteBackward0"
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -57,6 +60,7 @@ class Expand(Function):
     """A broadcast view; its gradient is summed back by the walk's one unbroadcast."""
 
     raw = True
+    backward_name = "ExpandBackward0"
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -88,8 +92,43 @@ def _has_integer_arrays(index) -> bool:
     return False
 
 
+def _is_integer(p) -> bool:
+    """An integer index: a Python or NumPy int, or a 0-d integer array (``x[torch.tensor(1)]``); not a bool."""
+    if p.__class__ is int or isinstance(p, np.integer):
+        return True
+    return getattr(p, "ndim", None) == 0 and p.dtype.kind in "iu"
+
+
+def index_backward_name(shape, index) -> str:
+    """The node PyTorch's indexing ends in: ``IndexBackward0`` with an index array, list or mask; otherwise the last
+    of its steps that does something (an integer selects, a slice short of the whole dimension slices, None
+    unsqueezes), and ``AliasBackward0`` where none does (``x[:, :]``, ``x[...]``); checked against PyTorch 2.13."""
+    if index.__class__ is slice:
+        return "SliceBackward0"  # a lone slice slices, even all of the dimension (in a tuple it would not)
+    parts = index if isinstance(index, tuple) else (index,)
+    if not all(p is None or p is Ellipsis or p.__class__ is slice or _is_integer(p) for p in parts):
+        return "IndexBackward0"
+    name, dim = "AliasBackward0", 0
+    for p in parts:
+        if p is None:
+            name = "UnsqueezeBackward0"
+        elif p is Ellipsis:
+            dim += len(shape) - sum(1 for q in parts if q is not None and q is not Ellipsis)
+        else:
+            if p.__class__ is not slice:
+                name = "SelectBackward0"
+            elif p.indices(shape[dim]) != (0, shape[dim], 1):
+                name = "SliceBackward0"
+            dim += 1
+    return name
+
+
 class GetItem(Function):
     raw = True
+
+    def backward_name(self):
+        shape, _, index = self.meta
+        return index_backward_name(shape, index)
 
     @staticmethod
     def forward(ctx, x, index):
@@ -125,6 +164,7 @@ class SetItem(Function):
     """``x[index] = value`` recorded out of place; Tensor.__setitem__ rebinds the tensor to the result."""
 
     raw = True
+    backward_name = "CopySlices"
 
     @staticmethod
     def forward(ctx, x, value, index):
@@ -147,6 +187,7 @@ class SetItem(Function):
 
 class Clone(Function):
     raw = True
+    backward_name = "CloneBackward0"
 
     @staticmethod
     def forward(ctx, x):
@@ -159,6 +200,7 @@ class Clone(Function):
 
 class Cast(Function):
     raw = True
+    backward_name = "ToCopyBackward0"
 
     @staticmethod
     def forward(ctx, x, np_dtype):
@@ -172,6 +214,7 @@ class Cast(Function):
 
 class ToDevice(Function):
     raw = True
+    backward_name = "ToCopyBackward0"
 
     @staticmethod
     def forward(ctx, x, dev, np_dtype=None, copy=False):
@@ -186,6 +229,7 @@ class ToDevice(Function):
 
 class Stack(Function):
     raw = True
+    backward_name = "StackBackward0"
 
     @staticmethod
     def forward(ctx, *xs, dim=0):
@@ -203,6 +247,7 @@ class Stack(Function):
 
 class Cat(Function):
     raw = True
+    backward_name = "CatBackward0"
 
     @staticmethod
     def forward(ctx, *xs, dim=0):

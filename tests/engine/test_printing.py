@@ -138,7 +138,7 @@ def test_the_device_is_shown_where_it_is_not_the_default(simulated_gpu):
 def test_a_gradient_function_and_requires_grad():
     w = engine.tensor([1.5, -2.0], requires_grad=True)
     assert repr(w) == "tensor([ 1.5000, -2.0000], requires_grad=True)"
-    assert repr(w * 2) == "tensor([ 3., -4.], grad_fn=<MulBackward>)"
+    assert repr(w * 2) == "tensor([ 3., -4.], grad_fn=<MulBackward0>)"
     parameter = engine.nn.Parameter(engine.tensor([0.25]))
     assert repr(parameter) == "Parameter containing:\ntensor([0.2500], requires_grad=True)"
 

@@ -1,0 +1,173 @@
+"""A node's name is PyTorch's: ``y.grad_fn.name()`` and a printed tensor's ``grad_fn=<...>`` read as PyTorch 2.13
+prints them for the same expression (``MulBackward0``, ``SumBackward1`` with a dim, ``SelectBackward0`` for
+``x[0]``), and ``next_functions`` leads to an ``AccumulateGrad`` for a leaf, as PyTorch's does.
+
+The expected names were printed by torch 2.13.0; where torch is installed every expression is also run by both and
+the names compared. Where the engine records a different graph from PyTorch's the names differ, on purpose, and
+the test says which: ``nn.Linear`` is three nodes here (transpose, product, add) where PyTorch has one
+``AddmmBackward0``; ``MSELoss`` is a subtraction, a product and a reduction where PyTorch has ``MseLossBackward0``;
+``2 / x`` is one division where PyTorch multiplies by a reciprocal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine
+
+# (expression, torch 2.13.0's name); a, b: (2, 3); c: (2, 1, 3); w: (3, 2); v: (3,); a3: (4, 2, 3); b3: (4, 3, 5)
+NAMES = [
+    ("a + b", "AddBackward0"), ("a + 1", "AddBackward0"), ("1 + a", "AddBackward0"),
+    ("a.add(b, alpha=2)", "AddBackward0"),
+    ("a - b", "SubBackward0"), ("a - 1", "SubBackward0"), ("1 - a", "RsubBackward1"),
+    ("np.float64(2) - a", "RsubBackward1"), ("a * b", "MulBackward0"), ("2 * a", "MulBackward0"),
+    ("a / b", "DivBackward0"), ("a / 2", "DivBackward0"), ("a ** 3", "PowBackward0"), ("a.pow(3)", "PowBackward0"),
+    ("a.square()", "PowBackward0"), ("a ** b", "PowBackward1"), ("torch.tensor(2.) ** a", "PowBackward1"),
+    ("2 ** a", "PowBackward2"), ("torch.pow(2, a)", "PowBackward2"), ("-a", "NegBackward0"),
+    ("a @ w", "MmBackward0"), ("a.mm(w)", "MmBackward0"), ("v @ v", "DotBackward0"), ("a @ v", "MvBackward0"),
+    ("v @ w", "SqueezeBackward4"), ("a3 @ w", "UnsafeViewBackward0"), ("a3 @ b3", "UnsafeViewBackward0"),
+    ("a3 @ v", "UnsafeViewBackward0"), ("a @ b3", "CloneBackward0"),
+    ("a.reshape(6)", "ViewBackward0"), ("a.view(3, 2)", "ViewBackward0"), ("a.flatten()", "ViewBackward0"),
+    ("a.unsqueeze(-1)", "UnsqueezeBackward0"), ("c.squeeze()", "SqueezeBackward0"),
+    ("c.squeeze(1)", "SqueezeBackward1"),
+    ("c.squeeze((0, 1))", "SqueezeBackward2"), ("a.squeeze()", "SqueezeBackward0"),
+    ("a.t()", "TBackward0"), ("v.t()", "TBackward0"), ("a.T", "PermuteBackward0"),
+    ("a.transpose(0, 1)", "TransposeBackward0"), ("a.permute(1, 0)", "PermuteBackward0"),
+    ("a.expand(4, 2, 3)", "ExpandBackward0"), ("a.clone()", "CloneBackward0"), ("a.double()", "ToCopyBackward0"),
+    ("a.to(torch.float64)", "ToCopyBackward0"), ("torch.stack([a, b])", "StackBackward0"),
+    ("torch.cat([a, b])", "CatBackward0"),
+    ("a[0]", "SelectBackward0"), ("a[-1]", "SelectBackward0"), ("a[:, 1]", "SelectBackward0"),
+    ("a[0, 1]", "SelectBackward0"), ("a[torch.tensor(0)]", "SelectBackward0"), ("a[0:1]", "SliceBackward0"),
+    ("a[:]", "SliceBackward0"), ("a[0, 0:1]", "SliceBackward0"), ("a[0:1, 0]", "SelectBackward0"),
+    ("a[:, 0:3]", "AliasBackward0"), ("a[...]", "AliasBackward0"), ("a[None]", "UnsqueezeBackward0"),
+    ("a[..., None]", "UnsqueezeBackward0"), ("a[0, None, 1]", "SelectBackward0"), ("a[:, None, 1:]", "SliceBackward0"),
+    ("a[[0, 1]]", "IndexBackward0"), ("a[a > 0.5]", "IndexBackward0"), ("a[1:, [0, 2]]", "IndexBackward0"),
+    ("a.sum()", "SumBackward0"), ("a.sum(0)", "SumBackward1"), ("a.sum(dim=1, keepdim=True)", "SumBackward1"),
+    ("a.mean()", "MeanBackward0"), ("a.mean(0)", "MeanBackward1"), ("a.max()", "MaxBackward1"),
+    ("a.min()", "MinBackward1"), ("a.max(0)[0]", "MaxBackward0"), ("a.min(dim=1).values", "MinBackward0"),
+    ("torch.maximum(a, b)", "MaximumBackward0"), ("torch.minimum(a, b)", "MinimumBackward0"),
+    ("a.max(b)", "MaximumBackward0"), ("torch.where(a > 0.5, a, b)", "WhereBackward0"),
+    ("a.exp()", "ExpBackward0"), ("a.sin()", "SinBackward0"), ("a.cos()", "CosBackward0"), ("a.log()", "LogBackward0"),
+    ("a.abs()", "AbsBackward0"), ("a.sqrt()", "SqrtBackward0"), ("a.sigmoid()", "SigmoidBackward0"),
+    ("a.tanh()", "TanhBackward0"), ("a.clamp(min=0)", "ClampBackward1"), ("a.clamp(max=1)", "ClampBackward1"),
+    ("a.clamp(0, 1)", "ClampBackward1"), ("a.clamp(min=torch.zeros(3))", "ClampBackward0"),
+    ("a.relu()", "ReluBackward0"), ("torch.nn.functional.relu(a)", "ReluBackward0"),
+    ("torch.nn.ReLU()(a)", "ReluBackward0"), ("torch.nn.Tanh()(a)", "TanhBackward0"),
+    ("torch.nn.Flatten(0, 1)(a)", "ViewBackward0"), ("a.detach() * b", "MulBackward0"),
+]
+
+# where the engine's graph is not PyTorch's: (expression, the engine's name, torch's)
+DIFFERENT_GRAPH = [
+    ("lin(a)", "AddBackward0", "AddmmBackward0"),  # x @ w.t() + b: three nodes here, one addmm in PyTorch
+    ("torch.nn.MSELoss(reduction='sum')(a, b)", "SumBackward0", "MseLossBackward0"),
+    ("2 / a", "DivBackward0", "MulBackward0"),  # PyTorch: a.reciprocal() * 2
+]
+
+
+def _names(torch):
+    rs = np.random.RandomState(0)
+
+    def leaf(*shape):
+        return torch.tensor(rs.rand(*shape) + 0.1, dtype=torch.float32, requires_grad=True)
+
+    torch.manual_seed(0)
+    return {"torch": torch, "np": np, "a": leaf(2, 3), "b": leaf(2, 3), "c": leaf(2, 1, 3), "w": leaf(3, 2),
+            "v": leaf(3), "a3": leaf(4, 2, 3), "b3": leaf(4, 3, 5), "lin": torch.nn.Linear(3, 2)}
+
+
+def _name(torch, expression):
+    out = eval(expression, _names(torch))  # noqa: S307 - the table's own expressions
+    return out.grad_fn.name()
+
+
+@pytest.mark.parametrize(("expression", "name"), NAMES, ids=[e for e, _ in NAMES])
+def test_the_node_is_named_as_pytorch_names_it(expression, name):
+    assert _name(engine, expression) == name
+
+
+@pytest.mark.parametrize(("expression", "name", "_"), DIFFERENT_GRAPH, ids=[e for e, *_ in DIFFERENT_GRAPH])
+def test_where_the_graph_differs_the_name_is_the_engines_own_last_node(expression, name, _):
+    assert _name(engine, expression) == name
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("expression", "torch_name"),
+                         [(e, n) for e, n in NAMES] + [(e, t) for e, _, t in DIFFERENT_GRAPH],
+                         ids=[e for e, _ in NAMES] + [e for e, *_ in DIFFERENT_GRAPH])
+def test_the_expected_names_are_torchs(expression, torch_name):
+    torch = pytest.importorskip("torch")
+    assert _name(torch, expression) == torch_name
+
+
+def test_a_printed_tensor_shows_the_name():
+    a = engine.tensor([1.0, -2.0], requires_grad=True)
+    assert repr((a * 2).sum()) == "tensor(-2., grad_fn=<SumBackward0>)"
+    assert repr(a[0]) == "tensor(1., grad_fn=<SelectBackward0>)"
+
+
+def test_a_users_function_is_named_by_its_class_as_in_pytorch():
+    class MyReLU(engine.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * (x > 0)
+
+    y = MyReLU.apply(engine.tensor([1.0, -1.0], requires_grad=True))
+    assert y.grad_fn.name() == "MyReLUBackward"
+    assert repr(y) == "tensor([1., 0.], grad_fn=<MyReLUBackward>)"
+
+
+def test_nothing_to_flatten_or_squeeze_still_behaves_as_pytorch():
+    a = engine.ones(2, 3, requires_grad=True)
+    assert a.flatten(1) is a and a.flatten(0, 0) is a  # PyTorch returns the tensor itself
+    s = a.squeeze()  # a new tensor, recorded, though nothing was squeezed
+    assert s is not a and s.shape == (2, 3) and s.grad_fn.name() == "SqueezeBackward0"
+    s.sum().backward()
+    assert a.grad.tolist() == [[1.0] * 3] * 2
+
+
+# ----------------------------------------------------------------------------- next_functions and AccumulateGrad
+
+def test_next_functions_lead_to_a_leafs_accumulate_grad():
+    a = engine.tensor([1.0, 2.0], requires_grad=True)
+    b = engine.tensor([3.0, 4.0])  # needs no gradient
+    loss = (a * b).sum()
+    (mul, index), = loss.grad_fn.next_functions
+    assert mul.name() == "MulBackward0" and index == 0
+    acc, none = mul.next_functions
+    assert none == (None, 0)
+    node, index = acc
+    assert type(node).__name__ == "AccumulateGrad" and index == 0
+    assert node.variable is a and node.name() == "torch::autograd::AccumulateGrad"
+    assert node.next_functions == ()
+    assert repr(node).startswith("<AccumulateGrad object at 0x")
+    assert mul.next_functions[0][0] is node  # the same node each time it is asked for, as PyTorch's
+
+
+def test_a_shared_weight_is_one_accumulate_grad():
+    w = engine.tensor([2.0], requires_grad=True)
+    y = w * w
+    (left, _), (right, _) = y.grad_fn.next_functions
+    assert left is right and left.variable is w
+
+
+def test_walking_next_functions_visits_the_tutorials_graph():
+    """The autograd recipe's loss, walked as the PyTorch blitz walks it, names every node in order."""
+    engine.manual_seed(0)
+    x, y = engine.randn(4, 3), engine.randn(4, 2)
+    w1, w2 = engine.randn(3, 5, requires_grad=True), engine.randn(5, 2, requires_grad=True)
+    loss = (x.mm(w1).clamp(min=0).mm(w2) - y).pow(2).sum()
+    seen, node = [], loss.grad_fn
+    while node is not None and node.next_functions:
+        seen.append(node.name())
+        node = next((n for n, _ in node.next_functions if n is not None and n.next_functions), None)
+    assert seen == ["SumBackward0", "PowBackward0", "SubBackward0", "MmBackward0", "ClampBackward1", "MmBackward0"]
+    leaves = [n.variable for n, _ in loss.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+              .next_functions if n is not None and not n.next_functions]
+    assert len(leaves) == 1 and leaves[0] is w2
