@@ -512,7 +512,13 @@ class Tensor:
         return self._moved(None, _dtypes.bool_)
 
     def contiguous(self) -> Tensor:
-        return self
+        """The tensor itself when its elements are in row-major order; else a row-major copy (recorded as a clone,
+        as PyTorch's)."""
+        if self._data.flags.c_contiguous:
+            return self
+        if self._records():
+            return _fn.Clone.apply(self)
+        return _wrap(self._data.copy())  # NumPy and CuPy copy in row-major order
 
     def is_contiguous(self) -> bool:
         return _bool(self._data.flags.c_contiguous)

@@ -122,6 +122,18 @@ def test_shape_ops(device):
     helper_test_op([(3, 1, 4)], lambda a: a[:, 0, :], lambda a: a.squeeze(1), device=device)
     helper_test_op([(3, 1)], lambda a: np.broadcast_to(a, (3, 5)), lambda a: a.expand(3, 5), device=device)
     helper_test_op([(3, 4)], lambda a: a.copy(), lambda a: a.clone(), device=device)
+    helper_test_op([(3, 4)], lambda a: a.T.copy(), lambda a: a.t().contiguous(), device=device)
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_contiguous_makes_a_transpose_row_major(device, grad):
+    x = engine.arange(6.0, device=device).view(2, 3).requires_grad_(grad)
+    assert x.contiguous() is x and x.is_contiguous()  # already in order: the tensor itself, as PyTorch
+    t = x.t()
+    assert not t.is_contiguous()
+    c = t.contiguous()
+    assert c.is_contiguous() and c.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert (c.grad_fn.name() == "CloneBackward0") if grad else c.grad_fn is None
 
 
 def test_indexing(device):
