@@ -23,6 +23,8 @@ def _axes(dim, ndim):
 
 def _expand_back(gy, shape, axes, keepdim):
     """``gy`` of a reduction, broadcast back to the input's shape."""
+    if axes is None and keepdim:
+        gy = gy.reshape(())  # x.sum(keepdim=True): one element, kept with a dimension of 1 per input dimension
     if axes is None and gy.__class__ is np.ndarray:  # loss.sum(): the common case, without the calls below
         out = np.empty(shape, dtype=gy.dtype)
         out.fill(gy)
