@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backend, dtypes, legacy
+from . import _alloc, backend, dtypes, legacy
 from . import random as _random
 from .backend import resolve
-from .tensor import Size, Tensor, _wrap
+from .tensor import Tensor, _wrap
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "randn", "rand", "randint", "randperm", "zeros", "ones", "empty",
@@ -16,19 +16,7 @@ __all__ = [
 ]
 
 
-def _sizes(args, fn):
-    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
-        args = tuple(args[0])
-    out = []
-    for a in args:
-        if isinstance(a, Tensor):
-            a = a.item()
-        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
-            raise TypeError(f"{fn}(): sizes must be integers, got {a!r} in {list(args)}")
-        if a < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {a}: {list(args)}")
-        out.append(int(a))
-    return tuple(out)
+_sizes = _alloc.sizes
 
 
 def _finish(array, requires_grad):
@@ -129,15 +117,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 
 def _filled(fill, sizes, dtype, device, requires_grad, fn, default=None):
-    shape = _sizes(sizes, fn)
-    dev = backend.target(device)
-    np_dtype = _np_dtype(dtype, default)
-    xp = backend.array_module(dev)
-    if dev.type == "cpu":
-        array = fill(xp, shape, np_dtype)
-    else:
-        with xp.cuda.Device(dev.index):
-            array = fill(xp, shape, np_dtype)
+    array = _alloc.filled(fill, _sizes(sizes, fn), _np_dtype(dtype, default), backend.target(device))
     return _finish(array, requires_grad)
 
 

@@ -3,9 +3,188 @@ them). Each calls the method, so there is one door per op."""
 
 from __future__ import annotations
 
+import builtins
+
+from . import dtypes as _dtypes
 from .tensor import Tensor
 
+
+def _into(result, out, name):
+    """``result``, or with ``out=`` given, written into ``out`` (resized to the result's shape when it differs) and
+    ``out`` returned, as PyTorch's; refused where the result would need a graph, as PyTorch refuses it."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if result.requires_grad:
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    if tuple(out.shape) != tuple(result.shape):
+        out.data = result.to(out.device, out.dtype)
+    else:
+        out.copy_(result)
+    return out
+
+
+def add(input, other, *, alpha=1, out=None):  # noqa: A002
+    """``input + alpha * other``."""
+    return _into(input + (other * alpha if alpha != 1 else other), out, "add")
+
+
+def sub(input, other, *, alpha=1, out=None):  # noqa: A002
+    """``input - alpha * other``."""
+    return _into(input - (other * alpha if alpha != 1 else other), out, "sub")
+
+
+def mul(input, other, *, out=None):  # noqa: A002
+    return _into(input * other, out, "mul")
+
+
+def div(input, other, *, rounding_mode=None, out=None):  # noqa: A002
+    """``input / other`` (true division, as PyTorch's: integers give a float); ``rounding_mode='trunc'`` or
+    ``'floor'`` rounds the quotient, and keeps integer inputs integer."""
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                         f"'{rounding_mode}'")
+    q = input / other
+    if rounding_mode is not None:
+        q = q.trunc() if rounding_mode == "trunc" else q.floor()
+        kinds = [x.dtype.is_floating_point if isinstance(x, Tensor) else isinstance(x, float) for x in (input, other)]
+        if not builtins.any(kinds):
+            dts = [x.dtype for x in (input, other) if isinstance(x, Tensor)]
+            q = q.to(_dtypes.int64 if len(dts) < 2 else dts[0] if dts[0] == dts[1] else _dtypes.int64)
+    return _into(q, out, "div")
+
+
+subtract = sub
+multiply = mul
+divide = div
+true_divide = div
+
+
+def neg(input):  # noqa: A002
+    return -input
+
+
+negative = neg
+
+
+def square(input):  # noqa: A002
+    return input.square()
+
+
+def floor(input):  # noqa: A002
+    return input.floor()
+
+
+def ceil(input):  # noqa: A002
+    return input.ceil()
+
+
+def round(input, *, decimals=0):  # noqa: A001, A002
+    return input.round(decimals)
+
+
+def trunc(input):  # noqa: A002
+    return input.trunc()
+
+
+def sign(input):  # noqa: A002
+    return input.sign()
+
+
+def dot(input, tensor):  # noqa: A002
+    return input.dot(tensor)
+
+
+def outer(input, vec2):  # noqa: A002
+    return input.outer(vec2)
+
+
+def argmin(input, dim=None, keepdim=False):  # noqa: A002
+    return input.argmin(dim, keepdim)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    return input.var(dim, unbiased, keepdim, correction=correction)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    return input.std(dim, unbiased, keepdim, correction=correction)
+
+
+def softmax(input, dim):  # noqa: A002
+    return input.softmax(dim)
+
+
+def log_softmax(input, dim):  # noqa: A002
+    return input.log_softmax(dim)
+
+
+def permute(input, dims):  # noqa: A002
+    return input.permute(dims)
+
+
+def broadcast_to(input, size):  # noqa: A002
+    return input.expand(size)
+
+
+def chunk(input, chunks, dim=0):  # noqa: A002
+    return input.chunk(chunks, dim)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    return tensor.split(split_size_or_sections, dim)
+
+
+def unbind(input, dim=0):  # noqa: A002
+    return input.unbind(dim)
+
+
+def detach(input):  # noqa: A002
+    return input.detach()
+
+
+def any(input):  # noqa: A001, A002
+    return input.any()
+
+
+def all(input):  # noqa: A001, A002
+    return input.all()
+
 __all__ = [
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "div",
+    "divide",
+    "true_divide",
+    "neg",
+    "negative",
+    "square",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "dot",
+    "outer",
+    "argmin",
+    "var",
+    "std",
+    "softmax",
+    "log_softmax",
+    "permute",
+    "broadcast_to",
+    "chunk",
+    "split",
+    "unbind",
+    "detach",
+    "clip",
+    "any",
+    "all",
     "mm",
     "matmul",
     "exp",
@@ -87,6 +266,9 @@ def relu(input):  # noqa: A002
 
 def clamp(input, min=None, max=None):  # noqa: A001, A002
     return input.clamp(min, max)
+
+
+clip = clamp
 
 
 def pow(input, exponent):  # noqa: A001, A002

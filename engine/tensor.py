@@ -9,6 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import _alloc
 from . import backend as _backend
 from . import dtypes as _dtypes
 from . import kernels as _kernels
@@ -379,6 +380,42 @@ class Tensor:
     def retains_grad(self) -> bool:
         node = self.grad_fn
         return node is not None and node._retained is not None and self._out_index in node._retained
+
+    def _new_filled(self, fill, size, dtype, device, requires_grad, fn) -> Tensor:
+        """A new tensor of ``size``, made by ``fill(xp, shape, dtype)``, with this tensor's dtype and device
+        unless given (PyTorch's ``new_*``)."""
+        np_dtype = self._data.dtype if dtype is None else _dtypes.to_dtype(dtype).np
+        dev = self.device if device is None else resolve(device)
+        t = _wrap(_alloc.filled(fill, _alloc.sizes(size, fn), np_dtype, dev))
+        return t.requires_grad_(True) if requires_grad else t
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Zeros of ``size`` with this tensor's dtype and device (unless given), as PyTorch's ``new_zeros``."""
+        return self._new_filled(lambda xp, s, d: xp.zeros(s, dtype=d), size, dtype, device, requires_grad,
+                                "new_zeros")
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return self._new_filled(lambda xp, s, d: xp.ones(s, dtype=d), size, dtype, device, requires_grad,
+                                "new_ones")
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return self._new_filled(lambda xp, s, d: xp.empty(s, dtype=d), size, dtype, device, requires_grad,
+                                "new_empty")
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+        return self._new_filled(lambda xp, s, d: xp.full(s, fill_value, dtype=d), (size,), dtype, device,
+                                requires_grad, "new_full")
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """A new tensor of ``data`` (copied, never sharing memory), with this tensor's dtype and device unless
+        given."""
+        np_dtype = self._data.dtype if dtype is None else _dtypes.to_dtype(dtype).np
+        dev = self.device if device is None else resolve(device)
+        raw = data._data if isinstance(data, Tensor) else data
+        if not hasattr(raw, "shape"):
+            raw = np.asarray(raw, dtype=np_dtype)
+        t = _wrap(_backend.to_device_array(raw, dev, dtype=np_dtype, copy=True))
+        return t.requires_grad_(True) if requires_grad else t
 
     def detach(self) -> Tensor:
         return _wrap(self._data)
@@ -779,14 +816,73 @@ class Tensor:
     def minimum(self, other):
         return _fn.Maximum.apply(self, other, mode="min")
 
+    # piecewise constant: a zero gradient, as PyTorch's (not None: x.grad exists after backward)
     def sign(self):
-        return _wrap(xp_of(self._data).sign(self._data))
+        return _fn.Rounding.apply(self, mode="sign")
+
+    def floor(self):
+        return _fn.Rounding.apply(self, mode="floor")
+
+    def ceil(self):
+        return _fn.Rounding.apply(self, mode="ceil")
+
+    def trunc(self):
+        return _fn.Rounding.apply(self, mode="trunc")
+
+    def round(self, decimals=0):
+        return _fn.Rounding.apply(self, mode="round", decimals=decimals)
 
     def square(self):
         return _fn.Pow.apply(self, 2)
 
     def masked_fill(self, mask, value):
         return _fn.Where.apply(mask, value, self)
+
+    def masked_fill_(self, mask, value):
+        if self._records(value):
+            self._check_inplace()
+            self._rebind(_fn.Where.apply(mask, value, self._shallow()))
+            return self
+        self._data[...] = self.masked_fill(mask, value)._data
+        return self
+
+    def where(self, condition, other):
+        return _fn.Where.apply(condition, self, other)
+
+    def outer(self, vec2):
+        if self._data.ndim != 1 or not isinstance(vec2, Tensor) or vec2._data.ndim != 1:
+            raise RuntimeError("outer: expected two 1-D tensors")
+        return self.unsqueeze(1) * vec2.unsqueeze(0)
+
+    # ------------------------------------------------------------------ statistics and softmax
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """The variance over ``dim`` (all elements by default), divided by ``n - correction``: 1 by default (the
+        unbiased estimate, PyTorch's default), 0 with ``unbiased=False``; NaN where ``n - correction <= 0``."""
+        if isinstance(dim, _bool):  # the legacy torch.var(x, unbiased)
+            dim, unbiased = None, dim
+        if correction is None:
+            correction = 0 if unbiased is False else 1
+        shape = self._data.shape
+        axes = range(len(shape)) if dim is None else ((dim,) if isinstance(dim, _int) else tuple(dim))
+        n = 1
+        for a in axes:
+            n *= shape[a] if shape else 1
+        centred = self - self.mean(dim, keepdim=True)
+        total = (centred * centred).sum(dim, keepdim=keepdim)
+        return total * (1.0 / (n - correction) if n > correction else float("nan"))
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """The square root of :meth:`var` (the same arguments)."""
+        return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
+
+    def log_softmax(self, dim):
+        """``x - log(sum(exp(x)))`` along ``dim``, with the (detached) maximum taken out first so that ``exp``
+        cannot overflow; it cancels in the result."""
+        shifted = self - self.max(dim, keepdim=True).values.detach()
+        return shifted - shifted.exp().sum(dim, keepdim=True).log()
+
+    def softmax(self, dim):
+        return self.log_softmax(dim).exp()
 
     # ------------------------------------------------------------------ reductions
     def sum(self, dim=None, keepdim=False, dtype=None):
@@ -911,6 +1007,53 @@ class Tensor:
         # a new tensor even where nothing is squeezed, as PyTorch's view; its node named by PyTorch's overload
         name = "SqueezeBackward" + ("0" if dim is None else "1" if isinstance(dim, _int) else "2")
         return _named(_fn.Reshape.apply(self, new), name)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def repeat(self, *sizes):
+        """Tiles the tensor ``sizes[i]`` times along each dimension (more sizes than dimensions add leading ones),
+        as PyTorch's: a view broadcast along new axes, then copied to its shape, so the gradient sums the tiles."""
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, Size)):
+            sizes = tuple(sizes[0])
+        if len(sizes) < self._data.ndim:
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                               "tensor")
+        shape = (1,) * (len(sizes) - self._data.ndim) + self._data.shape
+        spread = self.reshape(tuple(n for s in shape for n in (1, s)))
+        tiled = spread.expand(tuple(n for r, s in zip(sizes, shape) for n in (r, s)))
+        return tiled.reshape(tuple(r * s for r, s in zip(sizes, shape)))
+
+    def split(self, split_size_or_sections, dim=0):
+        """Pieces of ``split_size`` along ``dim`` (the last one smaller), or of the listed sizes, which must add up
+        to the dimension's size; each a slice of the tensor, with its own gradient path."""
+        size = self._data.shape[dim]
+        if isinstance(split_size_or_sections, _int):
+            step = split_size_or_sections
+            if step <= 0 and not (step == 0 and size == 0):
+                raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+            bounds = [(i, builtins.min(i + step, size)) for i in range(0, size, step)] if step else [(0, 0)]
+        else:
+            sections = [_int(n) for n in split_size_or_sections]
+            if builtins.sum(sections) != size or builtins.min(sections, default=0) < 0:
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+                                   f"size at dimension {dim}), but got split_sizes={sections}")
+            starts = [builtins.sum(sections[:i]) for i in range(len(sections))]
+            bounds = [(b, b + n) for b, n in zip(starts, sections)]
+        lead = (slice(None),) * (dim % builtins.max(self._data.ndim, 1))
+        return tuple(self[lead + (slice(a, b),)] for a, b in bounds)
+
+    def chunk(self, chunks, dim=0):
+        """At most ``chunks`` pieces along ``dim``, each ``ceil(size / chunks)`` long but the last."""
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        size = self._data.shape[dim]
+        return self.split(builtins.max(-(-size // chunks), 1), dim)
+
+    def unbind(self, dim=0):
+        """The slices along ``dim``, as a tuple, each without that dimension."""
+        lead = (slice(None),) * (dim % self._data.ndim)
+        return tuple(self[lead + (i,)] for i in range(self._data.shape[dim]))
 
     def expand(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

@@ -818,7 +818,8 @@ SIGNATURES = {
     "maximum": None, "minimum": None, "exp": None, "log": None, "sqrt": None, "tanh": None, "sign": None,
     "abs": None, "isnan": None, "isfinite": None, "add": None, "subtract": None, "multiply": None,
     "true_divide": None, "power": None, "square": None, "sin": None, "cos": None, "negative": None,
-    "greater_equal": None, "less": None,
+    "greater_equal": None, "less": None, "floor": None, "ceil": None, "trunc": None,
+    "round": ("a", "decimals", "out"),
 }
 _VIEWS = {"broadcast_to", "expand_dims", "swapaxes", "moveaxis", "split"}  # may hand back views of an input
 _UFUNC_KWARGS = {"out", "dtype", "casting"}

@@ -1,4 +1,4 @@
-"""Elementwise math: exp, log, abs, sqrt, clamp/relu, sigmoid, tanh, maximum, where."""
+"""Elementwise math: exp, log, abs, sqrt, clamp/relu, sigmoid, tanh, maximum, where, and the rounding family."""
 
 from __future__ import annotations
 
@@ -228,3 +228,32 @@ class Where(Function):
             xp.where(cond, gy, 0) if need_a else None,
             xp.where(cond, 0, gy) if need_b else None,
         )
+
+
+_ROUNDING_NAMES = {"floor": "FloorBackward0", "ceil": "CeilBackward0", "round": "RoundBackward0",
+                   "trunc": "TruncBackward0", "sign": "SignBackward0"}
+
+
+class Rounding(Function):
+    """``floor``, ``ceil``, ``round`` (half to even, to ``decimals`` places), ``trunc`` and ``sign``: piecewise
+    constant, so the gradient is zero everywhere, as PyTorch defines it. Integer and bool tensors come back as
+    they are (copied; ``sign`` of an integer is the integer's sign), in their own dtype."""
+
+    raw = True
+
+    def backward_name(self):
+        return _ROUNDING_NAMES[self.mode]
+
+    @staticmethod
+    def forward(ctx, x, mode="floor", decimals=0):
+        ctx.mode = mode
+        xp = xp_of(x)
+        if x.dtype.kind == "b" or (x.dtype.kind in "iu" and mode != "sign"):
+            return x.copy()
+        if mode == "round":
+            return xp.round(x, decimals)
+        return getattr(xp, mode)(x)
+
+    @staticmethod
+    def backward(ctx, gy):
+        return xp_of(gy).zeros_like(gy)

@@ -1,19 +1,24 @@
 """``engine.nn``: the layers and losses the tutorial's later steps use."""
 
-from . import functional
+from . import functional, init
 from .modules import (
     CrossEntropyLoss,
+    Dropout,
     Flatten,
     Identity,
+    L1Loss,
     Linear,
+    LogSoftmax,
     Module,
+    ModuleList,
     MSELoss,
     Parameter,
     ReLU,
     Sequential,
     Sigmoid,
+    Softmax,
     Tanh,
 )
 
-__all__ = ["functional", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity", "Flatten",
-           "Sequential", "MSELoss", "CrossEntropyLoss"]
+__all__ = ["functional", "init", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity", "Flatten",
+           "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss", "CrossEntropyLoss"]

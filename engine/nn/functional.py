@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from .. import creation
 from ..functions import ReLU, Sigmoid, Tanh
 from ..tensor import Tensor
 
-__all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "log_softmax", "softmax", "nll_loss",
-           "cross_entropy"]
+__all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
+           "cross_entropy", "dropout"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -26,14 +27,18 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out + bias if bias is not None else out
 
 
+def check_reduction(reduction) -> None:
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction (use 'mean', 'sum' or 'none')")
+
+
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    check_reduction(reduction)
     if reduction == "mean":
         return loss.mean()
     if reduction == "sum":
         return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{reduction} is not a valid value for reduction (use 'mean', 'sum' or 'none')")
+    return loss
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
@@ -45,14 +50,38 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
     return _reduce(diff * diff, reduction)
 
 
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(
+            f"l1_loss: input shape {tuple(input.shape)} and target shape {tuple(target.shape)} differ"
+        )
+    return _reduce((input - target).abs(), reduction)
+
+
+def check_dropout_probability(p) -> None:
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Zeroes each element with probability ``p`` (drawn from the engine's generator, so ``manual_seed`` repeats
+    it) and scales the others by ``1 / (1 - p)``; the identity when not ``training``."""
+    check_dropout_probability(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        scale = creation.zeros_like(input)
+    else:
+        scale = (creation.rand_like(input) >= p).to(input.dtype) * (1.0 / (1.0 - p))
+    return input.mul_(scale) if inplace else input * scale
+
+
 def log_softmax(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
-    # subtract the (detached) max first so exp cannot overflow; it cancels in the result
-    shifted = input - input.max(dim, keepdim=True).values.detach()
-    return shifted - shifted.exp().sum(dim, keepdim=True).log()
+    return input.log_softmax(dim)
 
 
 def softmax(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
-    return log_softmax(input, dim).exp()
+    return input.softmax(dim)
 
 
 def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002

@@ -1,18 +1,19 @@
-"""``engine.nn`` modules: Module, Parameter, Linear, ReLU, Sequential, MSELoss, CrossEntropyLoss."""
+"""``engine.nn`` modules: Module, Parameter, Linear, ReLU, Sequential, ModuleList, Dropout, the losses."""
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections import OrderedDict
 
 from .. import creation
 from ..autograd import no_grad
-from ..backend import target
-from ..tensor import Tensor, _wrap
+from ..backend import target, to_host
+from ..tensor import Tensor, _rebuild, _wrap
 from . import functional as F
 
 __all__ = ["Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Sequential", "MSELoss",
-           "CrossEntropyLoss", "Flatten", "Identity"]
+           "CrossEntropyLoss", "Flatten", "Identity", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "L1Loss"]
 
 
 class Parameter(Tensor):
@@ -35,6 +36,19 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce__(self):
+        return (_rebuild_parameter, (to_host(self._data), str(self.device), self._rg))
+
+    def __deepcopy__(self, memo):
+        p = Parameter(_wrap(self._data.copy()), self._rg)
+        memo[id(self)] = p
+        return p
+
+
+def _rebuild_parameter(host, dev, requires_grad):
+    """A Parameter again, from what ``Parameter.__reduce__`` kept (pickle, ``engine.save``, ``copy.deepcopy``)."""
+    return Parameter(_rebuild(host, dev, False), requires_grad)
 
 
 class Module:
@@ -293,21 +307,151 @@ class MSELoss(Module):
         if size_average is not None or reduce is not None:
             # the tutorial's old spelling: MSELoss(size_average=False) means a sum
             reduction = "sum" if size_average is False or reduce is False else "mean"
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"{reduction} is not a valid value for reduction (use 'mean', 'sum' or 'none')")
+        F.check_reduction(reduction)
         self.reduction = reduction
 
     def forward(self, input, target):  # noqa: A002
         return F.mse_loss(input, target, reduction=self.reduction)
 
-    def extra_repr(self):
-        return f"reduction='{self.reduction}'" if self.reduction != "mean" else ""
 
 
 class CrossEntropyLoss(Module):
     def __init__(self, reduction: str = "mean"):
         super().__init__()
+        F.check_reduction(reduction)
         self.reduction = reduction
 
     def forward(self, input, target):  # noqa: A002
         return F.cross_entropy(input, target, reduction=self.reduction)
+
+
+class ModuleList(Module):
+    """Modules in a list, registered as ``0``, ``1``, ...: their parameters are the list's (a model that keeps its
+    layers in a Python list would hide them from ``parameters()``). It has no forward: a model iterates it."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _checked(self, module):
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleList holds Modules, not {type(module).__name__}")
+        return module
+
+    def _index(self, index: int) -> int:
+        n = len(self._modules)
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is out of range")
+        return index % n
+
+    def __getitem__(self, index):
+        mods = list(self._modules.values())
+        if isinstance(index, slice):
+            return ModuleList(mods[index])
+        return mods[self._index(index)]
+
+    def __setitem__(self, index, module):
+        setattr(self, str(self._index(index)), self._checked(module))
+
+    def __delitem__(self, index):
+        mods = list(self._modules.values())
+        del mods[index if isinstance(index, slice) else self._index(index)]
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self._modules[str(i)] = m
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def append(self, module):
+        setattr(self, str(len(self._modules)), self._checked(module))
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module) -> None:
+        mods = list(self._modules.values())
+        mods.insert(index, self._checked(module))
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self._modules[str(i)] = m
+
+    def __repr__(self):
+        """As PyTorch prints one: a run of equal modules as one line, ``(0-1): 2 x Linear(...)``."""
+        mods = [repr(m).replace("\n", "\n  ") for m in self._modules.values()]
+        if not mods:
+            return "ModuleList()"
+        lines, start = [], 0
+        for i in range(1, len(mods) + 1):
+            if i == len(mods) or mods[i] != mods[start]:
+                count = i - start
+                label = f"({start})" if count == 1 else f"({start}-{i - 1}): {count} x"
+                lines.append(f"{label}: {mods[start]}" if count == 1 else f"{label} {mods[start]}")
+                start = i
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _implicit_dim(name: str, ndim: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+                  "an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+class Softmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):  # noqa: A002
+        return F.softmax(input, self.dim if self.dim is not None else _implicit_dim("softmax", input.ndim))
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):  # noqa: A002
+        return F.log_softmax(input, self.dim if self.dim is not None else _implicit_dim("log_softmax", input.ndim))
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Dropout(Module):
+    """In training, each element zeroed with probability ``p`` and the rest scaled by ``1 / (1 - p)``; in eval mode
+    (``model.eval()``) the identity."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__()
+        F.check_dropout_probability(p)
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):  # noqa: A002
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class L1Loss(Module):
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        F.check_reduction(reduction)
+        self.reduction = reduction
+
+    def forward(self, input, target):  # noqa: A002
+        return F.l1_loss(input, target, reduction=self.reduction)

@@ -1,4 +1,5 @@
-"""``engine.optim``: SGD (with momentum), Adam and RMSprop, with PyTorch's update formulas.
+"""``engine.optim``: SGD (with momentum), Adam and RMSprop, with PyTorch's update formulas, and the learning-rate
+schedules of ``engine.optim.lr_scheduler``.
 
 Updates run on the raw arrays in place, outside the graph, like PyTorch's ``torch.no_grad`` steps.
 """
@@ -7,10 +8,10 @@ from __future__ import annotations
 
 import math
 
-from .backend import xp_of
-from .tensor import Tensor
+from ..backend import to_device_array, xp_of
+from ..tensor import Tensor, _wrap
 
-__all__ = ["Optimizer", "SGD", "Adam", "RMSprop"]
+__all__ = ["Optimizer", "SGD", "Adam", "RMSprop", "lr_scheduler"]
 
 
 class Optimizer:
@@ -70,9 +71,45 @@ class Optimizer:
             lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key != "params")
         return "\n".join(lines) + "\n)"
 
-    def state_dict(self):
-        return {"param_groups": [{k: v for k, v in g.items() if k != "params"} for g in self.param_groups],
-                "state": {i: s for i, s in enumerate(self.state.values())}}
+    def state_dict(self) -> dict:
+        """As PyTorch's: ``{"state": {index: {name: tensor or number}}, "param_groups": [{settings, "params":
+        [indices]}]}``, a parameter known by its position across the groups, its buffers copied as tensors, so
+        ``engine.save`` can keep it and :meth:`load_state_dict` put it back into an optimizer of the same
+        parameters (a checkpoint of model and optimizer resumes a run where it stopped)."""
+        index, groups = {}, []
+        for g in self.param_groups:
+            ids = []
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
+        state = {index[key]: {name: _wrap(v.copy()) if hasattr(v, "shape") else v for name, v in s.items()}
+                 for key, s in self.state.items() if key in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Settings and buffers from :meth:`state_dict` of an optimizer over the same parameters (the same groups
+        of the same sizes), each buffer moved to its parameter's device and dtype."""
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        by_index = {}
+        for saved, group in zip(saved_groups, self.param_groups):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                                 "optimizer's group")
+            by_index.update(zip(saved["params"], group["params"]))
+        state = {}
+        for key, buffers in state_dict["state"].items():
+            p = by_index[key]
+            state[id(p)] = {
+                name: to_device_array(v._data if isinstance(v, Tensor) else v, p.device,
+                                      dtype=p._data.dtype if v.dtype.is_floating_point else None, copy=True)
+                if isinstance(v, Tensor) else v
+                for name, v in buffers.items()}
+        self.state = state
+        for saved, group in zip(saved_groups, self.param_groups):
+            group.update({k: v for k, v in saved.items() if k != "params"})
 
     def step(self):
         raise NotImplementedError
@@ -186,3 +223,6 @@ class RMSprop(Optimizer):
                     w -= lr * buf
                 else:
                     w -= lr * (g / avg)
+
+
+from . import lr_scheduler  # noqa: E402 - it names Optimizer, defined above

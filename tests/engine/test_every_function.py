@@ -40,6 +40,7 @@ EXAMPLES = {
     "Tanh": (lambda g: (_x(g),), {}),
     "Maximum": (lambda g: (_x(g), engine.full((2, 3), 0.8)), {"mode": "max"}),
     "Where": (lambda g: (engine.tensor([[True, False, True], [False, True, False]]), _x(g), _x(g)), {}),
+    "Rounding": (lambda g: (_x(g),), {"mode": "round", "decimals": 1}),
     "Sum": (lambda g: (_x(g),), {"dim": 1}),
     "Mean": (lambda g: (_x(g),), {"dim": 0, "keepdim": True}),
     "MaxMin": (lambda g: (_x(g),), {"mode": "min"}),

@@ -1,0 +1,519 @@
+"""The parts of PyTorch a learner's own training script reaches for past the tutorial: the functional arithmetic
+(``torch.add(x, y, out=r)``), rounding, ``std``/``var``, ``chunk``/``split``/``repeat``, ``new_*``, ``nn.ModuleList``,
+``nn.Dropout``, ``nn.init``, ``torch.utils.data``, ``torch.save``/``torch.load`` with optimizer checkpoints, and
+``optim.lr_scheduler``. Values are asserted here; where torch is installed, the same calls are made on both and
+compared (gradients included)."""
+
+from __future__ import annotations
+
+import io
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import engine
+from engine.utils.data import ConcatDataset, DataLoader, Subset, TensorDataset, default_collate, random_split
+
+
+def _t(values, grad=False, dtype=engine.float32):
+    return engine.tensor(values, dtype=dtype, requires_grad=grad)
+
+
+# ----------------------------------------------------------------------------- functional arithmetic
+
+def test_add_sub_mul_div_as_functions():
+    a, b = _t([1.0, 2.0, 3.0]), _t([4.0, 5.0, 6.0])
+    assert engine.add(a, b, alpha=2).tolist() == [9.0, 12.0, 15.0]
+    assert engine.sub(a, b, alpha=0.5).tolist() == [-1.0, -0.5, 0.0]
+    assert engine.mul(a, 2).tolist() == [2.0, 4.0, 6.0] and engine.multiply(a, b).tolist() == [4.0, 10.0, 18.0]
+    assert engine.div(b, a).tolist() == pytest.approx([4.0, 2.5, 2.0])
+    assert engine.true_divide is engine.div and engine.subtract is engine.sub and engine.divide is engine.div
+    assert engine.neg(a).tolist() == [-1.0, -2.0, -3.0] and engine.square(a).tolist() == [1.0, 4.0, 9.0]
+
+
+def test_div_rounding_modes_keep_integers_integer():
+    n = engine.tensor([7, -7, 6])
+    floor = engine.div(n, 2, rounding_mode="floor")
+    trunc = engine.div(n, 2, rounding_mode="trunc")
+    assert floor.tolist() == [3, -4, 3] and floor.dtype == engine.int64
+    assert trunc.tolist() == [3, -3, 3] and trunc.dtype == engine.int64
+    assert engine.div(n, 2).tolist() == [3.5, -3.5, 3.0] and engine.div(n, 2).dtype == engine.float32
+    assert engine.div(_t([7.5, -7.5]), 2, rounding_mode="floor").tolist() == [3.0, -4.0]
+    with pytest.raises(ValueError, match="rounding_mode"):
+        engine.div(n, 2, rounding_mode="round")
+
+
+def test_out_writes_into_the_given_tensor():
+    a = engine.arange(4.0)
+    r = engine.empty(4)
+    assert engine.add(a, a, out=r) is r and r.tolist() == [0.0, 2.0, 4.0, 6.0]
+    small = engine.empty(1)
+    engine.mul(a, 3, out=small)  # resized to the result, as PyTorch resizes
+    assert small.tolist() == [0.0, 3.0, 6.0, 9.0]
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        engine.add(_t([1.0], grad=True), 1, out=engine.empty(1))
+    with pytest.raises(TypeError, match="'out' must be Tensor"):
+        engine.add(a, a, out=[0, 0, 0, 0])
+
+
+def test_rounding_family_values_dtypes_and_zero_gradient():
+    x = _t([-1.5, -0.5, 0.5, 1.5, 2.7], grad=True)
+    assert x.floor().tolist() == [-2.0, -1.0, 0.0, 1.0, 2.0]
+    assert x.ceil().tolist() == [-1.0, -0.0, 1.0, 2.0, 3.0]
+    assert x.round().tolist() == [-2.0, -0.0, 0.0, 2.0, 3.0]  # half to even, as PyTorch
+    assert x.trunc().tolist() == [-1.0, -0.0, 0.0, 1.0, 2.0]
+    assert x.sign().tolist() == [-1.0, -1.0, 1.0, 1.0, 1.0]
+    assert engine.round(_t([1.2345, 2.5678]), decimals=2).tolist() == pytest.approx([1.23, 2.57])
+    loss = (x.floor() + x.ceil() + x.round() + x.trunc() + x.sign()).sum() + (x * 0).sum()
+    loss.backward()
+    assert x.grad.tolist() == [0.0] * 5  # a zero gradient, not none: PyTorch's definition
+    assert x.floor().grad_fn.name() == "FloorBackward0" and x.sign().grad_fn.name() == "SignBackward0"
+    ints = engine.tensor([-3, 0, 4])
+    assert ints.floor().dtype == engine.int64 and ints.floor().tolist() == [-3, 0, 4]
+    assert ints.sign().tolist() == [-1, 0, 1] and ints.sign().dtype == engine.int64
+
+
+# ----------------------------------------------------------------------------- statistics
+
+def test_var_and_std_with_pytorchs_defaults():
+    rows = np.array([[1.0, 2.0, 4.0, 7.0], [0.5, 0.5, 3.0, -1.0], [2.0, 9.0, 1.0, 0.0]])
+    x = engine.tensor(rows, dtype=engine.float64)
+    assert x.var().item() == pytest.approx(rows.var(ddof=1))  # unbiased by default
+    assert x.std().item() == pytest.approx(rows.std(ddof=1))
+    assert x.var(unbiased=False).item() == pytest.approx(rows.var())
+    assert engine.var(x, False).item() == pytest.approx(rows.var())  # the legacy positional unbiased
+    np.testing.assert_allclose(x.std(1).numpy(), rows.std(axis=1, ddof=1))
+    np.testing.assert_allclose(x.var(dim=0, keepdim=True).numpy(), rows.var(axis=0, ddof=1, keepdims=True))
+    np.testing.assert_allclose(engine.std(x, dim=(0, 1), correction=0).numpy(), rows.std())
+    assert math.isnan(_t([3.0]).var().item())  # one sample, unbiased: NaN, as PyTorch
+
+
+def test_softmax_methods_and_functions():
+    x = _t([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    p = x.softmax(1)
+    np.testing.assert_allclose(p.numpy().sum(axis=1), [1.0, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(p.numpy()[1], [1 / 3] * 3, rtol=1e-6)
+    np.testing.assert_allclose(engine.log_softmax(x, 1).numpy(), np.log(p.numpy()), rtol=1e-5)
+    np.testing.assert_allclose(engine.softmax(x, dim=0).numpy().sum(axis=0), [1.0] * 3, rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- pieces and tiles
+
+def test_split_chunk_unbind_and_their_gradients():
+    x = engine.arange(10.0, requires_grad=True)
+    assert [p.tolist() for p in x.split(4)] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert [p.tolist() for p in x.split([2, 3, 5])] == [[0, 1], [2, 3, 4], [5, 6, 7, 8, 9]]
+    assert [len(p) for p in x.chunk(3)] == [4, 4, 2] and [len(p) for p in engine.chunk(x, 4)] == [3, 3, 3, 1]
+    m = engine.arange(6.0).view(2, 3)
+    assert [p.tolist() for p in m.unbind(1)] == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    assert [p.shape for p in engine.split(m, 2, dim=1)] == [(2, 2), (2, 1)]
+    a, b = x.split([3, 7])
+    (a * 2).sum().backward()
+    assert x.grad.tolist() == [2.0] * 3 + [0.0] * 7  # each piece's gradient reaches only its own elements
+    with pytest.raises(RuntimeError, match="sum exactly to 10"):
+        x.split([3, 3])
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        x.chunk(0)
+
+
+def test_repeat_tiles_and_sums_the_gradient_back():
+    x = _t([[1.0, 2.0]], grad=True)
+    r = x.repeat(2, 3)
+    assert r.tolist() == [[1.0, 2.0] * 3] * 2
+    assert _t([1.0, 2.0]).repeat(2, 1, 2).shape == (2, 1, 4)  # more sizes than dimensions: leading ones
+    (r * engine.arange(12.0).view(2, 6)).sum().backward()
+    assert x.grad.tolist() == [[0 + 2 + 4 + 6 + 8 + 10, 1 + 3 + 5 + 7 + 9 + 11]]
+    with pytest.raises(RuntimeError, match="can not be smaller"):
+        x.repeat(2)
+
+
+def test_new_tensors_take_the_source_dtype_and_device(device):
+    x = engine.zeros(2, dtype=engine.float64, device=device)
+    for t in (x.new_zeros(3), x.new_ones((2, 2)), x.new_empty(4), x.new_full((2,), 7.0), x.new_tensor([1, 2])):
+        assert t.dtype == engine.float64 and t.device == x.device and not t.requires_grad
+    assert x.new_full((2,), 7.0).tolist() == [7.0, 7.0] and x.new_ones(2, 2).sum().item() == 4.0
+    assert x.new_zeros(2, dtype=engine.int64).dtype == engine.int64
+    assert x.new_tensor([1.5], requires_grad=True).requires_grad
+
+
+def test_masked_fill_in_place_where_outer_reshape_as():
+    x = _t([1.0, -2.0, 3.0])
+    assert x.masked_fill_(x < 0, 0.0) is x and x.tolist() == [1.0, 0.0, 3.0]
+    w = _t([1.0, -2.0], grad=True)
+    y = w * 1
+    y.masked_fill_(y < 0, 5.0)
+    y.sum().backward()
+    assert y.tolist() == [1.0, 5.0] and w.grad.tolist() == [1.0, 0.0]
+    assert x.where(x > 1, _t([9.0, 9.0, 9.0])).tolist() == [9.0, 9.0, 3.0]
+    assert engine.outer(_t([1.0, 2.0]), _t([3.0, 4.0, 5.0])).tolist() == [[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]]
+    assert engine.arange(6.0).reshape_as(engine.zeros(3, 2)).shape == (3, 2)
+
+
+# ----------------------------------------------------------------------------- nn
+
+def test_module_list_registers_its_modules_and_prints_as_pytorch():
+    layers = engine.nn.ModuleList([engine.nn.Linear(2, 2), engine.nn.Linear(2, 2), engine.nn.ReLU()])
+    layers.append(engine.nn.Linear(2, 3))
+
+    class Net(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = layers
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    net = Net()
+    assert len(list(net.parameters())) == 6 and len(layers) == 4
+    assert [n for n, _ in net.named_parameters()][:2] == ["layers.0.weight", "layers.0.bias"]
+    assert net(engine.ones(5, 2)).shape == (5, 3)
+    assert repr(layers) == ("ModuleList(\n  (0-1): 2 x Linear(in_features=2, out_features=2, bias=True)\n"
+                            "  (2): ReLU()\n  (3): Linear(in_features=2, out_features=3, bias=True)\n)")
+    assert isinstance(layers[1:3], engine.nn.ModuleList) and len(layers[1:3]) == 2
+    assert layers[-1].out_features == 3
+    with pytest.raises(TypeError, match="holds Modules"):
+        layers.append(engine.ones(2))
+    with pytest.raises(IndexError):
+        layers[4]
+
+
+def test_dropout_zeroes_about_p_and_scales_the_rest_in_training_only():
+    engine.manual_seed(3)
+    drop = engine.nn.Dropout(0.25)
+    x = engine.ones(200, 100, requires_grad=True)
+    y = drop(x)
+    kept = (y != 0).float().mean().item()
+    assert 0.73 < kept < 0.77  # 20,000 draws: 0.75 within ~10 standard deviations
+    values = np.unique(y.detach().numpy())
+    assert len(values) == 2 and values[0] == 0.0 and values[1] == pytest.approx(1 / 0.75)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), y.detach().numpy())  # the gradient passes where it kept
+    drop.eval()
+    assert drop(x) is x
+    assert repr(drop) == "Dropout(p=0.25, inplace=False)"
+    assert engine.nn.functional.dropout(x, 1.0).abs().sum().item() == 0.0
+    with pytest.raises(ValueError, match="between 0 and 1, but got 1.5"):
+        engine.nn.Dropout(1.5)
+
+
+def test_l1_loss_softmax_modules_and_the_mse_loss_repr():
+    a, b = _t([1.0, -2.0, 3.0]), _t([0.0, 0.0, 0.0])
+    assert engine.nn.L1Loss()(a, b).item() == pytest.approx(2.0)
+    assert engine.nn.L1Loss(reduction="sum")(a, b).item() == pytest.approx(6.0)
+    assert repr(engine.nn.MSELoss(reduction="sum")) == "MSELoss()"  # PyTorch prints no reduction
+    assert repr(engine.nn.Softmax(dim=1)) == "Softmax(dim=1)"
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        p = engine.nn.Softmax()(engine.zeros(2, 4))
+    assert p.tolist() == [[0.25] * 4] * 2  # dim 1 for a 2-D input, PyTorch's legacy choice
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        engine.nn.L1Loss(reduction="avg")
+
+
+def test_init_functions_fill_in_place_within_pytorchs_bounds():
+    engine.manual_seed(0)
+    w = engine.nn.Parameter(engine.empty(300, 200))
+    out = engine.nn.init.xavier_uniform_(w)
+    assert out is w and w.grad_fn is None and w.requires_grad
+    bound = math.sqrt(6 / (300 + 200))
+    assert w.abs().max().item() <= bound and w.abs().max().item() > 0.99 * bound
+    engine.nn.init.kaiming_uniform_(w, a=math.sqrt(5))  # nn.Linear's own start
+    assert w.abs().max().item() <= 1 / math.sqrt(200) + 1e-7
+    engine.nn.init.kaiming_normal_(w, nonlinearity="relu")
+    assert w.std().item() == pytest.approx(math.sqrt(2 / 200), rel=0.02)
+    engine.nn.init.zeros_(w)
+    assert w.abs().sum().item() == 0.0
+    engine.nn.init.constant_(w, 0.5)
+    assert w.mean().item() == 0.5
+    assert engine.nn.init.calculate_gain("tanh") == pytest.approx(5 / 3)
+    assert engine.nn.init.calculate_gain("leaky_relu", 0.2) == pytest.approx(math.sqrt(2 / 1.04))
+    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+        engine.nn.init.xavier_uniform_(engine.empty(3))
+    with pytest.raises(ValueError, match="Unsupported nonlinearity"):
+        engine.nn.init.calculate_gain("swish")
+
+
+# ----------------------------------------------------------------------------- utils.data
+
+def test_data_loader_batches_in_order_and_shuffled():
+    X, Y = engine.arange(20.0).view(10, 2), engine.arange(10)  # noqa: N806
+    data = TensorDataset(X, Y)
+    assert len(data) == 10 and data[3][1].item() == 3
+    batches = list(DataLoader(data, batch_size=4))
+    assert [y.tolist() for _, y in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert batches[0][0].tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]
+    assert len(DataLoader(data, batch_size=4)) == 3 and len(DataLoader(data, batch_size=4, drop_last=True)) == 2
+    assert [len(y) for _, y in DataLoader(data, batch_size=4, drop_last=True)] == [4, 4]
+    engine.manual_seed(5)
+    first = [y.tolist() for _, y in DataLoader(data, batch_size=3, shuffle=True)]
+    engine.manual_seed(5)
+    again = [y.tolist() for _, y in DataLoader(data, batch_size=3, shuffle=True)]
+    assert first == again and sorted(sum(first, [])) == list(range(10)) and sum(first, []) != list(range(10))
+    for x, y in DataLoader(data, batch_size=3, shuffle=True):  # the rows still go together
+        assert (x[:, 0] == 2 * y.float()).all()
+
+
+def test_a_tensor_datasets_gathered_batches_equal_collated_ones():
+    data = TensorDataset(engine.randn(7, 3), engine.arange(7))
+    fast = list(DataLoader(data, batch_size=3))
+    slow = list(DataLoader(data, batch_size=3, collate_fn=default_collate))
+    for (fx, fy), (sx, sy) in zip(fast, slow):
+        assert engine.equal(fx, sx) and engine.equal(fy, sy) and fy.dtype == sy.dtype
+
+
+def test_default_collate_as_pytorchs():
+    batch = default_collate([(1, 2.0, "a", {"k": np.float32(1)}), (3, 4.0, "b", {"k": np.float32(2)})])
+    ints, floats, words, dicts = batch
+    assert ints.dtype == engine.int64 and ints.tolist() == [1, 3]
+    assert floats.dtype == engine.float64 and words == ["a", "b"]
+    assert dicts["k"].tolist() == [1.0, 2.0] and dicts["k"].dtype == engine.float32
+    assert default_collate([np.zeros(2), np.ones(2)]).shape == (2, 2)
+    with pytest.raises(TypeError, match="must contain tensors"):
+        default_collate([object(), object()])
+
+
+def test_datasets_split_subset_and_concatenate():
+    data = TensorDataset(engine.arange(10))
+    engine.manual_seed(1)
+    train, test = random_split(data, [0.8, 0.2])
+    assert (len(train), len(test)) == (8, 2)
+    seen = sorted(train[i][0].item() for i in range(8)) + sorted(test[i][0].item() for i in range(2))
+    assert sorted(seen) == list(range(10))
+    a, b, c = random_split(data, [0.34, 0.33, 0.33])
+    assert [len(a), len(b), len(c)] == [4, 3, 3]  # the remainder shared from the first, as PyTorch
+    with pytest.raises(ValueError, match="does not equal the length"):
+        random_split(data, [3, 3])
+    both = ConcatDataset([Subset(data, [0, 1]), data])
+    assert len(both) == 12 and both[2][0].item() == 0 and both[-1][0].item() == 9
+    assert [y[0].tolist() for y in DataLoader(Subset(data, [5, 6, 7]), batch_size=2)] == [[5, 6], [7]]
+    assert [s[0].item() for s in DataLoader(data, batch_size=None)][:3] == [0, 1, 2]  # unbatched
+
+
+def test_data_loader_refuses_bad_settings_by_name():
+    data = TensorDataset(engine.arange(4))
+    with pytest.raises(ValueError, match="batch_size should be a positive integer value, but got batch_size=0"):
+        DataLoader(data, batch_size=0)
+    with pytest.raises(ValueError, match="mutually exclusive with shuffle"):
+        DataLoader(data, sampler=[0, 1], shuffle=True)
+    with pytest.raises(ValueError, match="Size mismatch between tensors"):
+        TensorDataset(engine.arange(4), engine.arange(5))
+    assert [y.tolist() for (y,) in DataLoader(data, batch_size=2, num_workers=2, pin_memory=True)] == [[0, 1], [2, 3]]
+
+
+def test_a_data_loader_over_gpu_tensors_keeps_them_there(device):
+    data = TensorDataset(engine.arange(6.0, device=device).view(3, 2), engine.arange(3, device=device))
+    for x, y in DataLoader(data, batch_size=2, shuffle=True):
+        assert x.device == y.device == data.tensors[0].device and x.device.type == device
+
+
+# ----------------------------------------------------------------------------- save and load
+
+def test_a_state_dict_goes_to_a_file_and_back(tmp_path):
+    engine.manual_seed(0)
+    model = engine.nn.Sequential(engine.nn.Linear(3, 4), engine.nn.ReLU(), engine.nn.Linear(4, 1))
+    path = tmp_path / "model.pt"
+    engine.save(model.state_dict(), path)
+    fresh = engine.nn.Sequential(engine.nn.Linear(3, 4), engine.nn.ReLU(), engine.nn.Linear(4, 1))
+    fresh.load_state_dict(engine.load(path))
+    for (name, p), (_, q) in zip(model.named_parameters(), fresh.named_parameters()):
+        assert engine.equal(p, q) and p.dtype == q.dtype, name
+    whole = tmp_path / "whole.pt"
+    engine.save(model, whole)
+    with pytest.raises(pickle.UnpicklingError, match="holds engine.nn.modules.Sequential.*weights_only=False"):
+        engine.load(whole)
+    again = engine.load(whole, weights_only=False)
+    assert isinstance(again[0].weight, engine.nn.Parameter) and again[0].weight.requires_grad
+    buffer = io.BytesIO()
+    engine.save({"step": 3, "w": engine.ones(2, dtype=engine.float64)}, buffer)
+    buffer.seek(0)
+    loaded = engine.load(buffer)
+    assert loaded["step"] == 3 and loaded["w"].dtype == engine.float64
+
+
+def test_a_failed_save_leaves_the_old_file_and_no_litter(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    engine.save({"w": engine.ones(2)}, path)
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        engine.save({"w": engine.ones(2), "f": lambda: 0}, path)  # a lambda cannot be pickled
+    assert engine.load(path)["w"].tolist() == [1.0, 1.0]
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt.pt"]
+
+
+def test_load_says_what_it_cannot_read(tmp_path):
+    zip_file = tmp_path / "torch.pt"
+    zip_file.write_bytes(b"PK\x03\x04" + b"\0" * 40)
+    with pytest.raises(RuntimeError, match="zip archive, the format of PyTorch's own torch.save"):
+        engine.load(zip_file)
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a pickle at all")
+    with pytest.raises(pickle.UnpicklingError, match="not a file that engine.save wrote"):
+        engine.load(junk)
+
+
+def test_a_gpu_checkpoint_loads_on_the_cpu_with_map_location(tmp_path, device):
+    path = tmp_path / "gpu.pt"
+    engine.save({"w": engine.arange(3.0, device=device, requires_grad=True)}, path)
+    w = engine.load(path, map_location="cpu")["w"]
+    assert w.device == engine.device("cpu") and w.tolist() == [0.0, 1.0, 2.0] and w.requires_grad
+    saved_on = str(engine.arange(1.0, device=device).device)  # "cpu" or "cuda:0": the names a file keeps
+    assert engine.load(path, map_location={saved_on: "cpu"})["w"].device == engine.device("cpu")
+    assert engine.load(path, map_location={"cuda:7": "cpu"})["w"].device.type == device  # no such entry: kept
+
+
+def test_a_cuda_checkpoint_without_cuda_names_map_location(tmp_path):
+    from engine.tensor import _rebuild
+
+    class OnCuda:
+        def __reduce__(self):
+            return (_rebuild, (np.arange(3.0), "cuda:0", False))
+
+    path = tmp_path / "cuda.pt"
+    path.write_bytes(pickle.dumps({"w": OnCuda()}))
+    if engine.cuda.is_available():
+        pytest.skip("CUDA is here: the tensor would load onto it")
+    with pytest.raises(engine.CudaUnavailableError, match="saved on cuda:0.*map_location='cpu'"):
+        engine.load(path)
+    assert engine.load(path, map_location="cpu")["w"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_an_optimizer_checkpoint_resumes_the_run_exactly(tmp_path):
+    def run(steps, model, opt):
+        engine.manual_seed(7)
+        x, y = engine.randn(16, 3), engine.randn(16, 1)
+        for _ in range(steps):
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+
+    def fresh():
+        engine.manual_seed(0)
+        model = engine.nn.Linear(3, 1)
+        return model, engine.optim.Adam(model.parameters(), lr=0.05)
+
+    straight, opt = fresh()
+    run(10, straight, opt)
+    half, opt = fresh()
+    run(5, half, opt)
+    path = tmp_path / "ckpt.pt"
+    engine.save({"model": half.state_dict(), "optimizer": opt.state_dict()}, path)
+    resumed, opt2 = fresh()
+    checkpoint = engine.load(path)
+    resumed.load_state_dict(checkpoint["model"])
+    opt2.load_state_dict(checkpoint["optimizer"])
+    assert checkpoint["optimizer"]["param_groups"][0]["params"] == [0, 1]
+    assert checkpoint["optimizer"]["state"][0]["step"] == 5
+    run(5, resumed, opt2)
+    for p, q in zip(straight.parameters(), resumed.parameters()):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        opt2.load_state_dict({"state": {}, "param_groups": []})
+
+
+# ----------------------------------------------------------------------------- lr_scheduler
+
+SCHEDULES = {  # torch 2.13.0's get_last_lr() after each of 8 steps, from lr 0.1
+    "StepLR": (lambda o: engine.optim.lr_scheduler.StepLR(o, 3, 0.5),
+               [0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025]),
+    "MultiStepLR": (lambda o: engine.optim.lr_scheduler.MultiStepLR(o, [2, 5, 5], 0.3),
+                    [0.1, 0.03, 0.03, 0.03, 0.0026999999999999997, 0.0026999999999999997, 0.0026999999999999997,
+                     0.0026999999999999997]),
+    "ExponentialLR": (lambda o: engine.optim.lr_scheduler.ExponentialLR(o, 0.9),
+                      [0.09000000000000001, 0.08100000000000002, 0.07290000000000002, 0.06561000000000002,
+                       0.05904900000000002, 0.05314410000000002, 0.04782969000000002, 0.043046721000000024]),
+    "CosineAnnealingLR": (lambda o: engine.optim.lr_scheduler.CosineAnnealingLR(o, 4, 0.001),
+                          [0.0855017856687341, 0.0505, 0.0154982143312659, 0.001, 0.015498214331265896,
+                           0.05050000000000001, 0.08550178566873413, 0.10000000000000003]),
+    "LambdaLR": (lambda o: engine.optim.lr_scheduler.LambdaLR(o, lambda e: 1 / (e + 1)),
+                 [0.05, 0.03333333333333333, 0.025, 0.020000000000000004, 0.016666666666666666,
+                  0.014285714285714285, 0.0125, 0.011111111111111112]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_schedules_give_pytorchs_rates_to_the_last_bit(name):
+    make, expected = SCHEDULES[name]
+    w = engine.zeros(2, requires_grad=True)
+    opt = engine.optim.SGD([w], lr=0.1)
+    scheduler = make(opt)
+    rates = []
+    for _ in range(8):
+        opt.step()
+        scheduler.step()
+        rates.append(scheduler.get_last_lr()[0])
+        assert opt.param_groups[0]["lr"] == rates[-1]
+    assert rates == expected
+
+
+def test_a_scheduler_stepped_before_the_optimizer_warns():
+    opt = engine.optim.SGD([engine.zeros(1, requires_grad=True)], lr=0.1)
+    scheduler = engine.optim.lr_scheduler.StepLR(opt, 1)
+    with pytest.warns(UserWarning, match=r"before `optimizer.step\(\)`"):
+        scheduler.step()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt.step()
+        scheduler.step()
+    with pytest.raises(ValueError, match="step_size must be a positive integer"):
+        engine.optim.lr_scheduler.StepLR(opt, 0)
+
+
+# ----------------------------------------------------------------------------- against PyTorch
+
+@pytest.mark.torch
+def test_the_same_calls_in_torch_give_the_same_values_and_gradients():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(4, 5))
+
+    def calls(lib):
+        x = lib.tensor(base, dtype=lib.float64, requires_grad=True)
+        outs = [x.std(), x.var(1), x.std(0, unbiased=False), lib.var(x, dim=1, keepdim=True, correction=0),
+                lib.add(x, x * 2, alpha=3), lib.sub(x, 1.5, alpha=2), x.repeat(2, 1) * lib.arange(8.0,
+                dtype=lib.float64).view(8, 1), lib.cat(x.split([2, 3], 1), 1), lib.stack(x.chunk(2, 0)),
+                lib.stack(x.unbind(1)), x.softmax(1), x.log_softmax(0), x.floor() + x, x.round() * x,
+                lib.nn.functional.l1_loss(x, lib.zeros(4, 5, dtype=lib.float64)), lib.outer(x[0], x[1]),
+                x.new_ones(2).sum() * x.sum()]
+        total = sum(o.sum() for o in outs)
+        total.backward()
+        return [o.detach().numpy() for o in outs], x.grad.numpy()
+
+    mine, my_grad = calls(engine)
+    theirs, their_grad = calls(torch)
+    for i, (a, b) in enumerate(zip(mine, theirs)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=f"output {i}")
+    np.testing.assert_allclose(my_grad, their_grad, rtol=1e-10, atol=1e-12)
+    assert [int(v) for v in engine.div(engine.tensor([7, -7]), 2, rounding_mode="floor")] == \
+        torch.div(torch.tensor([7, -7]), 2, rounding_mode="floor").tolist()
+
+
+@pytest.mark.torch
+def test_the_schedules_are_torchs():
+    torch = pytest.importorskip("torch")
+    makers = {"StepLR": lambda o, m: m.StepLR(o, 3, 0.5), "MultiStepLR": lambda o, m: m.MultiStepLR(o, [2, 5, 5], 0.3),
+              "ExponentialLR": lambda o, m: m.ExponentialLR(o, 0.9),
+              "CosineAnnealingLR": lambda o, m: m.CosineAnnealingLR(o, 4, 0.001),
+              "LambdaLR": lambda o, m: m.LambdaLR(o, lambda e: 1 / (e + 1))}
+    for name, make in makers.items():
+        opt = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1)
+        scheduler = make(opt, torch.optim.lr_scheduler)
+        rates = []
+        for _ in range(8):
+            opt.step()
+            scheduler.step()
+            rates.append(scheduler.get_last_lr()[0])
+        assert rates == SCHEDULES[name][1], name
+
+
+@pytest.mark.torch
+def test_module_list_and_dropout_print_as_torchs():
+    torch = pytest.importorskip("torch")
+    for lib_a, lib_b in ((engine, torch),):
+        def build(lib):
+            return lib.nn.ModuleList([lib.nn.Linear(2, 2), lib.nn.Linear(2, 2), lib.nn.ReLU(), lib.nn.Dropout(0.1),
+                                      lib.nn.Softmax(dim=1), lib.nn.L1Loss(), lib.nn.MSELoss(reduction="sum")])
+
+        assert repr(build(lib_a)) == repr(build(lib_b))
