@@ -128,3 +128,15 @@ def test_the_engines_only_import_cycle_is_tensor_autograd_functions():
             "engine.functions", "engine.functions.arithmetic", "engine.functions.elementwise",
             "engine.functions.reduction", "engine.functions.shape"}
     assert _cycles(_engine_import_graph()) == [core]
+
+
+def test_every_package_of_the_project_is_in_the_wheel():
+    """pyproject.toml lists its packages by name: a new subpackage left out of the list imports in a checkout
+    (and an editable install) but is missing from a built wheel (engine.optim and engine.utils once were)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(init.parent.relative_to(ROOT).parts) for top in ("engine", "app", "ui")
+             for init in (ROOT / top).rglob("__init__.py")}
+    assert found - listed == set(), "packages missing from [tool.setuptools] packages"
+    assert [p for p in listed if not (ROOT / p.replace(".", "/")).is_dir()] == []  # ui.resources: data, no code
