@@ -45,6 +45,8 @@ def save(obj, f, pickle_protocol: int = pickle.HIGHEST_PROTOCOL) -> None:
         return
     path = os.fspath(f)
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise RuntimeError(f"Parent directory {folder} does not exist.")  # PyTorch's words
     fd, tmp = tempfile.mkstemp(prefix=".saving-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as out:

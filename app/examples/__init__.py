@@ -2,7 +2,8 @@
 and edit, written with ``import torch`` (inside the app ``torch`` is the project's engine). The seed tutorials'
 own listings are here as they were given (the NumPy warm-up, tensors, the custom Function, logistic regression:
 tests/engine/test_seeds.py runs them), with the tutorial's autograd, nn and optim programs and today's fit of
-sin(x)."""
+sin(x), and that fit as one's own training script is often written (a DataLoader's shuffled mini-batches, a
+learning-rate schedule, a held-out set, a checkpoint saved and loaded back)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ TITLES = {
     "polynomial_autograd.py": "Fit sin(x): autograd (today's tutorial)",
     "polynomial_nn_optim.py": "Fit sin(x): nn and optim.RMSprop (today's tutorial)",
     "logistic_regression.py": "Logistic regression from scratch (What is torch.nn really?)",
+    "minibatch_schedule_checkpoint.py": "Past the tutorial: mini-batches, a schedule, a checkpoint",
 }
 
 

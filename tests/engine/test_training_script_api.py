@@ -341,6 +341,8 @@ def test_a_failed_save_leaves_the_old_file_and_no_litter(tmp_path):
         engine.save({"w": engine.ones(2), "f": lambda: 0}, path)  # a lambda cannot be pickled
     assert engine.load(path)["w"].tolist() == [1.0, 1.0]
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt.pt"]
+    with pytest.raises(RuntimeError, match="Parent directory .*nowhere does not exist"):
+        engine.save({}, tmp_path / "nowhere" / "x.pt")
 
 
 def test_load_says_what_it_cannot_read(tmp_path):
