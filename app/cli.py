@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     out = p.add_argument_group("headless output")
     out.add_argument("--export", metavar="PATH", help="write the loss log to PATH (.csv or .json)")
     out.add_argument("--compare-grads", action="store_true",
-                     help="print manual vs autograd vs numerical gradients at the end of the run")
+                     help="print manual vs autograd vs numerical gradients at the end of the run (with --script: "
+                          "autograd vs numerical for the leaves of the script's first step)")
     out.add_argument("--profile", action="store_true",
                      help="after the run, time its step op by op (forward, backward, update; on a GPU with CUDA "
                           "events) at the final weights, and print where the time goes")
@@ -405,6 +406,22 @@ def parse(argv=None) -> argparse.Namespace:
     return args
 
 
+def _print_script_check(event: dict, name: str) -> None:
+    """``--compare-grads`` of a script: autograd against float64 finite differences for each leaf of its first
+    step's loss (the table the window's Gradients tab shows), or why the check could not be made."""
+    if event.get("t") != "check":
+        sys.stderr.write(f"gradient comparison failed: {event.get('why', 'the check could not be made')}\n")
+        return
+    from .gradients import script_report
+
+    try:
+        report = script_report(event, f"step {event['step']} of {name} (leaves of the loss's graph)")
+    except (KeyError, ValueError, TypeError) as exc:
+        sys.stderr.write(f"gradient comparison failed: its report could not be read: {exc}\n")
+        return
+    print(report.table(), flush=True)
+
+
 def run_script_headless(args) -> int:
     """``--headless --script FILE``: the script's prints as they come, then a summary; exit 0 done, 1 it raised
     after its first step, 2 it cannot be run (missing, not Python, raised before its first step, no step at all),
@@ -419,14 +436,22 @@ def run_script_headless(args) -> int:
     except (ScriptError, export_mod.ExportError) as exc:
         return fail(str(exc))
 
+    name = Path(args.script).name
+    checked = []
+
     def show(kind, text):
         if kind in ("out", "err") and not args.quiet:
             stream = sys.stdout if kind == "out" else sys.stderr
             stream.write(text)
             stream.flush()
+        elif kind == "check":
+            checked.append(text)
+            _print_script_check(text, name)
 
     with _Signals() as signals:
         run.start()
+        if args.compare_grads:
+            run.check()  # at the script's first step: the one step a headless run can name before it ends
         try:
             wait_for_end(run, show)
         except KeyboardInterrupt:
@@ -435,7 +460,8 @@ def run_script_headless(args) -> int:
             wait_for_end(run, show)
         signals.defer = True
     result = run.result()
-    name = Path(args.script).name
+    if args.compare_grads and not checked and not signals.received:
+        sys.stderr.write(f"gradient comparison not made: {name} ended before a step it could be made at\n")
     if not args.quiet:
         print(f"{result.status}: {result.steps_done} steps" + (f", final loss {result.final_loss:.6g}"
                                                                 if result.steps_done else "")

@@ -82,13 +82,14 @@ class GradientReport:
         return np.abs(self.grads[(a, param)] - self.grads[(b, param)])
 
     def table(self) -> str:
-        head = f"{'param':<12} {'pair':<21} {'max |a-b|':>11} {'rel error':>11} {'cosine':>12}  worst element"
+        width = max([12] + [len(p) for p in self.params])  # a script's leaves: "leaf 3 (32×32)"
+        head = f"{'param':<{width}} {'pair':<21} {'max |a-b|':>11} {'rel error':>11} {'cosine':>12}  worst element"
         lines = [f"gradients at {self.source} ({self.device}, {self.dtype})", head, "-" * len(head)]
         for param in self.params:
             for a, b in self.pairs:
                 s = self.stats[(param, (a, b))]
                 lines.append(
-                    f"{param:<12} {a + ' vs ' + b:<21} {s.max_abs:11.3e} {s.rel_error:11.3e} {s.cosine:12.9f}  "
+                    f"{param:<{width}} {a + ' vs ' + b:<21} {s.max_abs:11.3e} {s.rel_error:11.3e} {s.cosine:12.9f}  "
                     f"{list(s.worst_index)}: {s.worst_a:.6g} vs {s.worst_b:.6g}  [{s.grade(self.dtype)}]"
                 )
         return "\n".join(lines)

@@ -483,3 +483,22 @@ def test_the_list_of_pytorchs_names_is_torchs():
     made = subprocess.run([sys.executable, "-c", TORCH_NAMES], capture_output=True, text=True, timeout=300,
                           check=True).stdout
     assert json.loads(made) == json.loads(shipped)
+
+
+def test_compare_grads_headless_checks_a_scripts_first_step(tmp_path, capsys):
+    """--headless --script --compare-grads was taken and did nothing; it checks the script's first step (the one a
+    headless run can name before the script ends), and a wrong backward is graded bad."""
+    right = script(tmp_path, CUSTOM.format(mask="grad_input[input < 0] = 0", dtype="float64"), "right.py")
+    assert main(["--headless", "--quiet", "--script", str(right), "--compare-grads"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "gradients at step 1 of right.py (leaves of the loss's graph) (cpu, float64)"
+    rows = [line for line in out if line.startswith("leaf ")]
+    assert [r.split(" autograd")[0].strip() for r in rows] == ["leaf 1 (20×16)", "leaf 2 (16×3)"]
+    assert not any(r.endswith("[bad]") for r in rows), out
+    wrong = script(tmp_path, CUSTOM.format(mask="pass", dtype="float64"), "wrong.py")
+    assert main(["--headless", "--quiet", "--script", str(wrong), "--compare-grads"]) == 0  # the run itself is fine
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("leaf 1 ")]
+    assert rows and rows[0].endswith("[bad]")
+    stepless = script(tmp_path, "import torch\nprint(torch.ones(2).sum())\n", "stepless.py")
+    assert main(["--headless", "--quiet", "--script", str(stepless), "--compare-grads"]) == 2
+    assert "gradient comparison not made: stepless.py ended before a step" in capsys.readouterr().err
