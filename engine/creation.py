@@ -49,8 +49,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     elif hasattr(source, "dtype"):
         np_dtype = source.dtype
     else:
-        probe = np.asarray(source)
         np_dtype = _inferred_dtype(source)
+        if isinstance(source, (list, tuple)):
+            source = _host_elements(source)  # tensors in a list (a GPU run's losses) as their values
+        probe = np.asarray(source)
         if np_dtype is None:
             if probe.dtype.kind == "f" or probe.dtype == object:
                 np_dtype = dtypes.get_default_dtype().np
@@ -68,6 +70,19 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
 
 
 _BOOL, _INT64 = np.dtype(np.bool_), np.dtype(np.int64)
+
+
+def _host_elements(data):
+    """A nested list with each tensor in it replaced by its one value, on the host (a 0-d NumPy array keeps its
+    dtype), as PyTorch reads ``torch.tensor([loss_1, loss_2])``; a tensor of more than one element is refused as
+    PyTorch refuses it."""
+    if isinstance(data, (list, tuple)):
+        return [_host_elements(x) for x in data]
+    if isinstance(data, Tensor):
+        if data._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return backend.to_host(data._data).reshape(())
+    return data
 
 
 def _inferred_dtype(data):

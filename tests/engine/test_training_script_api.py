@@ -152,6 +152,21 @@ def test_masked_fill_in_place_where_outer_reshape_as():
     assert engine.arange(6.0).reshape_as(engine.zeros(3, 2)).shape == (3, 2)
 
 
+def test_a_list_of_losses_becomes_a_tensor_on_any_device(device):
+    """losses.append(loss) then torch.tensor(losses): each one-element tensor is read as its value, as PyTorch reads
+    it (a GPU run's losses were refused by NumPy's conversion); a longer tensor is refused as PyTorch refuses it."""
+    x = engine.arange(4.0, device=device, requires_grad=True)
+    losses = [x.sum(), x.mean(), x[1:2]]
+    t = engine.tensor(losses)
+    assert t.tolist() == [6.0, 1.5, 1.0] and t.dtype == engine.float32 and not t.requires_grad
+    assert t.device == engine.device("cpu")  # made where engine.tensor makes tensors, as PyTorch
+    ints = [engine.tensor(1, dtype=engine.int32, device=device), engine.tensor(2, dtype=engine.int32, device=device)]
+    assert engine.tensor(ints).dtype == engine.int32
+    assert engine.tensor([[engine.tensor(1.0, device=device), 2.0]]).tolist() == [[1.0, 2.0]]
+    with pytest.raises(ValueError, match="only one element tensors can be converted to Python scalars"):
+        engine.tensor([engine.ones(2, device=device), engine.ones(2, device=device)])
+
+
 # ----------------------------------------------------------------------------- nn
 
 def test_module_list_registers_its_modules_and_prints_as_pytorch():
