@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from .. import creation
+from .. import creation, dtypes
 from ..functions import ReLU, Sigmoid, Tanh
 from ..tensor import Tensor
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
-           "cross_entropy", "dropout"]
+           "cross_entropy", "dropout", "one_hot"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -74,6 +74,20 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     else:
         scale = (creation.rand_like(input) >= p).to(input.dtype) * (1.0 / (1.0 - p))
     return input.mul_(scale) if inplace else input * scale
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Class indices (int64) as rows of zeros with a one at the index: shape ``tensor.shape + (num_classes,)``,
+    ``num_classes`` one more than the largest index unless given."""
+    if tensor.dtype != dtypes.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() and tensor.min().item() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+    elif tensor.numel() and tensor.max().item() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return (tensor.unsqueeze(-1) == creation.arange(num_classes, device=tensor.device)).long()
 
 
 def log_softmax(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002

@@ -229,6 +229,17 @@ def test_l1_loss_softmax_modules_and_the_mse_loss_repr():
         engine.nn.L1Loss(reduction="avg")
 
 
+def test_one_hot_as_pytorchs():
+    labels = engine.tensor([2, 0, 1])
+    assert engine.nn.functional.one_hot(labels).tolist() == [[0, 0, 1], [1, 0, 0], [0, 1, 0]]
+    wide = engine.nn.functional.one_hot(labels.view(3, 1), 4)
+    assert wide.shape == (3, 1, 4) and wide.dtype == engine.int64 and wide.sum().item() == 3
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        engine.nn.functional.one_hot(labels, 2)
+    with pytest.raises(RuntimeError, match="LongTensor"):
+        engine.nn.functional.one_hot(labels.float())
+
+
 def test_init_functions_fill_in_place_within_pytorchs_bounds():
     engine.manual_seed(0)
     w = engine.nn.Parameter(engine.empty(300, 200))
