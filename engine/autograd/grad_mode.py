@@ -62,6 +62,11 @@ class _GradModeContext:
 
     _target = True
 
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]) and cls is not set_grad_enabled:
+            return cls()(args[0])  # @engine.no_grad without parentheses, as PyTorch 2 allows
+        return super().__new__(cls)
+
     def __enter__(self):
         ident = _get_ident()
         self._prev = ident not in _off
@@ -94,7 +99,8 @@ class _GradModeContext:
 
 
 class no_grad(_GradModeContext):
-    """Turn graph recording off in this thread: ``with engine.no_grad(): ...`` or ``@engine.no_grad()``."""
+    """Turn graph recording off in this thread: ``with engine.no_grad(): ...``, ``@engine.no_grad()`` or
+    ``@engine.no_grad``."""
 
     _target = False
 

@@ -188,6 +188,27 @@ def test_no_grad_context_and_decorator():
     assert engine.is_grad_enabled()
 
 
+def test_grad_mode_decorators_without_parentheses_as_pytorch_2():
+    x = engine.ones(2, requires_grad=True)
+
+    @engine.no_grad
+    def off():
+        return (x * 2).requires_grad
+
+    @engine.inference_mode
+    def inferring():
+        return (x * 2).requires_grad
+
+    @engine.enable_grad
+    def on():
+        return (x * 2).requires_grad
+
+    assert off() is False and inferring() is False and off.__name__ == "off"
+    with engine.no_grad():
+        assert on() is True
+    assert engine.is_grad_enabled()
+
+
 def test_grad_mode_is_per_thread():
     """The app trains in a worker thread: the GUI thread's no_grad must not leak into it, nor back."""
     x = engine.ones(2, requires_grad=True)
