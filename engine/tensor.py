@@ -938,8 +938,22 @@ class Tensor:
         out = self._data.argmin(axis=dim)
         return _wrap(xp.expand_dims(out, dim) if keepdim else out)
 
-    def norm(self):
-        return (self * self).sum().sqrt()
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """The vector ``p``-norm over ``dim`` (all elements by default): 2 (``'fro'``, the default), 1, ``inf``,
+        ``-inf``, 0 (the count of nonzeros) or any other positive order, as PyTorch's."""
+        if p in ("fro", 2):
+            return (self * self).sum(dim, keepdim).sqrt()
+        a = self.abs()
+        if p in (float("inf"), float("-inf")):
+            pick = a.max if p > 0 else a.min
+            return pick() if dim is None else pick(dim, keepdim).values
+        if p == 0:
+            return (self != 0).to(self.dtype).sum(dim, keepdim)
+        if p == 1:
+            return a.sum(dim, keepdim)
+        if not isinstance(p, (_int, _float)) or isinstance(p, _bool):
+            raise ValueError(f"norm: p must be a number, 'fro' or inf, not {p!r}")
+        return (a**p).sum(dim, keepdim) ** (1.0 / p)
 
     def all(self):
         return _wrap(xp_of(self._data).asarray(self._data.all()))

@@ -1,6 +1,6 @@
 """``engine.nn``: the layers and losses the tutorial's later steps use."""
 
-from . import functional, init
+from . import functional, init, utils
 from .modules import (
     CrossEntropyLoss,
     Dropout,
@@ -20,5 +20,6 @@ from .modules import (
     Tanh,
 )
 
-__all__ = ["functional", "init", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity", "Flatten",
-           "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss", "CrossEntropyLoss"]
+__all__ = ["functional", "init", "utils", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity",
+           "Flatten", "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss",
+           "CrossEntropyLoss"]

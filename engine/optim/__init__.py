@@ -11,7 +11,7 @@ import math
 from ..backend import to_device_array, xp_of
 from ..tensor import Tensor, _wrap
 
-__all__ = ["Optimizer", "SGD", "Adam", "RMSprop", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
 
 
 class Optimizer:
@@ -173,6 +173,29 @@ class Adam(Optimizer):
                 denom = xp.sqrt(v) / math.sqrt(bias2)
                 denom += eps
                 w -= (lr / bias1) * (m / denom)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov and Hutter), as PyTorch's: each step first shrinks the weights
+    by ``lr * weight_decay``, then takes Adam's step on the gradient alone."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+
+    def _groups(self):
+        for group in self.param_groups:
+            decay, lr = group.get("weight_decay", 0.0), group["lr"]
+            params = []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, g = p._data, p.grad._data
+                if group.get("maximize", False):
+                    g = -g
+                if decay:
+                    w *= 1 - lr * decay
+                params.append((p, w, g))
+            yield group, params
 
 
 class RMSprop(Optimizer):

@@ -91,6 +91,18 @@ def test_var_and_std_with_pytorchs_defaults():
     assert math.isnan(_t([3.0]).var().item())  # one sample, unbiased: NaN, as PyTorch
 
 
+def test_norms_of_every_order():
+    x = engine.tensor([[3.0, -4.0, 0.0], [1.0, 2.0, -2.0]], dtype=engine.float64)
+    assert x.norm().item() == pytest.approx(math.sqrt(34)) and x.norm("fro").item() == pytest.approx(math.sqrt(34))
+    assert x.norm(1).item() == 12.0 and x.norm(0).item() == 5.0
+    assert x.norm(float("inf")).item() == 4.0 and x.norm(float("-inf")).item() == 0.0
+    assert x.norm(3).item() == pytest.approx((27 + 64 + 1 + 8 + 8) ** (1 / 3))
+    assert x.norm(2, 1).tolist() == pytest.approx([5.0, 3.0])
+    assert x.norm(1, 0, True).tolist() == [[4.0, 6.0, 2.0]] and x.norm(float("inf"), 1).tolist() == [4.0, 2.0]
+    with pytest.raises(ValueError, match="p must be a number"):
+        x.norm("nuc")
+
+
 def test_softmax_methods_and_functions():
     x = _t([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
     p = x.softmax(1)
@@ -261,6 +273,44 @@ def test_init_functions_fill_in_place_within_pytorchs_bounds():
         engine.nn.init.xavier_uniform_(engine.empty(3))
     with pytest.raises(ValueError, match="Unsupported nonlinearity"):
         engine.nn.init.calculate_gain("swish")
+
+
+def test_clip_grad_norm_scales_all_gradients_as_one_vector(device):
+    a = engine.zeros(2, device=device, requires_grad=True)
+    b = engine.zeros(1, device=device, requires_grad=True)
+    ((a * engine.tensor([3.0, 0.0], device=device)).sum() + (b * 4.0).sum()).backward()  # [3, 0] and [4]: norm 5
+    total = engine.nn.utils.clip_grad_norm_([a, b], max_norm=1.0)
+    assert total.item() == pytest.approx(5.0) and total.device == a.device
+    assert a.grad.tolist() == pytest.approx([0.6, 0.0], rel=1e-5) and b.grad.tolist() == pytest.approx([0.8], rel=1e-5)
+    assert engine.nn.utils.clip_grad_norm_([a, b], max_norm=10.0).item() == pytest.approx(1.0, rel=1e-5)
+    assert a.grad.tolist() == pytest.approx([0.6, 0.0], rel=1e-5)  # under the bound: unchanged
+    assert engine.nn.utils.clip_grad_norm_(a, 0.3, norm_type=float("inf")).item() == pytest.approx(0.6, rel=1e-5)
+    assert a.grad.tolist() == pytest.approx([0.3, 0.0], rel=1e-4)
+    engine.nn.utils.clip_grad_value_([b], 0.5)
+    assert b.grad.tolist() == [0.5]
+    b.grad.fill_(float("nan"))
+    with pytest.raises(RuntimeError, match="is non-finite, so it cannot be clipped"):
+        engine.nn.utils.clip_grad_norm_([b], 1.0, error_if_nonfinite=True)
+
+
+def test_parameter_vectors_go_both_ways():
+    model = engine.nn.Linear(3, 2)
+    vec = engine.nn.utils.parameters_to_vector(model.parameters())
+    assert vec.shape == (8,)
+    engine.nn.utils.vector_to_parameters(engine.arange(8.0), model.parameters())
+    assert model.weight.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and model.bias.tolist() == [6.0, 7.0]
+    with pytest.raises(RuntimeError, match="the vector has 3 elements, the parameters 8"):
+        engine.nn.utils.vector_to_parameters(engine.arange(3.0), model.parameters())
+
+
+def test_adamw_decays_the_weights_apart_from_the_gradient():
+    w = engine.tensor([1.0, -2.0], dtype=engine.float64, requires_grad=True)
+    opt = engine.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    (w * engine.tensor([2.0, -3.0], dtype=engine.float64)).sum().backward()
+    opt.step()
+    # first step: the weights shrink by lr * weight_decay, then Adam moves each by lr against its gradient's sign
+    assert w.tolist() == pytest.approx([1.0 * 0.95 - 0.1, -2.0 * 0.95 + 0.1], abs=1e-7)
+    assert repr(opt).startswith("AdamW (") and opt.param_groups[0]["weight_decay"] == 0.5
 
 
 # ----------------------------------------------------------------------------- utils.data
@@ -504,7 +554,7 @@ def test_the_same_calls_in_torch_give_the_same_values_and_gradients():
                 dtype=lib.float64).view(8, 1), lib.cat(x.split([2, 3], 1), 1), lib.stack(x.chunk(2, 0)),
                 lib.stack(x.unbind(1)), x.softmax(1), x.log_softmax(0), x.floor() + x, x.round() * x,
                 lib.nn.functional.l1_loss(x, lib.zeros(4, 5, dtype=lib.float64)), lib.outer(x[0], x[1]),
-                x.new_ones(2).sum() * x.sum()]
+                x.new_ones(2).sum() * x.sum(), x.norm(3), x.norm(1, 0), x.norm(float("inf"), 1)]
         total = sum(o.sum() for o in outs)
         total.backward()
         return [o.detach().numpy() for o in outs], x.grad.numpy()
@@ -516,6 +566,28 @@ def test_the_same_calls_in_torch_give_the_same_values_and_gradients():
     np.testing.assert_allclose(my_grad, their_grad, rtol=1e-10, atol=1e-12)
     assert [int(v) for v in engine.div(engine.tensor([7, -7]), 2, rounding_mode="floor")] == \
         torch.div(torch.tensor([7, -7]), 2, rounding_mode="floor").tolist()
+
+
+@pytest.mark.torch
+def test_adamw_and_clipping_follow_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    w0, x, y = rng.normal(size=(4, 3)), rng.normal(size=(8, 4)), rng.normal(size=(8, 3))
+
+    def run(lib):
+        w = lib.tensor(w0, requires_grad=True)
+        opt = lib.optim.AdamW([w], lr=0.05, weight_decay=0.1)
+        norms = []
+        for _ in range(20):
+            opt.zero_grad()
+            ((lib.tensor(x) @ w - lib.tensor(y)) ** 2).mean().backward()
+            norms.append(lib.nn.utils.clip_grad_norm_([w], 0.5).item())
+            opt.step()
+        return w.detach().numpy(), norms
+
+    (mine, my_norms), (theirs, their_norms) = run(engine), run(torch)
+    np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(my_norms, their_norms, rtol=1e-12)
 
 
 @pytest.mark.torch
