@@ -2,11 +2,14 @@
 
 from . import functional, init, utils
 from .modules import (
+    BatchNorm1d,
     CrossEntropyLoss,
     Dropout,
     Flatten,
     Identity,
     L1Loss,
+    LayerNorm,
+    LeakyReLU,
     Linear,
     LogSoftmax,
     Module,
@@ -22,4 +25,4 @@ from .modules import (
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity",
            "Flatten", "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss",
-           "CrossEntropyLoss"]
+           "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d"]

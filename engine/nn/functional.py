@@ -7,7 +7,7 @@ from ..functions import ReLU, Sigmoid, Tanh
 from ..tensor import Tensor
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
-           "cross_entropy", "dropout", "one_hot"]
+           "cross_entropy", "dropout", "one_hot", "leaky_relu", "layer_norm"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -20,6 +20,28 @@ def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
 
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
     return Tanh.apply(input)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` where ``x > 0``, else ``negative_slope * x``; the gradient at 0 is the slope's, as PyTorch's."""
+    return input.where(input > 0, input * negative_slope)
+
+
+def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:  # noqa: A002
+    """Each sample normalised over its last ``len(normalized_shape)`` dimensions (mean 0, variance 1, the variance
+    biased), then scaled by ``weight`` and shifted by ``bias``."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.dim() - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    dims = tuple(range(input.dim() - len(shape), input.dim()))
+    mean = input.mean(dims, keepdim=True)
+    centred = input - mean
+    var = (centred * centred).mean(dims, keepdim=True)
+    out = centred / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight
+    return out + bias if bias is not None else out
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002

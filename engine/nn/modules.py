@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 from .. import creation
 from ..autograd import no_grad
@@ -13,7 +13,8 @@ from ..tensor import Tensor, _rebuild, _wrap
 from . import functional as F
 
 __all__ = ["Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Sequential", "MSELoss",
-           "CrossEntropyLoss", "Flatten", "Identity", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "L1Loss"]
+           "CrossEntropyLoss", "Flatten", "Identity", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "L1Loss",
+           "LeakyReLU", "LayerNorm", "BatchNorm1d"]
 
 
 class Parameter(Tensor):
@@ -51,11 +52,24 @@ def _rebuild_parameter(host, dev, requires_grad):
     return Parameter(_rebuild(host, dev, False), requires_grad)
 
 
+class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys it did not find, and those it did not expect."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+
 class Module:
     """Base of layers and models: parameters and submodules are found by attribute assignment."""
 
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
 
@@ -63,6 +77,10 @@ class Module:
         params = self.__dict__.get("_parameters")
         if params is None:
             raise AttributeError("cannot assign before Module.__init__() call")
+        buffers = self.__dict__.get("_buffers", {})
+        if name in buffers and (value is None or (isinstance(value, Tensor) and not isinstance(value, Parameter))):
+            buffers[name] = value  # a buffer's new value (running statistics)
+            return
         if isinstance(value, Parameter):
             self._modules.pop(name, None)
             self.__dict__.pop(name, None)  # a plain attribute of that name would shadow the parameter
@@ -85,10 +103,30 @@ class Module:
             return d["_parameters"][name]
         if "_modules" in d and name in d["_modules"]:
             return d["_modules"][name]
+        if "_buffers" in d and name in d["_buffers"]:
+            return d["_buffers"][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def register_parameter(self, name, param):
         self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+        """A tensor the module keeps that is not trained (BatchNorm's running statistics): moved with the module
+        by ``to()``/``cuda()``, and, when ``persistent``, part of its ``state_dict``."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"buffer name must be a non-empty string without '.', got {name!r}")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (torch Tensor or None "
+                            "required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
@@ -123,6 +161,20 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
+    def named_buffers(self, prefix="", recurse=True):
+        mods = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for mod_name, m in mods:
+            for name, b in m._buffers.items():
+                if b is not None:
+                    yield (f"{mod_name}.{name}" if mod_name else name), b
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_children(self):
+        yield from self._modules.items()
+
     def zero_grad(self, set_to_none: bool = True):
         for p in self.parameters():
             if p.grad is not None:
@@ -145,11 +197,26 @@ class Module:
         return self
 
     # ---- state
+    def _state(self) -> OrderedDict:
+        """Parameters and persistent buffers by name, module by module (its parameters, then its buffers), as
+        PyTorch orders a state_dict."""
+        out, seen = OrderedDict(), set()
+        for mod_name, m in self.named_modules():
+            prefix = f"{mod_name}." if mod_name else ""
+            for name, p in m._parameters.items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    out[prefix + name] = p
+            for name, b in m._buffers.items():
+                if b is not None and name not in m._non_persistent:
+                    out[prefix + name] = b
+        return out
+
     def state_dict(self):
-        return OrderedDict((name, p.detach()) for name, p in self.named_parameters())
+        return OrderedDict((name, t.detach()) for name, t in self._state().items())
 
     def load_state_dict(self, state_dict, strict: bool = True):
-        own = dict(self.named_parameters())
+        own = self._state()
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         if strict and (missing or unexpected):
@@ -168,7 +235,7 @@ class Module:
                         f"the shape in current model is {tuple(p.shape)}"
                     )
                 p.copy_(value)
-        return missing, unexpected
+        return IncompatibleKeys(missing, unexpected)
 
     # ---- moving
     def _apply_to_params(self, fn):
@@ -177,6 +244,13 @@ class Module:
             p._data = moved._data
             if p.grad is not None:
                 p.grad = fn(p.grad)
+        for m in self.modules():
+            for name, b in m._buffers.items():
+                if b is not None:
+                    moved = fn(b)
+                    if not b.is_floating_point() and moved.dtype != b.dtype:
+                        moved = moved.to(b.dtype)  # a cast is for floating tensors (a count stays an integer)
+                    m._buffers[name] = moved
         return self
 
     def to(self, *args, **kwargs):
@@ -455,3 +529,96 @@ class L1Loss(Module):
 
     def forward(self, input, target):  # noqa: A002
         return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input):  # noqa: A002
+        return F.leaky_relu(input, self.negative_slope)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"
+
+
+class LayerNorm(Module):
+    """Normalises each sample over its last dimensions (``normalized_shape``), with a learned scale and shift."""
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+        self.has_bias = elementwise_affine and bias
+        dev = target(device)
+        self.weight = Parameter(creation.ones(shape, dtype=dtype, device=dev)) if elementwise_affine else None
+        self.bias = Parameter(creation.zeros(shape, dtype=dtype, device=dev)) if elementwise_affine and bias else None
+
+    def forward(self, input):  # noqa: A002
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.has_bias}")
+
+
+class BatchNorm1d(Module):
+    """Normalises each feature (channel) over the batch: in training with the batch's mean and biased variance,
+    keeping running averages of mean and unbiased variance (``momentum``, or a cumulative average when None);
+    after ``model.eval()`` with those averages. Input ``(N, C)`` or ``(N, C, L)``."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
+        super().__init__()
+        if isinstance(num_features, bool) or not isinstance(num_features, int) or num_features <= 0:
+            raise ValueError(f"BatchNorm1d: num_features must be a positive integer, got {num_features!r}")
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        dev = target(device)
+        self.weight = Parameter(creation.ones(num_features, dtype=dtype, device=dev)) if affine else None
+        self.has_bias = affine and bias
+        self.bias = Parameter(creation.zeros(num_features, dtype=dtype, device=dev)) if self.has_bias else None
+        if track_running_stats:
+            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=dev))
+            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=dev))
+            self.register_buffer("num_batches_tracked", creation.tensor(0, device=dev))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+
+    def forward(self, input):  # noqa: A002
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+        if input.shape[1] != self.num_features:
+            raise ValueError(f"BatchNorm1d({self.num_features}) got an input of {input.shape[1]} features "
+                             f"(shape {list(input.shape)})")
+        dims = (0,) if input.dim() == 2 else (0, 2)
+        view = (1, -1) if input.dim() == 2 else (1, -1, 1)
+        batch_stats = self.training or not self.track_running_stats
+        if batch_stats:
+            n = input.numel() // self.num_features
+            if self.training and n <= 1:
+                raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                                 f"{list(input.shape)}")
+            mean = input.mean(dims)
+            centred = input - mean.view(view)
+            var = (centred * centred).mean(dims)
+            if self.training and self.track_running_stats:
+                with no_grad():
+                    self.num_batches_tracked.add_(1)
+                    m = 1.0 / self.num_batches_tracked.item() if self.momentum is None else self.momentum
+                    self.running_mean.mul_(1 - m).add_(mean.detach() * m)
+                    self.running_var.mul_(1 - m).add_(var.detach() * (m * n / (n - 1)))
+        else:
+            mean, var = self.running_mean, self.running_var
+            centred = input - mean.view(view)
+        out = centred / (var + self.eps).sqrt().view(view)
+        if self.affine:
+            out = out * self.weight.view(view)
+        return out + self.bias.view(view) if self.has_bias else out
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.has_bias}, track_running_stats={self.track_running_stats}")

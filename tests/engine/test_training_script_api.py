@@ -313,6 +313,77 @@ def test_adamw_decays_the_weights_apart_from_the_gradient():
     assert repr(opt).startswith("AdamW (") and opt.param_groups[0]["weight_decay"] == 0.5
 
 
+def test_batch_norm_trains_on_the_batch_and_evaluates_on_running_averages():
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(8, 3)) * [1.0, 3.0, 0.5] + [0.0, 5.0, -2.0]
+    bn = engine.nn.BatchNorm1d(3).double()
+    x = engine.tensor(rows, dtype=engine.float64)
+    y = bn(x).detach().numpy()
+    np.testing.assert_allclose(y, (rows - rows.mean(0)) / np.sqrt(rows.var(0) + 1e-5), rtol=1e-10)
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.1 * rows.mean(0), rtol=1e-12)
+    np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * rows.var(0, ddof=1), rtol=1e-12)
+    assert bn.num_batches_tracked.item() == 1 and bn.num_batches_tracked.dtype == engine.int64
+    bn.eval()
+    np.testing.assert_allclose(bn(x).detach().numpy(), (rows - bn.running_mean.numpy())
+                               / np.sqrt(bn.running_var.numpy() + 1e-5), rtol=1e-10)
+    assert bn.num_batches_tracked.item() == 1  # evaluation leaves the averages alone
+    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    cumulative = engine.nn.BatchNorm1d(4, momentum=None).double()
+    seq = engine.tensor(rng.normal(size=(5, 4, 6)), dtype=engine.float64)
+    cumulative(seq)
+    cumulative(seq * 2)
+    per_channel = seq.numpy().transpose(1, 0, 2).reshape(4, -1)
+    np.testing.assert_allclose(cumulative.running_var.numpy(), per_channel.var(1, ddof=1) * (1 + 4) / 2, rtol=1e-10)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        engine.nn.BatchNorm1d(3)(engine.ones(1, 3))
+    with pytest.raises(ValueError, match="expected 2D or 3D input"):
+        engine.nn.BatchNorm1d(3)(engine.ones(2, 3, 4, 5))
+    assert repr(engine.nn.BatchNorm1d(3, affine=False)) == ("BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=False, "
+                                                            "bias=False, track_running_stats=True)")
+
+
+def test_buffers_move_with_the_module_and_keep_integer_counts():
+    class Counter(engine.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = engine.nn.Linear(2, 2)
+            self.register_buffer("seen", engine.tensor(0))
+            self.register_buffer("scratch", engine.zeros(2), persistent=False)
+
+    m = Counter()
+    assert [n for n, _ in m.named_buffers()] == ["seen", "scratch"]
+    assert list(m.state_dict()) == ["seen", "lin.weight", "lin.bias"]  # module by module: its own first
+    m.double()
+    assert m.lin.weight.dtype == engine.float64 and m.scratch.dtype == engine.float64
+    assert m.seen.dtype == engine.int64
+    m.seen = engine.tensor(5)
+    assert m.state_dict()["seen"].item() == 5
+    fresh = Counter()
+    assert repr(fresh.load_state_dict(m.state_dict())) == "<All keys matched successfully>"
+    assert fresh.seen.item() == 5
+    result = fresh.load_state_dict({"seen": engine.tensor(1)}, strict=False)
+    assert result.missing_keys == ["lin.weight", "lin.bias"] and result.unexpected_keys == []
+    with pytest.raises(TypeError, match="cannot assign 'list' object to buffer"):
+        m.register_buffer("bad", [1, 2])
+    with pytest.raises(KeyError, match="already exists"):
+        m.register_buffer("lin", engine.zeros(1))
+
+
+def test_layer_norm_and_leaky_relu():
+    rng = np.random.default_rng(1)
+    rows = rng.normal(size=(3, 5)) * 4 + 2
+    out = engine.nn.LayerNorm(5).double()(engine.tensor(rows, dtype=engine.float64)).detach().numpy()
+    expected = (rows - rows.mean(1, keepdims=True)) / np.sqrt(rows.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(out, expected, rtol=1e-10)
+    with pytest.raises(RuntimeError, match="expected input with shape"):
+        engine.nn.LayerNorm(4)(engine.ones(2, 5))
+    x = engine.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+    y = engine.nn.LeakyReLU(0.2)(x)
+    y.sum().backward()
+    assert y.tolist() == pytest.approx([-0.4, 0.0, 3.0]) and x.grad.tolist() == pytest.approx([0.2, 0.2, 1.0])
+    assert repr(engine.nn.LayerNorm(5)) == "LayerNorm((5,), eps=1e-05, elementwise_affine=True, bias=True)"
+
+
 # ----------------------------------------------------------------------------- utils.data
 
 def test_data_loader_batches_in_order_and_shuffled():
@@ -588,6 +659,26 @@ def test_adamw_and_clipping_follow_torch():
     (mine, my_norms), (theirs, their_norms) = run(engine), run(torch)
     np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(my_norms, their_norms, rtol=1e-12)
+
+
+@pytest.mark.torch
+def test_normalisation_layers_follow_torch_with_gradients():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    data, weights = rng.normal(size=(6, 4, 3)) * 2 + 1, rng.normal(size=(6, 4, 3))
+
+    def run(lib):
+        x = lib.tensor(data, requires_grad=True)
+        bn, ln = lib.nn.BatchNorm1d(4).double(), lib.nn.LayerNorm((4, 3)).double()
+        total = (bn(x) * lib.tensor(weights)).sum() + (ln(x) ** 2 * lib.tensor(weights)).sum()
+        total = total + lib.nn.functional.leaky_relu(x, 0.1).sum()
+        total.backward()
+        bn.eval()
+        return [x.grad.numpy(), bn.running_mean.numpy(), bn.running_var.numpy(), bn(x).detach().numpy(),
+                bn.weight.grad.numpy(), ln.bias.grad.numpy()]
+
+    for i, (a, b) in enumerate(zip(run(engine), run(torch))):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=f"item {i}")
 
 
 @pytest.mark.torch
