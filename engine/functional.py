@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
+from . import creation
 from . import dtypes as _dtypes
 from .tensor import Tensor
 
@@ -24,6 +27,53 @@ def _into(result, out, name):
     else:
         out.copy_(result)
     return out
+
+
+def eq(input, other):  # noqa: A002
+    return input == other
+
+
+def ne(input, other):  # noqa: A002
+    return input != other
+
+
+def lt(input, other):  # noqa: A002
+    return input < other
+
+
+def le(input, other):  # noqa: A002
+    return input <= other
+
+
+def gt(input, other):  # noqa: A002
+    return input > other
+
+
+def ge(input, other):  # noqa: A002
+    return input >= other
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Samples of normal distributions: ``normal(0.0, 1.0, (3, 2))``, or one per element of ``mean`` and/or
+    ``std`` tensors (broadcast together), as PyTorch's; drawn from the engine's generator (``manual_seed``)."""
+    if generator is not None:
+        raise TypeError("normal: the engine has no Generator objects; seed with engine.manual_seed instead")
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if not tensors:
+        if size is None:
+            raise TypeError("normal() with a number mean and std needs size=")
+        out = creation.randn(*((size,) if isinstance(size, int) else tuple(size)), dtype=dtype, device=device)
+        out = out * std + mean if std != 1.0 or mean != 0.0 else out
+    else:
+        if size is not None:
+            raise TypeError("normal(): size= goes with a number mean and std, not with tensors")
+        if (std < 0 if not isinstance(std, Tensor) else std.numel() and std.min().item() < 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+        like = tensors[0].detach().expand(shape)
+        out = creation.randn_like(like) * (std.detach() if isinstance(std, Tensor) else std) + (
+            mean.detach() if isinstance(mean, Tensor) else mean)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def add(input, other, *, alpha=1, out=None):  # noqa: A002
@@ -153,6 +203,13 @@ def all(input):  # noqa: A001, A002
     return input.all()
 
 __all__ = [
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "normal",
     "add",
     "sub",
     "subtract",

@@ -423,12 +423,12 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
             if ufunc is np.matmul:
                 _refuse_cublas()
             if outs is not None:  # in place: recorded, not run
-                _record(lambda: ufunc(*args, **kwargs))
+                _record(lambda: _quiet(ufunc, *args, **kwargs))
                 return outs[0] if len(outs) == 1 else outs
-            wrapped = _wrap(ufunc(*args, **kwargs), next(iter(ids)) if ids else None)
-            _record_new(wrapped._a, lambda: ufunc(*args, **kwargs))
+            wrapped = _wrap(_quiet(ufunc, *args, **kwargs), next(iter(ids)) if ids else None)
+            _record_new(wrapped._a, lambda: _quiet(ufunc, *args, **kwargs))
             return wrapped
-        result = ufunc(*args, **kwargs)
+        result = _quiet(ufunc, *args, **kwargs)
         if outs is not None:
             return outs[0] if len(outs) == 1 else outs
         return _wrap(result, next(iter(ids)) if ids else None)
@@ -843,6 +843,13 @@ def _check_kwargs(name, params, args, kwargs):
         raise TypeError(f"cupy.{name}() takes at most {len(params)} positional arguments")
 
 
+def _quiet(fn, *args, **kwargs):
+    """``fn`` with NumPy's floating-point warnings off: CuPy's kernels raise none (log(0) is -inf, 0/0 NaN, without
+    a word), so code that runs clean on a GPU runs clean here too."""
+    with np.errstate(all="ignore"):
+        return fn(*args, **kwargs)
+
+
 def _make_module():
     cupy = types.ModuleType("cupy")
     cupy.__version__ = VERSION
@@ -861,16 +868,16 @@ def _make_module():
             if name == "nonzero":
                 _sync("cupy.nonzero")
             if not capturing():
-                result = np_fn(*raw_args, **raw_kwargs)
+                result = _quiet(np_fn, *raw_args, **raw_kwargs)
                 return kwargs["out"] if "out" in kwargs else _wrap(result)
             if "out" in kwargs:
-                _record(lambda: np_fn(*raw_args, **raw_kwargs))
+                _record(lambda: _quiet(np_fn, *raw_args, **raw_kwargs))
                 return kwargs["out"]
-            result = _wrap(np_fn(*raw_args, **raw_kwargs))
+            result = _wrap(_quiet(np_fn, *raw_args, **raw_kwargs))
             sources = [a for a in raw_args if isinstance(a, np.ndarray)]
             if isinstance(result, ndarray) and name not in ("empty", "empty_like") and not (
                     name in _VIEWS and _is_view(result._a, *sources)):
-                _record_new(result._a, lambda: np_fn(*raw_args, **raw_kwargs))
+                _record_new(result._a, lambda: _quiet(np_fn, *raw_args, **raw_kwargs))
             return result
 
         call.__name__ = name

@@ -5,14 +5,29 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 """
 
 from .arithmetic import Add, Div, MatMul, Mul, Neg, Pow, Sub
-from .elementwise import Abs, Clamp, Cos, Exp, Log, Maximum, ReLU, Rounding, Sigmoid, Sin, Sqrt, Tanh, Where
+from .elementwise import (
+    Abs,
+    BinaryCrossEntropy,
+    Clamp,
+    Cos,
+    Exp,
+    Log,
+    Maximum,
+    ReLU,
+    Rounding,
+    Sigmoid,
+    Sin,
+    Sqrt,
+    Tanh,
+    Where,
+)
 from .reduction import MaxMin, MaxMinDim, Mean, Sum
 from .shape import Cast, Cat, Clone, Expand, GetItem, Permute, Reshape, SetItem, Stack, ToDevice, Transpose
 
 __all__ = [
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
-    "Rounding",
+    "Rounding", "BinaryCrossEntropy",
     "Sum", "Mean", "MaxMin", "MaxMinDim",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
     "Stack", "Cat",

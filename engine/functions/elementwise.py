@@ -257,3 +257,39 @@ class Rounding(Function):
     @staticmethod
     def backward(ctx, gy):
         return xp_of(gy).zeros_like(gy)
+
+
+def _clamped_log(xp, a):
+    """``max(log(a), -100)``: log(0) is -inf, held at -100 as PyTorch's binary cross-entropy holds it."""
+    if xp is np:
+        with np.errstate(divide="ignore"):
+            return np.maximum(np.log(a), -100)
+    return xp.maximum(xp.log(a), -100)
+
+
+class BinaryCrossEntropy(Function):
+    """``-(y log x + (1 - y) log(1 - x))`` per element, each log held at -100, with PyTorch's backward,
+    ``(x - y) / max(x (1 - x), 1e-12)``: a probability of exactly 0 or 1 (a float32 sigmoid saturates to 1.0 past
+    a logit of 17) gives a finite gradient, where the chain rule through the logs would give 0 / 0."""
+
+    raw = True
+    backward_name = "BinaryCrossEntropyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, y):
+        x, y = promote(x, y)
+        xp = xp_of(x)
+        ctx.saved = (x, y)
+        return -(y * _clamped_log(xp, x) + (1 - y) * _clamped_log(xp, 1 - x))
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, y = ctx.saved
+        xp = xp_of(gy)
+        need_x, need_y = ctx.needs_input_grad
+        gx = gy * (x - y) / xp.maximum((1 - x) * x, x.dtype.type(1e-12)) if need_x else None
+        gt = None
+        if need_y:  # PyTorch's: the logs unclamped (a target's gradient at a probability of 0 or 1 is infinite)
+            with np.errstate(divide="ignore"):  # NumPy's warning; CuPy gives none
+                gt = gy * (xp.log(1 - x) - xp.log(x))
+        return gx, gt

@@ -3,6 +3,8 @@
 from . import functional, init, utils
 from .modules import (
     BatchNorm1d,
+    BCELoss,
+    BCEWithLogitsLoss,
     CrossEntropyLoss,
     Dropout,
     Flatten,
@@ -15,6 +17,7 @@ from .modules import (
     Module,
     ModuleList,
     MSELoss,
+    NLLLoss,
     Parameter,
     ReLU,
     Sequential,
@@ -25,4 +28,4 @@ from .modules import (
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity",
            "Flatten", "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss",
-           "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d"]
+           "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss"]

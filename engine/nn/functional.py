@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from .. import creation, dtypes
-from ..functions import ReLU, Sigmoid, Tanh
+from ..functions import BinaryCrossEntropy, ReLU, Sigmoid, Tanh
 from ..tensor import Tensor
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
-           "cross_entropy", "dropout", "one_hot", "leaky_relu", "layer_norm"]
+           "cross_entropy", "dropout", "one_hot", "leaky_relu", "layer_norm", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -118,6 +119,35 @@ def log_softmax(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
 
 def softmax(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     return input.softmax(dim)
+
+
+def _softplus(z: Tensor) -> Tensor:
+    """``log(1 + exp(z))`` without overflow, each side of 0 on its own clamped copy of ``z`` (so the branch not
+    taken gets a finite zero gradient), its gradient ``sigmoid(z)`` exactly, 0.5 at 0."""
+    up, down = z.clamp(min=0), z.clamp(max=0)
+    return (up + (1 + (-up).exp()).log()).where(z > 0, (1 + down.exp()).log())
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, reduction: str = "mean") -> Tensor:  # noqa: A002
+    """``-(y log x + (1 - y) log(1 - x))`` for probabilities ``x``, each log clamped at -100 as PyTorch's."""
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"Using a target size ({list(target.shape)}) that is different to the input size "
+                         f"({list(input.shape)}) is deprecated. Please ensure they have the same size.")
+    if input.device.type == "cpu" and input.numel() and (input.min().item() < 0 or input.max().item() > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = BinaryCrossEntropy.apply(input, target)
+    return _reduce(loss * weight if weight is not None else loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,  # noqa: A002
+                                     reduction: str = "mean", pos_weight=None) -> Tensor:
+    """The binary cross-entropy of ``sigmoid(input)``, computed from the logits without overflow: its gradient is
+    ``sigmoid(x) - y`` (times the weights) everywhere, at a logit of exactly 0 too."""
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size ({list(input.shape)})")
+    scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
+    loss = (1 - target) * input + scale * _softplus(-input)
+    return _reduce(loss * weight if weight is not None else loss, reduction)
 
 
 def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002

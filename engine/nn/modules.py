@@ -14,7 +14,7 @@ from . import functional as F
 
 __all__ = ["Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Sequential", "MSELoss",
            "CrossEntropyLoss", "Flatten", "Identity", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "L1Loss",
-           "LeakyReLU", "LayerNorm", "BatchNorm1d"]
+           "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss"]
 
 
 class Parameter(Tensor):
@@ -622,3 +622,37 @@ class BatchNorm1d(Module):
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"bias={self.has_bias}, track_running_stats={self.track_running_stats}")
+
+
+class BCELoss(Module):
+    """Binary cross-entropy of probabilities (after a Sigmoid)."""
+
+    def __init__(self, weight=None, reduction: str = "mean"):
+        super().__init__()
+        F.check_reduction(reduction)
+        self.weight, self.reduction = weight, reduction
+
+    def forward(self, input, target):  # noqa: A002
+        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+class BCEWithLogitsLoss(Module):
+    """Binary cross-entropy of logits: the Sigmoid and the loss in one, without overflow."""
+
+    def __init__(self, weight=None, reduction: str = "mean", pos_weight=None):
+        super().__init__()
+        F.check_reduction(reduction)
+        self.weight, self.reduction, self.pos_weight = weight, reduction, pos_weight
+
+    def forward(self, input, target):  # noqa: A002
+        return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction, self.pos_weight)
+
+
+class NLLLoss(Module):
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        F.check_reduction(reduction)
+        self.reduction = reduction
+
+    def forward(self, input, target):  # noqa: A002
+        return F.nll_loss(input, target, reduction=self.reduction)

@@ -41,6 +41,7 @@ EXAMPLES = {
     "Maximum": (lambda g: (_x(g), engine.full((2, 3), 0.8)), {"mode": "max"}),
     "Where": (lambda g: (engine.tensor([[True, False, True], [False, True, False]]), _x(g), _x(g)), {}),
     "Rounding": (lambda g: (_x(g),), {"mode": "round", "decimals": 1}),
+    "BinaryCrossEntropy": (lambda g: (_x(g, low=0.05) * 0.6, engine.full((2, 3), 0.3)), {}),
     "Sum": (lambda g: (_x(g),), {"dim": 1}),
     "Mean": (lambda g: (_x(g),), {"dim": 0, "keepdim": True}),
     "MaxMin": (lambda g: (_x(g),), {"mode": "min"}),

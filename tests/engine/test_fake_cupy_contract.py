@@ -262,3 +262,15 @@ def test_elementwise_kernels_of_the_engine_run_and_match_the_unfused_ops(sim):
         fused = kernels.clamp_min_backward(special, at, 0)
         assert fused.get().tobytes() == np.array([0, 0, 0, 0, 2.0], dtype=dtype).tobytes()
     kernels._kernels.clear()
+
+
+def test_like_cupy_the_stand_in_raises_no_floating_point_warnings(simulated_gpu):
+    """CuPy's kernels compute log(0) = -inf and 0/0 = NaN without a word; NumPy warns (an error under this suite's
+    filterwarnings). Code that is quiet on a GPU must be quiet on the stand-in."""
+    cupy = __import__("cupy")  # the stand-in, installed by the fixture
+    zero = cupy.zeros(2, dtype=cupy.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isneginf(cupy.log(zero).get()).all()
+        assert np.isnan((zero / zero).get()).all()
+        assert np.isposinf((1 / zero).get()).all()

@@ -384,6 +384,56 @@ def test_layer_norm_and_leaky_relu():
     assert repr(engine.nn.LayerNorm(5)) == "LayerNorm((5,), eps=1e-05, elementwise_affine=True, bias=True)"
 
 
+def test_binary_cross_entropy_stays_finite_where_a_sigmoid_saturates(device):
+    p = engine.tensor([0.0, 0.2, 0.9, 1.0], device=device, requires_grad=True)  # float32 sigmoid(20) is 1.0
+    y = engine.tensor([0.0, 1.0, 1.0, 1.0], device=device)
+    loss = engine.nn.BCELoss()(p, y)
+    loss.backward()
+    assert loss.item() == pytest.approx((-math.log(0.2) - math.log(0.9)) / 4, rel=1e-6)
+    assert p.grad.tolist() == pytest.approx([0.0, -1.25, -1 / 3.6, 0.0], rel=1e-5)  # (x - y) / (x (1 - x)) / 4
+    assert loss.grad_fn.name() == "MeanBackward0" and engine.nn.BCELoss(reduction="none")(p, y).shape == (4,)
+    off = engine.tensor([0.0, 1.0, 1.0, 0.0], device=device)
+    assert engine.nn.BCELoss(reduction="sum")(p.detach(), off).item() == pytest.approx(100 - math.log(0.2 * 0.9))
+    with pytest.raises(ValueError, match="different to the input size"):
+        engine.nn.BCELoss()(p, y[:2])
+
+
+def test_binary_cross_entropy_with_logits_has_the_sigmoids_gradient_everywhere(device):
+    x = engine.tensor([-100.0, -1.0, 0.0, 1.0, 100.0], device=device, requires_grad=True)
+    y = engine.tensor([1.0, 1.0, 1.0, 0.0, 0.0], device=device)
+    loss = engine.nn.BCEWithLogitsLoss(reduction="sum")(x, y)
+    loss.backward()
+    expected = sum(-math.log(1 / (1 + math.exp(-v))) if t else -math.log(1 - 1 / (1 + math.exp(-v)))
+                   for v, t in ((-1.0, 1), (0.0, 1), (1.0, 0))) + 200.0
+    assert loss.item() == pytest.approx(expected, rel=1e-6)  # no overflow at +-100
+    sigmoid = [1 / (1 + math.exp(-v)) for v in (-100.0, -1.0, 0.0, 1.0, 100.0)]
+    assert x.grad.tolist() == pytest.approx([s - t for s, t in zip(sigmoid, [1, 1, 1, 0, 0])], abs=1e-6)
+    assert x.grad.tolist()[2] == -0.5  # a logit of exactly 0 (a zero-initialised model's): sigmoid(0) - 1
+    weighted = engine.nn.BCEWithLogitsLoss(pos_weight=engine.tensor(3.0, device=device), reduction="none")(
+        engine.zeros(2, device=device), engine.tensor([1.0, 0.0], device=device))
+    assert weighted.tolist() == pytest.approx([3 * math.log(2), math.log(2)])
+
+
+def test_nll_loss_module_comparisons_and_normal():
+    logp = engine.log_softmax(engine.tensor([[1.0, 2.0, 0.5], [0.1, 0.1, 3.0]]), 1)
+    target = engine.tensor([1, 2])
+    assert engine.nn.NLLLoss()(logp, target).item() == pytest.approx(
+        -(logp[0, 1].item() + logp[1, 2].item()) / 2)
+    a, b = engine.tensor([1.0, 2.0, 3.0]), engine.tensor([1.0, 0.0, 4.0])
+    assert engine.eq(a, b).tolist() == [True, False, False] and engine.ne(a, b).tolist() == [False, True, True]
+    assert engine.lt(a, b).tolist() == [False, False, True] and engine.ge(a, 2).tolist() == [False, True, True]
+    engine.manual_seed(0)
+    draws = engine.normal(2.0, 3.0, (20000,))
+    assert abs(draws.mean().item() - 2.0) < 0.1 and abs(draws.std().item() - 3.0) < 0.1
+    assert engine.normal(engine.zeros(3, 1), engine.ones(1, 4)).shape == (3, 4)
+    per_element = engine.normal(engine.tensor([0.0, 100.0]), 0.0)
+    assert per_element.tolist() == [0.0, 100.0] and not per_element.requires_grad
+    with pytest.raises(TypeError, match="needs size="):
+        engine.normal(0.0, 1.0)
+    with pytest.raises(RuntimeError, match="std >= 0.0"):
+        engine.normal(engine.zeros(2), -1.0)
+
+
 # ----------------------------------------------------------------------------- utils.data
 
 def test_data_loader_batches_in_order_and_shuffled():
@@ -679,6 +729,27 @@ def test_normalisation_layers_follow_torch_with_gradients():
 
     for i, (a, b) in enumerate(zip(run(engine), run(torch))):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12, err_msg=f"item {i}")
+
+
+@pytest.mark.torch
+def test_binary_losses_follow_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    logits = np.concatenate([rng.normal(size=20) * 4, [0.0, 30.0, -30.0]])
+    labels = (rng.random(size=23) > 0.5).astype(np.float64)
+    weights = rng.random(size=23)
+
+    def run(lib):
+        x = lib.tensor(logits, requires_grad=True)
+        y = lib.tensor(labels)
+        total = lib.nn.BCEWithLogitsLoss(weight=lib.tensor(weights), pos_weight=lib.tensor(2.5))(x, y)
+        total = total + lib.nn.BCELoss(reduction="sum")(lib.sigmoid(x), y)
+        total.backward()
+        return total.item(), x.grad.numpy()
+
+    (mine, my_grad), (theirs, their_grad) = run(engine), run(torch)
+    assert mine == pytest.approx(theirs, rel=1e-12)
+    np.testing.assert_allclose(my_grad, their_grad, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.torch
