@@ -93,10 +93,16 @@ def random_split(dataset, lengths, generator=None):
     n = len(dataset)
     lengths = list(lengths)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        for i, f in enumerate(lengths):
+            if not 0 <= f <= 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
         counts = [int(math.floor(n * f)) for f in lengths]
         for i in range(n - sum(counts)):
             counts[i % len(counts)] += 1
         lengths = counts
+    if any(isinstance(k, bool) or not isinstance(k, int) or k < 0 for k in lengths):
+        raise ValueError(f"random_split: lengths must be whole numbers of samples >= 0 or fractions adding up to 1, "
+                         f"got {lengths}")
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     order = creation.randperm(n, device="cpu").tolist()

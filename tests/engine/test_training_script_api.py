@@ -484,6 +484,10 @@ def test_datasets_split_subset_and_concatenate():
     assert [len(a), len(b), len(c)] == [4, 3, 3]  # the remainder shared from the first, as PyTorch
     with pytest.raises(ValueError, match="does not equal the length"):
         random_split(data, [3, 3])
+    with pytest.raises(ValueError, match="Fraction at index 0 is not between 0 and 1"):
+        random_split(data, [1.2, -0.2])
+    with pytest.raises(ValueError, match="whole numbers of samples"):
+        random_split(data, [12, -2])
     both = ConcatDataset([Subset(data, [0, 1]), data])
     assert len(both) == 12 and both[2][0].item() == 0 and both[-1][0].item() == 9
     assert [y[0].tolist() for y in DataLoader(Subset(data, [5, 6, 7]), batch_size=2)] == [[5, 6], [7]]
