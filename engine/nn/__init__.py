@@ -2,6 +2,7 @@
 
 from . import functional, init, utils
 from .modules import (
+    ELU,
     BatchNorm1d,
     BCELoss,
     BCEWithLogitsLoss,
@@ -22,10 +23,13 @@ from .modules import (
     ReLU,
     Sequential,
     Sigmoid,
+    SiLU,
     Softmax,
+    Softplus,
     Tanh,
 )
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity",
            "Flatten", "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss",
-           "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss"]
+           "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
+           "SiLU", "ELU", "Softplus"]

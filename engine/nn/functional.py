@@ -8,7 +8,7 @@ from ..tensor import Tensor
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
            "cross_entropy", "dropout", "one_hot", "leaky_relu", "layer_norm", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits"]
+           "binary_cross_entropy_with_logits", "silu", "elu", "softplus"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -126,6 +126,24 @@ def _softplus(z: Tensor) -> Tensor:
     taken gets a finite zero gradient), its gradient ``sigmoid(z)`` exactly, 0.5 at 0."""
     up, down = z.clamp(min=0), z.clamp(max=0)
     return (up + (1 + (-up).exp()).log()).where(z > 0, (1 + down.exp()).log())
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * sigmoid(x)`` (the swish)."""
+    return input * input.sigmoid()
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``; the exponential of a clamped copy, so a large ``x`` in
+    the branch not taken cannot overflow into the gradient."""
+    return input.where(input > 0, ((input.clamp(max=0)).exp() - 1) * alpha)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
+    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``, as PyTorch's."""
+    scaled = input * beta if beta != 1 else input
+    soft = _softplus(scaled) / beta if beta != 1 else _softplus(scaled)
+    return input.where(scaled > threshold, soft)
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, reduction: str = "mean") -> Tensor:  # noqa: A002

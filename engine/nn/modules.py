@@ -14,7 +14,8 @@ from . import functional as F
 
 __all__ = ["Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Sequential", "MSELoss",
            "CrossEntropyLoss", "Flatten", "Identity", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "L1Loss",
-           "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss"]
+           "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "SiLU", "ELU",
+           "Softplus"]
 
 
 class Parameter(Tensor):
@@ -656,3 +657,35 @@ class NLLLoss(Module):
 
     def forward(self, input, target):  # noqa: A002
         return F.nll_loss(input, target, reduction=self.reduction)
+
+
+class SiLU(Module):
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+
+    def forward(self, input):  # noqa: A002
+        return F.silu(input)
+
+
+class ELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, input):  # noqa: A002
+        return F.elu(input, self.alpha)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}"
+
+
+class Softplus(Module):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):  # noqa: A002
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"

@@ -434,6 +434,56 @@ def test_nll_loss_module_comparisons_and_normal():
         engine.normal(engine.zeros(2), -1.0)
 
 
+def test_activations_past_relu():
+    x = engine.tensor([-3.0, 0.0, 2.0], dtype=engine.float64, requires_grad=True)
+    assert engine.nn.SiLU()(x).tolist() == pytest.approx([-3 / (1 + math.exp(3)), 0.0, 2 / (1 + math.exp(-2))])
+    assert engine.nn.ELU(0.5)(x).tolist() == pytest.approx([0.5 * (math.exp(-3) - 1), 0.0, 2.0])
+    assert engine.nn.Softplus()(x).tolist() == pytest.approx([math.log1p(math.exp(-3)), math.log(2), math.log1p(
+        math.exp(2))])
+    big = engine.tensor([1000.0, -1000.0], dtype=engine.float64, requires_grad=True)
+    (engine.nn.ELU()(big).sum() + engine.nn.Softplus()(big).sum()).backward()
+    assert big.grad.tolist() == [2.0, 0.0]  # no overflow in a branch not taken
+    assert repr(engine.nn.Softplus(beta=2.0)) == "Softplus(beta=2.0, threshold=20.0)"
+
+
+def test_a_whole_training_script_runs_on_the_device_without_host_syncs_per_step(device, request):
+    """The parts a script past the tutorial uses, together, on each device; on the stand-in GPU a step (forward,
+    backward, clipping, AdamW, the schedule) makes no host synchronisation: only loss.item() waits."""
+    from tests import fake_cupy
+
+    engine.manual_seed(0)
+    x = engine.randn(64, 5, device=device)
+    y = (x[:, :1] > 0).float()
+    loader = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True)
+    model = engine.nn.Sequential(engine.nn.Linear(5, 16), engine.nn.BatchNorm1d(16), engine.nn.LeakyReLU(0.1),
+                                 engine.nn.Dropout(0.1), engine.nn.LayerNorm(16), engine.nn.Linear(16, 1)).to(device)
+    opt = engine.optim.AdamW(model.parameters(), lr=0.05)
+    schedule = engine.optim.lr_scheduler.StepLR(opt, 2, 0.5)
+    loss_fn = engine.nn.BCEWithLogitsLoss()
+    sim = "cuda-sim" in request.node.callspec.id
+    losses = []
+    for _ in range(6):
+        model.train()
+        for xb, yb in loader:
+            with fake_cupy.count_syncs() as seen:
+                loss = loss_fn(model(xb), yb)
+                opt.zero_grad()
+                loss.backward()
+                engine.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+            if sim:
+                assert seen == [], seen
+            losses.append(loss.item())
+        schedule.step()
+    assert sum(losses[-4:]) < sum(losses[:4])  # it learns
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.05 / 8)
+    assert all(t.device.type == device for t in model.state_dict().values())
+    model.eval()
+    with engine.no_grad():
+        accuracy = ((model(x) > 0).float() == y).float().mean().item()
+    assert accuracy > 0.8
+
+
 # ----------------------------------------------------------------------------- utils.data
 
 def test_data_loader_batches_in_order_and_shuffled():
