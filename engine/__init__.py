@@ -37,7 +37,7 @@ from .functional import *  # noqa: F403 - torch.mm, torch.exp, ...
 from .gradcheck import GradcheckError, gradcheck
 from .legacy import CPU_TYPES as _CPU_TYPES
 from .printing import set_printoptions
-from .random import initial_seed, manual_seed
+from .random import Generator, initial_seed, manual_seed
 from .serialization import load, save
 from .tensor import Size, Tensor, is_tensor
 from .threads import get_num_threads, set_num_threads
@@ -69,5 +69,5 @@ __all__ = [
     "is_tensor",
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
-    "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", *functional.__all__,
+    "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", *functional.__all__,
 ]

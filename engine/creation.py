@@ -163,7 +163,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -
     np_dtype = _np_dtype(dtype)
     if np.dtype(np_dtype).kind != "f":
         raise RuntimeError(f"randn: dtype must be a floating point type, got {dtypes.from_numpy_dtype(np_dtype)}")
-    return _finish(_random.standard_normal(shape, np_dtype, dev), requires_grad)
+    return _finish(_random.standard_normal(shape, np_dtype, dev, generator), requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
@@ -173,20 +173,21 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
     np_dtype = _np_dtype(dtype)
     if np.dtype(np_dtype).kind != "f":
         raise RuntimeError(f"rand: dtype must be a floating point type, got {dtypes.from_numpy_dtype(np_dtype)}")
-    return _finish(_random.uniform(shape, np_dtype, dev), requires_grad)
+    return _finish(_random.uniform(shape, np_dtype, dev, generator=generator), requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None) -> Tensor:
+def randint(low, high=None, size=None, dtype=None, device=None, generator=None) -> Tensor:
     if high is None:
         low, high = 0, low
     if size is None:
         raise TypeError("randint() needs a size, e.g. randint(0, 10, (3,))")
     shape = _sizes((size,), "randint")
-    return _wrap(_random.integers(low, high, shape, _np_dtype(dtype, dtypes.int64), backend.target(device)))
+    return _wrap(_random.integers(low, high, shape, _np_dtype(dtype, dtypes.int64), backend.target(device),
+                                  generator))
 
 
-def randperm(n, dtype=None, device=None) -> Tensor:
-    perm = _random.cpu_generator().permutation(int(n)).astype(_np_dtype(dtype, dtypes.int64))
+def randperm(n, dtype=None, device=None, generator=None) -> Tensor:
+    perm = _random.permutation(int(n), generator).astype(_np_dtype(dtype, dtypes.int64))
     return _wrap(backend.to_device_array(perm, backend.target(device)))
 
 

@@ -56,13 +56,12 @@ def ge(input, other):  # noqa: A002
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Samples of normal distributions: ``normal(0.0, 1.0, (3, 2))``, or one per element of ``mean`` and/or
     ``std`` tensors (broadcast together), as PyTorch's; drawn from the engine's generator (``manual_seed``)."""
-    if generator is not None:
-        raise TypeError("normal: the engine has no Generator objects; seed with engine.manual_seed instead")
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if not tensors:
         if size is None:
             raise TypeError("normal() with a number mean and std needs size=")
-        out = creation.randn(*((size,) if isinstance(size, int) else tuple(size)), dtype=dtype, device=device)
+        out = creation.randn(*((size,) if isinstance(size, int) else tuple(size)), dtype=dtype, device=device,
+                             generator=generator)
         out = out * std + mean if std != 1.0 or mean != 0.0 else out
     else:
         if size is not None:
@@ -71,7 +70,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
             raise RuntimeError("normal expects all elements of std >= 0.0")
         shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
         like = tensors[0].detach().expand(shape)
-        out = creation.randn_like(like) * (std.detach() if isinstance(std, Tensor) else std) + (
+        noise = creation.randn(*shape, dtype=like.dtype, device=like.device, generator=generator)
+        out = noise * (std.detach() if isinstance(std, Tensor) else std) + (
             mean.detach() if isinstance(mean, Tensor) else mean)
     return out.requires_grad_(True) if requires_grad else out
 

@@ -1194,16 +1194,16 @@ class Tensor:
         self._data[...] = src_data
         return self
 
-    def normal_(self, mean=0.0, std=1.0):
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
         from . import random as _random
 
-        self._data[...] = _random.normal_like(self._data, mean, std)
+        self._data[...] = _random.normal_like(self._data, mean, std, generator)
         return self
 
-    def uniform_(self, a=0.0, b=1.0):
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
         from . import random as _random
 
-        self._data[...] = _random.uniform_like(self._data, a, b)
+        self._data[...] = _random.uniform_like(self._data, a, b, generator)
         return self
 
 

@@ -2,8 +2,9 @@
 mini-batches (``for x, y in DataLoader(TensorDataset(X, Y), batch_size=64, shuffle=True)``).
 
 Batches are made in this process: ``num_workers`` and ``pin_memory`` are accepted and change nothing but speed in
-PyTorch, so the batches are the same. A shuffle draws from the engine's generator, so ``engine.manual_seed``
-repeats it (the order differs from PyTorch's, whose generator is another). A ``TensorDataset`` is batched by one
+PyTorch, so the batches are the same. A shuffle or a split draws from ``generator=`` (an ``engine.Generator``) or
+the engine's global generator, so a seed repeats it (the order differs from PyTorch's, whose generator is
+another). A ``TensorDataset`` is batched by one
 gather per tensor rather than item by item; the batches are the same as the item-by-item collation's.
 """
 
@@ -88,8 +89,6 @@ class ConcatDataset(Dataset):
 def random_split(dataset, lengths, generator=None):
     """Non-overlapping random subsets of the given lengths, or of the given fractions of the dataset (the
     remainder shared one by one from the first, as PyTorch shares it)."""
-    if generator is not None:
-        raise TypeError("random_split: the engine has no Generator objects; seed with engine.manual_seed instead")
     n = len(dataset)
     lengths = list(lengths)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
@@ -105,7 +104,7 @@ def random_split(dataset, lengths, generator=None):
                          f"got {lengths}")
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = creation.randperm(n, device="cpu").tolist()
+    order = creation.randperm(n, device="cpu", generator=generator).tolist()
     out, start = [], 0
     for length in lengths:
         out.append(Subset(dataset, order[start:start + length]))
@@ -162,20 +161,18 @@ class DataLoader:
         if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None or drop_last):
             raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
                              "drop_last")
-        if generator is not None:
-            raise TypeError("DataLoader: the engine has no Generator objects; seed with engine.manual_seed instead")
         if batch_sampler is not None:
             batch_size, drop_last = None, False
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, bool(shuffle), drop_last
         self.sampler, self.batch_sampler, self.num_workers = sampler, batch_sampler, num_workers
-        self.collate_fn = collate_fn
+        self.collate_fn, self.generator = collate_fn, generator
         self.pin_memory, self.timeout, self.worker_init_fn = pin_memory, timeout, worker_init_fn
 
     def _order(self) -> list:
         if self.sampler is not None:
             return list(self.sampler)
         n = len(self.dataset)
-        return creation.randperm(n, device="cpu").tolist() if self.shuffle else list(range(n))
+        return creation.randperm(n, device="cpu", generator=self.generator).tolist() if self.shuffle else list(range(n))
 
     def _batches(self):
         if self.batch_sampler is not None:

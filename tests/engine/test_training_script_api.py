@@ -561,6 +561,45 @@ def test_a_data_loader_over_gpu_tensors_keeps_them_there(device):
         assert x.device == y.device == data.tensors[0].device and x.device.type == device
 
 
+def test_a_generator_of_its_own_repeats_its_stream_and_leaves_the_global_one_alone():
+    def split_order(seed):
+        train, _ = random_split(TensorDataset(engine.arange(20)), [0.5, 0.5],
+                                generator=engine.Generator().manual_seed(seed))
+        return [train[i][0].item() for i in range(10)]
+
+    engine.manual_seed(3)
+    expected_next = engine.rand(3).tolist()
+    engine.manual_seed(3)
+    assert split_order(42) == split_order(42) != split_order(43)
+    assert engine.rand(3).tolist() == expected_next  # the splits drew nothing from the global generator
+    g = engine.Generator()
+    assert g.manual_seed(7) is g and g.initial_seed() == 7 and g.device == engine.device("cpu")
+    first = engine.randn(4, generator=g).tolist()
+    g.manual_seed(7)
+    assert engine.randn(4, generator=g).tolist() == first
+    g.manual_seed(7)
+    assert engine.randn(4, generator=engine.Generator().manual_seed(8)).tolist() != first
+    assert engine.randint(0, 100, (5,), generator=g.manual_seed(1)).tolist() == \
+        engine.randint(0, 100, (5,), generator=engine.Generator().manual_seed(1)).tolist()
+    assert engine.randperm(6, generator=g.manual_seed(2)).tolist() == \
+        engine.randperm(6, generator=engine.Generator().manual_seed(2)).tolist()
+    a, b = engine.empty(3).uniform_(generator=g.manual_seed(4)), engine.empty(3).uniform_(generator=g.manual_seed(4))
+    assert engine.equal(a, b) and engine.equal(engine.normal(0.0, 1.0, (3,), generator=g.manual_seed(5)),
+                                               engine.normal(0.0, 1.0, (3,), generator=g.manual_seed(5)))
+    orders = [[y.tolist() for (y,) in DataLoader(TensorDataset(engine.arange(6)), batch_size=6, shuffle=True,
+                                                   generator=engine.Generator().manual_seed(9))] for _ in range(2)]
+    assert orders[0] == orders[1]
+    with pytest.raises(TypeError, match="must be an engine.Generator"):
+        engine.randn(2, generator=np.random.default_rng(0))
+    with pytest.raises(RuntimeError, match="CPU generators only"):
+        engine.Generator("cuda")
+
+
+def test_a_cpu_generator_for_a_gpu_tensor_is_refused_as_pytorch_refuses_it(cuda_device):
+    with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator but found 'cpu'"):
+        engine.randn(2, device=cuda_device, generator=engine.Generator())
+
+
 # ----------------------------------------------------------------------------- save and load
 
 def test_a_state_dict_goes_to_a_file_and_back(tmp_path):
