@@ -232,7 +232,7 @@ def beyond_the_engine(exc: BaseException) -> str | None:
     if missing is None:
         return None
     return (f"{missing} is PyTorch's but not the engine's: gradscope's engine has the API of the tutorial "
-            f"\"Learning PyTorch with examples\" and a little more, not all of PyTorch's")
+            f"\"Learning PyTorch with examples\" and what a first training script adds to it, not all of PyTorch's")
 
 
 def main(argv=None) -> int:

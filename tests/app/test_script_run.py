@@ -407,8 +407,8 @@ BEYOND = [  # (what raises, the PyTorch name it lacks, or None for a script's ow
     (lambda: engine.zeros(2).cumsum(0), "torch.Tensor.cumsum"),
     (lambda: engine.nn.Embedding, "torch.nn.Embedding"),
     (lambda: engine.nn.functional.gelu, "torch.nn.functional.gelu"),
-    (lambda: engine.nn.Linear(2, 1).register_buffer, "torch.nn.Module.register_buffer"),
-    (lambda: _OwnNet().register_buffer, "torch.nn.Module.register_buffer"),  # a script's own module too
+    (lambda: engine.nn.Linear(2, 1).register_forward_hook, "torch.nn.Module.register_forward_hook"),
+    (lambda: _OwnNet().register_forward_hook, "torch.nn.Module.register_forward_hook"),  # a script's own module
     (lambda: _sgd().register_step_pre_hook, "torch.optim.Optimizer.register_step_pre_hook"),
     (lambda: engine.einsum, "torch.einsum"),
     (lambda: _OwnNet().lin, None),  # misspelt: PyTorch has no such name either
@@ -429,7 +429,8 @@ def test_a_part_of_pytorch_the_engine_has_not_is_named_and_a_typo_is_not(make, e
         assert hint is None
     else:
         assert hint == (f"{expected} is PyTorch's but not the engine's: gradscope's engine has the API of the "
-                        "tutorial \"Learning PyTorch with examples\" and a little more, not all of PyTorch's")
+                        "tutorial \"Learning PyTorch with examples\" and what a first training script adds to it, not "
+                        "all of PyTorch's")
 
 
 def test_a_module_of_pytorch_the_engine_has_not_is_named():
@@ -448,8 +449,8 @@ def test_a_script_using_more_than_the_engine_has_is_told_so(tmp_path):
     assert status == "failed"
     assert message == ("the script raised before its first step: AttributeError: 'Tensor' object has no attribute "
                        "'cumsum' (torch.Tensor.cumsum is PyTorch's but not the engine's: gradscope's engine has the "
-                       "API of the tutorial \"Learning PyTorch with examples\" and a little more, not all of "
-                       "PyTorch's)")
+                       "API of the tutorial \"Learning PyTorch with examples\" and what a first training script adds "
+                       "to it, not all of PyTorch's)")
     assert err.splitlines()[-1].startswith("torch.Tensor.cumsum is PyTorch's but not the engine's")
 
 
