@@ -26,10 +26,11 @@ __all__ = ["save", "load"]
 _ZIP_MAGIC = b"PK\x03\x04"
 
 # what a weights-only load may build: tensors and parameters, NumPy arrays (how a tensor's values are kept), and
-# plain containers; anything else (a class of the script's, os.system) is refused by name
+# plain containers (a Counter: MultiStepLR's milestones); anything else (a class of the script's, os.system) is
+# refused by name
 _SAFE = {
     ("engine.tensor", "_rebuild"), ("engine.nn.modules", "_rebuild_parameter"),
-    ("collections", "OrderedDict"), ("numpy", "ndarray"), ("numpy", "dtype"),
+    ("collections", "OrderedDict"), ("collections", "Counter"), ("numpy", "ndarray"), ("numpy", "dtype"),
     ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "_reconstruct"),
     ("numpy._core.multiarray", "scalar"), ("numpy.core.multiarray", "scalar"), ("_codecs", "encode"),
     ("numpy._core.numeric", "_frombuffer"), ("numpy.core.numeric", "_frombuffer"),

@@ -740,6 +740,25 @@ def test_schedules_give_pytorchs_rates_to_the_last_bit(name):
     assert rates == expected
 
 
+def test_a_schedule_resumes_from_a_checkpoint(tmp_path):
+    def fresh():
+        opt = engine.optim.SGD([engine.zeros(1, requires_grad=True)], lr=0.1)
+        return opt, engine.optim.lr_scheduler.MultiStepLR(opt, [2, 4], 0.5)
+
+    opt, schedule = fresh()
+    for _ in range(3):
+        opt.step()
+        schedule.step()
+    engine.save({"optimizer": opt.state_dict(), "schedule": schedule.state_dict()}, tmp_path / "ckpt.pt")
+    checkpoint = engine.load(tmp_path / "ckpt.pt")  # weights-only: a Counter (the milestones) is plain data
+    opt2, schedule2 = fresh()
+    opt2.load_state_dict(checkpoint["optimizer"])
+    schedule2.load_state_dict(checkpoint["schedule"])
+    opt.step(), opt2.step()
+    schedule.step(), schedule2.step()
+    assert schedule2.get_last_lr() == schedule.get_last_lr() == [0.025]
+
+
 def test_a_scheduler_stepped_before_the_optimizer_warns():
     opt = engine.optim.SGD([engine.zeros(1, requires_grad=True)], lr=0.1)
     scheduler = engine.optim.lr_scheduler.StepLR(opt, 1)
