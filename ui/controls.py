@@ -312,8 +312,8 @@ class Controls(QWidget):
         rate = f"{format_rate(steps_per_s)} steps/s" if steps_per_s > 0 and math.isfinite(steps_per_s) else ""
         if paused:
             self.speed.setText("Paused (at the script's next step)" + (f" · {rate} while running" if rate else ""))
-        elif finished:
-            self.speed.setText(finished.capitalize() + (f" · {rate}" if rate else ""))
+        elif finished:  # the settings above are a recipe's: say whose run this line is about
+            self.speed.setText(f"Your script: {finished}" + (f" · {rate}" if rate else ""))
         else:
             self.speed.setText(f"your script · {rate}" if rate else "your script: waiting for its first step…")
 

@@ -34,6 +34,7 @@ def test_a_scripts_steps_are_plotted_as_it_printed_them_and_its_prints_are_in_th
     assert window.runs_list.name(key) == "mine.py" and window.runs_list.status(key) == "done"
     assert window.runs_list.device(key) == "cpu"  # the device the script chose, once it stepped
     assert window.controls.progress.text() == "40 steps"
+    assert window.controls.speed.text().startswith("Your script: done · ")  # not a recipe's "Done" under its settings
     assert window.export_logs([key], path=str(tmp_path / "mine.csv")) == [tmp_path / "mine.csv"]
 
 
@@ -41,6 +42,7 @@ def test_a_script_that_raises_mid_run_fails_with_its_traceback_in_the_console(qt
     key, result = run_script(qtbot, window, write(tmp_path, TRAIN.format(steps=6, after="1 / 0")))
     assert result.status == "failed" and result.steps_done == 6  # the log is kept
     assert window.runs_list.status(key) == "failed"
+    assert window.controls.speed.text().startswith("Your script: failed")
     console = window.console.plain_text()
     assert "Traceback (most recent call last):" in console and "ZeroDivisionError: division by zero" in console
     assert "raised after 6 steps: ZeroDivisionError" in window.statusBar().currentMessage()
