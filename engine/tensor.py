@@ -1041,6 +1041,8 @@ class Tensor:
     def split(self, split_size_or_sections, dim=0):
         """Pieces of ``split_size`` along ``dim`` (the last one smaller), or of the listed sizes, which must add up
         to the dimension's size; each a slice of the tensor, with its own gradient path."""
+        if self._data.ndim == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
         size = self._data.shape[dim]
         if isinstance(split_size_or_sections, _int):
             step = split_size_or_sections
@@ -1061,11 +1063,15 @@ class Tensor:
         """At most ``chunks`` pieces along ``dim``, each ``ceil(size / chunks)`` long but the last."""
         if chunks <= 0:
             raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        if self._data.ndim == 0:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
         size = self._data.shape[dim]
         return self.split(builtins.max(-(-size // chunks), 1), dim)
 
     def unbind(self, dim=0):
         """The slices along ``dim``, as a tuple, each without that dimension."""
+        if self._data.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         lead = (slice(None),) * (dim % self._data.ndim)
         return tuple(self[lead + (i,)] for i in range(self._data.shape[dim]))
 

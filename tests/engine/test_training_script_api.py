@@ -129,6 +129,13 @@ def test_split_chunk_unbind_and_their_gradients():
         x.split([3, 3])
     with pytest.raises(RuntimeError, match="greater than 0"):
         x.chunk(0)
+    scalar = engine.tensor(1.0)
+    with pytest.raises(RuntimeError, match="at least a 1-dimensional tensor"):
+        scalar.split(1)
+    with pytest.raises(RuntimeError, match="at least a 1-dimensional tensor"):
+        scalar.chunk(2)
+    with pytest.raises(IndexError, match="has no dimensions"):
+        scalar.unbind()
 
 
 def test_repeat_tiles_and_sums_the_gradient_back():
