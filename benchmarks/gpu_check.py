@@ -177,8 +177,8 @@ def _host_draws():
 
     saved = rnd.standard_normal
 
-    def standard_normal(shape, np_dtype, dev):
-        out = saved(shape, np_dtype, backend.CPU)
+    def standard_normal(shape, np_dtype, dev, generator=None):  # engine.random.standard_normal's parameters
+        out = saved(shape, np_dtype, backend.CPU, generator)
         return out if dev.type == "cpu" else backend.to_device_array(out, dev)
 
     rnd.standard_normal = standard_normal
