@@ -103,9 +103,8 @@ class Optimizer:
         for key, buffers in state_dict["state"].items():
             p = by_index[key]
             state[id(p)] = {
-                name: to_device_array(v._data if isinstance(v, Tensor) else v, p.device,
-                                      dtype=p._data.dtype if v.dtype.is_floating_point else None, copy=True)
-                if isinstance(v, Tensor) else v
+                name: to_device_array(v._data, p.device, dtype=p._data.dtype if v.dtype.is_floating_point else None,
+                                      copy=True) if isinstance(v, Tensor) else v
                 for name, v in buffers.items()}
         self.state = state
         for saved, group in zip(saved_groups, self.param_groups):
