@@ -12,6 +12,7 @@ It receives plain data (dicts of numbers and lists) and draws them; the work run
 
 from __future__ import annotations
 
+import html
 import math
 import time
 
@@ -237,7 +238,10 @@ class GraphView(QWidget):
         manual = self.data.get("manual", {}).get(str(node_id))
         what = f"{n['name']} (a leaf: the gradient accumulates into its .grad)" if n["kind"] == "leaf" else \
             f"{n['op']}" + (" (your autograd.Function)" if n["kind"] == "function" else "")
-        lines = [f"<b>{what}</b> · {'×'.join(map(str, n['shape'])) or 'scalar'} {n['dtype']} on {n['device']}",
+        # the name a printed tensor shows for this node (print(loss) ends "grad_fn=<SumBackward0>")
+        printed = f" · grad_fn=&lt;{html.escape(n['grad_fn'])}&gt;" if n.get("grad_fn") else ""
+        lines = [f"<b>{html.escape(what)}</b>{printed} · {'×'.join(map(str, n['shape'])) or 'scalar'} {n['dtype']} "
+                 f"on {n['device']}",
                  f"output: {stats_text(n.get('output'))}",
                  f"gradient of the loss with respect to it: {stats_text(n.get('grad'))}"]
         if manual:

@@ -37,6 +37,7 @@ class GraphNode:
     depth: int = 0  # the longest path from the root (the layout's row)
     output: dict | None = None  # stats of the output (stats=True)
     grad: dict | None = None  # stats of the root's gradient with respect to the output (stats=True)
+    grad_fn: str | None = None  # PyTorch's name of the node, as a printed tensor shows it ("MmBackward0"); leaves: None
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class GraphDescription:
         return {"root": {"shape": list(self.root_shape), "dtype": self.root_dtype},
                 "nodes": [{"id": n.id, "op": n.op, "kind": n.kind, "shape": list(n.shape), "dtype": n.dtype,
                            "device": n.device, "inputs": list(n.inputs), "name": n.name, "depth": n.depth,
-                           "output": n.output, "grad": n.grad} for n in self.nodes],
+                           "output": n.output, "grad": n.grad, "grad_fn": n.grad_fn} for n in self.nodes],
                 "edges": [list(e) for e in self.edges]}
 
 
@@ -150,14 +151,14 @@ def describe(root: Tensor, names: dict | None = None, stats: bool = False) -> Gr
     for i, k in enumerate(order):
         shape, dtype, device = meta[id(k)]
         if isinstance(k, Tensor):
-            op, kind, name = "AccumulateGrad", "leaf", by_id.get(id(k))
+            op, kind, name, grad_fn = "AccumulateGrad", "leaf", by_id.get(id(k)), None
         else:
             cls = type(k)
-            op, kind, name = cls.__name__, ("op" if cls.raw else "function"), None
+            op, kind, name, grad_fn = cls.__name__, ("op" if cls.raw else "function"), None, k.name()
         for j in inputs_of[i]:
             edges.append((j, i))
         nodes.append(GraphNode(i, op, kind, shape, dtype, device, inputs_of[i], name, depth[i],
-                               out_stats.get(i), grad_stats.get(i)))
+                               out_stats.get(i), grad_stats.get(i), grad_fn))
     shape, dtype, _ = _meta(root._data)
     return GraphDescription(tuple(nodes), shape, dtype, tuple(edges))
 

@@ -52,6 +52,10 @@ def test_the_tutorial_graph_is_described_node_by_node_with_edges_shapes_and_name
     assert [n.name for n in g.leaves] == ["w2", "w1"]
     assert g.root_shape == () and g.root_dtype == "float64"
     assert g.to_dict()["nodes"][3]["inputs"] == [4, 5]  # the product takes h_relu, then w2: argument order
+    # each node also carries the name print(loss.grad_fn) shows, as PyTorch's
+    assert [n.grad_fn for n in g.nodes] == ["SumBackward0", "PowBackward0", "SubBackward0", "MmBackward0",
+                                            "ClampBackward1", None, "MmBackward0", None]
+    assert g.to_dict()["nodes"][0]["grad_fn"] == "SumBackward0" == loss.grad_fn.name()
 
 
 def test_stats_show_the_relu_mask_as_zeros_of_the_gradient_and_leave_the_graph_usable():

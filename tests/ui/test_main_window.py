@@ -998,6 +998,7 @@ def test_inside_the_step_before_a_run_shows_the_graph_and_the_profile(qtbot, win
     (clamp,) = [n for n in payload["graph"]["graph"]["nodes"] if n["op"] == "Clamp"]
     panel.graph.select(clamp["id"])
     assert "Clamp" in panel.graph.details.text() and "zeros" in panel.graph.details.text()
+    assert "grad_fn=&lt;ClampBackward1&gt;" in panel.graph.details.text()  # as print(h_relu) shows the node
     assert f"{100 * clamp['output']['zeros']:.1f}%" in panel.graph.details.text()
     assert "autograd on cpu" in panel.time.summary.text() and "matrix product" in panel.time.summary.text()
     assert panel.look_button.isEnabled()
