@@ -4,8 +4,8 @@ mini-batches (``for x, y in DataLoader(TensorDataset(X, Y), batch_size=64, shuff
 Batches are made in this process: ``num_workers`` and ``pin_memory`` are accepted and change nothing but speed in
 PyTorch, so the batches are the same. A shuffle or a split draws from ``generator=`` (an ``engine.Generator``) or
 the engine's global generator, so a seed repeats it (the order differs from PyTorch's, whose generator is
-another). A ``TensorDataset`` is batched by one
-gather per tensor rather than item by item; the batches are the same as the item-by-item collation's.
+another). A ``TensorDataset`` is batched by one gather per tensor rather than item by item; the batches are the
+same as the item-by-item collation's.
 """
 
 from __future__ import annotations
@@ -149,7 +149,10 @@ class DataLoader:
 
     def __init__(self, dataset, batch_size=1, shuffle=False, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
-                 generator=None, **_ignored_speed_options):
+                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
+                 pin_memory_device="", in_order=True):
+        # PyTorch's parameters, each taken by name (a misspelt one is a TypeError, not ignored); those of worker
+        # processes and pinned memory change only PyTorch's speed, and the batches here are made in this process
         if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
                                        or batch_size <= 0):
             raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")

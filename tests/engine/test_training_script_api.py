@@ -559,7 +559,10 @@ def test_data_loader_refuses_bad_settings_by_name():
         DataLoader(data, sampler=[0, 1], shuffle=True)
     with pytest.raises(ValueError, match="Size mismatch between tensors"):
         TensorDataset(engine.arange(4), engine.arange(5))
-    assert [y.tolist() for (y,) in DataLoader(data, batch_size=2, num_workers=2, pin_memory=True)] == [[0, 1], [2, 3]]
+    assert [y.tolist() for (y,) in DataLoader(data, batch_size=2, num_workers=2, pin_memory=True,
+                                              persistent_workers=True, prefetch_factor=2)] == [[0, 1], [2, 3]]
+    with pytest.raises(TypeError, match="shufle"):
+        DataLoader(data, shufle=True)  # a misspelt option is not silently ignored
 
 
 def test_a_data_loader_over_gpu_tensors_keeps_them_there(device):
