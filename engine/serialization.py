@@ -76,8 +76,8 @@ def _mapper(map_location):
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, file, weights_only: bool, where):
-        super().__init__(file)
+    def __init__(self, file, weights_only: bool, where, **pickle_load_args):
+        super().__init__(file, **pickle_load_args)
         self.weights_only, self.where = weights_only, where
 
     def find_class(self, module, name):
@@ -100,10 +100,16 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True, **_pickle_load_args):
-    """Reads what :func:`save` wrote, from a path or a binary file object open for reading."""
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True, mmap=None, **pickle_load_args):
+    """Reads what :func:`save` wrote, from a path or a binary file object open for reading. ``pickle_load_args``
+    (``encoding``, ``errors``) go to the unpickler, as PyTorch's do."""
     if pickle_module is not None and pickle_module is not pickle:
         raise TypeError("load: the engine reads its files with Python's pickle only (pickle_module)")
+    if mmap:
+        raise ValueError("load: mmap=True maps PyTorch's zip archives; the engine's files are read whole")
+    unknown = set(pickle_load_args) - {"encoding", "errors", "fix_imports"}
+    if unknown:
+        raise TypeError(f"load() got an unexpected keyword argument {sorted(unknown)[0]!r}")
     where = _mapper(map_location)
     if hasattr(f, "read"):
         data = f.read()
@@ -117,7 +123,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool = True,
                            "files that engine.save wrote (save the state_dict's tensors from PyTorch as NumPy "
                            "arrays to carry them over)")
     try:
-        return _Unpickler(io.BytesIO(data), weights_only, where).load()
+        return _Unpickler(io.BytesIO(data), weights_only, where, **pickle_load_args).load()
     except (pickle.UnpicklingError, EOFError, ValueError) as e:
         if isinstance(e, pickle.UnpicklingError) and str(e).startswith("Weights only load failed"):
             raise

@@ -650,6 +650,10 @@ def test_load_says_what_it_cannot_read(tmp_path):
     zip_file.write_bytes(b"PK\x03\x04" + b"\0" * 40)
     with pytest.raises(RuntimeError, match="zip archive, the format of PyTorch's own torch.save"):
         engine.load(zip_file)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'weights'"):
+        engine.load(zip_file, weights=True)  # a misspelt option is not ignored
+    with pytest.raises(ValueError, match="mmap=True"):
+        engine.load(zip_file, mmap=True)
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"not a pickle at all")
     with pytest.raises(pickle.UnpicklingError, match="not a file that engine.save wrote"):
