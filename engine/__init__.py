@@ -3,7 +3,7 @@
 The tutorial's programs run with one changed line, ``import engine as torch``.
 """
 
-from . import accelerator, autograd, cuda, functional, nn, optim, profiler, utils
+from . import accelerator, autograd, backends, cuda, functional, nn, optim, profiler, utils
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import CudaUnavailableError, device, get_default_device, set_default_device
 from .creation import (
@@ -65,8 +65,8 @@ __all__ = [
     "randn_like", "rand_like", "stack", "cat", "where", "dtype", "float", "float32", "double", "float64",
     "half", "float16", "long", "int64", "int", "int32", "uint8", "bool", "device", "manual_seed",
     "initial_seed", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-    "autograd", "cuda", "nn", "optim", "profiler", "utils", "gradcheck", "GradcheckError", "CudaUnavailableError",
-    "is_tensor",
+    "autograd", "backends", "cuda", "nn", "optim", "profiler", "utils", "gradcheck", "GradcheckError",
+    "CudaUnavailableError", "is_tensor",
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
     "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", *functional.__all__,

@@ -610,6 +610,21 @@ def test_a_cpu_generator_for_a_gpu_tensor_is_refused_as_pytorch_refuses_it(cuda_
         engine.randn(2, device=cuda_device, generator=engine.Generator())
 
 
+def test_a_scripts_device_choice_and_cudnn_switches_read_as_pytorchs():
+    import engine.backends.cudnn as cudnn  # the spelling scripts use
+
+    device = "cuda" if engine.cuda.is_available() else "mps" if engine.backends.mps.is_available() else "cpu"
+    assert device == ("cuda" if engine.cuda.is_available() else "cpu")  # no Metal GPU: the engine drives none
+    assert engine.backends.mps.is_built() is False and cudnn.is_available() is False and cudnn.version() is None
+    assert (cudnn.enabled, cudnn.benchmark, cudnn.deterministic) == (True, False, False)  # PyTorch's defaults
+    saved = cudnn.benchmark
+    try:
+        engine.backends.cudnn.benchmark = True
+        assert cudnn.benchmark is True  # kept, as a script sets it (the engine calls no cuDNN: nothing changes)
+    finally:
+        cudnn.benchmark = saved
+
+
 # ----------------------------------------------------------------------------- save and load
 
 def test_a_state_dict_goes_to_a_file_and_back(tmp_path):
