@@ -376,26 +376,26 @@ class Sequential(Module):
         return iter(self._modules.values())
 
 
-class MSELoss(Module):
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__()
-        if size_average is not None or reduce is not None:
-            # the tutorial's old spelling: MSELoss(size_average=False) means a sum
-            reduction = "sum" if size_average is False or reduce is False else "mean"
-        F.check_reduction(reduction)
-        self.reduction = reduction
+class _Loss(Module):
+    """A loss module: its ``reduction`` ('mean', 'sum' or 'none') checked when it is made."""
 
-    def forward(self, input, target):  # noqa: A002
-        return F.mse_loss(input, target, reduction=self.reduction)
-
-
-
-class CrossEntropyLoss(Module):
     def __init__(self, reduction: str = "mean"):
         super().__init__()
         F.check_reduction(reduction)
         self.reduction = reduction
 
+
+class MSELoss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
+        if size_average is not None or reduce is not None:
+            # the tutorial's old spelling: MSELoss(size_average=False) means a sum
+            reduction = "sum" if size_average is False or reduce is False else "mean"
+        super().__init__(reduction)
+
+    def forward(self, input, target):  # noqa: A002
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+class CrossEntropyLoss(_Loss):
     def forward(self, input, target):  # noqa: A002
         return F.cross_entropy(input, target, reduction=self.reduction)
 
@@ -470,8 +470,8 @@ class ModuleList(Module):
         for i in range(1, len(mods) + 1):
             if i == len(mods) or mods[i] != mods[start]:
                 count = i - start
-                label = f"({start})" if count == 1 else f"({start}-{i - 1}): {count} x"
-                lines.append(f"{label}: {mods[start]}" if count == 1 else f"{label} {mods[start]}")
+                lines.append(f"({start}): {mods[start]}" if count == 1 else
+                             f"({start}-{i - 1}): {count} x {mods[start]}")
                 start = i
         return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
 
@@ -482,28 +482,29 @@ def _implicit_dim(name: str, ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-class Softmax(Module):
+class _AlongDim(Module):
+    """Softmax and LogSoftmax: ``_fn`` along ``dim`` (PyTorch's legacy choice, with its warning, when none)."""
+
+    _fn = None  # the function in engine.nn.functional, by name
+
     def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
 
     def forward(self, input):  # noqa: A002
-        return F.softmax(input, self.dim if self.dim is not None else _implicit_dim("softmax", input.ndim))
+        dim = self.dim if self.dim is not None else _implicit_dim(self._fn, input.ndim)
+        return getattr(F, self._fn)(input, dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
 
 
-class LogSoftmax(Module):
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
+class Softmax(_AlongDim):
+    _fn = "softmax"
 
-    def forward(self, input):  # noqa: A002
-        return F.log_softmax(input, self.dim if self.dim is not None else _implicit_dim("log_softmax", input.ndim))
 
-    def extra_repr(self):
-        return f"dim={self.dim}"
+class LogSoftmax(_AlongDim):
+    _fn = "log_softmax"
 
 
 class Dropout(Module):
@@ -522,12 +523,7 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class L1Loss(Module):
-    def __init__(self, reduction: str = "mean"):
-        super().__init__()
-        F.check_reduction(reduction)
-        self.reduction = reduction
-
+class L1Loss(_Loss):
     def forward(self, input, target):  # noqa: A002
         return F.l1_loss(input, target, reduction=self.reduction)
 
@@ -625,36 +621,29 @@ class BatchNorm1d(Module):
                 f"bias={self.has_bias}, track_running_stats={self.track_running_stats}")
 
 
-class BCELoss(Module):
+class BCELoss(_Loss):
     """Binary cross-entropy of probabilities (after a Sigmoid)."""
 
     def __init__(self, weight=None, reduction: str = "mean"):
-        super().__init__()
-        F.check_reduction(reduction)
-        self.weight, self.reduction = weight, reduction
+        super().__init__(reduction)
+        self.weight = weight
 
     def forward(self, input, target):  # noqa: A002
         return F.binary_cross_entropy(input, target, self.weight, self.reduction)
 
 
-class BCEWithLogitsLoss(Module):
+class BCEWithLogitsLoss(_Loss):
     """Binary cross-entropy of logits: the Sigmoid and the loss in one, without overflow."""
 
     def __init__(self, weight=None, reduction: str = "mean", pos_weight=None):
-        super().__init__()
-        F.check_reduction(reduction)
-        self.weight, self.reduction, self.pos_weight = weight, reduction, pos_weight
+        super().__init__(reduction)
+        self.weight, self.pos_weight = weight, pos_weight
 
     def forward(self, input, target):  # noqa: A002
         return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction, self.pos_weight)
 
 
-class NLLLoss(Module):
-    def __init__(self, reduction: str = "mean"):
-        super().__init__()
-        F.check_reduction(reduction)
-        self.reduction = reduction
-
+class NLLLoss(_Loss):
     def forward(self, input, target):  # noqa: A002
         return F.nll_loss(input, target, reduction=self.reduction)
 
