@@ -82,12 +82,15 @@ class Div(Function):
 
 class Pow(Function):
     raw = True
+    number_exponent = True  # False where the exponent is an array (the name must outlive .saved, freed by backward)
 
     def backward_name(self):  # a Python number as the exponent; else a tensor (Tensor.__rpow__ names a number base)
-        return "PowBackward0" if self.saved[1].__class__ in (int, float) else "PowBackward1"
+        return "PowBackward0" if self.number_exponent else "PowBackward1"
 
     @staticmethod
     def forward(ctx, a, b):
+        if b.__class__ not in (int, float):
+            ctx.number_exponent = False
         # a float array to a Python number's power keeps its dtype, as promote would say
         if not (a.__class__ is np.ndarray and b.__class__ in (int, float) and a.dtype.kind == "f"):
             a, b = promote(a, b)
@@ -141,11 +144,12 @@ class MatMul(Function):
     """``a @ b`` with NumPy's rules: 1-D operands, and broadcast batch dimensions."""
 
     raw = True
+    dims = (2, 2)  # the operands' dimensions where they are not both 2 (the name must outlive .saved)
 
     def backward_name(self):
         """What PyTorch's matmul ends in for these dimensions (past two it reshapes a bmm or mm's result)."""
-        a, b = self.saved
-        return _PRODUCT_NAMES.get((min(a.ndim, 3), min(b.ndim, 3)), "UnsafeViewBackward0")
+        a, b = self.dims
+        return _PRODUCT_NAMES.get((min(a, 3), min(b, 3)), "UnsafeViewBackward0")
 
     @staticmethod
     def forward(ctx, a, b):
@@ -159,6 +163,7 @@ class MatMul(Function):
                 else:
                     out = dot2(a, b)
             else:
+                ctx.dims = (a.ndim, b.ndim)
                 out = a @ b
         except ValueError:
             raise shapes_error(a, b) from None
@@ -177,11 +182,11 @@ class MatMul(Function):
         xp = xp_of(gy)
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
-        g2 = gy
-        if a.ndim == 1:
-            g2 = xp.expand_dims(g2, -2)
+        g2 = gy  # back to the shape of a2 @ b2: b's dimension first (v @ v's gradient is 0-D)
         if b.ndim == 1:
             g2 = xp.expand_dims(g2, -1)
+        if a.ndim == 1:
+            g2 = xp.expand_dims(g2, -2)
         ga = gb = None
         if need_a:
             ga = g2 @ xp.swapaxes(b2, -1, -2)

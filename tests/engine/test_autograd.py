@@ -410,3 +410,23 @@ def test_inplace_in_the_graph_keeps_the_dtype(device):
     plain = engine.ones(2)
     plain += engine.ones(2, dtype=engine.float64)
     assert plain.dtype == engine.float32
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((2, 3), (3, 4)),
+                                                  ((4, 2, 3), (3,)), ((3,), (4, 3, 2)), ((4, 2, 3), (3, 5)),
+                                                  ((2, 3), (4, 3, 5)), ((4, 2, 3), (4, 3, 5))])
+def test_every_product_shape_has_its_gradient_and_keeps_its_name_after_backward(a_shape, b_shape):
+    """``@`` with 1-D, 2-D and batched operands: gradients against central differences, and the node still named
+    (printed) after backward has freed what it saved (``v @ v`` once raised in backward, and printing a product's
+    output after backward raised in its name)."""
+    rng = np.random.default_rng(0)
+    a = engine.tensor(rng.normal(size=a_shape), requires_grad=True)
+    b = engine.tensor(rng.normal(size=b_shape), requires_grad=True)
+    assert engine.gradcheck(lambda a, b: a @ b, (a, b))
+    out = a @ b
+    name = out.grad_fn.name()
+    (out * 1.5).sum().backward()
+    assert out.grad_fn.name() == name and f"grad_fn=<{name}>" in repr(out)
+    if len(a_shape) == len(b_shape) == 1:  # the dot product's gradients, worked by hand
+        np.testing.assert_allclose(a.grad.numpy(), 1.5 * b.detach().numpy(), rtol=1e-15)
+        np.testing.assert_allclose(b.grad.numpy(), 1.5 * a.detach().numpy(), rtol=1e-15)

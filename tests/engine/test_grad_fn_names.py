@@ -86,6 +86,14 @@ def test_the_node_is_named_as_pytorch_names_it(expression, name):
     assert _name(engine, expression) == name
 
 
+@pytest.mark.parametrize(("expression", "name"), NAMES, ids=[e for e, _ in NAMES])
+def test_the_name_outlives_backward(expression, name):
+    """backward frees what each node saved; the node is still named, and the output still prints."""
+    out = eval(expression, _names(engine))  # noqa: S307 - the table's own expressions
+    out.sum().backward()
+    assert out.grad_fn.name() == name and repr(out).endswith(f"grad_fn=<{name}>)")
+
+
 @pytest.mark.parametrize(("expression", "name", "_"), DIFFERENT_GRAPH, ids=[e for e, *_ in DIFFERENT_GRAPH])
 def test_where_the_graph_differs_the_name_is_the_engines_own_last_node(expression, name, _):
     assert _name(engine, expression) == name
