@@ -58,7 +58,7 @@ _METHOD_OPS = {
     "detach": "Detach", "item": "Item", "view": "Reshape", "reshape": "Reshape",
 }
 
-_MATRIX = frozenset({"MatMul", "Linear"})
+_MATRIX = frozenset({"MatMul", "Linear", "Convolution"})  # a convolution: gathered columns, then a product
 UNDO_BROADCAST = "Undo broadcast (sum)"  # the backward walk's sums of gradients down to their inputs' shapes
 _SHAPE = frozenset({"Transpose", "Reshape", "Permute", "Expand", "Detach", "GetItem", "Clone", "View"})
 

@@ -985,6 +985,24 @@ class Tensor:
             n *= d
         return self.view(shape[:s] + (n,) + shape[e + 1 :])
 
+    def unflatten(self, dim, sizes):
+        """Dimension ``dim`` split into ``sizes`` (one of them may be -1: what is left), a view."""
+        shape = self._data.shape
+        nd = len(shape)
+        if not -nd <= dim < max(nd, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+        d = dim % nd
+        sizes = tuple(sizes)
+        known = 1
+        for n in sizes:
+            known *= n if n != -1 else 1
+        if sizes.count(-1) == 1 and known and shape[d] % known == 0:
+            sizes = tuple(shape[d] // known if n == -1 else n for n in sizes)
+        elif known != shape[d] or -1 in sizes:
+            raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                               f"({shape[d]}) in the input tensor")
+        return self.view(shape[:d] + sizes + shape[d + 1 :])
+
     def t(self):
         nd = self._data.ndim
         if nd > 2:

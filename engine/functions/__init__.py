@@ -5,6 +5,7 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 """
 
 from .arithmetic import Add, Div, MatMul, Mul, Neg, Pow, Sub
+from .conv import AdaptiveAvgPool, AvgPool, Convolution, MaxPool
 from .elementwise import (
     Abs,
     BinaryCrossEntropy,
@@ -30,5 +31,5 @@ __all__ = [
     "Rounding", "BinaryCrossEntropy",
     "Sum", "Mean", "MaxMin", "MaxMinDim",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
-    "Stack", "Cat",
+    "Stack", "Cat", "Convolution", "MaxPool", "AvgPool", "AdaptiveAvgPool",
 ]

@@ -3,9 +3,19 @@
 from . import functional, init, utils
 from .modules import (
     ELU,
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
     BatchNorm1d,
+    BatchNorm2d,
     BCELoss,
     BCEWithLogitsLoss,
+    Conv1d,
+    Conv2d,
+    Conv3d,
     CrossEntropyLoss,
     Dropout,
     Flatten,
@@ -15,6 +25,9 @@ from .modules import (
     LeakyReLU,
     Linear,
     LogSoftmax,
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
     Module,
     ModuleList,
     MSELoss,
@@ -27,9 +40,12 @@ from .modules import (
     Softmax,
     Softplus,
     Tanh,
+    Unflatten,
 )
 
 __all__ = ["functional", "init", "utils", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity",
            "Flatten", "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss",
            "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
-           "SiLU", "ELU", "Softplus"]
+           "SiLU", "ELU", "Softplus", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
+           "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
+           "Unflatten"]

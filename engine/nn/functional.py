@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from .. import creation, dtypes
 from ..functions import BinaryCrossEntropy, ReLU, Sigmoid, Tanh
-from ..tensor import Tensor
+from ..functions.conv import AdaptiveAvgPool, AvgPool, Convolution, MaxPool, max_pool_indices, pool_geometry
+from ..tensor import Tensor, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
            "cross_entropy", "dropout", "one_hot", "leaky_relu", "layer_norm", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "silu", "elu", "softplus"]
+           "binary_cross_entropy_with_logits", "silu", "elu", "softplus", "conv1d", "conv2d", "conv3d", "max_pool1d",
+           "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -175,3 +178,246 @@ def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
 
 def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
     return nll_loss(log_softmax(input, 1), target, reduction)
+
+
+# ---- convolution and pooling (engine/functions/conv.py does the work; here the arguments are checked)
+
+def _ntuple(value, n: int, what: str, op: str) -> tuple:
+    """``value`` as ``n`` integers: one integer for every dimension, or a list of ``n``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,) * n
+    if isinstance(value, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        if len(value) == n:
+            return tuple(value)
+        if len(value) == 1:
+            return tuple(value) * n
+    raise RuntimeError(f"{op}: expected {what} to be a single integer value or a list of {n} values to match the "
+                       f"{n}-d input, but got {what}={value!r}")
+
+
+def _check_batch_dims(input: Tensor, nd: int, op: str) -> bool:  # noqa: A002
+    """Whether ``input`` is unbatched (``(C, *spatial)``); a wrong number of dimensions is refused by name."""
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, but got input of "
+                           f"size: {list(input.shape)}")
+    return input.dim() == nd + 1
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd):  # noqa: A002
+    op = f"conv{nd}d"
+    if not isinstance(weight, Tensor) or weight.dim() != nd + 2:
+        got = list(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise RuntimeError(f"{op}: expected a {nd + 2}-D weight (out_channels, in_channels / groups, "
+                           f"{', '.join('k' + 'hwd'[i] if nd > 1 else 'k' for i in range(nd))}), but got weight of "
+                           f"size {got}")
+    unbatched = _check_batch_dims(input, nd, op)
+    stride = _ntuple(stride, nd, "stride", op)
+    dilation = _ntuple(dilation, nd, "dilation", op)
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "same" and any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        # 'same': the output as large as the input; an odd total goes one more to the right, as PyTorch's
+        totals = [d * (k - 1) if padding == "same" else 0 for d, k in zip(dilation, kernel)]
+        pads = tuple((t // 2, t - t // 2) for t in totals)
+    else:
+        pads = tuple((p, p) for p in _ntuple(padding, nd, "padding", op))
+    if any(lo < 0 for lo, _ in pads):
+        raise RuntimeError("negative padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    x = input.unsqueeze(0) if unbatched else input
+    out_channels = weight.shape[0]
+    if out_channels % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size {list(weight.shape)} instead")
+    if x.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(x.shape)} to have {weight.shape[1] * groups} channels, but got {x.shape[1]} "
+                           f"channels instead")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+                           f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
+    padded = [n + lo + hi for n, (lo, hi) in zip(x.shape[2:], pads)]
+    if any(p < d * (k - 1) + 1 for p, d, k in zip(padded, dilation, kernel)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
+                           f"size: ({' x '.join(str(d * (k - 1) + 1) for d, k in zip(dilation, kernel))}). Kernel "
+                           f"size can't be greater than actual input size")
+    if x.dtype != weight.dtype:
+        raise RuntimeError(f"{op}: input is {x.dtype} and weight is {weight.dtype}: they must be one dtype (convert "
+                           f"the input with .to({weight.dtype}) or the model with .to({x.dtype}))")
+    if bias is not None and bias.dtype != weight.dtype:
+        raise RuntimeError(f"{op}: weight is {weight.dtype} and bias is {bias.dtype}: they must be one dtype")
+    out = Convolution.apply(x, weight, bias, stride=stride, padding=pads, dilation=dilation, groups=groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """The cross-correlation of ``input`` ``(N, C, L)`` (or ``(C, L)``) with ``weight`` ``(O, C / groups, k)``, as
+    PyTorch's: ``padding`` a number per side, ``'valid'`` (none) or ``'same'`` (the output as long as the input)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """The cross-correlation of ``input`` ``(N, C, H, W)`` (or ``(C, H, W)``) with ``weight``
+    ``(O, C / groups, kH, kW)``, as PyTorch's ``conv2d``."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """``conv2d`` with a third spatial dimension: ``(N, C, D, H, W)``."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def _pool_args(input, kernel_size, stride, padding, dilation, nd, op, effective=True):  # noqa: A002
+    if input.dim() not in (nd + 1, nd + 2) or any(n == 0 for n in input.shape[-nd:]):
+        raise RuntimeError(f"{op}: expected a non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor, but got input "
+                           f"of size {list(input.shape)}")
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    stride = kernel if stride is None or stride == [] or stride == () else _ntuple(stride, nd, "stride", op)
+    padding = _ntuple(padding, nd, "padding", op)
+    dilation = _ntuple(dilation, nd, "dilation", op)
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"{op}: kernel size should be greater than zero, but got kernel_size={list(kernel)}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"{op}: stride should be greater than zero, but got stride={list(stride)}")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"{op}: dilation should be greater than zero, but got dilation={list(dilation)}")
+    for p, k, d in zip(padding, kernel, dilation):
+        if p < 0 or p > (d * (k - 1) + 1) // 2:
+            kind = "effective kernel size" if effective else "kernel size"
+            raise RuntimeError(f"pad should be at most half of {kind}, but got pad={p}, kernel_size={k}"
+                               + (f" and dilation={d}" if effective else ""))
+    return kernel, stride, padding, dilation
+
+
+def _check_pool_output(input, out, nd):  # noqa: A002
+    if any(o < 1 for o in out):
+        lead = input.shape[-nd - 1] if input.dim() > nd else 1
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (lead,) + tuple(input.shape[-nd:])))}). "
+                           f"Calculated output size: ({'x'.join(map(str, (lead,) + tuple(out)))}). Output size is too "
+                           f"small")
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):  # noqa: A002
+    op = f"max_pool{nd}d"
+    kernel, stride, padding, dilation = _pool_args(input, kernel_size, stride, padding, dilation, nd, op)
+    out, _ = pool_geometry(input.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
+    _check_pool_output(input, out, nd)
+    values = MaxPool.apply(input, kernel=kernel, stride=stride, padding=padding, dilation=dilation,
+                           ceil_mode=bool(ceil_mode))
+    if not return_indices:
+        return values
+    indices = max_pool_indices(input._data, kernel, stride, padding, dilation, bool(ceil_mode))
+    return values, _wrap(indices)
+
+
+def _one_d(pool, input, op, *args):  # noqa: A002
+    """A 1-D pooling as PyTorch's: the 2-D one over a height of 1 (its gradient's node a squeeze)."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"{op}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
+                           f"but got:{list(input.shape)}")
+    out = pool(input.unsqueeze(-2), *args)
+    if isinstance(out, tuple):
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+               return_indices=False):
+    """The maximum of each window of ``kernel_size`` along the last dimension."""
+    def pool(x, k, s, p, d):
+        return _max_pool(x, (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices, 2)
+    k, s, p, d = (_ntuple(v, 1, name, "max_pool1d")[0] for v, name in
+                  ((kernel_size, "kernel_size"), (kernel_size if stride is None else stride, "stride"),
+                   (padding, "padding"), (dilation, "dilation")))
+    return _one_d(pool, input, "max_pool1d", k, s, p, d)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+               return_indices=False):
+    """The maximum of each ``kernel_size`` window of the last two dimensions (``stride`` defaults to the kernel);
+    with ``return_indices`` also where each maximum lies (flat within its channel), as PyTorch's."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+               return_indices=False):
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd):  # noqa: A002
+    op = f"avg_pool{nd}d"
+    kernel, stride, padding, _ = _pool_args(input, kernel_size, stride, padding, 1, nd, op, effective=False)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: the engine averages floating-point tensors, got {input.dtype} (use .float())")
+    if divisor_override is not None and (isinstance(divisor_override, bool) or not isinstance(divisor_override, int)
+                                         or divisor_override == 0):
+        raise RuntimeError(f"{op}: divisor must be not zero, got divisor_override={divisor_override!r}")
+    out, _ = pool_geometry(input.shape[-nd:], kernel, stride, padding, (1,) * nd, ceil_mode)
+    _check_pool_output(input, out, nd)
+    return AvgPool.apply(input, kernel=kernel, stride=stride, padding=padding, ceil_mode=bool(ceil_mode),
+                         count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):  # noqa: A002
+    """The mean of each window of ``kernel_size`` along the last dimension."""
+    def pool(x, k, s, p):
+        return _avg_pool(x, (1, k), (1, s), (0, p), ceil_mode, count_include_pad, None, 2)
+    k, s, p = (_ntuple(v, 1, name, "avg_pool1d")[0] for v, name in
+               ((kernel_size, "kernel_size"), (kernel_size if stride is None else stride, "stride"),
+                (padding, "padding")))
+    return _one_d(pool, input, "avg_pool1d", k, s, p)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,  # noqa: A002
+               divisor_override=None):
+    """The mean of each ``kernel_size`` window of the last two dimensions; padding counted in the mean unless
+    ``count_include_pad=False``, as PyTorch's."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,  # noqa: A002
+               divisor_override=None):
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
+
+
+def _adaptive_avg_pool(input, output_size, nd):  # noqa: A002
+    op = f"adaptive_avg_pool{nd}d"
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
+    sizes = (output_size,) * nd if output_size is None or isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != nd:
+        raise RuntimeError(f"{op}: output_size must be {nd} numbers, got {output_size!r}")
+    sizes = tuple(input.shape[input.dim() - nd + i] if s is None else s for i, s in enumerate(sizes))
+    if any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in sizes):
+        raise RuntimeError(f"{op}: output_size must be non-negative integers, got {output_size!r}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: the engine averages floating-point tensors, got {input.dtype} (use .float())")
+    if all(s == 1 for s in sizes):  # PyTorch's shortcut: the mean of each channel (its node a MeanBackward1)
+        return input.mean(tuple(range(-nd, 0)), keepdim=True)
+    return AdaptiveAvgPool.apply(input, output_size=sizes)
+
+
+def adaptive_avg_pool1d(input, output_size):  # noqa: A002
+    """The mean of ``output_size`` windows along the last dimension, their edges spread evenly over it."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"adaptive_avg_pool1d(): Expected 2D or 3D tensor, but got {list(input.shape)}")
+    size = output_size[0] if isinstance(output_size, (tuple, list)) and len(output_size) == 1 else output_size
+    return _adaptive_avg_pool(input.unsqueeze(-2), (1, size), 2).squeeze(-2)
+
+
+def adaptive_avg_pool2d(input, output_size):  # noqa: A002
+    """The mean of ``output_size`` windows (a number, or (height, width), None keeping a size) spread evenly over
+    the last two dimensions: ``adaptive_avg_pool2d(x, 1)`` is each channel's mean."""
+    return _adaptive_avg_pool(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input, output_size):  # noqa: A002
+    return _adaptive_avg_pool(input, output_size, 3)

@@ -15,7 +15,8 @@ from . import functional as F
 __all__ = ["Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Sequential", "MSELoss",
            "CrossEntropyLoss", "Flatten", "Identity", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "L1Loss",
            "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "SiLU", "ELU",
-           "Softplus"]
+           "Softplus", "Unflatten", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
+           "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d"]
 
 
 class Parameter(Tensor):
@@ -348,6 +349,213 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
+class Unflatten(Module):
+    """Splits dimension ``dim`` into ``unflattened_size`` (Flatten's inverse)."""
+
+    def __init__(self, dim: int, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):  # noqa: A002
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class _ConvNd(Module):
+    """Conv1d/2d/3d: ``out_channels`` filters of ``in_channels / groups`` channels each, slid over the input;
+    weight and bias start uniform in ±1/sqrt(fan_in) (fan_in = in_channels / groups x the kernel's size), as
+    PyTorch's."""
+
+    _nd = 0
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        for label, n in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
+            if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+                raise ValueError(f"{name}: {label} must be a positive integer, got {n!r}")
+        if in_channels % groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError("out_channels must be divisible by groups")
+        kernel = self._sizes(kernel_size, "kernel_size")
+        if any(k <= 0 for k in kernel):
+            raise ValueError(f"{name}: kernel_size must be positive integers, got {kernel_size!r}")
+        stride, dilation = self._sizes(stride, "stride"), self._sizes(dilation, "dilation")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'same', 'valid'}}")
+            if padding == "same" and any(st != 1 for st in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        else:
+            padding = self._sizes(padding, "padding")
+        modes = ("zeros", "reflect", "replicate", "circular")
+        if padding_mode not in modes:
+            raise ValueError(f"padding_mode must be one of {set(modes)}, but got padding_mode={padding_mode!r}")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"{name}: padding_mode={padding_mode!r} is PyTorch's but not the engine's: "
+                                      f"the engine pads with zeros")
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        self.padding_mode = padding_mode
+        bound = 1.0 / math.sqrt(in_channels // groups * math.prod(kernel))
+        dev = target(device)
+        shape = (out_channels, in_channels // groups) + kernel
+        self.weight = Parameter(creation.rand(*shape, dtype=dtype, device=dev) * (2 * bound) - bound)
+        if bias:
+            self.bias = Parameter(creation.rand(out_channels, dtype=dtype, device=dev) * (2 * bound) - bound)
+        else:
+            self.register_parameter("bias", None)
+
+    def _sizes(self, value, label):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return (value,) * self._nd
+        if (isinstance(value, (tuple, list)) and len(value) == self._nd
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+            return tuple(value)
+        raise ValueError(f"{type(self).__name__}: {label} must be an integer or {self._nd} integers, got {value!r}")
+
+    def forward(self, input):  # noqa: A002
+        conv = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._nd:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class Conv1d(_ConvNd):
+    _nd = 1
+
+
+class Conv2d(_ConvNd):
+    _nd = 2
+
+
+class Conv3d(_ConvNd):
+    _nd = 3
+
+
+class _MaxPoolNd(Module):
+    """MaxPool1d/2d/3d: the maximum of each window; ``stride`` defaults to ``kernel_size``."""
+
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
+                 ceil_mode: bool = False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):  # noqa: A002
+        pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[self._nd - 1]
+        return pool(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
+                    return_indices=self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    _nd = 1
+
+
+class MaxPool2d(_MaxPoolNd):
+    _nd = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    _nd = 3
+
+
+class _AvgPoolNd(Module):
+    """AvgPool1d/2d/3d: the mean of each window; ``stride`` defaults to ``kernel_size``."""
+
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override=None):
+        super().__init__()
+        if self._nd == 1:  # PyTorch's AvgPool1d keeps its sizes as 1-tuples (and has no divisor_override)
+            def one(v):
+                return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+            kernel_size, stride, padding = one(kernel_size), one(stride if stride is not None else kernel_size), \
+                one(padding)
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input):  # noqa: A002
+        if self._nd == 1:
+            return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                                self.count_include_pad)
+        pool = (F.avg_pool2d, F.avg_pool3d)[self._nd - 2]
+        return pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                    self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    _nd = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+class AvgPool2d(_AvgPoolNd):
+    _nd = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    _nd = 3
+
+
+class _AdaptiveAvgPoolNd(Module):
+    """AdaptiveAvgPool1d/2d/3d: the mean of windows spread evenly so that the output has ``output_size``."""
+
+    _nd = 0
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):  # noqa: A002
+        pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[self._nd - 1]
+        return pool(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    _nd = 1
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    _nd = 2
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    _nd = 3
+
+
 class Sequential(Module):
     def __init__(self, *modules):
         super().__init__()
@@ -561,16 +769,18 @@ class LayerNorm(Module):
                 f"bias={self.has_bias}")
 
 
-class BatchNorm1d(Module):
+class _BatchNorm(Module):
     """Normalises each feature (channel) over the batch: in training with the batch's mean and biased variance,
     keeping running averages of mean and unbiased variance (``momentum``, or a cumulative average when None);
-    after ``model.eval()`` with those averages. Input ``(N, C)`` or ``(N, C, L)``."""
+    after ``model.eval()`` with those averages. The subclasses say which inputs they take."""
+
+    _dims = ()  # the input dimensions each takes
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         if isinstance(num_features, bool) or not isinstance(num_features, int) or num_features <= 0:
-            raise ValueError(f"BatchNorm1d: num_features must be a positive integer, got {num_features!r}")
+            raise ValueError(f"{type(self).__name__}: num_features must be a positive integer, got {num_features!r}")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         dev = target(device)
@@ -586,13 +796,13 @@ class BatchNorm1d(Module):
                 self.register_buffer(name, None)
 
     def forward(self, input):  # noqa: A002
-        if input.dim() not in (2, 3):
-            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+        if input.dim() not in self._dims:
+            raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input (got {input.dim()}D input)")
         if input.shape[1] != self.num_features:
-            raise ValueError(f"BatchNorm1d({self.num_features}) got an input of {input.shape[1]} features "
+            raise ValueError(f"{type(self).__name__}({self.num_features}) got an input of {input.shape[1]} features "
                              f"(shape {list(input.shape)})")
-        dims = (0,) if input.dim() == 2 else (0, 2)
-        view = (1, -1) if input.dim() == 2 else (1, -1, 1)
+        dims = (0,) + tuple(range(2, input.dim()))  # every dimension but the channels'
+        view = (1, -1) + (1,) * (input.dim() - 2)
         batch_stats = self.training or not self.track_running_stats
         if batch_stats:
             n = input.numel() // self.num_features
@@ -619,6 +829,18 @@ class BatchNorm1d(Module):
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"bias={self.has_bias}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of ``(N, C)`` or ``(N, C, L)``: each of the C features over the batch (and length)."""
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of images ``(N, C, H, W)``: each channel over the batch and every position."""
+
+    _dims = (4,)
 
 
 class BCELoss(_Loss):

@@ -57,6 +57,13 @@ EXAMPLES = {
     "ToDevice": (lambda g: (_x(g), CPU, np.dtype(np.float32)), {}),
     "Stack": (lambda g: (_x(g), _x(g)), {"dim": 1}),
     "Cat": (lambda g: (_x(g), _x(g, (1, 3))), {"dim": 0}),
+    "Convolution": (lambda g: (_x(g, (1, 2, 4, 4)), _x(g, (3, 2, 2, 2)), _x(g, (3,))),
+                    {"stride": (1, 2), "padding": ((1, 1), (0, 0)), "dilation": (1, 1), "groups": 1}),
+    "MaxPool": (lambda g: (_x(g, (1, 2, 4, 4)),), {"kernel": (2, 2), "stride": (1, 1), "padding": (1, 0),
+                                                  "dilation": (1, 1), "ceil_mode": True}),
+    "AvgPool": (lambda g: (_x(g, (1, 2, 4, 4)),), {"kernel": (2, 2), "stride": (2, 2), "padding": (1, 1),
+                                                  "count_include_pad": False}),
+    "AdaptiveAvgPool": (lambda g: (_x(g, (1, 2, 5, 4)),), {"output_size": (3, 3)}),
 }
 
 

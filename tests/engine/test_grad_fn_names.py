@@ -16,7 +16,8 @@ import pytest
 
 import engine
 
-# (expression, torch 2.13.0's name); a, b: (2, 3); c: (2, 1, 3); w: (3, 2); v: (3,); a3: (4, 2, 3); b3: (4, 3, 5)
+# (expression, torch 2.13.0's name); a, b: (2, 3); c: (2, 1, 3); w: (3, 2); v: (3,); a3: (4, 2, 3); b3: (4, 3, 5);
+# im: (2, 3, 6, 6) images; cv: Conv2d(3, 4, 3)
 NAMES = [
     ("a + b", "AddBackward0"), ("a + 1", "AddBackward0"), ("1 + a", "AddBackward0"),
     ("a.add(b, alpha=2)", "AddBackward0"),
@@ -55,6 +56,15 @@ NAMES = [
     ("a.relu()", "ReluBackward0"), ("torch.nn.functional.relu(a)", "ReluBackward0"),
     ("torch.nn.ReLU()(a)", "ReluBackward0"), ("torch.nn.Tanh()(a)", "TanhBackward0"),
     ("torch.nn.Flatten(0, 1)(a)", "ViewBackward0"), ("a.detach() * b", "MulBackward0"),
+    ("a3.unflatten(1, (1, 2))", "ViewBackward0"), ("cv(im)", "ConvolutionBackward0"), ("cv(im[0])", "SqueezeBackward1"),
+    ("torch.nn.functional.conv1d(a3, c, groups=2)", "ConvolutionBackward0"),
+    ("torch.nn.functional.max_pool2d(im, 2)", "MaxPool2DWithIndicesBackward0"),
+    ("torch.nn.functional.max_pool3d(im, 2)", "MaxPool3DWithIndicesBackward0"),
+    ("torch.nn.functional.avg_pool2d(im, 2)", "AvgPool2DBackward0"),
+    ("torch.nn.functional.adaptive_avg_pool2d(im, 1)", "MeanBackward1"),
+    ("torch.nn.functional.adaptive_avg_pool2d(im, 4)", "AdaptiveAvgPool2DBackward0"),
+    ("torch.nn.functional.max_pool1d(a3, 2)", "SqueezeBackward1"),
+    ("torch.nn.AvgPool1d(2)(a3)", "SqueezeBackward1"),
 ]
 
 # where the engine's graph is not PyTorch's: (expression, the engine's name, torch's)
@@ -73,7 +83,8 @@ def _names(torch):
 
     torch.manual_seed(0)
     return {"torch": torch, "np": np, "a": leaf(2, 3), "b": leaf(2, 3), "c": leaf(2, 1, 3), "w": leaf(3, 2),
-            "v": leaf(3), "a3": leaf(4, 2, 3), "b3": leaf(4, 3, 5), "lin": torch.nn.Linear(3, 2)}
+            "v": leaf(3), "a3": leaf(4, 2, 3), "b3": leaf(4, 3, 5), "lin": torch.nn.Linear(3, 2),
+            "im": leaf(2, 3, 6, 6), "cv": torch.nn.Conv2d(3, 4, 3)}
 
 
 def _name(torch, expression):

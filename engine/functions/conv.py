@@ -1,0 +1,298 @@
+"""Convolution and pooling over the last one, two or three dimensions (``(N, C, *spatial)``).
+
+Each kernel offset is one strided slice of the (padded) input, so the same code runs on NumPy and CuPy: the
+convolution gathers the slices into columns (im2col) and makes one matrix product per group; pooling takes the
+maximum or the sum slice by slice. Every backward adds its slices back, so overlapping windows sum their
+gradients. Geometry (sizes, padding, strides) is checked and resolved in ``engine.nn.functional``; these take it
+as tuples, one entry per spatial dimension.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .. import threads as _threads
+from ..autograd.function import Function
+from ..backend import xp_of
+from .arithmetic import dot2
+
+
+def _offsets(kernel):
+    return itertools.product(*(range(k) for k in kernel))
+
+
+def _window(offset, dilation, stride, out):
+    """The slices of the padded input that kernel ``offset`` meets, one per output position."""
+    return tuple(slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in zip(offset, dilation, stride, out))
+
+
+def _pad(xp, x, pads, value):
+    """``x`` with ``pads`` ((lo, hi) per spatial dimension) of ``value`` around its last dimensions."""
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    lead = x.shape[: x.ndim - len(pads)]
+    size = x.shape[x.ndim - len(pads):]
+    out = xp.full(lead + tuple(n + lo + hi for n, (lo, hi) in zip(size, pads)), value, dtype=x.dtype)
+    out[(Ellipsis,) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(size, pads))] = x
+    return out
+
+
+def _unpad(g, pads):
+    """The part of a padded gradient that lies over the input."""
+    if not any(lo or hi for lo, hi in pads):
+        return g
+    return g[(Ellipsis,) + tuple(slice(lo, g.shape[g.ndim - len(pads) + i] - hi) for i, (lo, hi) in enumerate(pads))]
+
+
+def _mm(a, b):
+    """A 2-D matrix product: the engine's threaded one on the CPU, cuBLAS (capturable) on a GPU."""
+    return _threads.dot(a, b) if a.__class__ is np.ndarray else dot2(a, b)
+
+
+class Convolution(Function):
+    """``conv1d/2d/3d``: input ``(N, C, *S)``, weight ``(O, C / groups, *K)``, bias ``(O,)`` or None."""
+
+    raw = True
+    backward_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b, stride, padding, dilation, groups):
+        xp = xp_of(x)
+        n, c = x.shape[:2]
+        o, kernel = w.shape[0], w.shape[2:]
+        xpad = _pad(xp, x, padding, 0)
+        out = tuple((size - d * (k - 1) - 1) // s + 1
+                    for size, k, d, s in zip(xpad.shape[2:], kernel, dilation, stride))
+        # columns (C, *K, N, *out): one row per input channel and kernel offset, one column per output position
+        cols = xp.empty((c,) + kernel + (n,) + out, dtype=x.dtype)
+        for offset in _offsets(kernel):
+            cols[(slice(None),) + offset] = xpad[(slice(None), slice(None)) + _window(offset, dilation, stride, out)
+                                                 ].swapaxes(0, 1)
+        g = groups
+        cols = cols.reshape(g, -1, n * math.prod(out))
+        w2 = w.reshape(g, o // g, -1)
+        y = _mm(w2[0], cols[0])[None] if g == 1 else w2 @ cols  # (g, O / g, N * out)
+        y = xp.ascontiguousarray(y.reshape((o, n) + out).swapaxes(0, 1))
+        if b is not None:
+            y += b.reshape((1, o) + (1,) * len(out))
+        ctx.saved = (cols, w2)
+        ctx.meta = (x.shape, xpad.shape, padding, stride, dilation, kernel, out, w.shape)
+        return y
+
+    @staticmethod
+    def backward(ctx, gy):
+        cols, w2 = ctx.saved
+        x_shape, pad_shape, padding, stride, dilation, kernel, out, w_shape = ctx.meta
+        need_x, need_w, need_b = ctx.needs_input_grad
+        xp = xp_of(gy)
+        g, og = w2.shape[:2]
+        n, c = x_shape[:2]
+        gy2 = xp.ascontiguousarray(gy.swapaxes(0, 1)).reshape(g, og, -1)  # (g, O / g, N * out)
+        gx = gw = gb = None
+        if need_w:
+            if g == 1:
+                gw = _mm(gy2[0], cols[0].T).reshape(w_shape)
+            else:
+                gw = (gy2 @ cols.swapaxes(1, 2)).reshape(w_shape)
+        if need_b:
+            gb = gy.sum(axis=(0,) + tuple(range(2, gy.ndim)))
+        if need_x:
+            if g == 1:
+                gcols = _mm(w2[0].T, gy2[0])
+            else:
+                gcols = w2.swapaxes(1, 2) @ gy2
+            gcols = gcols.reshape((c,) + kernel + (n,) + out)
+            gpad = xp.zeros(pad_shape, dtype=gy.dtype)
+            for offset in _offsets(kernel):
+                gpad[(slice(None), slice(None)) + _window(offset, dilation, stride, out)] += \
+                    gcols[(slice(None),) + offset].swapaxes(0, 1)
+            gx = _unpad(gpad, padding)
+        return gx, gw, gb
+
+
+def pool_geometry(size, kernel, stride, padding, dilation, ceil_mode):
+    """Output sizes of a pooling and the padding each side (the right side grown for ``ceil_mode``'s last window),
+    by PyTorch's rule: with ``ceil_mode`` a last window that would start past the input and its left padding is
+    dropped."""
+    outs, pads = [], []
+    for n, k, s, p, d in zip(size, kernel, stride, padding, dilation):
+        span = n + 2 * p - d * (k - 1) - 1
+        o = (span + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (o - 1) * s >= n + p:
+            o -= 1
+        outs.append(o)
+        pads.append((p, max(p, (o - 1) * s + d * (k - 1) + 1 - n - p)))
+    return tuple(outs), tuple(pads)
+
+
+def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
+    """The maxima of each window and the offset (row-major in the kernel) each came from: the first maximum, or
+    a NaN where the window holds one (PyTorch's rule)."""
+    xp = xp_of(x)
+    nd = len(kernel)
+    out, pads = pool_geometry(x.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
+    xpad = _pad(xp, x, pads, -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min)
+    best = arg = None
+    for i, offset in enumerate(_offsets(kernel)):
+        v = xpad[(Ellipsis,) + _window(offset, dilation, stride, out)]
+        if best is None:
+            best = v.copy()
+            arg = xp.zeros(v.shape, dtype=np.int32)
+            continue
+        take = v > best
+        if v.dtype.kind == "f":
+            take |= v != v
+        best = xp.where(take, v, best)
+        arg = xp.where(take, np.int32(i), arg)
+    return best, arg, out, pads, xpad.shape
+
+
+def max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    """Where each maximum lies in the input, as PyTorch's ``return_indices`` gives it: the flat index within each
+    channel's spatial dimensions."""
+    xp = xp_of(x)
+    nd = len(kernel)
+    _, arg, out, pads, _ = _max_pool(x, kernel, stride, padding, dilation, ceil_mode)
+    flat = xp.zeros(arg.shape, dtype=np.int64)
+    rest = arg.astype(np.int64)
+    for i in reversed(range(nd)):
+        k = rest % kernel[i]
+        rest //= kernel[i]
+        shape = [1] * arg.ndim
+        shape[arg.ndim - nd + i] = out[i]
+        start = (xp.arange(out[i], dtype=np.int64) * stride[i] - padding[i]).reshape(shape)
+        place = math.prod(x.shape[x.ndim - nd + i + 1:])
+        flat += (start + k * dilation[i]) * place
+    return flat
+
+
+class MaxPool(Function):
+    """``max_pool2d/3d`` over the last two or three dimensions; the gradient goes to each window's maximum."""
+
+    raw = True
+
+    def backward_name(self):
+        return f"MaxPool{len(self.meta[0])}DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, padding, dilation, ceil_mode=False):
+        best, arg, out, pads, pad_shape = _max_pool(x, kernel, stride, padding, dilation, ceil_mode)
+        ctx.saved = (arg,)
+        ctx.meta = (kernel, stride, dilation, out, pads, pad_shape)
+        return best
+
+    @staticmethod
+    def backward(ctx, gy):
+        (arg,) = ctx.saved
+        kernel, stride, dilation, out, pads, pad_shape = ctx.meta
+        xp = xp_of(gy)
+        gpad = xp.zeros(pad_shape, dtype=gy.dtype)
+        zero = gy.dtype.type(0)
+        for i, offset in enumerate(_offsets(kernel)):
+            gpad[(Ellipsis,) + _window(offset, dilation, stride, out)] += xp.where(arg == i, gy, zero)
+        return _unpad(gpad, pads)
+
+
+def _divisors(size, kernel, stride, padding, out, count_include_pad, xp=np):
+    """Per spatial dimension, how many elements each window averages: the window clipped to the padded input
+    (``count_include_pad``) or to the input itself, as PyTorch's average pooling counts them."""
+    counts = []
+    for n, k, s, p, o in zip(size, kernel, stride, padding, out):
+        start = xp.arange(o) * s - p
+        end = xp.minimum(start + k, n + p)
+        counts.append(end - start if count_include_pad else xp.minimum(end, n) - xp.maximum(start, 0))
+    return counts
+
+
+class AvgPool(Function):
+    """``avg_pool2d/3d``: the mean of each window (its sum over a divisor: the window's count, or the one given)."""
+
+    raw = True
+
+    def backward_name(self):
+        return f"AvgPool{len(self.meta[0])}DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, padding, ceil_mode=False, count_include_pad=True, divisor_override=None):
+        xp = xp_of(x)
+        nd = len(kernel)
+        dilation = (1,) * nd
+        size = x.shape[-nd:]
+        out, pads = pool_geometry(size, kernel, stride, padding, dilation, ceil_mode)
+        if divisor_override is not None:
+            divisor = divisor_override
+        else:
+            counts = _divisors(size, kernel, stride, padding, out, count_include_pad)
+            if all((c == c[0]).all() for c in counts):  # geometry only, on the host: one number for every window
+                divisor = math.prod(int(c[0]) for c in counts)
+            else:  # made where the data is, with no copy from the host
+                divisor = None
+                for i, c in enumerate(_divisors(size, kernel, stride, padding, out, count_include_pad, xp=xp)):
+                    c = c.reshape([-1 if j == i else 1 for j in range(nd)]).astype(x.dtype)
+                    divisor = c if divisor is None else divisor * c
+        xpad = _pad(xp, x, pads, 0)
+        total = None
+        for offset in _offsets(kernel):
+            v = xpad[(Ellipsis,) + _window(offset, dilation, stride, out)]
+            total = v.copy() if total is None else total.__iadd__(v)
+        ctx.meta = (kernel, stride, dilation, out, pads, xpad.shape, divisor)
+        if isinstance(divisor, int):
+            return total / x.dtype.type(divisor)
+        return total / divisor
+
+    @staticmethod
+    def backward(ctx, gy):
+        kernel, stride, dilation, out, pads, pad_shape, divisor = ctx.meta
+        xp = xp_of(gy)
+        g = gy / (gy.dtype.type(divisor) if isinstance(divisor, int) else divisor)
+        gpad = xp.zeros(pad_shape, dtype=gy.dtype)
+        for offset in _offsets(kernel):
+            gpad[(Ellipsis,) + _window(offset, dilation, stride, out)] += g
+        return _unpad(gpad, pads)
+
+
+def _adaptive_matrix(xp, size, out, dtype):
+    """``(out, size)``: row ``i`` is 1 over the ``i``-th adaptive window (from ``floor(i * size / out)`` to
+    ``ceil((i + 1) * size / out)``), 0 elsewhere; and each window's length."""
+    i = xp.arange(out).reshape(-1, 1)
+    start = (i * size) // out
+    end = ((i + 1) * size + out - 1) // out
+    j = xp.arange(size).reshape(1, -1)
+    return ((j >= start) & (j < end)).astype(dtype), (end - start).reshape(-1).astype(dtype)
+
+
+class AdaptiveAvgPool(Function):
+    """``adaptive_avg_pool2d/3d``: the output size is given and the windows follow (they may overlap, and differ
+    in length by one): the sum of each window over its length, one spatial dimension at a time."""
+
+    raw = True
+
+    def backward_name(self):
+        return f"AdaptiveAvgPool{len(self.meta)}DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, output_size):
+        xp = xp_of(x)
+        nd = len(output_size)
+        mats = []
+        y = x
+        for i, o in enumerate(output_size):
+            axis = x.ndim - nd + i
+            m, lengths = _adaptive_matrix(xp, x.shape[axis], o, x.dtype)
+            mats.append((m, lengths))
+            y = xp.moveaxis(xp.moveaxis(y, axis, -1) @ m.T / lengths, -1, axis)
+        ctx.meta = tuple(mats)
+        return xp.ascontiguousarray(y)
+
+    @staticmethod
+    def backward(ctx, gy):
+        xp = xp_of(gy)
+        nd = len(ctx.meta)
+        g = gy
+        for i, (m, lengths) in enumerate(ctx.meta):
+            axis = gy.ndim - nd + i
+            g = xp.moveaxis((xp.moveaxis(g, axis, -1) / lengths) @ m, -1, axis)
+        return xp.ascontiguousarray(g)
