@@ -17,6 +17,7 @@ child's stdout and stderr, which the app reads as they come (the console pane). 
 from __future__ import annotations
 
 import builtins
+import collections
 import json
 import numbers
 import os
@@ -37,6 +38,7 @@ class Control:
         self.allowed = 0  # steps allowed while paused (Step)
         self.stopping = False
         self.check_wanted = False  # the app asked for a gradient check: tape the next step
+        self.inside_wanted = False  # the app asked to look inside: describe the next step, profile the one after
         self._fd = fd
         threading.Thread(target=self._read, name="script-control", daemon=True).start()
 
@@ -58,6 +60,10 @@ class Control:
                         self.check_wanted = True
                         if self.paused:
                             self.allowed += 1  # the check needs one more step (it taps that step's forward)
+                    elif word == "inside":
+                        self.inside_wanted = True
+                        if self.paused:
+                            self.allowed += 2  # a look takes two steps (app.script_inside)
                     self.cond.notify_all()
         with self.cond:  # the app is gone: nobody to wait for
             self.stopping = True
@@ -66,6 +72,11 @@ class Control:
     def take_check(self) -> bool:
         with self.cond:
             wanted, self.check_wanted = self.check_wanted, False
+            return wanted
+
+    def take_inside(self) -> bool:
+        with self.cond:
+            wanted, self.inside_wanted = self.inside_wanted, False
             return wanted
 
     def wait_turn(self) -> None:
@@ -92,6 +103,10 @@ class Reporter:
         self.pending_item = None  # (value, device, at): an .item() step not yet sent
         self.last_number = -1  # the step number last sent
         self.tape = None  # a script_check.Tape while the step to check is recorded
+        self.engine = None
+        self.script_name = ""
+        self.inside = None  # an app.script_inside.Look while the app's look inside is under way
+        self.recent_ms = collections.deque(maxlen=9)  # the last steps' times outside a look (its unprofiled step)
 
     def send(self, **event) -> None:
         with self._lock:
@@ -102,19 +117,33 @@ class Reporter:
         milliseconds are per iteration between the two."""
         number = number if number is not None and number > self.last_number else self.last_number + 1
         iterations = number - self.last_number if self.steps else 1
-        self.send(t="step", step=number, loss=value, time=at - self.started,
-                  ms=(at - self.last) * 1e3 / iterations, device=device)
+        ms = (at - self.last) * 1e3 / iterations
+        self.send(t="step", step=number, loss=value, time=at - self.started, ms=ms, device=device)
+        if self.inside is None and self.steps:
+            self.recent_ms.append(ms)
         self.steps += 1
         self.last_number = number
         self.last = at
         if wait:
             self.control.wait_turn()
-            if self.control.take_check():
+            look = self.inside
+            if look is None and self.control.take_check():
                 if self.by_backward:
                     self.tape.install()  # the next step's forward is recorded; checked at its backward()
                 else:
                     self.send(t="check_failed", why="this script calls no backward(): autograd computes no "
                                                     "gradient here to check")
+            if look is not None:
+                if look.state == "profile":
+                    look.begin_profile(device)  # from here to the end of the next backward()
+            elif not self.tape.recording and self.control.take_inside():
+                if self.by_backward:
+                    from app.script_inside import Look  # noqa: PLC0415 - only when the app asks
+
+                    self.inside = Look(self.engine, self, self.script_name, list(self.recent_ms))
+                else:
+                    self.send(t="inside_failed", why="this script calls no backward(): autograd records no graph "
+                                                     "here to look at")
 
     def flush_item(self, wait: bool = True) -> None:
         if self.pending_item is not None:
@@ -139,12 +168,19 @@ def install(engine, reporter: Reporter, script_check) -> None:
             finally:
                 reporter.tape.remove()
             reporter.send(**report)
+        look = reporter.inside
+        if look is not None and look.state == "graph" and self.numel() == 1:
+            look.describe(self)  # before the walk frees what the graph saved
         out = backward(self, *args, **kwargs)
         if self.numel() == 1:
             if not reporter.by_backward:
                 reporter.by_backward = True
                 reporter.pending_item = None  # the .item() of this same step (its print) is not a step of its own
-            reporter.step(float(item(self)), str(self.device), time.perf_counter())
+            report = (float(item(self)), str(self.device), time.perf_counter())
+            if look is not None and look.profiling():
+                look.pending_step = report  # sent when the profile has closed, after this call returns
+            else:
+                reporter.step(*report)
         return out
 
     def item_step(self):
@@ -245,6 +281,8 @@ def main(argv=None) -> int:
 
     alias_torch(engine)
     reporter.tape = script_check.Tape(engine)
+    reporter.engine = engine
+    reporter.script_name = os.path.basename(script)
     install(engine, reporter, script_check)
     sys.argv = [script]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))

@@ -68,6 +68,7 @@ class ScriptRun:
         self.started_at = ""
         self._ctl = None
         self._ctl_lock = threading.Lock()
+        self._early: list[str] | None = []  # words said before the child was started: said when it is
         self._readers: list[threading.Thread] = []
         self._paused = False
 
@@ -89,7 +90,11 @@ class ScriptRun:
         finally:
             os.close(ctl_read)
             os.close(evt_write)
-        self._ctl = os.fdopen(ctl_write, "w", encoding="utf-8", buffering=1)
+        with self._ctl_lock:
+            self._ctl = os.fdopen(ctl_write, "w", encoding="utf-8", buffering=1)
+            early, self._early = self._early, None
+            for word in early:
+                self._ctl.write(word + "\n")
         events = os.fdopen(evt_read, "r", encoding="utf-8")
         for target, args in ((self._read_events, (events,)), (self._read_text, (self.proc.stdout, "out")),
                              (self._read_text, (self.proc.stderr, "err"))):
@@ -114,6 +119,8 @@ class ScriptRun:
                     self.stopped = True
                 elif kind in ("check", "check_failed"):
                     self.events.put(("check", event))
+                elif kind in ("inside", "inside_failed"):
+                    self.events.put(("inside", event))
 
     def _read_text(self, fh, kind: str) -> None:
         with fh:
@@ -157,6 +164,8 @@ class ScriptRun:
     def _say(self, word: str) -> None:
         with self._ctl_lock:
             if self._ctl is None:
+                if self._early is not None:  # not started yet (a Look inside pressed at once)
+                    self._early.append(word)
                 return
             try:
                 self._ctl.write(word + "\n")
@@ -179,6 +188,11 @@ class ScriptRun:
     def check(self) -> None:
         """Ask for a gradient check at the next step (a paused script takes that one step): ("check", event)."""
         self._say("check")
+
+    def look_inside(self) -> None:
+        """Ask for the graph of the script's next step and the profile of the one after (a paused script takes
+        those two steps): ("inside", event)."""
+        self._say("inside")
 
     def is_paused(self) -> bool:
         return self._paused and not self.finished

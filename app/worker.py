@@ -301,6 +301,8 @@ class ScriptWorker(QObject):
     resumed = Signal()
     gradients_checked = Signal(object)
     gradients_failed = Signal(str)
+    inside_ready = Signal(object)  # app.inspect_step.inside()'s payload
+    inside_failed = Signal(str)
 
     def __init__(self, path, emit_s: float = 1 / 20, start_paused: bool = False):
         super().__init__()
@@ -308,6 +310,7 @@ class ScriptWorker(QObject):
         self.emit_s = emit_s
         self.result = None
         self._start_paused = start_paused
+        self._inside_label: str | None = None  # a look asked for and not yet answered
 
     @Slot()
     def run(self) -> None:
@@ -325,6 +328,8 @@ class ScriptWorker(QObject):
                         self.printed.emit(value, kind == "err")
                     elif kind == "check":
                         self._report_check(value)
+                    elif kind == "inside":
+                        self._report_inside(value)
                     elif kind == "end":
                         ended = True
                 now = time.monotonic()
@@ -333,6 +338,10 @@ class ScriptWorker(QObject):
                     sent, last = len(script.log), now
             script.close()
             self.result = script.result()
+            if self._inside_label is not None:
+                self._inside_label = None
+                self.inside_failed.emit("the script ended before the two steps a look inside takes (the graph of "
+                                        "one, the profile of the next)")
         except Exception as exc:  # the script's failures are its result; this is a last resort
             self.errored.emit(f"{type(exc).__name__}: {exc}")
         finally:
@@ -389,6 +398,23 @@ class ScriptWorker(QObject):
             self.gradients_failed.emit(f"the check's report could not be read: {exc}")
             return
         self.gradients_checked.emit(report)
+
+
+    def look_inside(self, label: str) -> None:
+        """The graph of the script's next step and a profile of the one after, made in its process (a paused
+        script takes those two steps); the payload arrives through ``inside_ready`` (or ``inside_failed``)."""
+        self._inside_label = label
+        self.script.look_inside()
+
+    def _report_inside(self, event: dict) -> None:
+        label, self._inside_label = self._inside_label or self.script.path.name, None
+        if event.get("t") != "inside":
+            self.inside_failed.emit(event.get("why", "the look inside could not be made"))
+            return
+        first, last = event.get("first"), event.get("last")
+        self.inside_ready.emit({"graph": event.get("graph"), "profile": event.get("profile"),
+                                "where": f"steps {first} (graph) and {last} (profile) of {label}",
+                                "problems": list(event.get("problems") or [])})
 
 
 class ScriptThread(_OwnedThread):

@@ -43,7 +43,7 @@ from .gradient_panel import GradientPanel
 from .loss_plot import LossPlot
 from .runs_list import RunsList
 from .session import RunSession
-from .step_panel import StepPanel
+from .step_panel import SCRIPT_WEIGHTS_NOTE, StepPanel
 
 # the window's icon and style sheet, as installed with the package (importlib.resources: a wheel or a zip too)
 RESOURCES = importlib.resources.files("ui") / "resources"
@@ -307,6 +307,7 @@ class MainWindow(QMainWindow):
         self.controls.set_run_state("running")
         self.controls.show_script_progress(0, 0.0)
         self.device_panel.set_running(True)
+        self.step_panel.reset_weights(note=SCRIPT_WEIGHTS_NOTE)
         self.console.begin(f"{path.name} (run #{key})")
         self.console_dock.raise_()
         self._say(f"Run #{key}: your script {path.name}, in a process of its own; each backward() is a step",

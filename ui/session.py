@@ -108,9 +108,8 @@ class RunSession(QObject):
         worker.resumed.connect(self._on_run_resumed)
         worker.gradients_checked.connect(self.gradients_checked)
         worker.gradients_failed.connect(self.gradients_failed)
-        if isinstance(thread, RunThread):  # a script's weights live in its own process
-            worker.inside_ready.connect(self.inside_ready)
-            worker.inside_failed.connect(self.inside_failed)
+        worker.inside_ready.connect(self.inside_ready)
+        worker.inside_failed.connect(self.inside_failed)
         return thread
 
     def _on_printed(self, text: str, from_stderr: bool) -> None:
@@ -361,13 +360,11 @@ class RunSession(QObject):
     def look_inside(self, config: RunConfig | None) -> str | None:
         """Describe and profile one step off the GUI thread: in the run's own thread when one is going on (it
         pauses), else at the last run's weights, else at ``config``'s initial weights. Returns where, or None when
-        it cannot (a look still running, or a script's run)."""
+        it cannot (a look still running). A script's run is looked at in its own process, at its next two steps."""
         if self.running:
-            if not isinstance(self.run, RunThread):
-                self.inside_failed.emit("a script's weights live in its own process: open the example as a recipe "
-                                        "to look inside its step")
-                return None
             self.run.worker.look_inside(f"run #{self.run_key}")
+            if isinstance(self.run, ScriptThread):  # in the script's process, at its next two steps
+                return f"run #{self.run_key}'s next two steps (your script takes them, paused or not)"
             return f"run #{self.run_key}'s current weights (the run pauses)"
         if self.inside_thread is not None and self.inside_thread.is_running():
             return None

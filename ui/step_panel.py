@@ -42,6 +42,10 @@ CATEGORY_COLORS = {"matrix product": "#1f77b4", "elementwise": "#ff7f0e", "updat
                    "autograd walk": "#8c564b", "Python between ops": "#7f7f7f", "profiler's own": "#c7c7c7"}
 PARAM_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"]
 NODE_W, NODE_H, ROW_H, GAP = 150, 40, 70, 24
+WEIGHTS_NOTE = "Start a run: its weights are sampled as it trains (a few percent of its time)."
+SCRIPT_WEIGHTS_NOTE = ("Your script's weights stay in its own process: these curves follow a recipe's run. "
+                       "“Look inside” shows your script's graph (Graph) and where its step's time goes (Time).")
+MIN_READABLE_SCALE = 0.7  # below this a node's text is too small to read: the graph scrolls instead
 REDRAW_MS = 1000  # the weights' curves are redrawn at most this often while a run sends samples
 HIST_MS = 3000  # and the histograms at most this often
 SYMBOLS_UP_TO = 40  # points drawn as dots too while a curve has no more (dots are the costly part to paint)
@@ -210,14 +214,18 @@ class GraphView(QWidget):
         self._fit()
 
     def _fit(self) -> None:
-        """The whole graph in view, shrunk when the panel is small (never enlarged past its natural size)."""
+        """The whole graph in view, shrunk when the panel is small (never enlarged past its natural size); a graph
+        too tall to be read whole (a script's CNN: twenty nodes deep) keeps a readable size across the panel's
+        width and scrolls, its loss at the top."""
         rect = self.scene.sceneRect()
         if rect.isEmpty() or not self.view.isVisible():
             return
-        self.view.fitInView(rect, Qt.KeepAspectRatio)
-        if self.view.transform().m11() > 1.0:
-            self.view.resetTransform()
-            self.view.centerOn(rect.center())
+        port = self.view.maximumViewportSize()
+        across = port.width() / rect.width()
+        scale = min(1.0, max(min(across, port.height() / rect.height()), min(across, MIN_READABLE_SCALE)))
+        self.view.resetTransform()
+        self.view.scale(scale, scale)
+        self.view.centerOn(rect.center().x(), rect.top() + port.height() / scale / 2)
 
     def showEvent(self, event):  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -293,7 +301,8 @@ class TimeView(QWidget):
         step = data["profiled_step_ms"]
         parts = [f"<span style='color:{CATEGORY_COLORS.get(k, '#999')}'>■</span> {k} {v:.3f} ms "
                  f"({100 * v / step:.0f}%)" for k, v in cats if v > 0]
-        text = (f"<b>{data['recipe']} on {data['device']}</b>, {data['steps']} steps profiled: "
+        text = (f"<b>{data['recipe']} on {data['device']}</b>, {data['steps']} step{'s' if data['steps'] != 1 else ''} "
+                f"profiled: "
                 f"{step:.3f} ms per step; unprofiled {data['plain_step_ms']:.3f} ms "
                 f"(the rows without the profiler's own: {100 * (data['agreement'] - 1):+.1f}%). "
                 "⟵ marks the backward pass." + ("<br>Bars: CPU time (colour), GPU time (black)." if gpu else "")
@@ -355,7 +364,7 @@ class WeightsView(QWidget):
         for combo in (self.param, self.kind):  # narrow panels: the combos give way
             combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(5)
-        self.caption = _note("Start a run: its weights are sampled as it trains (a few percent of its time).")
+        self.caption = _note(WEIGHTS_NOTE)
         self.caption.setTextFormat(Qt.RichText)  # the colour key
         pick = QHBoxLayout()
         pick.addWidget(self.kind, 1)
@@ -380,7 +389,8 @@ class WeightsView(QWidget):
         self.param.currentIndexChanged.connect(self._draw_hist)
         self.kind.currentIndexChanged.connect(self._draw_hist)
 
-    def reset(self, names: list | None = None) -> None:
+    def reset(self, names: list | None = None, note: str = WEIGHTS_NOTE) -> None:
+        self.caption.setText(note)
         self.samples = []
         self.names = list(names or [])
         self.param.blockSignals(True)
@@ -569,8 +579,8 @@ class StepPanel(QWidget):
         self.look_button.setEnabled(True)
         self.status.setText(f"Could not look inside: {text}")
 
-    def reset_weights(self, names=None) -> None:
-        self.weights.reset(names)
+    def reset_weights(self, names=None, note: str = WEIGHTS_NOTE) -> None:
+        self.weights.reset(names, note)
 
     def add_samples(self, samples: list) -> None:
         self.weights.add_samples(samples)

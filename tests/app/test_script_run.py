@@ -503,3 +503,107 @@ def test_compare_grads_headless_checks_a_scripts_first_step(tmp_path, capsys):
     stepless = script(tmp_path, "import torch\nprint(torch.ones(2).sum())\n", "stepless.py")
     assert main(["--headless", "--quiet", "--script", str(stepless), "--compare-grads"]) == 2
     assert "gradient comparison not made: stepless.py ended before a step" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- inside a script's step
+
+CNN = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+x = torch.randn(32, 1, 8, 8)
+y = torch.randint(0, 3, (32,))
+model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(36, 3))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+scale = torch.ones(1, requires_grad=True)
+for t in range({steps}):
+    loss = nn.functional.cross_entropy(model(x) * scale, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def inside_at(path, after_steps=3, paused=False):
+    run = ScriptRun(path)
+    run.start()
+    deadline = time.monotonic() + 60
+    while len(run.log) < after_steps and time.monotonic() < deadline:
+        run.poll(0.05)
+    if paused:
+        run.pause()
+        time.sleep(0.3)
+        run.poll(0.05)
+    before = len(run.log)
+    run.look_inside()
+    event = None
+    while event is None and time.monotonic() < deadline:
+        event = next((v for k, v in run.poll(0.1) if k == "inside"), None)
+    return run, event, before
+
+
+def test_a_look_inside_a_running_script_gives_its_graph_with_its_names_and_a_profile_of_its_step(tmp_path):
+    run, event, _ = inside_at(script(tmp_path, CNN.format(steps=100000)))
+    run.stop()
+    wait_for_end(run, lambda *_: None, timeout=10)
+    assert event is not None and event["t"] == "inside", event
+    assert event["last"] == event["first"] + 1 and event["problems"] == []
+    graph = event["graph"]
+    assert graph["recipe"] == "train.py" and graph["source"] == "your script's own backward()"
+    nodes = graph["graph"]["nodes"]
+    leaves = {n["name"] for n in nodes if n["kind"] == "leaf"}
+    # the script's own names: a module's parameters by the module's variable, a tensor by its own
+    assert leaves == {"model.0.weight", "model.0.bias", "model.4.weight", "model.4.bias", "scale"}
+    conv = next(n for n in nodes if n["op"] == "Convolution")
+    assert conv["grad_fn"] == "ConvolutionBackward0" and conv["shape"] == [32, 4, 6, 6]
+    relu = next(n for n in nodes if n["op"] == "ReLU")
+    assert 0.2 < relu["output"]["zeros"] < 0.8 and relu["grad"] is not None  # the mask, and its gradient
+    profile = event["profile"]
+    ops = {r["op"] for r in profile["rows"]}
+    assert {"Convolution", "Convolution backward", "MaxPool", "SGD.step"} <= ops  # the whole iteration
+    assert profile["steps"] == 1 and profile["profiled_step_ms"] > 0 and profile["plain_step_ms"] > 0
+    assert sum(profile["categories_ms"].values()) == pytest.approx(profile["profiled_step_ms"], rel=0.05)
+    # no step lost or doubled by the look
+    np.testing.assert_array_equal(run.log.step, np.arange(len(run.log)))
+
+
+def test_a_paused_script_takes_the_two_steps_a_look_needs_and_waits_again(tmp_path):
+    run, event, before = inside_at(script(tmp_path, CNN.format(steps=100000)), paused=True)
+    assert event is not None and event["t"] == "inside"
+    time.sleep(0.5)
+    run.poll(0.05)
+    assert len(run.log) == before + 2 and event["first"] == before and event["last"] == before + 1
+    run.stop()
+    wait_for_end(run, lambda *_: None, timeout=10)
+
+
+def test_a_look_at_a_script_without_backward_says_why(tmp_path):
+    items = script(tmp_path, "import torch\nw = torch.ones(3)\nt = 0\nwhile True:\n    t += 1\n"
+                             "    print((w * t).sum().item())\n", "items.py")
+    run, event, _ = inside_at(items)
+    run.stop()
+    wait_for_end(run, lambda *_: None, timeout=10)
+    assert event["t"] == "inside_failed" and "calls no backward()" in event["why"]
+
+
+def test_a_script_that_ends_during_a_look_is_answered(qtbot, tmp_path):
+    from app.worker import ScriptThread
+
+    path = script(tmp_path, CNN.format(steps=3).replace("for t in", "import time\ntime.sleep(0.5)\nfor t in"))
+    thread = ScriptThread(path)
+    failed = []
+    thread.worker.inside_failed.connect(failed.append)
+    thread.start()
+    thread.worker.look_inside("run #1")  # asked before its first step; three steps: the look can finish...
+    qtbot.waitUntil(lambda: not thread.is_running(), timeout=30_000)
+    thread.join()
+    path2 = script(tmp_path, CNN.format(steps=1).replace("for t in", "import time\ntime.sleep(0.5)\nfor t in"),
+                   "one.py")
+    thread = ScriptThread(path2)
+    thread.worker.inside_failed.connect(failed.append)
+    thread.start()
+    thread.worker.look_inside("run #2")  # ...one step: it cannot
+    qtbot.waitUntil(lambda: not thread.is_running(), timeout=30_000)
+    thread.join()
+    assert failed == ["the script ended before the two steps a look inside takes (the graph of one, the profile "
+                      "of the next)"]

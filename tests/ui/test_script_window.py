@@ -119,8 +119,9 @@ def test_the_examples_menu_lists_the_tutorials_programs(window):
     file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
     examples = next(a.menu() for a in file_menu.actions() if a.text() == "E&xamples")
     titles = [a.text() for a in examples.actions()]
-    assert len(titles) == 10 and titles[0].startswith("Two-layer net: NumPy")
-    assert titles[-1] == "Past the tutorial: mini-batches, a schedule, a checkpoint"
+    assert len(titles) == 11 and titles[0].startswith("Two-layer net: NumPy")
+    assert titles[-2:] == ["Past the tutorial: mini-batches, a schedule, a checkpoint",
+                           "Past the tutorial: a small CNN reads drawn digits (Conv2d, MaxPool2d)"]
     assert any(t.startswith("Fit sin(x)") for t in titles) and any("custom autograd.Function" in t for t in titles)
     assert all(a.data().endswith(".py") for a in examples.actions())
 
@@ -142,6 +143,30 @@ def test_check_now_on_a_script_compares_autograd_with_finite_differences_for_its
         "autograd − numerical"]
     assert "Autograd and numerical agree" in panel.summary.text() or "within what rounding" in panel.summary.text()
     assert panel.heat_image.image.shape == (20, 16)
+    window.stop_run()
+    qtbot.waitUntil(lambda: key in window.session.results, timeout=10_000)
+
+
+def test_look_inside_a_running_script_shows_its_graph_and_its_steps_profile(qtbot, window, tmp_path):
+    from tests.app.test_script_run import CNN
+
+    assert window.open_script(str(write(tmp_path, CNN.format(steps=10**6), "cnn.py")))
+    key = window.session.run_key
+    qtbot.waitUntil(lambda: window.plot.point_count(key) >= 3, timeout=30_000)
+    assert window.step_panel.weights.caption.text().startswith("Your script's weights stay in its own process")
+    window.toggle_pause()  # paused: the look takes its two steps, then the script waits again
+    qtbot.waitUntil(lambda: window.session.run.worker.is_paused(), timeout=5_000)
+    with qtbot.waitSignal(window.inside_done, timeout=60_000) as done:
+        window.look_inside()
+    payload = done.args[0]
+    assert payload is not None and payload["where"].startswith("steps ") and payload["where"].endswith("of run #1")
+    panel = window.step_panel
+    assert panel.graph.caption.text().startswith("<b>cnn.py</b>: ") and "your script's own backward()" in \
+        panel.graph.caption.text()
+    names = {n["name"] for n in panel.graph.data["graph"]["nodes"] if n["kind"] == "leaf"}
+    assert "model.0.weight" in names and "scale" in names
+    assert "cnn.py on cpu</b>, 1 step profiled" in panel.time.summary.text()
+    assert panel.status.text().startswith("At steps ")
     window.stop_run()
     qtbot.waitUntil(lambda: key in window.session.results, timeout=10_000)
 
