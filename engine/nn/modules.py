@@ -74,6 +74,10 @@ class Module:
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
+        for table in ("_forward_pre_hooks", "_forward_hooks"):  # hook id -> hook, in calling order
+            object.__setattr__(self, table, OrderedDict())
+        for table in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs", "_forward_hooks_always_called"):
+            object.__setattr__(self, table, OrderedDict())  # the ids of the hooks registered so (weakly held)
 
     def __setattr__(self, name, value):
         params = self.__dict__.get("_parameters")
@@ -134,7 +138,74 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
+        d = self.__dict__
+        if d.get("_forward_pre_hooks") or d.get("_forward_hooks"):
+            return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # ---- hooks: PyTorch's forward hooks (a look at a layer's input and output, as an activation plot takes them)
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
+        """``hook(module, args)`` (``hook(module, args, kwargs)`` with ``with_kwargs``) before each forward; what
+        it returns, when not None, replaces the arguments. A handle whose ``remove()`` takes it away."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend,
+                              self._forward_pre_hooks_with_kwargs if with_kwargs else None)
+
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False):
+        """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with ``with_kwargs``) after each
+        forward; what it returns, when not None, replaces the output. With ``always_call`` it is called (with
+        output None) when the forward raises too. A handle whose ``remove()`` takes it away."""
+        extra = [d for d, on in ((self._forward_hooks_with_kwargs, with_kwargs),
+                                 (self._forward_hooks_always_called, always_call)) if on]
+        return self._add_hook(self._forward_hooks, hook, prepend, extra)
+
+    def _add_hook(self, table, hook, prepend, marks):
+        from ..utils.hooks import RemovableHandle
+
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+        marks = [] if marks is None else [marks] if isinstance(marks, dict) else marks
+        handle = RemovableHandle(table, extra_dict=marks)
+        table[handle.id] = hook
+        for mark in marks:
+            mark[handle.id] = True
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        return handle
+
+    def _call_with_hooks(self, args, kwargs):
+        for hook_id, hook in list(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {result}.")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        called = set()
+        try:
+            out = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                called.add(hook_id)
+                result = (hook(self, args, kwargs, out) if hook_id in self._forward_hooks_with_kwargs
+                          else hook(self, args, out))
+                if result is not None:
+                    out = result
+        except Exception:
+            for hook_id, hook in list(self._forward_hooks.items()):  # PyTorch's: each always_call hook once
+                if hook_id in self._forward_hooks_always_called and hook_id not in called:
+                    try:
+                        (hook(self, args, kwargs, None) if hook_id in self._forward_hooks_with_kwargs
+                         else hook(self, args, None))
+                    except Exception as exc:  # the forward's own error is the one raised
+                        warnings.warn(f"forward hook with ``always_call=True`` raised an exception that was silenced "
+                                      f"as another error was raised in forward: {exc}", stacklevel=3)
+            raise
+        return out
 
     # ---- traversal
     def named_modules(self, prefix=""):

@@ -407,8 +407,8 @@ BEYOND = [  # (what raises, the PyTorch name it lacks, or None for a script's ow
     (lambda: engine.zeros(2).cumsum(0), "torch.Tensor.cumsum"),
     (lambda: engine.nn.Embedding, "torch.nn.Embedding"),
     (lambda: engine.nn.functional.gelu, "torch.nn.functional.gelu"),
-    (lambda: engine.nn.Linear(2, 1).register_forward_hook, "torch.nn.Module.register_forward_hook"),
-    (lambda: _OwnNet().register_forward_hook, "torch.nn.Module.register_forward_hook"),  # a script's own module
+    (lambda: engine.nn.Linear(2, 1).register_full_backward_hook, "torch.nn.Module.register_full_backward_hook"),
+    (lambda: _OwnNet().register_full_backward_hook, "torch.nn.Module.register_full_backward_hook"),  # its own
     (lambda: _sgd().register_step_pre_hook, "torch.optim.Optimizer.register_step_pre_hook"),
     (lambda: engine.einsum, "torch.einsum"),
     (lambda: _OwnNet().lin, None),  # misspelt: PyTorch has no such name either

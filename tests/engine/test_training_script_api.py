@@ -920,3 +920,69 @@ def test_module_list_and_dropout_print_as_torchs():
                                       lib.nn.Softmax(dim=1), lib.nn.L1Loss(), lib.nn.MSELoss(reduction="sum")])
 
         assert repr(build(lib_a)) == repr(build(lib_b))
+
+
+# ----------------------------------------------------------------------------- forward hooks
+
+def _hooked_calls(lib):
+    """Forward hooks as a script uses them: activations captured, an input and an output replaced, the order
+    (prepend), keywords, removal by handle and by ``with``; returns what was seen, the outputs, and the gradient."""
+    lib.manual_seed(0)
+    seen = []
+    net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+    with lib.no_grad():
+        for p, v in zip(net.parameters(), (0.1, -0.2, 0.3, 0.05)):
+            p.copy_(lib.linspace(-1, 1, p.numel()).view(p.shape) * v)
+    capture = net[1].register_forward_hook(lambda m, args, out: seen.append(("relu", out.detach().clone())))
+    net[0].register_forward_pre_hook(lambda m, args: (args[0] * 2,))  # doubles the input
+    net[0].register_forward_pre_hook(lambda m, args: seen.append(("first", args[0].sum().item())), prepend=True)
+    last = net[2].register_forward_hook(lambda m, args, out: out + 1)  # shifts the output
+    net[2].register_forward_hook(lambda m, args, kwargs, out: seen.append(("kw", sorted(kwargs))), with_kwargs=True)
+    x = lib.tensor([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0]], requires_grad=True)
+    first = net(x)
+    first.sum().backward()  # through the replaced input and output
+    capture.remove()
+    last.remove()
+    second = net(x)
+    with net[2].register_forward_hook(lambda m, args, out: out * 0):
+        third = net(x)
+    fourth = net(x)
+    return seen, [t.detach().numpy() for t in (first, second, third, fourth)], x.grad.numpy()
+
+
+def test_forward_hooks_see_and_replace_as_pytorchs():
+    seen, outs, grad = _hooked_calls(engine)
+    assert [s[0] for s in seen] == ["first", "relu", "kw", "first", "kw", "first", "kw", "first", "kw"]
+    assert seen[0][1] == pytest.approx(-1.0)  # the prepended hook saw the input before it was doubled
+    assert (seen[1][1].numpy() >= 0).all() and seen[2][1] == []
+    np.testing.assert_array_equal(outs[0], outs[1] + 1)  # the output hook's shift, gone once removed
+    np.testing.assert_array_equal(outs[2], np.zeros_like(outs[2]))  # the with-block's hook...
+    np.testing.assert_array_equal(outs[3], outs[1])  # ...removed at its end
+    assert grad.shape == (2, 3) and np.abs(grad).sum() > 0
+
+
+def test_forward_hook_errors_and_always_call():
+    lin = engine.nn.Linear(2, 2)
+    lin.register_forward_pre_hook(lambda m, args, kwargs: 1, with_kwargs=True)
+    with pytest.raises(RuntimeError, match=r"forward pre-hook must return None or a tuple of \(new_args, "
+                                           r"new_kwargs\), but got 1."):
+        lin(engine.ones(1, 2))
+    with pytest.raises(TypeError, match="a hook must be callable, got int"):
+        lin.register_forward_hook(3)
+    broken = engine.nn.Linear(2, 2)
+    calls = []
+    broken.register_forward_hook(lambda m, args, out: calls.append(out), always_call=True)
+    broken.register_forward_hook(lambda m, args, out: calls.append("plain"))
+    with pytest.raises(RuntimeError):
+        broken(engine.ones(1, 3))  # the wrong width: the forward raises
+    assert calls == [None]  # only the always_call hook, given no output
+
+
+@pytest.mark.torch
+def test_forward_hooks_follow_torch():
+    torch = pytest.importorskip("torch")
+    mine, theirs = _hooked_calls(engine), _hooked_calls(torch)
+    assert [s[0] for s in mine[0]] == [s[0] for s in theirs[0]]
+    for a, b in zip(mine[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(mine[2], theirs[2], rtol=1e-6)
