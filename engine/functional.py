@@ -203,6 +203,7 @@ def all(input):  # noqa: A001, A002
     return input.all()
 
 __all__ = [
+    "cumsum",
     "eq",
     "ne",
     "lt",
@@ -338,6 +339,10 @@ def sum(input, dim=None, keepdim=False):  # noqa: A001, A002
 
 def mean(input, dim=None, keepdim=False):  # noqa: A002
     return input.mean(dim, keepdim)
+
+
+def cumsum(input, dim, dtype=None):  # noqa: A002
+    return input.cumsum(dim, dtype=dtype)
 
 
 def max(input, dim=None, keepdim=False):  # noqa: A001, A002

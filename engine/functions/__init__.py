@@ -23,7 +23,21 @@ from .elementwise import (
     Where,
 )
 from .reduction import MaxMin, MaxMinDim, Mean, Sum
-from .shape import Cast, Cat, Clone, Expand, GetItem, Permute, Reshape, SetItem, Stack, ToDevice, Transpose
+from .shape import (
+    Cast,
+    Cat,
+    Clone,
+    Cumsum,
+    Embedding,
+    Expand,
+    GetItem,
+    Permute,
+    Reshape,
+    SetItem,
+    Stack,
+    ToDevice,
+    Transpose,
+)
 
 __all__ = [
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul",
@@ -31,5 +45,5 @@ __all__ = [
     "Rounding", "BinaryCrossEntropy",
     "Sum", "Mean", "MaxMin", "MaxMinDim",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
-    "Stack", "Cat", "Convolution", "MaxPool", "AvgPool", "AdaptiveAvgPool",
+    "Stack", "Cat", "Convolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
 ]

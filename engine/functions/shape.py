@@ -185,6 +185,55 @@ class SetItem(Function):
         return gx, gv
 
 
+class Embedding(Function):
+    """Rows of a weight table picked by integer indices (``nn.Embedding``): the gradient of a row is the sum of
+    the gradients where it was picked, none for ``padding_idx``, each over how often the row was picked with
+    ``scale_grad_by_freq``."""
+
+    raw = True
+    backward_name = "EmbeddingBackward0"
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx=None, scale_grad_by_freq=False):
+        ctx.meta = (weight.shape, indices, padding_idx, scale_grad_by_freq)
+        return weight[indices]
+
+    @staticmethod
+    def backward(ctx, gy):
+        shape, indices, padding_idx, scale = ctx.meta
+        xp = xp_of(gy)
+        flat = indices.reshape(-1)
+        gw = xp.zeros(shape, dtype=gy.dtype)
+        xp.add.at(gw, flat, gy.reshape(-1, shape[1]))  # a row picked twice gets both gradients
+        if scale:
+            counts = xp.zeros(shape[0], dtype=gy.dtype)
+            xp.add.at(counts, flat, gy.dtype.type(1))
+            gw /= xp.maximum(counts, gy.dtype.type(1)).reshape(-1, 1)
+        if padding_idx is not None:
+            gw[padding_idx] = 0
+        return gw, None
+
+
+class Cumsum(Function):
+    """The running sum along ``dim``; its gradient is the running sum of the gradient from the other end."""
+
+    raw = True
+    backward_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.meta = dim
+        if x.dtype.kind in "biu":  # PyTorch's: an integer or boolean running sum is int64
+            return x.cumsum(axis=dim, dtype=np.int64)
+        return x.cumsum(axis=dim)
+
+    @staticmethod
+    def backward(ctx, gy):
+        dim = ctx.meta
+        back = (slice(None),) * dim + (slice(None, None, -1),)
+        return gy[back].cumsum(axis=dim)[back]
+
+
 class Clone(Function):
     raw = True
     backward_name = "CloneBackward0"

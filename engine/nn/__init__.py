@@ -18,6 +18,7 @@ from .modules import (
     Conv3d,
     CrossEntropyLoss,
     Dropout,
+    Embedding,
     Flatten,
     Identity,
     L1Loss,
@@ -48,4 +49,4 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "Linear", "ReLU
            "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
            "SiLU", "ELU", "Softplus", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
-           "Unflatten"]
+           "Unflatten", "Embedding"]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .. import creation, dtypes
-from ..functions import BinaryCrossEntropy, ReLU, Sigmoid, Tanh
+from ..autograd import no_grad
+from ..functions import BinaryCrossEntropy, Embedding, ReLU, Sigmoid, Tanh
 from ..functions.conv import AdaptiveAvgPool, AvgPool, Convolution, MaxPool, max_pool_indices, pool_geometry
 from ..tensor import Tensor, _wrap
 
@@ -11,7 +12,7 @@ __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_soft
            "cross_entropy", "dropout", "one_hot", "leaky_relu", "layer_norm", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "silu", "elu", "softplus", "conv1d", "conv2d", "conv3d", "max_pool1d",
            "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_avg_pool3d"]
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "embedding"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -421,3 +422,34 @@ def adaptive_avg_pool2d(input, output_size):  # noqa: A002
 
 def adaptive_avg_pool3d(input, output_size):  # noqa: A002
     return _adaptive_avg_pool(input, output_size, 3)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,  # noqa: A002
+              scale_grad_by_freq: bool = False, sparse: bool = False):
+    """Rows of ``weight`` picked by the integer tensor ``input``: output ``input.shape + (embedding_dim,)``. The
+    row ``padding_idx`` gets no gradient; with ``max_norm`` each row picked is first scaled down in place to that
+    norm (of order ``norm_type``) where it is longer, as PyTorch's."""
+    if not isinstance(input, Tensor) or input.dtype not in (dtypes.int64, dtypes.int32):
+        got = input.dtype if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {got} instead (while checking arguments for embedding)")
+    if sparse:
+        raise RuntimeError("embedding: sparse=True (sparse gradients) is PyTorch's but not the engine's")
+    if weight.dim() != 2:
+        raise RuntimeError(f"'weight' must be 2-D, got weight of size {list(weight.shape)}")
+    rows = weight.shape[0]
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise ValueError("Padding_idx must be within num_embeddings")
+        padding_idx %= rows
+    # checked on the CPU; on a GPU it would wait for the device at every call, and CuPy wraps an index past the end
+    if input.device.type == "cpu" and input.numel() and (input.min().item() < 0 or input.max().item() >= rows):
+        raise IndexError(f"index out of range in self (indices from {input.min().item()} to {input.max().item()} "
+                         f"into {rows} rows)")
+    if max_norm is not None:
+        with no_grad():
+            picked = input.reshape(-1)
+            norms = weight[picked].norm(norm_type, dim=1, keepdim=True)
+            scale = (max_norm / (norms + 1e-7)).clamp(max=1.0)
+            weight[picked] = weight[picked] * scale
+    return Embedding.apply(weight, input._data, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))

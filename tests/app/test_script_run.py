@@ -404,8 +404,8 @@ def _sgd():
 
 
 BEYOND = [  # (what raises, the PyTorch name it lacks, or None for a script's own mistake)
-    (lambda: engine.zeros(2).cumsum(0), "torch.Tensor.cumsum"),
-    (lambda: engine.nn.Embedding, "torch.nn.Embedding"),
+    (lambda: engine.zeros(2).cummax(0), "torch.Tensor.cummax"),
+    (lambda: engine.nn.GRU, "torch.nn.GRU"),
     (lambda: engine.nn.functional.gelu, "torch.nn.functional.gelu"),
     (lambda: engine.nn.Linear(2, 1).register_full_backward_hook, "torch.nn.Module.register_full_backward_hook"),
     (lambda: _OwnNet().register_full_backward_hook, "torch.nn.Module.register_full_backward_hook"),  # its own
@@ -443,15 +443,15 @@ def test_a_script_using_more_than_the_engine_has_is_told_so(tmp_path):
     run, out, err = run_to_end(script(tmp_path, """
         import torch
         x = torch.randn(8, 3)
-        loss = x.cumsum(0)
+        loss = x.cummax(0)
     """))
     status, message = run.status()
     assert status == "failed"
     assert message == ("the script raised before its first step: AttributeError: 'Tensor' object has no attribute "
-                       "'cumsum' (torch.Tensor.cumsum is PyTorch's but not the engine's: gradscope's engine has the "
+                       "'cummax' (torch.Tensor.cummax is PyTorch's but not the engine's: gradscope's engine has the "
                        "API of the tutorial \"Learning PyTorch with examples\" and what a first training script adds "
                        "to it, not all of PyTorch's)")
-    assert err.splitlines()[-1].startswith("torch.Tensor.cumsum is PyTorch's but not the engine's")
+    assert err.splitlines()[-1].startswith("torch.Tensor.cummax is PyTorch's but not the engine's")
 
 
 # Writes app/torch_names.json's content from the torch installed (run it in a fresh interpreter: which submodules

@@ -65,6 +65,8 @@ NAMES = [
     ("torch.nn.functional.adaptive_avg_pool2d(im, 4)", "AdaptiveAvgPool2DBackward0"),
     ("torch.nn.functional.max_pool1d(a3, 2)", "SqueezeBackward1"),
     ("torch.nn.AvgPool1d(2)(a3)", "SqueezeBackward1"),
+    ("a.cumsum(1)", "CumsumBackward0"), ("torch.cumsum(a, 0)", "CumsumBackward0"),
+    ("torch.nn.functional.embedding(torch.tensor([1, 0, 1]), a)", "EmbeddingBackward0"),
 ]
 
 # where the engine's graph is not PyTorch's: (expression, the engine's name, torch's)

@@ -986,3 +986,82 @@ def test_forward_hooks_follow_torch():
     for a, b in zip(mine[1], theirs[1]):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(mine[2], theirs[2], rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- embeddings and running sums
+
+def test_an_embedding_picks_rows_and_adds_the_gradients_of_a_row_picked_twice(device):
+    table = engine.nn.Embedding(5, 2, padding_idx=0).to(device)
+    with engine.no_grad():
+        table.weight.copy_(engine.arange(10.0, device=device).view(5, 2))
+    ids = engine.tensor([[1, 3, 1], [0, 4, 1]], device=device)
+    out = table(ids)
+    assert out.shape == (2, 3, 2) and out[0, 1].tolist() == [6.0, 7.0] and out.grad_fn.name() == "EmbeddingBackward0"
+    (out * engine.tensor([1.0, 10.0], device=device)).sum().backward()
+    # row 1 picked three times, row 0 the padding: no gradient
+    assert table.weight.grad.tolist() == [[0.0, 0.0], [3.0, 30.0], [0.0, 0.0], [1.0, 10.0], [1.0, 10.0]]
+    scaled = engine.nn.Embedding(3, 1, scale_grad_by_freq=True).to(device)
+    scaled(engine.tensor([2, 2, 1, 2], device=device)).sum().backward()
+    assert scaled.weight.grad.flatten().tolist() == [0.0, 1.0, 1.0]  # each row's sum over how often it was picked
+    assert repr(table) == "Embedding(5, 2, padding_idx=0)"
+
+
+def test_embedding_max_norm_renormalises_the_rows_it_picks_in_place():
+    table = engine.nn.Embedding(4, 2, max_norm=1.0)
+    with engine.no_grad():
+        table.weight.copy_(engine.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0], [1.0, 0.0]]))
+    table(engine.tensor([0, 1, 0]))
+    np.testing.assert_allclose(table.weight.detach().norm(dim=1).numpy(), [1.0, 0.5, 10.0, 1.0], rtol=1e-6)
+
+
+def test_embedding_from_pretrained_and_refusals():
+    frozen = engine.nn.Embedding.from_pretrained(engine.ones(3, 2))
+    assert repr(frozen) == "Embedding(3, 2)" and not frozen.weight.requires_grad
+    assert engine.nn.Embedding.from_pretrained(engine.ones(3, 2), freeze=False).weight.requires_grad
+    assert engine.nn.Embedding(10, 3, padding_idx=-1).padding_idx == 9
+    with pytest.raises(ValueError, match="Padding_idx must be within num_embeddings"):
+        engine.nn.Embedding(10, 3, padding_idx=10)
+    with pytest.raises(ValueError, match="Embedding: num_embeddings must be a positive integer, got 0"):
+        engine.nn.Embedding(0, 3)
+    with pytest.raises(ValueError, match="sparse=True .* is PyTorch's but not the engine's"):
+        engine.nn.Embedding(4, 3, sparse=True)
+    with pytest.raises(IndexError, match=r"index out of range in self \(indices from 0 to 10 into 10 rows\)"):
+        engine.nn.Embedding(10, 3)(engine.tensor([0, 10]))
+    with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have one of the following "
+                                           "scalar types: Long, Int"):
+        engine.nn.Embedding(10, 3)(engine.tensor([1.0]))
+
+
+def test_cumsum_runs_along_a_dimension_and_its_gradient_runs_back(device):
+    x = engine.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=device, requires_grad=True)
+    y = x.cumsum(1)
+    assert y.tolist() == [[1.0, 3.0, 6.0], [4.0, 9.0, 15.0]] and engine.cumsum(x, 0).tolist() == [
+        [1.0, 2.0, 3.0], [5.0, 7.0, 9.0]]
+    (y * engine.tensor([1.0, 10.0, 100.0], device=device)).sum().backward()
+    assert x.grad.tolist() == [[111.0, 110.0, 100.0]] * 2  # each element counts in every sum after it
+    assert engine.tensor([1, 2, 3], dtype=engine.int32).cumsum(0).dtype == engine.int64
+    assert engine.tensor([True, False, True]).cumsum(-1).tolist() == [1, 1, 2]
+    assert engine.tensor(2.0).cumsum(0).item() == 2.0
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.cumsum(2)
+
+
+@pytest.mark.torch
+def test_embedding_and_cumsum_follow_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    table = rng.normal(size=(6, 3))
+    ids = rng.integers(0, 6, (4, 5))
+    results = []
+    for lib in (engine, torch):
+        w = lib.tensor(table, requires_grad=True)
+        out = lib.nn.functional.embedding(lib.tensor(ids), w, padding_idx=2, scale_grad_by_freq=True)
+        run = out.cumsum(1)
+        (run * lib.arange(run.numel(), dtype=lib.float64).view(run.shape)).sum().backward()
+        results.append((run.detach().numpy(), w.grad.numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    made = ["Embedding(10, 3)", "Embedding(10, 3, padding_idx=0)", "Embedding(10, 3, max_norm=1.0, norm_type=1.0, "
+            "scale_grad_by_freq=True)"]
+    for text in made:
+        assert repr(eval("nn." + text, {"nn": engine.nn})) == repr(eval("nn." + text, {"nn": torch.nn}))  # noqa: S307
