@@ -27,7 +27,7 @@ import engine
 from .gradients import autograd_gradients
 from .recipes import TABLE, TrainState, fit_form, fit_gradients
 
-__all__ = ["Dynamics", "parameters", "BINS", "BUDGET"]
+__all__ = ["Dynamics", "ScriptDynamics", "parameters", "BINS", "BUDGET"]
 
 BINS = 30
 BUDGET = 0.025  # the share of the run's time sampling may take (the first and last samples come on top)
@@ -93,8 +93,11 @@ class Dynamics:
     def __init__(self, state: TrainState, budget: float = BUDGET, bins: int = BINS):
         self.state = state
         self.recipe = TABLE[state.config.recipe]
+        self._start(parameters(state), budget, bins)
+
+    def _start(self, params: list, budget: float, bins: int) -> None:
         self.budget, self.bins = budget, bins
-        self.params = parameters(state)
+        self.params = params
         self.names = [name for name, _ in self.params]
         self.samples: list[dict] = []
         self._spent = {True: 0.0, False: 0.0}  # seconds spent on full and on light samples
@@ -231,3 +234,26 @@ class Dynamics:
     def to_dict(self) -> dict:
         return {"params": self.names, "bins": self.bins, "budget": self.budget, "cost": self.cost,
                 "samples": self.samples}
+
+
+class ScriptDynamics(Dynamics):
+    """The same samples of a learner's own script (app.script_child), whose steps the engine does not run: its
+    parameters are the leaves of its first loss's graph that require a gradient (named as the script names them),
+    and a sample's step is the update between two ``backward()`` calls: :meth:`before` at the end of one (the
+    weights before the update, the gradient it just computed, in ``.grad``), :meth:`after` at the start of the
+    next (the weights the update left, whatever made it: an optimizer or the script's own lines)."""
+
+    def __init__(self, named: list, budget: float = BUDGET, bins: int = BINS):
+        self.state = None
+        self.recipe = None
+        self._start([(name, [t]) for name, t in named], budget, bins)
+
+    def _reads_grad_after(self) -> bool:
+        return False  # .grad is read at before(): a zero_grad() may clear it before the next backward()
+
+    def _grads_before(self) -> list:
+        out = []
+        for _, (t,) in self.params:
+            g = t.grad
+            out.append(None if g is None else _host(g).ravel())
+        return out

@@ -107,6 +107,8 @@ class Reporter:
         self.script_name = ""
         self.inside = None  # an app.script_inside.Look while the app's look inside is under way
         self.recent_ms = collections.deque(maxlen=9)  # the last steps' times outside a look (its unprofiled step)
+        self.dynamics = None  # an app.dynamics.ScriptDynamics from the first backward(): how the weights move
+        self.sampling_s = 0.0  # the time spent sampling them, in the script's process
 
     def send(self, **event) -> None:
         with self._lock:
@@ -119,6 +121,12 @@ class Reporter:
         iterations = number - self.last_number if self.steps else 1
         ms = (at - self.last) * 1e3 / iterations
         self.send(t="step", step=number, loss=value, time=at - self.started, ms=ms, device=device)
+        if self.dynamics is not None:
+            samples = self.dynamics.take_new()
+            if samples:
+                # the cost: the sampling's own time over the script's (a script's irregular steps, an evaluation
+                # pass at an epoch's end, would be charged to the samples by the recipes' estimate)
+                self.send(t="dynamics", samples=samples, cost=self.sampling_s / max(at - self.started, 1e-9))
         if self.inside is None and self.steps:
             self.recent_ms.append(ms)
         self.steps += 1
@@ -141,6 +149,8 @@ class Reporter:
                     from app.script_inside import Look  # noqa: PLC0415 - only when the app asks
 
                     self.inside = Look(self.engine, self, self.script_name, list(self.recent_ms))
+                    if self.dynamics is not None:
+                        self.dynamics._pending = None  # a weights sample would span the look's steps: none
                 else:
                     self.send(t="inside_failed", why="this script calls no backward(): autograd records no graph "
                                                      "here to look at")
@@ -169,13 +179,20 @@ def install(engine, reporter: Reporter, script_check) -> None:
                 reporter.tape.remove()
             reporter.send(**report)
         look = reporter.inside
-        if look is not None and look.state == "graph" and self.numel() == 1:
+        scalar = self.numel() == 1
+        if scalar and look is None:
+            _sample_weights(reporter, self, "after")  # the weights the last update left
+        if look is not None and look.state == "graph" and scalar:
             look.describe(self)  # before the walk frees what the graph saved
         out = backward(self, *args, **kwargs)
-        if self.numel() == 1:
+        if scalar:
             if not reporter.by_backward:
                 reporter.by_backward = True
                 reporter.pending_item = None  # the .item() of this same step (its print) is not a step of its own
+                _start_dynamics(engine, reporter, self, script_check)
+            now = time.perf_counter()
+            if look is None:
+                _sample_weights(reporter, self, "before", now)  # the weights and the gradient, before the update
             report = (float(item(self)), str(self.device), time.perf_counter())
             if look is not None and look.profiling():
                 look.pending_step = report  # sent when the profile has closed, after this call returns
@@ -194,6 +211,36 @@ def install(engine, reporter: Reporter, script_check) -> None:
     tensor_cls.backward = backward_step
     tensor_cls.item = item_step
     builtins.print = _print_stepping(reporter, builtins.print)
+
+
+def _start_dynamics(engine, reporter: Reporter, loss, script_check) -> None:
+    """At the first backward(): the parameters whose moves are sampled, the leaves of its graph that require a
+    gradient, named as the script names them (a leaf it does not name: "leaf 1", as the gradient check says)."""
+    from app.dynamics import ScriptDynamics  # noqa: PLC0415
+    from app.script_inside import script_names  # noqa: PLC0415
+
+    try:
+        names = script_names(engine, sys._getframe(2))
+        leaves = script_check.leaves_of(loss)
+        named = [(names.get(id(t), f"leaf {i}"), t) for i, t in enumerate(leaves, 1) if t.dtype.is_floating_point]
+        reporter.dynamics = ScriptDynamics(named) if named else None
+    except Exception:  # never into the script: no curves, rather than a failed run
+        reporter.dynamics = None
+
+
+def _sample_weights(reporter: Reporter, loss, when: str, now: float = 0.0) -> None:
+    dyn = reporter.dynamics
+    if dyn is None:
+        return
+    t0 = time.perf_counter()
+    try:
+        if when == "after":
+            dyn.after()
+        else:
+            dyn.before(reporter.last_number + 1, now - reporter.last if reporter.steps else 0.0)
+    except Exception:  # a parameter the script replaced or moved: stop sampling, never break the script
+        reporter.dynamics = None
+    reporter.sampling_s += time.perf_counter() - t0
 
 
 def _print_stepping(reporter: Reporter, real_print):

@@ -69,6 +69,8 @@ class ScriptRun:
         self._ctl = None
         self._ctl_lock = threading.Lock()
         self._early: list[str] | None = []  # words said before the child was started: said when it is
+        self.samples: list[dict] = []  # app.dynamics samples of the script's weights
+        self.sampling_cost = 0.0
         self._readers: list[threading.Thread] = []
         self._paused = False
 
@@ -121,6 +123,8 @@ class ScriptRun:
                     self.events.put(("check", event))
                 elif kind in ("inside", "inside_failed"):
                     self.events.put(("inside", event))
+                elif kind == "dynamics":
+                    self.events.put(("dynamics", event))
 
     def _read_text(self, fh, kind: str) -> None:
         with fh:
@@ -147,6 +151,10 @@ class ScriptRun:
                 items.append(self.events.get_nowait())
         except queue.Empty:
             pass
+        for kind, e in items:
+            if kind == "dynamics":  # how the weights move, sampled in the script's process (app.dynamics)
+                self.samples.extend(e.get("samples") or [])
+                self.sampling_cost = e.get("cost", self.sampling_cost)
         steps = [e for kind, e in items if kind == "step"]
         if steps:
             self.device = steps[-1].get("device", self.device)
@@ -248,8 +256,15 @@ class ScriptRun:
         status, message = self.status()
         device = self.device or "cpu"
         wall = float(self.log.elapsed_s[-1]) if len(self.log) else 0.0
+        extra = {"script": str(self.path), "device": device}
+        if self.samples:
+            from .dynamics import BINS, BUDGET
+
+            names = [k for k, v in self.samples[0].items() if isinstance(v, dict)]
+            extra["dynamics"] = {"params": names, "bins": BINS, "budget": BUDGET, "cost": self.sampling_cost,
+                                 "samples": list(self.samples)}
         return RunResult(None, status, message, self.log, self.started_at, system.device_name(device),
-                         system.versions(), wall_s=wall, extra={"script": str(self.path), "device": device})
+                         system.versions(), wall_s=wall, extra=extra)
 
 
 def wait_for_end(run: ScriptRun, on_item, timeout: float | None = None) -> None:

@@ -321,6 +321,7 @@ class ScriptWorker(QObject):
             if self._start_paused:
                 script.pause()
             sent, last = 0, time.monotonic()
+            given = 0  # the weights samples handed on
             ended = False
             while not ended:
                 for kind, value in script.poll(0.05):
@@ -334,7 +335,11 @@ class ScriptWorker(QObject):
                         ended = True
                 now = time.monotonic()
                 if len(script.log) > sent and (ended or now - last >= self.emit_s):
-                    self.yielded.emit(self._batch(sent))
+                    batch = self._batch(sent)
+                    if len(script.samples) > given:
+                        batch.dynamics = script.samples[given:]
+                        given = len(script.samples)
+                    self.yielded.emit(batch)
                     sent, last = len(script.log), now
             script.close()
             self.result = script.result()

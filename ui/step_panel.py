@@ -43,8 +43,8 @@ CATEGORY_COLORS = {"matrix product": "#1f77b4", "elementwise": "#ff7f0e", "updat
 PARAM_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"]
 NODE_W, NODE_H, ROW_H, GAP = 150, 40, 70, 24
 WEIGHTS_NOTE = "Start a run: its weights are sampled as it trains (a few percent of its time)."
-SCRIPT_WEIGHTS_NOTE = ("Your script's weights stay in its own process: these curves follow a recipe's run. "
-                       "“Look inside” shows your script's graph (Graph) and where its step's time goes (Time).")
+SCRIPT_WEIGHTS_NOTE = ("Your script's weights are sampled in its own process between its backward() calls (its "
+                       "parameters: the leaves of its loss's graph), within a few percent of its time.")
 MIN_READABLE_SCALE = 0.7  # below this a node's text is too small to read: the graph scrolls instead
 REDRAW_MS = 1000  # the weights' curves are redrawn at most this often while a run sends samples
 HIST_MS = 3000  # and the histograms at most this often
@@ -416,8 +416,8 @@ class WeightsView(QWidget):
         with it the run: measured at 9% of the headless speed before this was paced)."""
         if not samples:
             return
-        if not self.names:
-            self.reset([k for k, v in samples[0].items() if isinstance(v, dict)])
+        if not self.names:  # the first samples name the parameters (the caption stays until they are drawn)
+            self.reset([k for k, v in samples[0].items() if isinstance(v, dict)], self.caption.text())
         self.samples.extend(samples)
         self._stale = True
         self._hist_stale |= any(s.get("full") for s in samples)

@@ -607,3 +607,24 @@ def test_a_script_that_ends_during_a_look_is_answered(qtbot, tmp_path):
     thread.join()
     assert failed == ["the script ended before the two steps a look inside takes (the graph of one, the profile "
                       "of the next)"]
+
+
+def test_a_scripts_weights_are_sampled_by_their_own_names_with_the_update_it_made(tmp_path):
+    """The update here is w -= 1e-3 * w.grad: each full sample's update ratio is 1e-3 x its gradient norm over its
+    weight norm, the figures of the same step (float64, so that a small update keeps its digits)."""
+    body = TRAIN.format(steps=2000, after="").replace("torch.randn(8, 2, requires_grad=True)",
+                                                      "torch.randn(8, 2, dtype=torch.float64, requires_grad=True)")
+    body = body.replace("torch.randn(16, 8)", "torch.randn(16, 8, dtype=torch.float64)").replace(
+        "torch.randn(16, 2)", "torch.randn(16, 2, dtype=torch.float64)")
+    run, _, _ = run_to_end(script(tmp_path, body))
+    assert run.status()[0] == "done" and len(run.samples) > 10  # spaced to the budget: a few percent of the time
+    assert all(list(s) == ["step", "full", "w"] for s in run.samples)
+    full = [s["w"] for s in run.samples if s["full"] and s["w"]["update_ratio"] is not None]
+    assert len(full) >= 3
+    for figures in full:
+        assert figures["update_ratio"] == pytest.approx(1e-3 * figures["grad_norm"] / figures["weight_norm"],
+                                                        rel=1e-9)
+        assert sum(figures["weights"]["counts"]) == 16 and sum(figures["grads"]["counts"]) == 16  # w is 8 x 2
+    assert 0 < run.sampling_cost < 0.5
+    dynamics = run.result().extra["dynamics"]
+    assert dynamics["params"] == ["w"] and len(dynamics["samples"]) == len(run.samples)

@@ -3,6 +3,7 @@ it, and a clear word when it cannot run."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 import time
 
@@ -35,7 +36,12 @@ def test_a_scripts_steps_are_plotted_as_it_printed_them_and_its_prints_are_in_th
     assert window.runs_list.device(key) == "cpu"  # the device the script chose, once it stepped
     assert window.controls.progress.text() == "40 steps"
     assert window.controls.speed.text().startswith("Your script: done · ")  # not a recipe's "Done" under its settings
+    weights = window.step_panel.weights  # sampled in the script's process, named as the script names them
+    assert weights.names == ["w"] and weights.samples and weights.samples[0]["step"] == 0
     assert window.export_logs([key], path=str(tmp_path / "mine.csv")) == [tmp_path / "mine.csv"]
+    assert window.export_logs([key], path=str(tmp_path / "mine.json")) == [tmp_path / "mine.json"]
+    logged = json.loads((tmp_path / "mine.json").read_text())
+    assert logged["dynamics"]["params"] == ["w"] and logged["dynamics"]["samples"][0]["step"] == 0
 
 
 def test_a_script_that_raises_mid_run_fails_with_its_traceback_in_the_console(qtbot, window, tmp_path):
@@ -153,7 +159,8 @@ def test_look_inside_a_running_script_shows_its_graph_and_its_steps_profile(qtbo
     assert window.open_script(str(write(tmp_path, CNN.format(steps=10**6), "cnn.py")))
     key = window.session.run_key
     qtbot.waitUntil(lambda: window.plot.point_count(key) >= 3, timeout=30_000)
-    assert window.step_panel.weights.caption.text().startswith("Your script's weights stay in its own process")
+    caption = window.step_panel.weights.caption.text()
+    assert caption.startswith("Your script's weights are sampled in its own process") or "samples up to step" in caption
     window.toggle_pause()  # paused: the look takes its two steps, then the script waits again
     qtbot.waitUntil(lambda: window.session.run.worker.is_paused(), timeout=5_000)
     with qtbot.waitSignal(window.inside_done, timeout=60_000) as done:
