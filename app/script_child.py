@@ -222,7 +222,16 @@ def _start_dynamics(engine, reporter: Reporter, loss, script_check) -> None:
     try:
         names = script_names(engine, sys._getframe(2))
         leaves = script_check.leaves_of(loss)
-        named = [(names.get(id(t), f"leaf {i}"), t) for i, t in enumerate(leaves, 1) if t.dtype.is_floating_point]
+        named, taken = [], {"step", "full"}  # a sample's own keys: a tensor of the script's may have those names
+        for i, t in enumerate(leaves, 1):
+            if t.dtype.is_floating_point:
+                name = base = names.get(id(t), f"leaf {i}")
+                n = 1
+                while name in taken:  # two tensors the script names alike (in two functions): kept apart
+                    n += 1
+                    name = f"{base} ({n})"
+                taken.add(name)
+                named.append((name, t))
         reporter.dynamics = ScriptDynamics(named) if named else None
     except Exception:  # never into the script: no curves, rather than a failed run
         reporter.dynamics = None

@@ -628,3 +628,24 @@ def test_a_scripts_weights_are_sampled_by_their_own_names_with_the_update_it_mad
     assert 0 < run.sampling_cost < 0.5
     dynamics = run.result().extra["dynamics"]
     assert dynamics["params"] == ["w"] and len(dynamics["samples"]) == len(run.samples)
+
+
+def test_parameters_named_alike_or_as_a_samples_own_keys_are_kept_apart(tmp_path):
+    body = """
+    import torch
+    step = torch.ones(3, requires_grad=True)  # named as a sample's own key
+    w = torch.zeros(2, requires_grad=True)
+    def train():
+        w = torch.full((2,), 2.0, requires_grad=True)  # a local of the same name as the global w
+        for t in range(3):
+            loss = (step.sum() + (w * globals()["w"]).sum()) ** 2
+            loss.backward()
+    train()
+    """
+    run, _, err = run_to_end(script(tmp_path, body))
+    assert run.status()[0] == "done", err
+    names = [k for k, v in run.samples[0].items() if isinstance(v, dict)]
+    assert sorted(names) == ["step (2)", "w", "w (2)"]
+    first = run.samples[0]
+    assert first["step"] == 0 and first["step (2)"]["weight_norm"] == pytest.approx(3 ** 0.5)
+    assert sorted(first[n]["weight_norm"] for n in ("w", "w (2)")) == [0.0, pytest.approx(8 ** 0.5)]
