@@ -82,7 +82,7 @@ class GradientReport:
         return np.abs(self.grads[(a, param)] - self.grads[(b, param)])
 
     def table(self) -> str:
-        width = max([12] + [len(p) for p in self.params])  # a script's leaves: "leaf 3 (32×32)"
+        width = max([12] + [len(p) for p in self.params])  # a script's leaves: "model.0.weight (32×32)"
         head = f"{'param':<{width}} {'pair':<21} {'max |a-b|':>11} {'rel error':>11} {'cosine':>12}  worst element"
         lines = [f"gradients at {self.source} ({self.device}, {self.dtype})", head, "-" * len(head)]
         for param in self.params:

@@ -110,11 +110,13 @@ def replay(engine, entries, loss, leaves, values, grad: bool = False):
     return env[id(loss)], new_leaves
 
 
-def check(engine, tape: Tape, loss, step: int) -> dict:
-    """The report of the gradient check at ``loss`` (before its backward), as plain data for the app."""
+def check(engine, tape: Tape, loss, step: int, name_leaves=None) -> dict:
+    """The report of the gradient check at ``loss`` (before its backward), as plain data for the app.
+    ``name_leaves(leaves)``: their names as the script gives them (else "leaf 1", "leaf 2", ...)."""
     leaves = leaves_of(loss)
     if not leaves:
         return {"t": "check_failed", "why": "the loss depends on no tensor that requires grad"}
+    names = name_leaves(leaves) if name_leaves is not None else [f"leaf {i}" for i in range(1, len(leaves) + 1)]
     dtype = str(loss.dtype).replace("torch.", "").replace("engine.", "")
     def to_numpy(t):
         return np.asarray(engine.backend.to_host(t.detach()._data), dtype=np.float64)
@@ -173,7 +175,7 @@ def check(engine, tape: Tape, loss, step: int) -> dict:
                 kinks[i] = not smooth
         shape = list(value.shape)
         out_leaves.append({
-            "name": f"leaf {index + 1} ({'×'.join(str(s) for s in shape) or 'scalar'})",
+            "name": f"{names[index]} ({'×'.join(str(s) for s in shape) or 'scalar'})",
             "shape": shape,
             "autograd": autograd_run[index].reshape(-1).tolist(),
             "autograd64": autograd64[index].reshape(-1).tolist(),

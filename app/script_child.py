@@ -172,7 +172,10 @@ def install(engine, reporter: Reporter, script_check) -> None:
         if reporter.tape.recording and self.numel() == 1:  # the step the app asked to check: before its backward
             reporter.tape.recording = False
             try:
-                report = script_check.check(engine, reporter.tape, self, reporter.steps)
+                from app.script_inside import leaf_names  # noqa: PLC0415
+
+                report = script_check.check(engine, reporter.tape, self, reporter.steps,
+                                            lambda leaves: leaf_names(engine, leaves, sys._getframe(1)))
             except Exception as exc:  # never into the script
                 report = {"t": "check_failed", "why": f"{type(exc).__name__}: {exc}"}
             finally:
@@ -217,22 +220,13 @@ def _start_dynamics(engine, reporter: Reporter, loss, script_check) -> None:
     """At the first backward(): the parameters whose moves are sampled, the leaves of its graph that require a
     gradient, named as the script names them (a leaf it does not name: "leaf 1", as the gradient check says)."""
     from app.dynamics import ScriptDynamics  # noqa: PLC0415
-    from app.script_inside import script_names  # noqa: PLC0415
+    from app.script_inside import leaf_names  # noqa: PLC0415
 
     try:
-        names = script_names(engine, sys._getframe(2))
-        leaves = script_check.leaves_of(loss)
-        named, taken = [], {"step", "full"}  # a sample's own keys: a tensor of the script's may have those names
-        for i, t in enumerate(leaves, 1):
-            if t.dtype.is_floating_point:
-                name = base = names.get(id(t), f"leaf {i}")
-                n = 1
-                while name in taken:  # two tensors the script names alike (in two functions): kept apart
-                    n += 1
-                    name = f"{base} ({n})"
-                taken.add(name)
-                named.append((name, t))
-        reporter.dynamics = ScriptDynamics(named) if named else None
+        leaves = [t for t in script_check.leaves_of(loss) if t.dtype.is_floating_point]
+        # "step" and "full" are a sample's own keys: a tensor of the script's may have those names
+        names = leaf_names(engine, leaves, sys._getframe(2), reserved=("step", "full"))
+        reporter.dynamics = ScriptDynamics(list(zip(names, leaves))) if leaves else None
     except Exception:  # never into the script: no curves, rather than a failed run
         reporter.dynamics = None
 

@@ -41,6 +41,22 @@ def script_names(engine, frame) -> dict:
     return names
 
 
+def leaf_names(engine, leaves: list, frame, reserved=()) -> list[str]:
+    """A name for each leaf: the script's (``script_names``), else "leaf i" (its place, from 1), each once: a
+    second tensor named alike (a local and a global ``w``) becomes "w (2)", and so does a name in ``reserved``."""
+    names = script_names(engine, frame)
+    out, taken = [], set(reserved)
+    for i, t in enumerate(leaves, 1):
+        name = base = names.get(id(t), f"leaf {i}")
+        n = 1
+        while name in taken:
+            n += 1
+            name = f"{base} ({n})"
+        taken.add(name)
+        out.append(name)
+    return out
+
+
 class Look:
     """One look inside, from the app's request to the event that answers it."""
 

@@ -289,16 +289,16 @@ def check_at(path, after_steps=3):
 def test_a_scripts_correct_gradients_are_graded_good_and_a_wrong_backward_bad(tmp_path, dtype):
     right = script(tmp_path, CUSTOM.format(mask="grad_input[input < 0] = 0", dtype=dtype), "right.py")
     event, report = check_at(right)
-    assert report.params == ("leaf 1 (20×16)", "leaf 2 (16×3)") and report.pairs == (("autograd", "numerical"),)
+    assert report.params == ("w1 (20×16)", "w2 (16×3)") and report.pairs == (("autograd", "numerical"),)
     assert report.dtype == dtype and report.worst_grade() != "bad", report.table()
-    probed = report.sampled["leaf 1 (20×16)"]
+    probed = report.sampled["w1 (20×16)"]
     assert probed == 320  # every element of a small leaf
     wrong = script(tmp_path, CUSTOM.format(mask="pass  # the ReLU mask forgotten", dtype=dtype), "wrong.py")
     _, report = check_at(wrong)
     grades = {param: report.stats[(param, ("autograd", "numerical"))].grade(report.dtype) for param in report.params}
-    assert grades == {"leaf 1 (20×16)": "bad", "leaf 2 (16×3)": report.stats[
-        ("leaf 2 (16×3)", ("autograd", "numerical"))].grade(report.dtype)}
-    assert grades["leaf 2 (16×3)"] != "bad"  # w2 does not pass through the ReLU
+    assert grades == {"w1 (20×16)": "bad", "w2 (16×3)": report.stats[
+        ("w2 (16×3)", ("autograd", "numerical"))].grade(report.dtype)}
+    assert grades["w2 (16×3)"] != "bad"  # w2 does not pass through the ReLU
 
 
 def test_a_step_the_tape_cannot_replay_is_said_not_graded(tmp_path):
@@ -493,12 +493,12 @@ def test_compare_grads_headless_checks_a_scripts_first_step(tmp_path, capsys):
     assert main(["--headless", "--quiet", "--script", str(right), "--compare-grads"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "gradients at step 1 of right.py (leaves of the loss's graph) (cpu, float64)"
-    rows = [line for line in out if line.startswith("leaf ")]
-    assert [r.split(" autograd")[0].strip() for r in rows] == ["leaf 1 (20×16)", "leaf 2 (16×3)"]
+    rows = [line for line in out if line.startswith("w1 ") or line.startswith("w2 ")]  # the script's names
+    assert [r.split(" autograd")[0].strip() for r in rows] == ["w1 (20×16)", "w2 (16×3)"]
     assert not any(r.endswith("[bad]") for r in rows), out
     wrong = script(tmp_path, CUSTOM.format(mask="pass", dtype="float64"), "wrong.py")
     assert main(["--headless", "--quiet", "--script", str(wrong), "--compare-grads"]) == 0  # the run itself is fine
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("leaf 1 ")]
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("w1 ")]
     assert rows and rows[0].endswith("[bad]")
     stepless = script(tmp_path, "import torch\nprint(torch.ones(2).sum())\n", "stepless.py")
     assert main(["--headless", "--quiet", "--script", str(stepless), "--compare-grads"]) == 2
