@@ -83,7 +83,10 @@ class Look:
         from engine.autograd.describe import describe
 
         try:
-            names = script_names(self.engine, sys._getframe(1))  # from the frame that called backward() outward
+            from app.script_check import leaves_of
+
+            leaves = leaves_of(loss)  # named as the gradient check and the weight samples name them
+            names = dict(zip(map(id, leaves), leaf_names(self.engine, leaves, sys._getframe(1))))
             self.graph = {"recipe": self.script_name, "source": "your script's own backward()",
                           "graph": describe(loss, names, stats=True).to_dict(), "manual": {}}
         except Exception as exc:  # the profile may still work; never into the script
