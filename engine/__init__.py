@@ -17,6 +17,7 @@ from .creation import (
     full,
     full_like,
     linspace,
+    multinomial,
     ones,
     ones_like,
     rand,
@@ -60,9 +61,10 @@ __version__ = "0.1.0"
 
 
 __all__ = [
-    "Tensor", "Size", "tensor", "as_tensor", "from_numpy", "randn", "rand", "randint", "randperm", "zeros",
-    "ones", "empty", "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like",
-    "randn_like", "rand_like", "stack", "cat", "where", "dtype", "float", "float32", "double", "float64",
+    "Tensor", "Size", "tensor", "as_tensor", "from_numpy", "randn", "rand", "randint", "randperm", "multinomial",
+    "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "empty_like",
+    "full_like", "randn_like", "rand_like", "stack", "cat", "where", "dtype", "float", "float32", "double",
+    "float64",
     "half", "float16", "long", "int64", "int", "int32", "uint8", "bool", "device", "manual_seed",
     "initial_seed", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "autograd", "backends", "cuda", "nn", "optim", "profiler", "utils", "gradcheck", "GradcheckError",

@@ -151,24 +151,24 @@ def outer(input, vec2):  # noqa: A002
     return input.outer(vec2)
 
 
-def argmin(input, dim=None, keepdim=False):  # noqa: A002
-    return input.argmin(dim, keepdim)
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
+    return input.argmin(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
-    return input.var(dim, unbiased, keepdim, correction=correction)
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):  # noqa: A002
+    return input.var(dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
-    return input.std(dim, unbiased, keepdim, correction=correction)
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):  # noqa: A002
+    return input.std(dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims)
 
 
-def softmax(input, dim):  # noqa: A002
-    return input.softmax(dim)
+def softmax(input, dim=None, *, axis=None):  # noqa: A002
+    return input.softmax(dim, axis=axis)
 
 
-def log_softmax(input, dim):  # noqa: A002
-    return input.log_softmax(dim)
+def log_softmax(input, dim=None, *, axis=None):  # noqa: A002
+    return input.log_softmax(dim, axis=axis)
 
 
 def permute(input, dims):  # noqa: A002
@@ -333,28 +333,28 @@ def pow(input, exponent):  # noqa: A001, A002
     return input.pow(exponent) if isinstance(input, Tensor) else exponent.__rpow__(input)
 
 
-def sum(input, dim=None, keepdim=False):  # noqa: A001, A002
-    return input.sum(dim, keepdim)
+def sum(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001, A002
+    return input.sum(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def mean(input, dim=None, keepdim=False):  # noqa: A002
-    return input.mean(dim, keepdim)
+def mean(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
+    return input.mean(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def cumsum(input, dim, dtype=None):  # noqa: A002
-    return input.cumsum(dim, dtype=dtype)
+def cumsum(input, dim=None, dtype=None, *, axis=None):  # noqa: A002
+    return input.cumsum(dim, dtype=dtype, axis=axis)
 
 
-def max(input, dim=None, keepdim=False):  # noqa: A001, A002
-    return input.max(dim, keepdim)
+def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001, A002
+    return input.max(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def min(input, dim=None, keepdim=False):  # noqa: A001, A002
-    return input.min(dim, keepdim)
+def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001, A002
+    return input.min(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def argmax(input, dim=None, keepdim=False):  # noqa: A002
-    return input.argmax(dim, keepdim)
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
+    return input.argmax(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
 def maximum(input, other):  # noqa: A002
@@ -377,12 +377,12 @@ def reshape(input, shape):  # noqa: A002
     return input.reshape(shape)
 
 
-def unsqueeze(input, dim):  # noqa: A002
-    return input.unsqueeze(dim)
+def unsqueeze(input, dim=None, *, axis=None):  # noqa: A002
+    return input.unsqueeze(dim, axis=axis)
 
 
-def squeeze(input, dim=None):  # noqa: A002
-    return input.squeeze(dim)
+def squeeze(input, dim=None, *, axis=None):  # noqa: A002
+    return input.squeeze(dim, axis=axis)
 
 
 def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002

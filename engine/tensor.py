@@ -114,6 +114,26 @@ def _inplace_op(fn_name: str, iop):
     return method
 
 
+def _numpy_names(dim, keepdim, axis, keepdims):
+    """``axis=`` and ``keepdims=``, NumPy's names for ``dim`` and ``keepdim``, which PyTorch's reductions take too
+    (``P.sum(1, keepdims=True)``, as a learner from NumPy writes it); both names at once is an error, as there."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError("got both 'dim' and its alias 'axis'")
+        dim = axis
+    return dim, (keepdim if keepdims is None else bool(keepdims))
+
+
+def _required_dim(dim, axis, fn: str):
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{fn}() got both 'dim' and its alias 'axis'")
+        return axis
+    if dim is None:
+        raise TypeError(f"{fn}() missing 1 required positional argument: 'dim'")
+    return dim
+
+
 def _named(t: Tensor, name: str) -> Tensor:
     """``t``, its node (when one was recorded) named ``name`` as PyTorch names the op that made it (a tensor method
     that applies a more general Function: ``unsqueeze`` applies Reshape and its node reads "UnsqueezeBackward0")."""
@@ -855,9 +875,11 @@ class Tensor:
         return self.unsqueeze(1) * vec2.unsqueeze(0)
 
     # ------------------------------------------------------------------ statistics and softmax
-    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """The variance over ``dim`` (all elements by default), divided by ``n - correction``: 1 by default (the
         unbiased estimate, PyTorch's default), 0 with ``unbiased=False``; NaN where ``n - correction <= 0``."""
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
+            dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         if isinstance(dim, _bool):  # the legacy torch.var(x, unbiased)
             dim, unbiased = None, dim
         if correction is None:
@@ -871,21 +893,24 @@ class Tensor:
         total = (centred * centred).sum(dim, keepdim=keepdim)
         return total * (1.0 / (n - correction) if n > correction else float("nan"))
 
-    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """The square root of :meth:`var` (the same arguments)."""
-        return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
+        return self.var(dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims).sqrt()
 
-    def log_softmax(self, dim):
+    def log_softmax(self, dim=None, *, axis=None):
         """``x - log(sum(exp(x)))`` along ``dim``, with the (detached) maximum taken out first so that ``exp``
         cannot overflow; it cancels in the result."""
+        dim = _required_dim(dim, axis, "log_softmax")
         shifted = self - self.max(dim, keepdim=True).values.detach()
         return shifted - shifted.exp().sum(dim, keepdim=True).log()
 
-    def softmax(self, dim):
-        return self.log_softmax(dim).exp()
+    def softmax(self, dim=None, *, axis=None):
+        return self.log_softmax(_required_dim(dim, axis, "softmax")).exp()
 
     # ------------------------------------------------------------------ reductions
-    def sum(self, dim=None, keepdim=False, dtype=None):
+    def sum(self, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
+            dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         if (dim is None and dtype is None and not keepdim
                 and not (self._rg and (not _grad_off or _get_ident() not in _grad_off))):
             a = self._data
@@ -893,7 +918,9 @@ class Tensor:
         t = self if dtype is None else self.to(dtype)
         return _fn.Sum.apply(t, dim=dim, keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim=False, dtype=None):
+    def mean(self, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
+            dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         t = self if dtype is None else self.to(dtype)
         if t._data.dtype.kind != "f":
             raise RuntimeError(
@@ -915,23 +942,33 @@ class Tensor:
         result = return_types_max if mode == "max" else return_types_min
         return result(values, _wrap(idx))
 
-    def max(self, dim=None, keepdim=False):
+    def max(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
+            dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         return self._maxmin(dim, keepdim, "max")
 
-    def min(self, dim=None, keepdim=False):
+    def min(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
+            dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         return self._maxmin(dim, keepdim, "min")
 
-    def amax(self, dim=None, keepdim=False):
+    def amax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
+            dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         return self.max() if dim is None else self.max(dim, keepdim).values
 
-    def argmax(self, dim=None, keepdim=False):
+    def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
+            dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         xp = xp_of(self._data)
         if dim is None:
             return _wrap(xp.asarray(self._data.argmax()))
         out = self._data.argmax(axis=dim)
         return _wrap(xp.expand_dims(out, dim) if keepdim else out)
 
-    def argmin(self, dim=None, keepdim=False):
+    def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
+            dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         xp = xp_of(self._data)
         if dim is None:
             return _wrap(xp.asarray(self._data.argmin()))
@@ -985,8 +1022,15 @@ class Tensor:
             n *= d
         return self.view(shape[:s] + (n,) + shape[e + 1 :])
 
-    def cumsum(self, dim, dtype=None):
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """Indices drawn from this tensor's rows of weights: ``torch.multinomial``."""
+        from .creation import multinomial
+
+        return multinomial(self, num_samples, replacement, generator=generator)
+
+    def cumsum(self, dim=None, dtype=None, *, axis=None):
         """The running sum along ``dim`` (an integer or boolean tensor's in int64, as PyTorch's)."""
+        dim = _required_dim(dim, axis, "cumsum")
         t = self if dtype is None else self.to(dtype)
         nd = t._data.ndim
         if not -max(nd, 1) <= dim < max(nd, 1):
@@ -1032,7 +1076,8 @@ class Tensor:
             dims = tuple(dims[0])
         return _fn.Permute.apply(self, tuple(d % self._data.ndim for d in dims))
 
-    def unsqueeze(self, dim):
+    def unsqueeze(self, dim=None, *, axis=None):
+        dim = _required_dim(dim, axis, "unsqueeze")
         nd = self._data.ndim
         if not -nd - 1 <= dim <= nd:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-nd - 1}, {nd}], but got {dim})")
@@ -1040,7 +1085,9 @@ class Tensor:
         shape = self._data.shape
         return _named(_fn.Reshape.apply(self, shape[:dim] + (1,) + shape[dim:]), "UnsqueezeBackward0")
 
-    def squeeze(self, dim=None):
+    def squeeze(self, dim=None, *, axis=None):
+        if axis is not None:
+            dim = axis
         shape = self._data.shape
         if dim is None:
             new = tuple(n for n in shape if n != 1)

@@ -1071,3 +1071,76 @@ def test_embedding_and_cumsum_follow_torch():
             "scale_grad_by_freq=True)"]
     for text in made:
         assert repr(eval("nn." + text, {"nn": engine.nn})) == repr(eval("nn." + text, {"nn": torch.nn}))  # noqa: S307
+
+
+# ----------------------------------------------------------------------------- sampling, and NumPy's argument names
+
+def test_multinomial_draws_each_category_at_its_weights_share(device, request):
+    from tests import fake_cupy
+
+    weights = engine.tensor([0.0, 1.0, 3.0, 0.0, 6.0], device=device)  # not normalised; two zeros
+    engine.manual_seed(3)
+    with fake_cupy.count_syncs() as seen:  # a draw waits for nothing on a GPU
+        draws = engine.multinomial(weights, 20000, replacement=True)
+    if "cuda-sim" in request.node.callspec.id:
+        assert seen == [], seen
+    assert draws.dtype == engine.int64 and draws.shape == (20000,) and draws.device.type == device
+    counts = np.bincount(draws.cpu().numpy(), minlength=5) / 20000
+    assert counts[0] == counts[3] == 0  # a weight of 0 is never drawn
+    np.testing.assert_allclose(counts[[1, 2, 4]], [0.1, 0.3, 0.6], atol=0.015)
+    # rows, without replacement: distinct indices, the first one at the weights' odds
+    rows = engine.tensor([[1.0, 1.0, 8.0], [5.0, 0.0, 5.0]], device=device).repeat(2000, 1)
+    picked = rows.multinomial(2).cpu().numpy()
+    assert picked.shape == (4000, 2) and (picked[:, 0] != picked[:, 1]).all()
+    firsts = picked[0::2, 0]
+    np.testing.assert_allclose(np.bincount(firsts, minlength=3) / 2000, [0.1, 0.1, 0.8], atol=0.03)
+    assert not (picked[1::2] == 1).any()  # the second row's zero weight: never, while others remain
+
+
+def test_multinomial_repeats_with_a_generator_and_refuses_bad_weights():
+    g = engine.Generator().manual_seed(2147483647)
+    first = engine.multinomial(engine.tensor([0.2, 0.3, 0.5]), 10, True, generator=g).tolist()
+    g.manual_seed(2147483647)
+    assert engine.multinomial(engine.tensor([0.2, 0.3, 0.5]), 10, True, generator=g).tolist() == first
+    assert engine.tensor([0.0, 1.0, 0.0]).multinomial(2).tolist()[0] == 1  # then a weight of 0: nothing else left
+    for call, message in [
+        (lambda: engine.multinomial(engine.tensor([1, 2]), 1), "only supports floating-point dtypes for input"),
+        (lambda: engine.multinomial(engine.tensor([0.2, 0.8]), 0), "cannot sample n_sample <= 0 samples"),
+        (lambda: engine.multinomial(engine.tensor([0.2, 0.8]), 3), "cannot sample n_sample > prob_dist.size"),
+        (lambda: engine.multinomial(engine.tensor([-0.2, 0.8]), 1), "contains either `inf`, `nan` or element < 0"),
+        (lambda: engine.multinomial(engine.tensor([float("nan"), 1.0]), 1), "either `inf`, `nan` or element < 0"),
+        (lambda: engine.multinomial(engine.zeros(2), 1), r"invalid multinomial distribution \(sum of probabilities"),
+        (lambda: engine.multinomial(engine.ones(2, 2, 2), 1), "prob_dist must be 1 or 2 dim"),
+    ]:
+        with pytest.raises(RuntimeError, match=message):
+            call()
+
+
+def test_numpys_axis_and_keepdims_are_taken_as_pytorch_takes_them():
+    x = engine.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert x.sum(1, keepdims=True).tolist() == [[6.0], [15.0]] == x.sum(axis=1, keepdim=True).tolist()
+    assert engine.sum(x, axis=0).tolist() == [5.0, 7.0, 9.0] and x.mean(axis=1).tolist() == [2.0, 5.0]
+    assert x.max(axis=1).values.tolist() == [3.0, 6.0] and x.min(axis=0, keepdims=True).values.shape == (1, 3)
+    assert x.amax(axis=0).tolist() == [4.0, 5.0, 6.0] and x.argmax(axis=1).tolist() == [2, 2]
+    assert engine.argmin(x, axis=1, keepdims=True).tolist() == [[0], [0]]
+    assert x.std(axis=1).tolist() == x.std(1).tolist() and engine.var(x, axis=0, keepdims=True).shape == (1, 3)
+    assert x.softmax(axis=1).equal(x.softmax(1)) and engine.log_softmax(x, axis=0).equal(x.log_softmax(0))
+    assert x.cumsum(axis=1).equal(x.cumsum(1)) and x.unsqueeze(axis=0).shape == (1, 2, 3)
+    assert engine.cat([x, x], axis=1).shape == (2, 6) and engine.stack([x, x], axis=0).shape == (2, 2, 3)
+    with pytest.raises(TypeError, match="got both 'dim' and its alias 'axis'"):
+        x.sum(0, axis=1)
+    with pytest.raises(TypeError, match=r"softmax\(\) missing 1 required positional argument: 'dim'"):
+        x.softmax()
+
+
+@pytest.mark.torch
+def test_numpys_names_give_torchs_values():
+    torch = pytest.importorskip("torch")
+    base = np.arange(6.0).reshape(2, 3)
+    calls = ["x.sum(1, keepdims=True)", "x.mean(axis=0)", "x.max(axis=1, keepdims=True).values", "x.amax(axis=0)",
+             "x.argmax(axis=1)", "x.std(axis=1, keepdims=True)", "x.var(axis=0)", "x.softmax(axis=1)",
+             "x.cumsum(axis=0)", "x.unsqueeze(axis=1)", "lib.cat([x, x], axis=1)", "lib.sum(x, axis=1)"]
+    for call in calls:
+        mine = eval(call, {"x": engine.tensor(base), "lib": engine})  # noqa: S307
+        theirs = eval(call, {"x": torch.tensor(base), "lib": torch})  # noqa: S307
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12, err_msg=call)
