@@ -187,50 +187,11 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None) 
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None) -> Tensor:  # noqa: A002
-    """Indices drawn from each row of ``input`` (1-D, or 2-D rows), each index with the chance its weight's share
-    of the row's sum (the weights need not sum to 1): ``num_samples`` per row, int64, with or without replacement,
-    from the engine's generator (``manual_seed``) or ``generator``, as PyTorch's. Without replacement the draw is
-    the exponential race (each category's exponential time over its weight; the first ``num_samples`` to finish),
-    which gives sequential sampling's odds; with it, each uniform number is placed in the row's cumulative sums."""
+    """Indices drawn from each row of ``input``: ``engine.random.multinomial`` (its docstring says how)."""
     if not isinstance(input, Tensor) or not input.dtype.is_floating_point:
         got = input.dtype if isinstance(input, Tensor) else type(input).__name__
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {got}")
-    if input.dim() not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
-        raise RuntimeError(f"cannot sample n_sample <= 0 samples (got num_samples={num_samples!r})")
-    k, n = int(num_samples), input.shape[-1]
-    if not replacement and k > n:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    data = input._data
-    xp = backend.xp_of(data)
-    rows = data.reshape(-1, n).astype(np.float64)
-    if data.__class__ is np.ndarray:  # checked on the CPU; on a GPU it would wait for the device at every call
-        if not np.isfinite(rows).all() or (rows < 0).any():
-            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if (rows.sum(axis=1) <= 0).any():
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    dev = input.device
-    m = rows.shape[0]
-    if replacement:
-        cdf = rows.cumsum(axis=1)
-        cdf = cdf / cdf[:, -1:]  # the last exactly 1: every u in [0, 1) falls in a category
-        u = _random.uniform((m, k), np.float64, dev, generator=generator)
-        # the index is how many cumulative sums are <= u: a category of weight 0 adds a sum equal to the one
-        # before it, so u never lands in it
-        out = (cdf[:, None, :] <= u[:, :, None]).sum(axis=2).astype(np.int64)
-    else:
-        u = _random.uniform((m, n), np.float64, dev, generator=generator)
-        with np.errstate(divide="ignore"):  # a weight of 0 never finishes: its time is infinite
-            times = -xp.log(1.0 - u) / rows
-        picks = []
-        taken = xp.arange(m)
-        for _ in range(k):
-            first = times.argmin(axis=1)
-            picks.append(first)
-            times[taken, first] = np.inf
-        out = xp.stack(picks, axis=1).astype(np.int64)
-    return _wrap(out.reshape(k) if input.dim() == 1 else out)
+    return _wrap(_random.multinomial(input._data, num_samples, replacement, input.device, generator))
 
 
 def randperm(n, dtype=None, device=None, generator=None) -> Tensor:

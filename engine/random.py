@@ -149,3 +149,46 @@ def normal_like(array, mean, std, generator=None):
 def uniform_like(array, a, b, generator=None):
     dev = backend.device_of_array(array)
     return uniform(array.shape, array.dtype, dev, a, b, generator)
+
+
+def multinomial(data, num_samples, replacement, dev, generator=None):
+    """Indices drawn from each row of ``data`` (1-D, or 2-D rows of weights), each index with the chance its
+    weight's share of the row's sum (the weights need not sum to 1): ``num_samples`` per row, int64, with or
+    without replacement, from the engine's generator (``manual_seed``) or ``generator``, as PyTorch's
+    ``multinomial``. Without replacement the draw is the exponential race (each category's exponential time
+    over its weight; the first ``num_samples`` to finish), which gives sequential sampling's odds; with it, each
+    uniform number is placed in the row's cumulative sums."""
+    if data.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
+        raise RuntimeError(f"cannot sample n_sample <= 0 samples (got num_samples={num_samples!r})")
+    k, n = int(num_samples), data.shape[-1]
+    if not replacement and k > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    xp = backend.xp_of(data)
+    rows = data.reshape(-1, n).astype(np.float64)
+    if data.__class__ is np.ndarray:  # checked on the CPU; on a GPU it would wait for the device at every call
+        if not np.isfinite(rows).all() or (rows < 0).any():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if (rows.sum(axis=1) <= 0).any():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    m = rows.shape[0]
+    if replacement:
+        cdf = rows.cumsum(axis=1)
+        cdf = cdf / cdf[:, -1:]  # the last exactly 1: every u in [0, 1) falls in a category
+        u = uniform((m, k), np.float64, dev, generator=generator)
+        # the index is how many cumulative sums are <= u: a category of weight 0 adds a sum equal to the one
+        # before it, so u never lands in it
+        out = (cdf[:, None, :] <= u[:, :, None]).sum(axis=2).astype(np.int64)
+    else:
+        u = uniform((m, n), np.float64, dev, generator=generator)
+        with np.errstate(divide="ignore"):  # a weight of 0 never finishes: its time is infinite
+            times = -xp.log(1.0 - u) / rows
+        picks = []
+        taken = xp.arange(m)
+        for _ in range(k):
+            first = times.argmin(axis=1)
+            picks.append(first)
+            times[taken, first] = np.inf
+        out = xp.stack(picks, axis=1).astype(np.int64)
+    return out.reshape(k) if data.ndim == 1 else out

@@ -14,6 +14,7 @@ from . import backend as _backend
 from . import dtypes as _dtypes
 from . import kernels as _kernels
 from . import printing as _printing
+from . import random as _random
 from . import threads as _threads
 from .backend import CPU, device_of_array, resolve, to_host, xp_of
 from .dtypes import promote as _promote
@@ -1023,10 +1024,10 @@ class Tensor:
         return self.view(shape[:s] + (n,) + shape[e + 1 :])
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
-        """Indices drawn from this tensor's rows of weights: ``torch.multinomial``."""
-        from .creation import multinomial
-
-        return multinomial(self, num_samples, replacement, generator=generator)
+        """Indices drawn from this tensor's rows of weights: ``torch.multinomial`` (``engine.random.multinomial``)."""
+        if not self.dtype.is_floating_point:
+            raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {self.dtype}")
+        return _wrap(_random.multinomial(self._data, num_samples, replacement, self.device, generator))
 
     def cumsum(self, dim=None, dtype=None, *, axis=None):
         """The running sum along ``dim`` (an integer or boolean tensor's in int64, as PyTorch's)."""
@@ -1277,14 +1278,10 @@ class Tensor:
         return self
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        from . import random as _random
-
         self._data[...] = _random.normal_like(self._data, mean, std, generator)
         return self
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        from . import random as _random
-
         self._data[...] = _random.uniform_like(self._data, a, b, generator)
         return self
 
