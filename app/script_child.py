@@ -203,9 +203,13 @@ def install(engine, reporter: Reporter, script_check) -> None:
                 reporter.step(*report)
         return out
 
+    engine_dir = os.path.dirname(os.path.abspath(engine.__file__)) + os.sep
+
     def item_step(self):
         value = item(self)
-        if not reporter.by_backward and self.numel() == 1:
+        # the script's own .item() calls (its print of the loss), not the engine's (an index check, a count)
+        if not reporter.by_backward and self.numel() == 1 and \
+                not sys._getframe(1).f_code.co_filename.startswith(engine_dir):
             reporter.by_item = True
             reporter.flush_item()  # the previous .item() was a step: no backward came after it
             reporter.pending_item = (float(value), str(self.device), time.perf_counter())

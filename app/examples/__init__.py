@@ -3,8 +3,8 @@ and edit, written with ``import torch`` (inside the app ``torch`` is the project
 own listings are here as they were given (the NumPy warm-up, tensors, the custom Function, logistic regression:
 tests/engine/test_seeds.py runs them), with the tutorial's autograd, nn and optim programs and today's fit of
 sin(x), and that fit as one's own training script is often written (a DataLoader's shuffled mini-batches, a
-learning-rate schedule, a held-out set, a checkpoint saved and loaded back), and a first convolutional net on
-digits it draws itself."""
+learning-rate schedule, a held-out set, a checkpoint saved and loaded back), a first convolutional net on digits
+it draws itself, and a character-level model that makes up names (makemore's, after the tutorial)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ TITLES = {
     "logistic_regression.py": "Logistic regression from scratch (What is torch.nn really?)",
     "minibatch_schedule_checkpoint.py": "Past the tutorial: mini-batches, a schedule, a checkpoint",
     "cnn_digits.py": "Past the tutorial: a small CNN reads drawn digits (Conv2d, MaxPool2d)",
+    "names_mlp.py": "Past the tutorial: a character-level model makes up names (Embedding, multinomial)",
 }
 
 

@@ -223,7 +223,7 @@ def test_the_examples_run_on_the_engine():
     from app.examples import examples
 
     found = dict((title, path) for title, path in examples())
-    assert len(found) == 11
+    assert len(found) == 12
     for title, path in found.items():
         run, out, err = run_to_end(path, timeout=120)
         assert run.status()[0] == "done", (title, err[-500:])
@@ -649,3 +649,30 @@ def test_parameters_named_alike_or_as_a_samples_own_keys_are_kept_apart(tmp_path
     first = run.samples[0]
     assert first["step"] == 0 and first["step (2)"]["weight_norm"] == pytest.approx(3 ** 0.5)
     assert sorted(first[n]["weight_norm"] for n in ("w", "w (2)")) == [0.0, pytest.approx(8 ** 0.5)]
+
+
+def test_the_engines_own_item_calls_are_not_a_scripts_steps(tmp_path):
+    """An embedding's index check and one_hot's class count call .item() inside the engine: before the first
+    backward() those were taken for the script's item-stepped losses (a first step of loss 0)."""
+    body = """
+    import torch
+    import torch.nn.functional as F
+    table = torch.nn.Embedding(5, 3)
+    ids = torch.tensor([1, 4, 2])
+    for t in range(4):
+        loss = (table(ids) + F.one_hot(ids).float().sum()).pow(2).mean()
+        loss.backward()
+    """
+    run, _, err = run_to_end(script(tmp_path, body))
+    assert run.status() == ("done", "done: 4 steps"), err
+    assert (run.log.loss > 1).all()  # every step a loss of the script's, none the engine's index 0
+    items = """
+    import torch
+    import torch.nn.functional as F
+    for t in range(3):
+        codes = F.one_hot(torch.tensor([0, 2]))  # its own .item() calls, in the engine
+        print(float((codes.float() * (t + 1)).sum().item()))
+    """
+    run, out, err = run_to_end(script(tmp_path, items, "items.py"))
+    assert run.status() == ("done", "done: 3 steps"), err
+    assert run.log.loss.tolist() == [2.0, 4.0, 6.0]

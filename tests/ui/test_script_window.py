@@ -125,9 +125,10 @@ def test_the_examples_menu_lists_the_tutorials_programs(window):
     file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
     examples = next(a.menu() for a in file_menu.actions() if a.text() == "E&xamples")
     titles = [a.text() for a in examples.actions()]
-    assert len(titles) == 11 and titles[0].startswith("Two-layer net: NumPy")
-    assert titles[-2:] == ["Past the tutorial: mini-batches, a schedule, a checkpoint",
-                           "Past the tutorial: a small CNN reads drawn digits (Conv2d, MaxPool2d)"]
+    assert len(titles) == 12 and titles[0].startswith("Two-layer net: NumPy")
+    assert titles[-3:] == ["Past the tutorial: mini-batches, a schedule, a checkpoint",
+                           "Past the tutorial: a small CNN reads drawn digits (Conv2d, MaxPool2d)",
+                           "Past the tutorial: a character-level model makes up names (Embedding, multinomial)"]
     assert any(t.startswith("Fit sin(x)") for t in titles) and any("custom autograd.Function" in t for t in titles)
     assert all(a.data().endswith(".py") for a in examples.actions())
 
