@@ -177,6 +177,10 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) ->
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, generator=None) -> Tensor:
+    """Integers from ``low`` up to (not including) ``high``: ``randint(low, high, size)``, or PyTorch's other
+    overload, ``randint(high, size)`` (``torch.randint(len(data) - block_size, (batch_size,))``)."""
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if size is None:

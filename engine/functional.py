@@ -203,6 +203,8 @@ def all(input):  # noqa: A001, A002
     return input.all()
 
 __all__ = [
+    "tril",
+    "triu",
     "cumsum",
     "eq",
     "ne",
@@ -339,6 +341,14 @@ def sum(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A
 
 def mean(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
     return input.mean(dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+def tril(input, diagonal=0):  # noqa: A002
+    return input.tril(diagonal)
+
+
+def triu(input, diagonal=0):  # noqa: A002
+    return input.triu(diagonal)
 
 
 def cumsum(input, dim=None, dtype=None, *, axis=None):  # noqa: A002

@@ -1023,6 +1023,34 @@ class Tensor:
             n *= d
         return self.view(shape[:s] + (n,) + shape[e + 1 :])
 
+    def tril(self, diagonal=0):
+        """The lower triangle of the last two dimensions (on and below ``diagonal``), zeros above it."""
+        return self._triangle("lower", diagonal)
+
+    def triu(self, diagonal=0):
+        """The upper triangle of the last two dimensions (on and above ``diagonal``), zeros below it."""
+        return self._triangle("upper", diagonal)
+
+    def _triangle(self, side, diagonal):
+        if self._data.ndim < 2:
+            raise RuntimeError(f"{'tril' if side == 'lower' else 'triu'}: input tensor must have at least 2 "
+                               f"dimensions")
+        return _fn.Triangle.apply(self, side=side, diagonal=int(diagonal))
+
+    def tril_(self, diagonal=0):
+        return self._triangle_(self.tril, diagonal)
+
+    def triu_(self, diagonal=0):
+        return self._triangle_(self.triu, diagonal)
+
+    def _triangle_(self, make, diagonal):
+        if self._records():
+            self._check_inplace()
+            self._rebind(make.__func__(self._shallow(), diagonal))
+            return self
+        self._data[...] = make(diagonal)._data
+        return self
+
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         """Indices drawn from this tensor's rows of weights: ``torch.multinomial`` (``engine.random.multinomial``)."""
         if not self.dtype.is_floating_point:

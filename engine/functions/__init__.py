@@ -37,6 +37,7 @@ from .shape import (
     Stack,
     ToDevice,
     Transpose,
+    Triangle,
 )
 
 __all__ = [
@@ -45,5 +46,5 @@ __all__ = [
     "Rounding", "BinaryCrossEntropy",
     "Sum", "Mean", "MaxMin", "MaxMinDim",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
-    "Stack", "Cat", "Convolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
+    "Stack", "Cat", "Convolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Triangle",
 ]

@@ -214,6 +214,34 @@ class Embedding(Function):
         return gw, None
 
 
+class Triangle(Function):
+    """``tril``/``triu``: the last two dimensions' lower (upper) triangle from ``diagonal`` on, zeros elsewhere; the
+    gradient passes where the values did (a causal mask: ``torch.tril(torch.ones(T, T))``)."""
+
+    raw = True
+
+    def backward_name(self):
+        return "TrilBackward0" if self.meta[0] == "lower" else "TriuBackward0"
+
+    @staticmethod
+    def _keep(xp, shape, side, diagonal):
+        rows = xp.arange(shape[-2]).reshape(-1, 1)
+        cols = xp.arange(shape[-1]).reshape(1, -1)
+        return (cols - rows <= diagonal) if side == "lower" else (cols - rows >= diagonal)
+
+    @staticmethod
+    def forward(ctx, x, side="lower", diagonal=0):
+        xp = xp_of(x)
+        keep = Triangle._keep(xp, x.shape, side, diagonal)
+        ctx.meta = (side, keep)
+        return xp.where(keep, x, x.dtype.type(0))
+
+    @staticmethod
+    def backward(ctx, gy):
+        xp = xp_of(gy)
+        return xp.where(ctx.meta[1], gy, gy.dtype.type(0))
+
+
 class Cumsum(Function):
     """The running sum along ``dim``; its gradient is the running sum of the gradient from the other end."""
 

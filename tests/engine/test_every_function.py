@@ -66,6 +66,7 @@ EXAMPLES = {
     "AdaptiveAvgPool": (lambda g: (_x(g, (1, 2, 5, 4)),), {"output_size": (3, 3)}),
     "Embedding": (lambda g: (_x(g, (4, 3)), np.array([[0, 2], [2, 3]])), {"padding_idx": 3}),
     "Cumsum": (lambda g: (_x(g),), {"dim": 1}),
+    "Triangle": (lambda g: (_x(g, (2, 3, 3)),), {"side": "upper", "diagonal": 1}),
 }
 
 

@@ -67,6 +67,7 @@ NAMES = [
     ("torch.nn.AvgPool1d(2)(a3)", "SqueezeBackward1"),
     ("a.cumsum(1)", "CumsumBackward0"), ("torch.cumsum(a, 0)", "CumsumBackward0"),
     ("torch.nn.functional.embedding(torch.tensor([1, 0, 1]), a)", "EmbeddingBackward0"),
+    ("a.tril()", "TrilBackward0"), ("torch.triu(a, 1)", "TriuBackward0"),
 ]
 
 # where the engine's graph is not PyTorch's: (expression, the engine's name, torch's)

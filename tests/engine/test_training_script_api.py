@@ -1144,3 +1144,89 @@ def test_numpys_names_give_torchs_values():
         mine = eval(call, {"x": engine.tensor(base), "lib": engine})  # noqa: S307
         theirs = eval(call, {"x": torch.tensor(base), "lib": torch})  # noqa: S307
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12, err_msg=call)
+
+
+# ----------------------------------------------------------------------------- a causal mask, and "Let's build GPT"
+
+def test_tril_and_triu_keep_a_triangle_and_its_gradient(device):
+    x = engine.arange(1.0, 10.0, device=device).view(3, 3).requires_grad_()
+    assert engine.tril(x).tolist() == [[1.0, 0.0, 0.0], [4.0, 5.0, 0.0], [7.0, 8.0, 9.0]]
+    assert x.triu(1).tolist() == [[0.0, 2.0, 3.0], [0.0, 0.0, 6.0], [0.0, 0.0, 0.0]]
+    assert x.tril(-1).grad_fn.name() == "TrilBackward0" and x.triu().grad_fn.name() == "TriuBackward0"
+    (x.tril() * 2).sum().backward()
+    assert x.grad.tolist() == [[2.0, 0.0, 0.0], [2.0, 2.0, 0.0], [2.0, 2.0, 2.0]]
+    batch = engine.ones(2, 2, 3, device=device)
+    assert batch.tril().sum().item() == 2 * 3 and engine.ones(2, 4).triu(2).sum().item() == 3  # last two dims
+    mask = engine.ones(4, 4, device=device)
+    mask.tril_()
+    assert mask.sum().item() == 10
+    with pytest.raises(RuntimeError, match="tril: input tensor must have at least 2 dimensions"):
+        engine.ones(3).tril()
+
+
+def test_randint_takes_pytorchs_high_and_size_overload():
+    engine.manual_seed(0)
+    draws = engine.randint(5, (1000,))
+    assert draws.shape == (1000,) and draws.dtype == engine.int64
+    assert draws.min().item() == 0 and draws.max().item() == 4
+    assert engine.randint(2, 4, (3,)).shape == (3,)
+
+
+def _tiny_gpt(lib, vocab=11, n_embd=8, block=6):
+    """One block of "Let's build GPT": token and position embeddings, a causal self-attention head (a tril mask
+    filled with -inf), layer norms, a feed-forward net and the head, as the lecture writes them."""
+    nn, F = lib.nn, lib.nn.functional
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.key = nn.Linear(n_embd, n_embd, bias=False)
+            self.query = nn.Linear(n_embd, n_embd, bias=False)
+            self.value = nn.Linear(n_embd, n_embd, bias=False)
+            self.register_buffer("tril", lib.tril(lib.ones(block, block)))
+
+        def forward(self, x):
+            B, T, C = x.shape  # noqa: N806 - the lecture's names
+            k, q = self.key(x), self.query(x)
+            wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
+            wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
+            return F.softmax(wei, dim=-1) @ self.value(x)
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, n_embd)
+            self.pos = nn.Embedding(block, n_embd)
+            self.ln1, self.ln2, self.ln_f = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+            self.sa = Head()
+            self.ffwd = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.ReLU(), nn.Linear(4 * n_embd, n_embd))
+            self.lm_head = nn.Linear(n_embd, vocab)
+
+        def forward(self, idx, targets):
+            B, T = idx.shape  # noqa: N806
+            x = self.tok(idx) + self.pos(lib.arange(T))
+            x = x + self.sa(self.ln1(x))
+            x = x + self.ffwd(self.ln2(x))
+            logits = self.lm_head(self.ln_f(x))
+            return F.cross_entropy(logits.view(B * T, -1), targets.view(B * T))
+
+    return GPT()
+
+
+@pytest.mark.torch
+def test_a_gpt_block_from_the_same_weights_gives_torchs_loss_and_gradients():
+    torch = pytest.importorskip("torch")
+    theirs = _tiny_gpt(torch).double()
+    mine = _tiny_gpt(engine).double()
+    mine.load_state_dict({k: engine.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    rng = np.random.default_rng(9)
+    idx, targets = rng.integers(0, 11, (4, 6)), rng.integers(0, 11, (4, 6))
+    results = []
+    for lib, model in ((engine, mine), (torch, theirs)):
+        loss = model(lib.tensor(idx), lib.tensor(targets))
+        loss.backward()
+        results.append((loss.item(), {n: p.grad.numpy() for n, p in model.named_parameters()}))
+    assert results[0][0] == pytest.approx(results[1][0], rel=1e-12)
+    assert list(results[0][1]) == list(results[1][1])
+    for name in results[0][1]:
+        np.testing.assert_allclose(results[0][1][name], results[1][1][name], rtol=1e-9, atol=1e-12, err_msg=name)
