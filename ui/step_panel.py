@@ -45,7 +45,8 @@ NODE_W, NODE_H, ROW_H, GAP = 150, 40, 70, 24
 WEIGHTS_NOTE = "Start a run: its weights are sampled as it trains (a few percent of its time)."
 SCRIPT_WEIGHTS_NOTE = ("Your script's weights are sampled in its own process between its backward() calls (its "
                        "parameters: the leaves of its loss's graph), within a few percent of its time.")
-MIN_READABLE_SCALE = 0.7  # below this a node's text is too small to read: the graph scrolls instead
+MIN_READABLE_SCALE = 0.7  # below this a node's text is too small to read: a big graph scrolls instead
+WHOLE_UP_TO = 20  # nodes: a graph this small is always shown whole
 REDRAW_MS = 1000  # the weights' curves are redrawn at most this often while a run sends samples
 HIST_MS = 3000  # and the histograms at most this often
 SYMBOLS_UP_TO = 40  # points drawn as dots too while a curve has no more (dots are the costly part to paint)
@@ -214,15 +215,17 @@ class GraphView(QWidget):
         self._fit()
 
     def _fit(self) -> None:
-        """The whole graph in view, shrunk when the panel is small (never enlarged past its natural size); a graph
-        too tall to be read whole (a script's CNN: twenty nodes deep) keeps a readable size across the panel's
-        width and scrolls, its loss at the top."""
+        """The whole graph in view, shrunk when the panel is small (never enlarged past its natural size); a big
+        graph keeps a readable size and scrolls, its loss at the top."""
         rect = self.scene.sceneRect()
         if rect.isEmpty() or not self.view.isVisible():
             return
         port = self.view.maximumViewportSize()
-        across = port.width() / rect.width()
-        scale = min(1.0, max(min(across, port.height() / rect.height()), min(across, MIN_READABLE_SCALE)))
+        whole = min(port.width() / rect.width(), port.height() / rect.height())
+        # a recipe's graph (about ten nodes) is shown whole, shrunk as the panel needs; a script's bigger one (a
+        # CNN's thirty nodes, a GPT's two hundred) at a readable size at least, scrolled, its loss at the top centre
+        big = len(self.items) > WHOLE_UP_TO
+        scale = min(1.0, max(whole, MIN_READABLE_SCALE) if big else whole)
         self.view.resetTransform()
         self.view.scale(scale, scale)
         self.view.centerOn(rect.center().x(), rect.top() + port.height() / scale / 2)

@@ -76,3 +76,31 @@ def test_the_histograms_steps_are_labelled_as_the_plots_height_has_room_for(qtbo
     view.samples = []
     view._draw_hist()
     assert view._hist_steps == []
+
+
+def _chain(n: int) -> dict:
+    """A graph of ``n`` nodes one above the other (the loss at the top), as app.inspect_step describes one."""
+    nodes = [{"id": i, "op": "Add", "kind": "op", "shape": [4, 4], "dtype": "float32", "device": "cpu",
+              "inputs": [i + 1] if i + 1 < n else [], "name": None, "depth": i, "output": None, "grad": None,
+              "grad_fn": "AddBackward0"} for i in range(n)]
+    return {"recipe": "test", "source": "a chain", "graph": {"nodes": nodes, "edges": [[i + 1, i] for i in
+                                                                                       range(n - 1)]}, "manual": {}}
+
+
+def test_a_small_graph_is_shown_whole_and_a_big_one_readable_and_scrolled_from_its_loss(qtbot):
+    from ui.step_panel import MIN_READABLE_SCALE, GraphView
+
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(300, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    view.show_graph(_chain(8))  # a recipe's size: shrunk to fit the panel
+    scale = view.view.transform().m11()
+    assert scale < MIN_READABLE_SCALE
+    rect = view.scene.sceneRect()
+    assert rect.height() * scale <= view.view.maximumViewportSize().height() + 1
+    view.show_graph(_chain(60))  # a script's: a readable size, the loss's node in view
+    assert view.view.transform().m11() == pytest.approx(MIN_READABLE_SCALE)
+    top = view.view.mapToScene(view.view.viewport().rect()).boundingRect()
+    assert top.top() <= view.items[0].scenePos().y() <= top.bottom()
