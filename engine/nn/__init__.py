@@ -30,6 +30,7 @@ from .modules import (
     MaxPool2d,
     MaxPool3d,
     Module,
+    ModuleDict,
     ModuleList,
     MSELoss,
     NLLLoss,
@@ -49,4 +50,4 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "Linear", "ReLU
            "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
            "SiLU", "ELU", "Softplus", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
-           "Unflatten", "Embedding"]
+           "Unflatten", "Embedding", "ModuleDict"]

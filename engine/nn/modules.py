@@ -17,7 +17,7 @@ __all__ = ["Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Sequenti
            "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "SiLU", "ELU",
            "Softplus", "Unflatten", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
-           "Embedding"]
+           "Embedding", "ModuleDict"]
 
 
 class Parameter(Tensor):
@@ -209,10 +209,19 @@ class Module:
         return out
 
     # ---- traversal
-    def named_modules(self, prefix=""):
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """This module and those under it, with their dotted names; a module held twice (one Linear in two places
+        of a Sequential) once, unless ``remove_duplicate=False``, as PyTorch's."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
         yield prefix, self
         for name, m in self._modules.items():
-            yield from m.named_modules(f"{prefix}.{name}" if prefix else name)
+            if m is not None:
+                yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
     def modules(self):
         for _, m in self.named_modules():
@@ -223,7 +232,7 @@ class Module:
 
     def named_parameters(self, prefix="", recurse=True):
         seen = set()
-        mods = self.named_modules(prefix) if recurse else [(prefix, self)]
+        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
         for mod_name, m in mods:
             for name, p in m._parameters.items():
                 if p is None or id(p) in seen:
@@ -236,7 +245,7 @@ class Module:
             yield p
 
     def named_buffers(self, prefix="", recurse=True):
-        mods = self.named_modules(prefix) if recurse else [(prefix, self)]
+        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
         for mod_name, m in mods:
             for name, b in m._buffers.items():
                 if b is not None:
@@ -274,12 +283,13 @@ class Module:
     def _state(self) -> OrderedDict:
         """Parameters and persistent buffers by name, module by module (its parameters, then its buffers), as
         PyTorch orders a state_dict."""
-        out, seen = OrderedDict(), set()
-        for mod_name, m in self.named_modules():
+        out = OrderedDict()
+        # every name a parameter is held under: a module held twice, or a weight tied to another (a GPT's head and
+        # its embedding), is saved under each of its names, as PyTorch saves it
+        for mod_name, m in self.named_modules(remove_duplicate=False):
             prefix = f"{mod_name}." if mod_name else ""
             for name, p in m._parameters.items():
-                if p is not None and id(p) not in seen:
-                    seen.add(id(p))
+                if p is not None:
                     out[prefix + name] = p
             for name, b in m._buffers.items():
                 if b is not None and name not in m._non_persistent:
@@ -811,6 +821,61 @@ class ModuleList(Module):
                              f"({start}-{i - 1}): {count} x {mods[start]}")
                 start = i
         return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """Modules by name, in the order they were put in, registered under their names (a GPT's ``transformer``:
+    ``nn.ModuleDict(dict(wte=..., h=nn.ModuleList(...)))``). It has no forward: a model looks its modules up."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str):
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"ModuleDict keys are names (str), not {type(key).__name__}")
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleDict holds Modules, not {type(module).__name__}")
+        setattr(self, key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key) -> bool:
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def pop(self, key: str):
+        return self._modules.pop(key)
+
+    def clear(self) -> None:
+        self._modules.clear()
+
+    def update(self, modules) -> None:
+        """From a mapping, or pairs of (name, module), in their order."""
+        pairs = modules.items() if hasattr(modules, "items") else modules
+        for pair in pairs:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(f"ModuleDict update sequence element has length {len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
 
 
 def _implicit_dim(name: str, ndim: int) -> int:

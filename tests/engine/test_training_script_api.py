@@ -1230,3 +1230,37 @@ def test_a_gpt_block_from_the_same_weights_gives_torchs_loss_and_gradients():
     assert list(results[0][1]) == list(results[1][1])
     for name in results[0][1]:
         np.testing.assert_allclose(results[0][1][name], results[1][1][name], rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def _module_dict(lib):
+    d = lib.nn.ModuleDict(dict(wte=lib.nn.Embedding(5, 3), h=lib.nn.ModuleList([lib.nn.Linear(3, 3)] * 2)))
+    d["ln_f"] = lib.nn.LayerNorm(3)
+    d.update([("head", lib.nn.Linear(3, 5))])
+    return d
+
+
+def test_module_dict_registers_its_modules_by_name_in_order():
+    d = _module_dict(engine)
+    assert list(d) == ["wte", "h", "ln_f", "head"] and len(d) == 4 and "h" in d and "x" not in d
+    assert list(d.state_dict()) == ["wte.weight", "h.0.weight", "h.0.bias", "h.1.weight", "h.1.bias", "ln_f.weight",
+                                    "ln_f.bias", "head.weight", "head.bias"]
+    assert d["head"].out_features == 5 and d.head is d["head"]
+    # the Linear held twice: one module (modules(), apply()), saved under both of its names (as PyTorch saves it)
+    assert len(list(d.modules())) == 6 and len(list(d.named_modules(remove_duplicate=False))) == 7
+    assert sum(p.numel() for p in d.parameters()) == 15 + 12 + 6 + 20  # the list's two entries are one Linear
+    assert isinstance(d.pop("head"), engine.nn.Linear) and list(d.keys()) == ["wte", "h", "ln_f"]
+    del d["ln_f"]
+    assert [k for k, _ in d.items()] == ["wte", "h"]
+    with pytest.raises(TypeError, match="ModuleDict holds Modules, not int"):
+        d["x"] = 3
+    with pytest.raises(ValueError, match="ModuleDict update sequence element has length 3; 2 is required"):
+        d.update([("a", engine.nn.ReLU(), 1)])
+    d.clear()
+    assert len(d) == 0 and list(d.parameters()) == []
+
+
+@pytest.mark.torch
+def test_module_dict_prints_and_keys_as_torchs():
+    torch = pytest.importorskip("torch")
+    mine, theirs = _module_dict(engine), _module_dict(torch)
+    assert repr(mine) == repr(theirs) and list(mine.state_dict()) == list(theirs.state_dict())
