@@ -184,7 +184,7 @@ def install(engine, reporter: Reporter, script_check) -> None:
         look = reporter.inside
         scalar = self.numel() == 1
         if scalar and look is None:
-            _sample_weights(reporter, self, "after")  # the weights the last update left
+            _sample_weights(reporter, "after")  # the weights the last update left
         if look is not None and look.state == "graph" and scalar:
             look.describe(self)  # before the walk frees what the graph saved
         out = backward(self, *args, **kwargs)
@@ -195,7 +195,7 @@ def install(engine, reporter: Reporter, script_check) -> None:
                 _start_dynamics(engine, reporter, self, script_check)
             now = time.perf_counter()
             if look is None:
-                _sample_weights(reporter, self, "before", now)  # the weights and the gradient, before the update
+                _sample_weights(reporter, "before", now)  # the weights and the gradient, before the update
             report = (float(item(self)), str(self.device), time.perf_counter())
             if look is not None and look.profiling():
                 look.pending_step = report  # sent when the profile has closed, after this call returns
@@ -235,7 +235,7 @@ def _start_dynamics(engine, reporter: Reporter, loss, script_check) -> None:
         reporter.dynamics = None
 
 
-def _sample_weights(reporter: Reporter, loss, when: str, now: float = 0.0) -> None:
+def _sample_weights(reporter: Reporter, when: str, now: float = 0.0) -> None:
     dyn = reporter.dynamics
     if dyn is None:
         return

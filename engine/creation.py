@@ -191,11 +191,10 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None) 
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None) -> Tensor:  # noqa: A002
-    """Indices drawn from each row of ``input``: ``engine.random.multinomial`` (its docstring says how)."""
-    if not isinstance(input, Tensor) or not input.dtype.is_floating_point:
-        got = input.dtype if isinstance(input, Tensor) else type(input).__name__
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {got}")
-    return _wrap(_random.multinomial(input._data, num_samples, replacement, input.device, generator))
+    """Indices drawn from each row of ``input``: ``Tensor.multinomial`` (``engine.random.multinomial`` says how)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial(): input must be a Tensor, not {type(input).__name__}")
+    return input.multinomial(num_samples, replacement, generator=generator)
 
 
 def randperm(n, dtype=None, device=None, generator=None) -> Tensor:
