@@ -255,6 +255,12 @@ __all__ = [
     "sqrt",
     "sigmoid",
     "tanh",
+    "erf",
+    "sort",
+    "argsort",
+    "msort",
+    "topk",
+    "gather",
     "relu",
     "clamp",
     "pow",
@@ -318,6 +324,30 @@ def sigmoid(input):  # noqa: A002
 
 def tanh(input):  # noqa: A002
     return input.tanh()
+
+
+def erf(input):  # noqa: A002
+    return input.erf()
+
+
+def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002
+    return input.sort(dim, descending, stable)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):  # noqa: A002
+    return input.argsort(dim, descending, stable)
+
+
+def msort(input):  # noqa: A002
+    return input.msort()
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
+    return input.topk(k, dim, largest, sorted)
+
+
+def gather(input, dim, index, *, sparse_grad=False):  # noqa: A002
+    return input.gather(dim, index, sparse_grad=sparse_grad)
 
 
 def relu(input):  # noqa: A002

@@ -72,6 +72,8 @@ def _return_type(name: str):
 
 return_types_max = _return_type("max")
 return_types_min = _return_type("min")
+return_types_sort = _return_type("sort")
+return_types_topk = _return_type("topk")
 
 
 def _wrap(array, requires_grad=False):
@@ -795,26 +797,34 @@ class Tensor:
         return _wrap(xp_of(self._data).isfinite(self._data))
 
     # ------------------------------------------------------------------ elementwise math
+    def _floating(self):
+        """Self, or an integer or bool tensor as the default float dtype: what PyTorch's float-only math
+        (exp, log, sqrt, sigmoid, tanh, sin, cos, erf) computes in and returns for them."""
+        return self.to(_dtypes.get_default_dtype()) if self._data.dtype.kind in "biu" else self
+
     def exp(self):
-        return _fn.Exp.apply(self)
+        return _fn.Exp.apply(self._floating())
 
     def log(self):
-        return _fn.Log.apply(self)
+        return _fn.Log.apply(self._floating())
 
     def sqrt(self):
-        return _fn.Sqrt.apply(self)
+        return _fn.Sqrt.apply(self._floating())
 
     def sigmoid(self):
-        return _fn.Sigmoid.apply(self)
+        return _fn.Sigmoid.apply(self._floating())
 
     def tanh(self):
-        return _fn.Tanh.apply(self)
+        return _fn.Tanh.apply(self._floating())
 
     def sin(self):
-        return _fn.Sin.apply(self)
+        return _fn.Sin.apply(self._floating())
 
     def cos(self):
-        return _fn.Cos.apply(self)
+        return _fn.Cos.apply(self._floating())
+
+    def erf(self):
+        return _fn.Erf.apply(self._floating())
 
     def relu(self):
         return _fn.ReLU.apply(self)
@@ -957,6 +967,83 @@ class Tensor:
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
             dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         return self.max() if dim is None else self.max(dim, keepdim).values
+
+    def _sort_order(self, dim, descending):
+        """The indices that sort along ``dim`` (a checked, non-negative dimension), stably, as PyTorch's ``sort``:
+        NaN last ascending and first descending, equal entries in their first order either way."""
+        a = self._data
+        xp = xp_of(a)
+        if a.dtype.kind == "b":
+            a = a.astype(np.uint8)
+        if not descending:
+            return xp.argsort(a, axis=dim, kind="stable")
+        if a.dtype.kind != "f":
+            return xp.argsort(~a, axis=dim, kind="stable")  # ~ reverses an integer order, and cannot overflow
+        nan = xp.isnan(a)
+        order = xp.argsort(xp.where(nan, -xp.inf, -a), axis=dim, kind="stable")
+        if a.__class__ is np.ndarray and not nan.any():
+            return order  # (on a GPU, knowing would mean waiting for it: the NaN pass always runs there)
+        nan_last = (~xp.take_along_axis(nan, order, axis=dim)).astype(np.uint8)
+        return xp.take_along_axis(order, xp.argsort(nan_last, axis=dim, kind="stable"), axis=dim)
+
+    def _sort_dim(self, dim):
+        nd = self._data.ndim
+        if not -max(nd, 1) <= dim < max(nd, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], "
+                             f"but got {dim})")
+        return dim % nd if nd else 0
+
+    def sort(self, dim=-1, descending=False, stable=False):
+        """The entries along ``dim`` in order, and where each came from (``values``, ``indices``); always stable."""
+        if self._data.ndim == 0:
+            self._sort_dim(dim)
+            return return_types_sort(self.clone(), _wrap(xp_of(self._data).zeros((), dtype=np.int64)))
+        dim = self._sort_dim(dim)
+        order = self._sort_order(dim, descending)
+        return return_types_sort(_fn.TakeAlong.apply(self, order, dim, name="SortBackward0"), _wrap(order))
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return self.sort(dim, descending, stable).indices
+
+    def msort(self):
+        return self.sort(0).values
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's name
+        """The ``k`` largest entries along ``dim`` (smallest with ``largest=False``), largest first, and their
+        indices; NaN counts as the largest, as PyTorch's."""
+        nd = self._data.ndim
+        dim = self._sort_dim(dim)
+        size = self._data.shape[dim] if nd else 1
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= size:
+            raise RuntimeError("selected index k out of range")
+        if nd == 0:
+            return return_types_topk(self.clone(), _wrap(xp_of(self._data).zeros((), dtype=np.int64)))
+        order = self._sort_order(dim, largest)[(slice(None),) * dim + (slice(0, k),)]
+        return return_types_topk(_fn.TakeAlong.apply(self, order, dim, name="TopkBackward0"), _wrap(order))
+
+    def gather(self, dim, index, *, sparse_grad=False):
+        """``out[i][j] = self[index[i][j]][j]`` for ``dim`` 0 (and so on): entries picked along ``dim`` by an
+        index tensor of the same rank, no larger than ``self`` in the other dimensions; the gradient adds back."""
+        if not isinstance(index, Tensor) or index.dtype not in (_dtypes.int64, _dtypes.int32):
+            got = index.dtype if isinstance(index, Tensor) else type(index).__name__
+            raise RuntimeError(f"gather(): Expected dtype int64 for index, but got {got}")
+        a, idx = self._data, index._data
+        nd = a.ndim
+        dim = self._sort_dim(dim)
+        if idx.ndim != nd and not (max(nd, 1) == max(idx.ndim, 1)):
+            raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+        if nd == 0 or idx.ndim == 0:
+            return self.reshape(1).gather(0, index.reshape(1)).reshape(())
+        larger = [d for d in range(nd) if d != dim and idx.shape[d] > a.shape[d]]
+        if larger:
+            raise RuntimeError(f"Size does not match at dimension {larger[0]} expected index {list(idx.shape)} to be "
+                               f"no larger than self {list(a.shape)} apart from dimension {dim}")
+        if idx.__class__ is np.ndarray and idx.size:
+            bad = (idx < 0) | (idx >= a.shape[dim])
+            if bad.any():
+                raise RuntimeError(f"index {int(idx.reshape(-1)[bad.reshape(-1).argmax()])} is out of bounds for "
+                                   f"dimension {dim} with size {a.shape[dim]}")
+        return _fn.TakeAlong.apply(self, idx.astype(np.int64, copy=False), dim, name="GatherBackward0")
 
     def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too

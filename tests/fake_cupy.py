@@ -805,6 +805,7 @@ SIGNATURES = {
     "swapaxes": ("a", "axis1", "axis2"),
     "moveaxis": ("a", "source", "destination"),
     "take_along_axis": ("a", "indices", "axis"),
+    "argsort": ("a", "axis", "kind"),
     "allclose": ("a", "b", "rtol", "atol", "equal_nan"),
     "sum": ("a", "axis", "dtype", "out", "keepdims"),
     "mean": ("a", "axis", "dtype", "out", "keepdims"),

@@ -11,7 +11,9 @@ from .elementwise import (
     BinaryCrossEntropy,
     Clamp,
     Cos,
+    Erf,
     Exp,
+    Gelu,
     Log,
     Maximum,
     ReLU,
@@ -22,6 +24,7 @@ from .elementwise import (
     Tanh,
     Where,
 )
+from .loss import NllLoss
 from .reduction import MaxMin, MaxMinDim, Mean, Sum
 from .shape import (
     Cast,
@@ -35,6 +38,7 @@ from .shape import (
     Reshape,
     SetItem,
     Stack,
+    TakeAlong,
     ToDevice,
     Transpose,
     Triangle,
@@ -43,8 +47,9 @@ from .shape import (
 __all__ = [
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
-    "Rounding", "BinaryCrossEntropy",
+    "Rounding", "BinaryCrossEntropy", "Erf", "Gelu", "NllLoss",
     "Sum", "Mean", "MaxMin", "MaxMinDim",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
     "Stack", "Cat", "Convolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Triangle",
+    "TakeAlong",
 ]

@@ -339,3 +339,43 @@ class Cat(Function):
         xp = xp_of(gy)
         cuts = np.cumsum(ctx.sizes)[:-1].tolist()
         return tuple(xp.split(gy, cuts, axis=ctx.axis))
+
+
+def along(xp, index, axis):
+    """The index tuple that picks ``index``'s entries along ``axis`` and its own position in every other
+    dimension (``take_along_axis``'s, written out so that a gradient can be added back through it)."""
+    nd = index.ndim
+    return tuple(index if d == axis else xp.arange(index.shape[d]).reshape([-1 if e == d else 1 for e in range(nd)])
+                 for d in range(nd))
+
+
+class TakeAlong(Function):
+    """Entries picked along one dimension by an index array of the input's rank (``gather``; the values of
+    ``sort`` and ``topk``, whose indices the caller found): the gradient is added back where each entry came
+    from (an entry picked twice by ``gather`` gets both)."""
+
+    raw = True
+
+    def backward_name(self):
+        return self.op_name
+
+    @staticmethod
+    def forward(ctx, x, index, dim, name="GatherBackward0"):
+        xp = xp_of(x)
+        ctx.op_name = name
+        where = along(xp, index, dim)
+        ctx.meta = (x.shape, name == "GatherBackward0")
+        ctx.saved = where
+        return x[where]
+
+    @staticmethod
+    def backward(ctx, gy):
+        shape, repeats = ctx.meta
+        where = ctx.saved
+        xp = xp_of(gy)
+        gx = xp.zeros(shape, dtype=gy.dtype)
+        if repeats:
+            xp.add.at(gx, where, gy)
+        else:  # sort and topk pick each entry at most once
+            gx[where] = gy
+        return gx, None

@@ -3,6 +3,7 @@
 from . import functional, init, utils
 from .modules import (
     ELU,
+    GELU,
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool3d,
@@ -50,4 +51,4 @@ __all__ = ["functional", "init", "utils", "Module", "Parameter", "Linear", "ReLU
            "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
            "SiLU", "ELU", "Softplus", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
-           "Unflatten", "Embedding", "ModuleDict"]
+           "Unflatten", "Embedding", "ModuleDict", "GELU"]

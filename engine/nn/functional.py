@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import creation, dtypes
 from ..autograd import no_grad
-from ..functions import BinaryCrossEntropy, Embedding, ReLU, Sigmoid, Tanh
+from ..functions import BinaryCrossEntropy, Embedding, Gelu, NllLoss, ReLU, Sigmoid, Tanh
 from ..functions.conv import AdaptiveAvgPool, AvgPool, Convolution, MaxPool, max_pool_indices, pool_geometry
 from ..tensor import Tensor, _wrap
 
@@ -12,7 +14,8 @@ __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_soft
            "cross_entropy", "dropout", "one_hot", "leaky_relu", "layer_norm", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "silu", "elu", "softplus", "conv1d", "conv2d", "conv3d", "max_pool1d",
            "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "embedding"]
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "embedding", "gelu",
+           "scaled_dot_product_attention"]
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -132,6 +135,44 @@ def _softplus(z: Tensor) -> Tensor:
     return (up + (1 + (-up).exp()).log()).where(z > 0, (1 + down.exp()).log())
 
 
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
+    """``x * Phi(x)``, Phi the standard normal's distribution function (GPT-2's activation), or its tanh
+    approximation with ``approximate='tanh'``."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"GeluKernelImpl" not implemented for \'{input.dtype.legacy_name[:-6]}\'')
+    return Gelu.apply(input, approximate=approximate)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(query @ key^T * scale + mask) @ value`` over the last two dimensions (scale ``1/sqrt(E)`` unless
+    given), as PyTorch's reference implementation writes it: ``is_causal`` lets each query see its own position
+    and the ones before; a bool ``attn_mask`` says where a query may look, a float one is added. The engine has
+    no fused kernel: this is the sum of its parts, with their nodes."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if enable_gqa:
+        raise RuntimeError("scaled_dot_product_attention: enable_gqa (grouped-query attention) is PyTorch's but not "
+                           "the engine's")
+    check_dropout_probability(dropout_p)
+    queries, keys = query.shape[-2], key.shape[-2]
+    weights = query @ key.transpose(-2, -1) * (query.shape[-1] ** -0.5 if scale is None else scale)
+    if is_causal:
+        attn_mask = creation.ones(queries, keys, dtype=dtypes.bool_, device=query.device).tril()
+    if attn_mask is not None:
+        if attn_mask.dtype == dtypes.bool_:
+            weights = weights.masked_fill(~attn_mask, float("-inf"))
+        else:
+            weights = weights + attn_mask
+    weights = softmax(weights, -1)
+    if dropout_p > 0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights @ value
+
+
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * sigmoid(x)`` (the swish)."""
     return input * input.sigmoid()
@@ -172,13 +213,107 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
     return _reduce(loss * weight if weight is not None else loss, reduction)
 
 
-def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
-    picked = -input[range(input.shape[0]), target]
-    return _reduce(picked, reduction)
+def legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """The reduction that PyTorch's old ``size_average``/``reduce`` flags stand for (either left out counts as
+    True): both true 'mean', ``size_average=False`` 'sum', ``reduce=False`` 'none'; ``reduction`` when neither
+    is given."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return ("mean" if size_average else "sum") if reduce else "none"
 
 
-def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
-    return nll_loss(log_softmax(input, 1), target, reduction)
+def _check_weight(weight, classes: int) -> None:
+    if weight is not None and (not isinstance(weight, Tensor) or tuple(weight.shape) != (classes,)):
+        got = list(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but got "
+                           f"weight tensor of shape: {got}")
+
+
+def _check_classes(input: Tensor, target: Tensor, weight, op: str) -> int:  # noqa: A002
+    """The number of classes, once ``input`` (``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)``), ``target`` (class
+    indices: 0-d, ``(N,)`` or ``(N, d1, ...)``) and ``weight`` (one per class) are found to fit, as PyTorch's."""
+    if not isinstance(target, Tensor) or target.dtype not in (dtypes.int64, dtypes.uint8):
+        got = target.dtype.legacy_name[:-6] if isinstance(target, Tensor) else type(target).__name__
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {got}")
+    if input.dim() == 0:
+        raise ValueError(f"Expected 1 or more dimensions for {op} (got 0)")
+    classes = input.shape[0] if input.dim() == 1 else input.shape[1]
+    _check_weight(weight, classes)
+    if input.dim() == 1 and target.dim() != 0:
+        raise RuntimeError(f"0D target tensor expected for 1D input, multi-target not supported (got target of size "
+                           f"{list(target.shape)})")
+    if input.dim() == 2 and target.dim() != 1:
+        raise RuntimeError(f"1D target tensor expected, multi-target not supported (got target of size "
+                           f"{list(target.shape)})")
+    if input.dim() == 2 and target.shape[0] != input.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    expected = (input.shape[0], *input.shape[2:])
+    if input.dim() > 2 and tuple(target.shape) != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+    return classes
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,  # noqa: A002
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """The mean (or sum, or each) of ``-input[i, target[i]]``, PyTorch's: a class weight per row with ``weight``
+    (the mean then divides by the weights' sum), rows whose target is ``ignore_index`` left out (0 with 'none'; the
+    mean of none is NaN), and targets out of range refused on the CPU (a GPU's would have to wait to be read)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    classes = _check_classes(input, target, weight, "nll_loss")
+    t = target._data
+    masked = True
+    if t.__class__ is np.ndarray:
+        ignored = t == ignore_index
+        bad = ~ignored & ((t < 0) | (t >= classes))
+        if bad.any():
+            raise IndexError(f"Target {int(t.reshape(-1)[bad.reshape(-1).argmax()])} is out of bounds.")
+        masked = bool(ignored.any())
+    return NllLoss.apply(input, t, weight=None if weight is None else weight._data, ignore_index=ignore_index,
+                         reduction=reduction, masked=masked)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,  # noqa: A002
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """``nll_loss`` of the log-softmax over the class dimension (1, or 0 for one unbatched row), PyTorch's:
+    class indices or, as a float tensor of the input's shape, class probabilities; with ``label_smoothing`` the
+    target mixed with the uniform distribution by that share."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not (isinstance(target, Tensor) and target.dtype.is_floating_point):  # class indices
+        _check_classes(input, target, weight, "cross_entropy")
+    elif tuple(target.shape) != tuple(input.shape) or input.dim() == 0:
+        raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+    class_dim = 0 if input.dim() == 1 else 1
+    classes = input.shape[class_dim]
+    _check_weight(weight, classes)
+    logp = log_softmax(input, class_dim)
+    spread = None if weight is None else weight.reshape(classes, *([1] * (input.dim() - class_dim - 1)))
+    if target.dtype.is_floating_point:  # class probabilities
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        each = logp * target if spread is None else logp * target * spread
+        if reduction == "none":
+            return -each.sum(class_dim)
+        return -each.sum() if reduction == "sum" else -each.sum() / (input.numel() // classes)
+    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0:
+        return loss
+    keep = target != ignore_index
+    smooth = (-(logp if spread is None else logp * spread).sum(class_dim)).masked_fill(~keep, 0.0)
+    if reduction == "sum":
+        smooth = smooth.sum()
+    elif reduction == "mean":
+        kept = keep.sum() if weight is None else (weight[target.where(keep, 0)] * keep).sum()
+        # every row ignored: kept is 0, and the loss NaN all the same (from nll_loss's mean), its gradients 0
+        smooth = smooth.sum() / kept.clamp(min=1e-30 if weight is not None else 1)
+    return (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
 
 
 # ---- convolution and pooling (engine/functions/conv.py does the work; here the arguments are checked)

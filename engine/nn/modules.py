@@ -17,7 +17,7 @@ __all__ = ["Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Sequenti
            "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "SiLU", "ELU",
            "Softplus", "Unflatten", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
-           "Embedding", "ModuleDict"]
+           "Embedding", "ModuleDict", "GELU"]
 
 
 class Parameter(Tensor):
@@ -734,17 +734,29 @@ class _Loss(Module):
 
 class MSELoss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
-        if size_average is not None or reduce is not None:
-            # the tutorial's old spelling: MSELoss(size_average=False) means a sum
-            reduction = "sum" if size_average is False or reduce is False else "mean"
-        super().__init__(reduction)
+        # the tutorial's old spelling: MSELoss(size_average=False) means a sum
+        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
 
     def forward(self, input, target):  # noqa: A002
         return F.mse_loss(input, target, reduction=self.reduction)
 
-class CrossEntropyLoss(_Loss):
+class _WeightedLoss(_Loss):
+    """A loss with a class weight, kept as the buffer ``weight`` (saved with the model, moved with it)."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        self.register_buffer("weight", weight)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean", label_smoothing: float = 0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
     def forward(self, input, target):  # noqa: A002
-        return F.cross_entropy(input, target, reduction=self.reduction)
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
 class ModuleList(Module):
@@ -1059,9 +1071,15 @@ class BCEWithLogitsLoss(_Loss):
         return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction, self.pos_weight)
 
 
-class NLLLoss(_Loss):
+class NLLLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
     def forward(self, input, target):  # noqa: A002
-        return F.nll_loss(input, target, reduction=self.reduction)
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
 
 
 class SiLU(Module):
@@ -1070,6 +1088,18 @@ class SiLU(Module):
 
     def forward(self, input):  # noqa: A002
         return F.silu(input)
+
+
+class GELU(Module):
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):  # noqa: A002
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
 
 class ELU(Module):
