@@ -1,7 +1,7 @@
 """The compiled parts, each the same steps as the Python it stands for: the autograd graph's two hot paths
 (engine/autograd/_cgraph.c: recording a built-in's node, and Tensor.backward()'s walk) and the CPU backward's
-masked writes (engine/_ckernels.c: the ReLU's and clamp's gradient, grad_h[h < 0] = 0). Everything else is in
-pyproject.toml.
+masked writes and GELU (engine/_ckernels.c: the ReLU's and clamp's gradient, grad_h[h < 0] = 0; erf and GELU,
+forward and backward, in libm's erf). Everything else is in pyproject.toml.
 
 ``optional=True``: where no C compiler is at hand the install goes on, and the engine runs those paths in Python
 (engine/autograd/_compiled.py and engine/kernels.py say which).
@@ -10,4 +10,4 @@ pyproject.toml.
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("engine.autograd._cgraph", ["engine/autograd/_cgraph.c"], optional=True),
-                   Extension("engine._ckernels", ["engine/_ckernels.c"], optional=True)])
+                   Extension("engine._ckernels", ["engine/_ckernels.c"], libraries=["m"], optional=True)])

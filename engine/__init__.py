@@ -3,7 +3,8 @@
 The tutorial's programs run with one changed line, ``import engine as torch``.
 """
 
-from . import accelerator, autograd, backends, cuda, functional, nn, optim, profiler, utils
+from . import accelerator, amp, autograd, backends, cuda, distributed, functional, nn, optim, profiler, utils
+from .amp import autocast
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import CudaUnavailableError, device, get_default_device, set_default_device
 from .creation import (
@@ -32,8 +33,19 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .dtypes import (
+    bfloat16,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int32,
+    int64,
+    set_default_dtype,
+    uint8,
+)
 from .dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
-from .dtypes import dtype, float16, float32, float64, get_default_dtype, int32, int64, set_default_dtype, uint8
 from .functional import *  # noqa: F403 - torch.mm, torch.exp, ...
 from .gradcheck import GradcheckError, gradcheck
 from .legacy import CPU_TYPES as _CPU_TYPES
@@ -60,6 +72,15 @@ BoolTensor = _CPU_TYPES["BoolTensor"]
 __version__ = "0.1.0"
 
 
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,  # noqa: A001
+            disable=False):
+    """PyTorch's ``torch.compile`` makes a model faster and computes the same; the engine runs eagerly and has no
+    compiler, so it hands back what it was given (as a decorator too): the same results, at the engine's speed."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
 __all__ = [
     "Tensor", "Size", "tensor", "as_tensor", "from_numpy", "randn", "rand", "randint", "randperm", "multinomial",
     "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "empty_like",
@@ -71,5 +92,6 @@ __all__ = [
     "CudaUnavailableError", "is_tensor",
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
-    "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", *functional.__all__,
+    "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", "amp", "autocast",
+    "distributed", "bfloat16", "compile", *functional.__all__,
 ]

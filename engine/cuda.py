@@ -8,6 +8,7 @@ missing (``unavailable_reason()`` gives the same text).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from . import _capture, _memory, backend
 from . import random as _random
@@ -22,6 +23,7 @@ __all__ = [
     "manual_seed", "manual_seed_all", "runtime_versions", "CudaUnavailableError", "CUDAGraph", "graph",
     "GraphCaptureError", "is_current_stream_capturing", "release_thread_resources",
     "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
+    "is_bf16_supported", "amp",
 ]
 
 FloatTensor = CUDA_TYPES["FloatTensor"]
@@ -218,3 +220,28 @@ def manual_seed(seed: int) -> None:
 def manual_seed_all(seed: int) -> None:
     if is_available():
         _random.seed_cuda_all(int(seed))
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False, whatever the GPU can do: the engine has no bfloat16 (NumPy and CuPy have none). A script that
+    picks its dtype by asking (nanoGPT: bfloat16 if supported, else float16) so picks one the engine has."""
+    return False
+
+
+class _GradScaler:
+    """``torch.cuda.amp.GradScaler(...)``: ``engine.amp.GradScaler('cuda', ...)``."""
+
+    def __new__(cls, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True):
+        from .amp import GradScaler
+
+        return GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+
+
+def _autocast(enabled=True, dtype=None, cache_enabled=True):
+    """``torch.cuda.amp.autocast(...)``: ``engine.amp.autocast('cuda', ...)``."""
+    from .amp import autocast
+
+    return autocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+amp = SimpleNamespace(GradScaler=_GradScaler, autocast=_autocast)  # the older spelling, torch.cuda.amp.*

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["dtype", "float16", "float32", "float64", "int32", "int64", "uint8", "bool_", "from_numpy_dtype",
-           "to_dtype", "get_default_dtype", "set_default_dtype"]
+__all__ = ["dtype", "float16", "float32", "float64", "int32", "int64", "uint8", "bool_", "bfloat16",
+           "from_numpy_dtype", "to_dtype", "get_default_dtype", "set_default_dtype"]
 
 
 class dtype:
@@ -35,6 +35,32 @@ int64 = dtype("int64", np.int64, "LongTensor")
 uint8 = dtype("uint8", np.uint8, "ByteTensor")
 bool_ = dtype("bool", np.bool_, "BoolTensor")
 
+
+
+class _Missing:
+    """A PyTorch dtype the engine has not (NumPy and CuPy have no bfloat16): its name is there, so that a script
+    may name it in a table of choices (nanoGPT's ``{'bfloat16': torch.bfloat16, ...}``), and making a tensor of
+    it is refused by name."""
+
+    __slots__ = ("name",)
+    is_floating_point = True
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def refusal(self) -> TypeError:
+        return TypeError(f"{self.name} is PyTorch's, but the engine has no {self.name} (NumPy and CuPy have none): use "
+                         "float32, or float16")
+
+    def __getattr__(self, attribute):
+        raise self.refusal()
+
+    def __repr__(self):
+        return f"engine.{self.name}"
+
+
+bfloat16 = _Missing("bfloat16")
+
 _ALL = (float16, float32, float64, int32, int64, uint8, bool_)
 _BY_NP = {d.np: d for d in _ALL}
 _BY_NAME = {d.name: d for d in _ALL}
@@ -57,7 +83,11 @@ def to_dtype(value) -> dtype:
     """An engine dtype from an engine dtype, a name ('float32', 'double'), or a NumPy type."""
     if isinstance(value, dtype):
         return value
+    if value.__class__ is _Missing:
+        raise value.refusal()
     if isinstance(value, str):
+        if value.removeprefix("torch.").removeprefix("engine.") == "bfloat16":
+            raise bfloat16.refusal()
         found = _BY_NAME.get(value.removeprefix("torch.").removeprefix("engine."))
         if found is None:
             raise TypeError(f"unknown dtype {value!r}; expected one of {', '.join(sorted(_BY_NAME))}")

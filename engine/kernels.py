@@ -231,3 +231,134 @@ def _zeros_of(x):
         _zero_views.clear()
     zeros = _zero_views[(dtype, x.shape)] = buffer[:n].reshape(x.shape)
     return zeros
+
+
+# ----------------------------------------------------------------------------- erf and GELU
+# erf from Cephes (S. L. Moshier, public domain; ndtr.c): x * T(x^2) / U(x^2) for |x| < 1 and
+# 1 - exp(-x^2) * P(|x|) / Q(|x|) above, with the sign of x. U and Q are monic (their leading 1 left out).
+_ERF_T = (9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3, 7.00332514112805075473e3,
+          5.55923013010394962768e4)
+_ERF_U = (3.35617141647503099647e1, 5.21357949780152679795e2, 4.59432382970980127987e3, 2.26290000613890934246e4,
+          4.92673942608635921086e4)
+_ERFC_P = (2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0, 4.86371970985681366614e1,
+           1.96520832956077098242e2, 5.26445194995477358631e2, 9.34528527171957607540e2, 1.02755188689515710272e3,
+           5.57535335369399327526e2)
+_ERFC_Q = (1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2, 9.75708501743205489753e2,
+           1.82390916687909736289e3, 2.24633760818710981792e3, 1.65666309194161350182e3, 5.57535340817727675546e2)
+_ERF_ONE_FROM = 6.0  # erfc(6) = 2.2e-17: 1 - erfc rounds to 1 in float64 from here on, so |x| is clamped to it
+TWO_OVER_SQRT_PI = 1.1283791670955126
+_SQRT_HALF = 0.7071067811865476
+_PDF_BETA = 0.3989422804014327  # 1 / sqrt(2 pi)
+_TANH_BETA = 0.7978845608028654  # sqrt(2 / pi)
+_KAPPA = 0.044715
+_GELU_KIND = {"none": 1, "tanh": 2}
+
+
+def _poly(x, coefficients, monic=False):
+    """Horner's rule, highest power first; ``monic``: a leading coefficient of 1 that the tuple leaves out."""
+    out = x + coefficients[0] if monic else x * 0 + coefficients[0]
+    for c in coefficients[1:]:
+        out = out * x + c
+    return out
+
+
+def _erf_chain(x):
+    """erf with NumPy's (CuPy's) ufuncs, in ``x``'s dtype: Cephes' rational fits, within a few units in the last
+    place of float64 (checked against ``math.erf``); +-1 at +-inf, NaN at NaN. Each branch reads its own clamped
+    copy of ``x``, so neither overflows."""
+    xp = backend.xp_of(x)
+    inner = xp.clip(x, -1.0, 1.0)
+    z = inner * inner
+    near = inner * _poly(z, _ERF_T) / _poly(z, _ERF_U, monic=True)
+    a = xp.clip(abs(x), 1.0, _ERF_ONE_FROM)
+    far = xp.sign(x) * (1 - xp.exp(-a * a) * _poly(a, _ERFC_P) / _poly(a, _ERFC_Q, monic=True))
+    return xp.where(abs(x) < 1, near, far)
+
+
+# CUDA's erf, exp and tanh are overloaded for float and double: T's own precision, as PyTorch's CUDA kernels
+_GELU_SOURCES = {
+    "erf": ("T x", "T y", "y = erf(x)"),
+    "gelu": ("T x", "T y", "y = x * (T)0.5 * ((T)1 + erf(x * (T)0.70710678118654752440))"),
+    "gelu_tanh": ("T x", "T y", "y = (T)0.5 * x * ((T)1 + tanh((T)0.79788456080286535588 * (x + (T)0.044715 * (x * x * "
+                  "x))))"),
+    "gelu_backward": ("T gy, T x", "T gx", "gx = gy * ((T)0.5 * ((T)1 + erf(x * (T)0.70710678118654752440)) + x * "
+                      "((T)0.39894228040143267794 * exp(-(x * x) * (T)0.5)))"),
+    "gelu_tanh_backward": ("T gy, T x", "T gx", "gx = gy * ((T)0.5 * ((T)1 + tanh((T)0.79788456080286535588 * (x + "
+                           "(T)0.044715 * (x * x * x)))) + (T)0.5 * x * ((T)1 - tanh((T)0.79788456080286535588 * (x + "
+                           "(T)0.044715 * (x * x * x))) * tanh((T)0.79788456080286535588 * (x + (T)0.044715 * (x * x "
+                           "* x)))) * ((T)0.79788456080286535588 * ((T)1 + (T)3 * (T)0.044715 * (x * x))))"),
+}
+
+
+def _gpu_kernel(name: str):
+    k = _kernels.get(name)
+    if k is None:
+        make = getattr(backend.get_cupy(), "ElementwiseKernel", None)
+        k = False if make is None else make(*_GELU_SOURCES[name], f"engine_{name}")
+        _kernels[name] = k
+    return k
+
+
+def _one_pass(x) -> bool:
+    """Whether ``x`` goes to a kernel of its own: a float32/float64 array, C-contiguous NumPy with _ckernels built,
+    or CuPy's."""
+    if x.dtype not in _NATIVE_FLOATS:
+        return False
+    if x.__class__ is np.ndarray:
+        return _ck is not None and x.flags.c_contiguous
+    return True
+
+
+def erf(x):
+    """The error function of a float array, elementwise, in its own dtype (NumPy has none): libm's (C) or CUDA's
+    in one pass, else :func:`_erf_chain`."""
+    if _one_pass(x):
+        if x.__class__ is np.ndarray:
+            out = np.empty(x.shape, x.dtype)
+            _ck.gelu(out, x, 0)
+            return out
+        k = _gpu_kernel("erf")
+        if k:
+            return k(x)
+    return _erf_chain(x)
+
+
+def gelu(x, approximate="none"):
+    """PyTorch's GELU: ``x * 0.5 * (1 + erf(x / sqrt(2)))``, or with ``approximate='tanh'``
+    ``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))``; one pass where :func:`_one_pass` says."""
+    if _one_pass(x):
+        if x.__class__ is np.ndarray:
+            out = np.empty(x.shape, x.dtype)
+            _ck.gelu(out, x, _GELU_KIND[approximate])
+            return out
+        k = _gpu_kernel("gelu" if approximate == "none" else "gelu_tanh")
+        if k:
+            return k(x)
+    xp = backend.xp_of(x)
+    if approximate == "tanh":
+        return 0.5 * x * (1 + xp.tanh(_TANH_BETA * (x + _KAPPA * (x * x * x))))
+    return x * 0.5 * (1 + _erf_chain(x * _SQRT_HALF))
+
+
+def gelu_backward(gy, x, approximate="none"):
+    """``gy`` times GELU's derivative at ``x``: ``Phi(x) + x phi(x)``, or the tanh approximation's."""
+    if _one_pass(x) and gy.__class__ is x.__class__ and gy.dtype == x.dtype and gy.shape == x.shape:
+        if x.__class__ is np.ndarray:
+            if gy.flags.c_contiguous:
+                out = np.empty(x.shape, x.dtype)
+                _ck.gelu_backward(out, gy, x, _GELU_KIND[approximate])
+                return out
+        else:
+            k = _gpu_kernel("gelu_backward" if approximate == "none" else "gelu_tanh_backward")
+            if k:
+                return k(gy, x)
+    xp = backend.xp_of(x)
+    if approximate == "tanh":
+        x_sq = x * x
+        t = xp.tanh(_TANH_BETA * (x + _KAPPA * (x_sq * x)))
+        left_derivative = 0.5 * (1 + t)
+        right_derivative = 0.5 * x * (1 - t * t) * (_TANH_BETA * (1 + 3 * _KAPPA * x_sq))
+        return gy * (left_derivative + right_derivative)
+    cdf = 0.5 * (1 + _erf_chain(x * _SQRT_HALF))
+    pdf = _PDF_BETA * xp.exp(x * x * -0.5)
+    return gy * (cdf + x * pdf)

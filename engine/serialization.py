@@ -28,8 +28,13 @@ _ZIP_MAGIC = b"PK\x03\x04"
 # what a weights-only load may build: tensors and parameters, NumPy arrays (how a tensor's values are kept), and
 # plain containers (a Counter: MultiStepLR's milestones); anything else (a class of the script's, os.system) is
 # refused by name
+# the engine's own rebuilders, under the name it was imported by ("engine"; "torch" where a script's folder links
+# that name to it): what its save() wrote in this process
+_PACKAGE = __name__.rpartition(".")[0]
+_REBUILDERS = {(f"{_PACKAGE}.tensor", "_rebuild"), (f"{_PACKAGE}.nn.modules", "_rebuild_parameter"),
+               ("engine.tensor", "_rebuild"), ("engine.nn.modules", "_rebuild_parameter")}
 _SAFE = {
-    ("engine.tensor", "_rebuild"), ("engine.nn.modules", "_rebuild_parameter"),
+    *_REBUILDERS,
     ("collections", "OrderedDict"), ("collections", "Counter"), ("numpy", "ndarray"), ("numpy", "dtype"),
     ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "_reconstruct"),
     ("numpy._core.multiarray", "scalar"), ("numpy.core.multiarray", "scalar"), ("_codecs", "encode"),
@@ -86,7 +91,7 @@ class _Unpickler(pickle.Unpickler):
                 f"Weights only load failed: the file holds {module}.{name}, which a weights-only load does not "
                 "build (it reads tensors, numbers, strings and plain containers). If you trust the file, load it "
                 "with weights_only=False.")
-        if (module, name) in (("engine.tensor", "_rebuild"), ("engine.nn.modules", "_rebuild_parameter")):
+        if (module, name) in _REBUILDERS:
             rebuild = super().find_class(module, name)
 
             def placed(host, dev, requires_grad):

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 import re
 import sys
 import threading
@@ -725,6 +726,8 @@ class ElementwiseKernel:
         for kind, dtype in types_.items():
             env[f"_cast_{kind}"] = (lambda d: lambda x: np.asarray(x).astype(d))(dtype)
         env["_where"] = np.where
+        # CUDA's math functions, overloaded for float and double: here NumPy's, and libm's erf (NumPy has none)
+        env.update(exp=np.exp, tanh=np.tanh, erf=np.vectorize(math.erf, otypes=[np.float64]))
         out_kind = self.out_params[0][0]
         out_dtype = types_.get(out_kind, np.dtype(out_kind) if out_kind in np.sctypeDict else None)
         code = self._code

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from math import prod as _prod
+
 import numpy as np
 
 from .. import _capture, _cublas
@@ -162,6 +164,13 @@ class MatMul(Function):
                     out = _threads.dot(a, b)
                 else:
                     out = dot2(a, b)
+            elif a.ndim > 2 and b.ndim == 2:  # (..., n, k) @ (k, m): one product of all the rows, as PyTorch folds it
+                ctx.dims = (a.ndim, 2)
+                rows = a.reshape(_prod(a.shape[:-1]), a.shape[-1])  # (no -1: a size may be 0)
+                if a.shape[-1] != b.shape[0]:
+                    raise shapes_error(rows, b)  # in the folded shapes, as PyTorch's
+                out = (_threads.dot(rows, b) if a.__class__ is np.ndarray else dot2(rows, b)).reshape(
+                    a.shape[:-1] + b.shape[1:])
             else:
                 ctx.dims = (a.ndim, b.ndim)
                 out = a @ b
@@ -179,6 +188,12 @@ class MatMul(Function):
                 dot = _threads.dot
                 return (dot(gy, b.T) if need_a else None), (dot(a.T, gy) if need_b else None)
             return (dot2(gy, b.T) if need_a else None), (dot2(a.T, gy) if need_b else None)
+        if a.ndim > 2 and b.ndim == 2 and gy.shape == a.shape[:-1] + b.shape[1:]:  # the rows folded, as forward
+            dot = _threads.dot if gy.__class__ is np.ndarray else dot2
+            n = _prod(a.shape[:-1])
+            g2 = gy.reshape(n, gy.shape[-1])
+            return ((dot(g2, b.T).reshape(a.shape) if need_a else None),
+                    (dot(a.reshape(n, a.shape[-1]).T, g2) if need_b else None))
         xp = xp_of(gy)
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b

@@ -295,44 +295,6 @@ class BinaryCrossEntropy(Function):
         return gx, gt
 
 
-# erf from Cephes (S. L. Moshier, public domain; ndtr.c): x * T(x^2) / U(x^2) for |x| < 1 and
-# 1 - exp(-x^2) * P(|x|) / Q(|x|) above, with the sign of x. U and Q are monic (their leading 1 left out).
-_ERF_T = (9.60497373987051638749e0, 9.00260197203842689217e1, 2.23200534594684319226e3, 7.00332514112805075473e3,
-          5.55923013010394962768e4)
-_ERF_U = (3.35617141647503099647e1, 5.21357949780152679795e2, 4.59432382970980127987e3, 2.26290000613890934246e4,
-          4.92673942608635921086e4)
-_ERFC_P = (2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0, 4.86371970985681366614e1,
-           1.96520832956077098242e2, 5.26445194995477358631e2, 9.34528527171957607540e2, 1.02755188689515710272e3,
-           5.57535335369399327526e2)
-_ERFC_Q = (1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2, 9.75708501743205489753e2,
-           1.82390916687909736289e3, 2.24633760818710981792e3, 1.65666309194161350182e3, 5.57535340817727675546e2)
-_ERF_ONE_FROM = 6.0  # erfc(6) = 2.2e-17: 1 - erfc rounds to 1 in float64 from here on, so |x| is clamped to it
-_TWO_OVER_SQRT_PI = 1.1283791670955126
-_SQRT_HALF = 0.7071067811865476
-_ONE_OVER_SQRT_2PI = 0.3989422804014327
-
-
-def _poly(x, coefficients, monic=False):
-    """Horner's rule, highest power first; ``monic``: a leading coefficient of 1 that the tuple leaves out."""
-    out = x + coefficients[0] if monic else x * 0 + coefficients[0]
-    for c in coefficients[1:]:
-        out = out * x + c
-    return out
-
-
-def erf(x):
-    """The error function of a float array, elementwise, in its own dtype (NumPy has none; one code path for
-    NumPy and CuPy). Cephes' rational fits: within a few units in the last place of float64 (checked against
-    ``math.erf``); +-1 at +-inf, NaN at NaN. Each branch reads its own clamped copy of ``x``, so neither overflows."""
-    xp = xp_of(x)
-    inner = xp.clip(x, -1.0, 1.0)
-    z = inner * inner
-    near = inner * _poly(z, _ERF_T) / _poly(z, _ERF_U, monic=True)
-    a = xp.clip(abs(x), 1.0, _ERF_ONE_FROM)
-    far = xp.sign(x) * (1 - xp.exp(-a * a) * _poly(a, _ERFC_P) / _poly(a, _ERFC_Q, monic=True))
-    return xp.where(abs(x) < 1, near, far)
-
-
 class Erf(Function):
     raw = True
     backward_name = "ErfBackward0"
@@ -340,45 +302,28 @@ class Erf(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.saved = (x,)
-        return erf(x)
+        return _kernels.erf(x)
 
     @staticmethod
     def backward(ctx, gy):
         x = ctx.saved[0]
-        return gy * (_TWO_OVER_SQRT_PI * xp_of(x).exp(-x * x))
-
-
-_GELU_BETA = 0.7978845608028654  # sqrt(2 / pi)
-_GELU_KAPPA = 0.044715
+        return gy * (_kernels.TWO_OVER_SQRT_PI * xp_of(x).exp(-x * x))
 
 
 class Gelu(Function):
     """``x * Phi(x)``, Phi the standard normal's distribution function (``approximate='none'``), or Hendrycks and
-    Gimpel's ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` (``'tanh'``); the same formulas as PyTorch's
-    kernels, forward and backward."""
+    Gimpel's ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` (``'tanh'``); PyTorch's formulas, forward and
+    backward, each one pass over the array (engine/kernels.py)."""
 
     raw = True
     backward_name = "GeluBackward0"
 
     @staticmethod
     def forward(ctx, x, approximate="none"):
-        xp = xp_of(x)
         ctx.saved = (x,)
         ctx.approximate = approximate
-        if approximate == "tanh":
-            return 0.5 * x * (1 + xp.tanh(_GELU_BETA * (x + _GELU_KAPPA * x * x * x)))
-        return x * 0.5 * (1 + erf(x * _SQRT_HALF))
+        return _kernels.gelu(x, approximate)
 
     @staticmethod
     def backward(ctx, gy):
-        x = ctx.saved[0]
-        xp = xp_of(x)
-        if ctx.approximate == "tanh":
-            x_sq = x * x
-            t = xp.tanh(_GELU_BETA * (x + _GELU_KAPPA * x_sq * x))
-            left_derivative = 0.5 * (1 + t)
-            right_derivative = 0.5 * x * (1 - t * t) * (_GELU_BETA * (1 + 3 * _GELU_KAPPA * x_sq))
-            return gy * (left_derivative + right_derivative)
-        cdf = 0.5 * (1 + erf(x * _SQRT_HALF))
-        pdf = xp.exp(-0.5 * x * x) * _ONE_OVER_SQRT_2PI
-        return gy * (cdf + x * pdf)
+        return _kernels.gelu_backward(gy, ctx.saved[0], ctx.approximate)

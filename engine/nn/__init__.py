@@ -1,6 +1,6 @@
 """``engine.nn``: the layers and losses the tutorial's later steps use."""
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .modules import (
     ELU,
     GELU,
@@ -46,8 +46,8 @@ from .modules import (
     Unflatten,
 )
 
-__all__ = ["functional", "init", "utils", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh", "Identity",
-           "Flatten", "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss",
+__all__ = ["functional", "init", "parallel", "utils", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh",
+           "Identity", "Flatten", "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss",
            "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
            "SiLU", "ELU", "Softplus", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",

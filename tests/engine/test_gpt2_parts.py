@@ -460,3 +460,157 @@ def test_a_gpt2_model_trains_step_for_step_as_torchs():
         a = mine(engine.tensor(idx[:, :5]))[:, -1, :].topk(4)
         b = theirs(torch.tensor(idx[:, :5]))[:, -1, :].topk(4)
     np.testing.assert_array_equal(a.indices.numpy(), b.indices.numpy())
+
+
+# ----------------------------------------------------------------------------- one pass each
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_and_gelu_in_one_pass_agree_with_the_ufunc_chain(dtype):
+    """The C (or CUDA) kernels and the NumPy spelling that runs where they cannot (no compiler, a strided array):
+    within a few units in the last place of each other, both directions and both approximations."""
+    from engine import kernels
+
+    x = np.linspace(-9, 9, 4001).astype(dtype)
+    gy = np.random.default_rng(0).standard_normal(x.shape).astype(dtype)
+    strided = np.repeat(x, 2)[::2]  # the same values, not contiguous: the chain
+    assert not strided.flags.c_contiguous
+    # absolute: the tanh form's derivative saturates to 0 in the tails a step sooner in C's tanh than in NumPy's
+    tol = {"rtol": 5e-6 if dtype == np.float32 else 1e-14, "atol": 4e-6 if dtype == np.float32 else 1e-13}
+    np.testing.assert_allclose(kernels.erf(x), kernels._erf_chain(x), **tol)
+    np.testing.assert_allclose(kernels.erf(x), kernels.erf(strided), **tol)
+    for approximate in ("none", "tanh"):
+        one, chain = kernels.gelu(x, approximate), kernels.gelu(strided, approximate)
+        assert one.dtype == chain.dtype == dtype
+        np.testing.assert_allclose(one, chain, **tol)
+        np.testing.assert_allclose(kernels.gelu_backward(gy, x, approximate),
+                                   kernels.gelu_backward(gy, strided, approximate), **tol)
+
+
+@pytest.mark.torch
+def test_a_linear_on_a_batch_of_sequences_is_one_product_with_torchs_results():
+    """``(B, T, k) @ (k, m)``, nn.Linear's product on a batch of sequences, is folded into one 2-D product, both
+    ways (as PyTorch folds it): torch's values and gradients, for contiguous and transposed inputs."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((5, 3))
+    for x in (rng.standard_normal((4, 6, 5)), rng.standard_normal((2, 3, 5, 4)).swapaxes(-1, -2)):
+        results = []
+        for lib in (engine, torch):
+            xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+            out = xt @ wt
+            (out * out).sum().backward()
+            results.append([out.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()])
+        for mine, theirs in zip(*results):
+            np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+    assert (engine.ones(2, 3, 4, requires_grad=True) @ engine.ones(4, 5)).grad_fn.name() == "UnsafeViewBackward0"
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(6x4 and 3x5\)"):
+        engine.ones(2, 3, 4) @ engine.ones(3, 5)
+
+
+# ----------------------------------------------------------------------------- what nanoGPT's train.py reaches for
+
+
+def _scaler_run(lib, scaler, bad_steps):
+    p = lib.nn.Parameter(lib.ones(3))
+    opt = lib.optim.SGD([p], lr=0.1)
+    seen = []
+    for i in range(6):
+        opt.zero_grad()
+        scaler.scale((p * 2).sum()).backward()
+        if i in bad_steps:
+            p.grad[0] = float("inf")
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+        seen.append((scaler.get_scale(), p.detach().tolist()))
+    return seen, scaler.state_dict()
+
+
+@pytest.mark.torch
+def test_grad_scaler_scales_skips_and_grows_as_torchs():
+    """A step with an infinite gradient is skipped and the scale halved; after ``growth_interval`` clean steps it
+    doubles; the parameters move as torch's do."""
+    torch = pytest.importorskip("torch")
+    mine = _scaler_run(engine, engine.amp.GradScaler("cpu", init_scale=8.0, growth_interval=2), {1, 4})
+    theirs = _scaler_run(torch, torch.amp.GradScaler("cpu", init_scale=8.0, growth_interval=2), {1, 4})
+    assert [s for s, _ in mine[0]] == [s for s, _ in theirs[0]] == [8.0, 4.0, 4.0, 8.0, 4.0, 4.0]
+    for (_, a), (_, b) in zip(mine[0], theirs[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert mine[1] == theirs[1]
+
+
+def test_grad_scaler_refuses_misuse_and_steps_plainly_when_disabled():
+    scaler = engine.amp.GradScaler("cpu")
+    p = nn.Parameter(engine.ones(2))
+    opt = engine.optim.SGD([p], lr=1.0)
+    with pytest.raises(AssertionError, match="Attempted update but _scale is None"):
+        scaler.update()
+    scaler.scale(p.sum()).backward()
+    assert p.grad.tolist() == [65536.0, 65536.0]
+    scaler.unscale_(opt)
+    assert p.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="unscale_\\(\\) has already been called on this optimizer since the last "
+                                           "update\\(\\)"):
+        scaler.unscale_(opt)
+    scaler.step(opt)
+    with pytest.raises(RuntimeError, match="step\\(\\) has already been called since the last update\\(\\)"):
+        scaler.step(opt)
+    scaler.update()
+    off = engine.amp.GradScaler("cpu", enabled=False)
+    loss = p.sum()
+    assert off.scale(loss) is loss and off.get_scale() == 1.0 and off.state_dict() == {}
+    with pytest.raises(ValueError, match="The growth factor must be > 1.0."):
+        engine.amp.GradScaler("cpu", growth_factor=1.0)
+
+
+def test_without_cuda_a_cuda_grad_scaler_disables_itself_as_torchs(monkeypatch):
+    from engine import backend
+
+    monkeypatch.setattr(backend, "cuda_status", lambda: (False, "no GPU in this test"))
+    with pytest.warns(UserWarning, match="torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
+                                         "Disabling."):
+        scaler = engine.cuda.amp.GradScaler(enabled=True)
+    assert not scaler.is_enabled() and scaler.get_scale() == 1.0
+
+
+def test_autocast_says_once_that_the_block_keeps_its_dtypes(monkeypatch):
+    from engine import amp
+
+    monkeypatch.setattr(amp, "_warned_autocast", False)
+    x = engine.ones(2, 2)
+    with pytest.warns(UserWarning, match="autocast: the engine has no mixed precision"):
+        with engine.autocast(device_type="cpu", dtype=engine.bfloat16):
+            y = x @ x
+    assert y.dtype == engine.float32 and y.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+    @engine.amp.autocast("cuda")
+    def twice(t):
+        return t * 2
+
+    assert twice(x).dtype == engine.float32  # (and no second warning: filterwarnings=error would raise it)
+    with engine.cuda.amp.autocast(enabled=False):
+        pass
+
+
+def test_bfloat16_has_its_name_and_is_refused_as_a_tensors_dtype():
+    table = {"float32": engine.float32, "bfloat16": engine.bfloat16, "float16": engine.float16}  # nanoGPT's table
+    assert repr(table["bfloat16"]) == "engine.bfloat16" and engine.bfloat16.is_floating_point
+    assert engine.cuda.is_bf16_supported() is False
+    for make in (lambda: engine.zeros(2, dtype=engine.bfloat16), lambda: engine.ones(2).to(engine.bfloat16),
+                 lambda: engine.ones(2, dtype="bfloat16")):
+        with pytest.raises(TypeError, match="bfloat16 is PyTorch's, but the engine has no bfloat16 .*use float32, "
+                                            "or float16"):
+            make()
+
+
+def test_one_process_one_device_names_refuse_by_name():
+    assert engine.distributed.is_available() is False and engine.distributed.is_initialized() is False
+    with pytest.raises(RuntimeError, match="torch.distributed.init_process_group: multi-process training is "
+                                           "PyTorch's, not the engine's"):
+        engine.distributed.init_process_group(backend="nccl")
+    with pytest.raises(RuntimeError, match="torch.nn.parallel.DistributedDataParallel: training on several devices"):
+        engine.nn.parallel.DistributedDataParallel(nn.Linear(2, 2), device_ids=[0])
+    model = nn.Linear(2, 2)
+    assert engine.compile(model) is model and engine.compile(mode="max-autotune")(model) is model
+    assert engine.backends.cuda.matmul.allow_tf32 is False  # PyTorch's default; a script may set it
