@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import engine
+from benchmarks.gpt_step import adamw, gpt2
 from engine import nn
 from engine.nn import functional as F
 
@@ -363,79 +364,14 @@ def test_the_gpu_gives_the_cpus_values_without_host_syncs(cuda_device):
 # ----------------------------------------------------------------------------- a GPT-2 model, trained
 
 
-def _gpt2(lib, vocab=13, block=8, n_embd=16, n_head=2, n_layer=2):
-    """A GPT-2 model as nanoGPT builds one: blocks of pre-norm causal self-attention (one projection split into
-    query, key and value, heads by view and transpose, scaled_dot_product_attention) and a GELU MLP, the token
-    embedding tied to the output head, GPT-2's initialisation, and a loss that ignores targets of -1."""
-    nn, F = lib.nn, lib.nn.functional
-
-    class Attention(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c_attn = nn.Linear(n_embd, 3 * n_embd)
-            self.c_proj = nn.Linear(n_embd, n_embd)
-
-        def forward(self, x):
-            B, T, C = x.size()  # noqa: N806 - nanoGPT's names
-            q, k, v = self.c_attn(x).split(n_embd, dim=2)
-            q, k, v = (t.view(B, T, n_head, C // n_head).transpose(1, 2) for t in (q, k, v))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln_1, self.attn, self.ln_2 = nn.LayerNorm(n_embd), Attention(), nn.LayerNorm(n_embd)
-            self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd))
-
-        def forward(self, x):
-            x = x + self.attn(self.ln_1(x))
-            return x + self.mlp(self.ln_2(x))
-
-    class GPT(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(vocab, n_embd), wpe=nn.Embedding(block, n_embd),
-                                                  h=nn.ModuleList([Block() for _ in range(n_layer)]),
-                                                  ln_f=nn.LayerNorm(n_embd)))
-            self.lm_head = nn.Linear(n_embd, vocab, bias=False)
-            self.transformer.wte.weight = self.lm_head.weight  # weight tying
-            self.apply(self._init_weights)
-
-        def _init_weights(self, module):
-            if isinstance(module, (nn.Linear, nn.Embedding)):
-                lib.nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if isinstance(module, nn.Linear) and module.bias is not None:
-                lib.nn.init.zeros_(module.bias)
-
-        def forward(self, idx, targets=None):
-            t = idx.size(1)
-            x = self.transformer.wte(idx) + self.transformer.wpe(lib.arange(0, t, dtype=lib.long))
-            for b in self.transformer.h:
-                x = b(x)
-            logits = self.lm_head(self.transformer.ln_f(x))
-            if targets is None:
-                return logits[:, [-1], :]
-            return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
-
-    return GPT()
-
-
-def _adamw(lib, model):
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    return lib.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
-                           lr=3e-3, betas=(0.9, 0.95))
-
-
 @pytest.mark.torch
 def test_a_gpt2_model_trains_step_for_step_as_torchs():
     """From PyTorch's weights: ten AdamW steps (decay groups, gradients clipped to norm 1) give PyTorch's losses
     and clipped norms (rtol 1e-12) and weights; the tied embedding stays one tensor; top-k picks the same tokens."""
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
-    theirs = _gpt2(torch).double()
-    mine = _gpt2(engine).double()
+    theirs = gpt2(torch).double()
+    mine = gpt2(engine).double()
     assert list(mine.state_dict()) == list(theirs.state_dict())
     mine.load_state_dict({k: engine.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
     assert mine.lm_head.weight is mine.transformer.wte.weight
@@ -443,7 +379,7 @@ def test_a_gpt2_model_trains_step_for_step_as_torchs():
     rng = np.random.default_rng(0)
     idx, targets = rng.integers(0, 13, (4, 8)), rng.integers(0, 13, (4, 8))
     targets[0, :3] = -1
-    optimizers = {engine: _adamw(engine, mine), torch: _adamw(torch, theirs)}
+    optimizers = {engine: adamw(engine, mine), torch: adamw(torch, theirs)}
     for _ in range(10):
         seen = []
         for lib, model in ((engine, mine), (torch, theirs)):
