@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+import os
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
@@ -38,11 +39,13 @@ class Controls(QWidget):
     stop_requested = Signal()
     reset_requested = Signal()
     config_changed = Signal()
+    recipes_requested = Signal()  # "Back to the recipes", from a script's box
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.problem: ConfigError | None = None  # what RunConfig says is wrong with the settings, if anything
         self._state = "idle"
+        self.script_mode = False  # a script's box stands where the recipe's settings are
 
         self.recipe = QComboBox()
         family = None
@@ -118,6 +121,28 @@ class Controls(QWidget):
         form.addRow("Seed", self.seed)
         settings_box = QGroupBox("Run settings")
         settings_box.setLayout(form)
+        self.settings_box = settings_box
+
+        # a script's run: the script chose its own settings, so they are not a recipe's to show
+        self.script_name = QLabel()
+        self.script_name.setStyleSheet("font-weight: bold;")
+        self.script_path = QLabel()
+        self.script_path.setWordWrap(True)
+        self.script_path.setStyleSheet("color: #555;")
+        self.script_path.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        script_note = QLabel("The script chooses its own device, model, learning rate and number of steps: each "
+                             "backward() is a step on the plot, what it prints is in the Console. Start runs it "
+                             "again.")
+        script_note.setWordWrap(True)
+        self.back_button = QPushButton("Back to the recipes")
+        self.back_button.setToolTip("Show the recipe's settings again, to start a recipe's run")
+        self.back_button.clicked.connect(self.recipes_requested)
+        script_layout = QVBoxLayout()
+        for w in (self.script_name, self.script_path, script_note, self.back_button):
+            script_layout.addWidget(w)
+        self.script_box = QGroupBox("Your script")
+        self.script_box.setLayout(script_layout)
+        self.script_box.hide()
 
         self.start_button = QPushButton("Start")
         self.start_button.setToolTip("Start a run (Ctrl+R)")
@@ -150,6 +175,7 @@ class Controls(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addWidget(settings_box)
+        layout.addWidget(self.script_box)
         layout.addLayout(buttons)
         self.recipe.setMinimumContentsLength(14)
         self.device.setMinimumContentsLength(14)
@@ -242,6 +268,7 @@ class Controls(QWidget):
 
     def set_config(self, config: RunConfig) -> None:
         """Preset the controls (from the command line or the last session)."""
+        self.show_recipes()
         index = self.recipe.findData(config.recipe)
         if index >= 0:
             self.recipe.setCurrentIndex(index)
@@ -262,6 +289,26 @@ class Controls(QWidget):
         self.cuda_graph.setChecked(config.cuda_graph)
         self._on_changed()
 
+    def show_script(self, path: str) -> None:
+        """The script's box where the recipe's settings were (the run under way is the script's, not theirs)."""
+        self.script_name.setText(os.path.basename(path))
+        self.script_path.setText(os.path.dirname(os.path.abspath(path)))
+        self.script_path.setToolTip(os.path.abspath(path))
+        self.script_mode = True
+        self.settings_box.hide()
+        self.script_box.show()
+        self.set_run_state(self._state)
+
+    def show_recipes(self) -> None:
+        """The recipe's settings again, for a recipe's run."""
+        if not self.script_mode:
+            return
+        self.script_mode = False
+        self.script_box.hide()
+        self.settings_box.show()
+        self.set_run_state(self._state)
+        self.speed.setText("Ready")
+
     def requested_device_missing(self, config: RunConfig) -> bool:
         return self.device.currentData() != config.device and not (
             config.device == "cuda" and self.device.currentData() == "cuda:0")
@@ -271,10 +318,16 @@ class Controls(QWidget):
         """idle | running | paused: which buttons make sense, and whether settings may change."""
         self._state = state
         active = state in ("running", "paused")
-        self.start_button.setEnabled(not active and self._valid())
+        script = self.script_mode
+        self.start_button.setEnabled(not active and (script or self._valid()))
+        self.start_button.setText("Run it again" if script else "Start")
+        self.start_button.setToolTip("Run the script again (Ctrl+R)" if script else "Start a run (Ctrl+R)")
         self.pause_button.setEnabled(active)
         self.pause_button.setText("Resume" if state == "paused" else "Pause")
-        self.step_button.setEnabled(state != "running" and (active or self._valid()))
+        # a script starts from its first line: Step and Reset act on a script only while it runs
+        self.step_button.setEnabled(state != "running" and (active or (not script and self._valid())))
+        self.reset_button.setEnabled(active or not script)
+        self.back_button.setEnabled(not active)
         self.stop_button.setEnabled(active)
         for w in (self.recipe, self.device, self.dtype, self.batch, self.d_in, self.hidden, self.d_out, self.points,
                   self.lr, self.iters, self.seed):

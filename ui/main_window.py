@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         self.on_run_finished = []  # callbacks (screenshot mode, tests)
         self._progress_shown = 0.0
         self._running_ms = 0.0  # the current run's time spent stepping (its speed leaves pauses out)
+        self._script_path = None  # the last script run, which Start runs again while its box is shown
 
         self.controls = Controls()
         self.plot = LossPlot()
@@ -209,6 +210,7 @@ class MainWindow(QMainWindow):
             # what the widgets ask for
             (c.start_requested, self.start_run), (c.pause_requested, self.toggle_pause),
             (c.step_requested, self.step_run), (c.stop_requested, self.stop_run), (c.reset_requested, self.reset_run),
+            (c.recipes_requested, c.show_recipes),
             (c.config_changed, self._on_config_changed), (self.gradient_panel.check_requested, self.check_gradients),
             (self.step_panel.look_requested, self._look_requested),
             (runs.renamed, self.rename_run), (runs.recolour_requested, self._on_recolour_requested),
@@ -233,6 +235,8 @@ class MainWindow(QMainWindow):
     def start_run(self, start_paused: bool = False) -> bool:
         if self.session.running:
             return False
+        if self.controls.script_mode and self._script_path is not None:  # Start is "Run it again" then
+            return self.open_script(str(self._script_path))
         config, problem = self.controls.config()
         if config is None:
             self._say(f"Cannot start: {problem}", error=True, at_controls=True)
@@ -301,6 +305,8 @@ class MainWindow(QMainWindow):
         self.open_script(self.sender().data())
 
     def _on_script_started(self, key, path) -> None:
+        self._script_path = path
+        self.controls.show_script(str(path))
         series = self.plot.add_series(key, self.session.label(key), name=self.session.names[key])
         self.runs_list.add(key, self.session.names[key], str(path), "(the script's)", series.color)
         self._running_ms = 0.0

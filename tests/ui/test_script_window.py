@@ -125,10 +125,11 @@ def test_the_examples_menu_lists_the_tutorials_programs(window):
     file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
     examples = next(a.menu() for a in file_menu.actions() if a.text() == "E&xamples")
     titles = [a.text() for a in examples.actions()]
-    assert len(titles) == 12 and titles[0].startswith("Two-layer net: NumPy")
-    assert titles[-3:] == ["Past the tutorial: mini-batches, a schedule, a checkpoint",
+    assert len(titles) == 13 and titles[0].startswith("Two-layer net: NumPy")
+    assert titles[-4:] == ["Past the tutorial: mini-batches, a schedule, a checkpoint",
                            "Past the tutorial: a small CNN reads drawn digits (Conv2d, MaxPool2d)",
-                           "Past the tutorial: a character-level model makes up names (Embedding, multinomial)"]
+                           "Past the tutorial: a character-level model makes up names (Embedding, multinomial)",
+                           "Past the tutorial: a small GPT learns to write like a text (attention, GELU, AdamW, top-k)"]
     assert any(t.startswith("Fit sin(x)") for t in titles) and any("custom autograd.Function" in t for t in titles)
     assert all(a.data().endswith(".py") for a in examples.actions())
 
@@ -196,3 +197,28 @@ def test_a_printed_tensor_keeps_its_columns_in_the_console(qtbot, window, tmp_pa
     assert QFontInfo(font).fixedPitch()
     metrics = QFontMetrics(font)
     assert metrics.horizontalAdvance(lines[0][:18]) == metrics.horizontalAdvance(lines[1][:18])  # one column
+
+
+def test_a_scripts_box_stands_where_the_recipes_settings_were_and_start_runs_it_again(qtbot, window, tmp_path):
+    """The settings on the left are a recipe's: while a script's run is the one shown they give way to the
+    script's name and folder; Start (then "Run it again") runs it again; "Back to the recipes" brings them back."""
+    controls = window.controls
+    assert not controls.script_mode and controls.start_button.text() == "Start"
+    path = write(tmp_path, TRAIN.format(steps=5, after=""))
+    first, result = run_script(qtbot, window, path)
+    assert result.status == "done"
+    assert controls.script_mode and controls.script_box.isVisibleTo(window) and \
+        not controls.settings_box.isVisibleTo(window)
+    assert controls.script_name.text() == "mine.py" and controls.script_path.text() == str(tmp_path)
+    assert controls.start_button.text() == "Run it again" and controls.start_button.isEnabled()
+    assert not controls.step_button.isEnabled() and not controls.reset_button.isEnabled()
+    controls.start_button.click()
+    second = window.session.run_key
+    assert second != first and window.session.names[second] == "mine.py"
+    assert controls.pause_button.isEnabled() and not controls.back_button.isEnabled()  # running: no way back yet
+    qtbot.waitUntil(lambda: second in window.session.results, timeout=60_000)
+    assert window.session.results[second].steps_done == 5
+    controls.back_button.click()
+    assert not controls.script_mode and controls.settings_box.isVisibleTo(window)
+    assert not controls.script_box.isVisibleTo(window) and controls.start_button.text() == "Start"
+    assert controls.step_button.isEnabled() and controls.speed.text() == "Ready"
