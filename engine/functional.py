@@ -163,12 +163,12 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     return input.std(dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims)
 
 
-def softmax(input, dim=None, *, axis=None):  # noqa: A002
-    return input.softmax(dim, axis=axis)
+def softmax(input, dim=None, dtype=None, *, axis=None):  # noqa: A002
+    return input.softmax(dim, dtype, axis=axis)
 
 
-def log_softmax(input, dim=None, *, axis=None):  # noqa: A002
-    return input.log_softmax(dim, axis=axis)
+def log_softmax(input, dim=None, dtype=None, *, axis=None):  # noqa: A002
+    return input.log_softmax(dim, dtype, axis=axis)
 
 
 def permute(input, dims):  # noqa: A002

@@ -908,15 +908,23 @@ class Tensor:
         """The square root of :meth:`var` (the same arguments)."""
         return self.var(dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims).sqrt()
 
-    def log_softmax(self, dim=None, *, axis=None):
-        """``x - log(sum(exp(x)))`` along ``dim``, with the (detached) maximum taken out first so that ``exp``
-        cannot overflow; it cancels in the result."""
-        dim = _required_dim(dim, axis, "log_softmax")
-        shifted = self - self.max(dim, keepdim=True).values.detach()
-        return shifted - shifted.exp().sum(dim, keepdim=True).log()
+    def _softmax(self, dim, axis, dtype, log: bool):
+        dim = _required_dim(dim, axis, "log_softmax" if log else "softmax")
+        t = (self if dtype is None else self.to(dtype))._floating()
+        nd = t._data.ndim
+        if not -max(nd, 1) <= dim < max(nd, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], "
+                             f"but got {dim})")
+        return _fn.Softmax.apply(t, dim % nd if nd else 0, log=log)
 
-    def softmax(self, dim=None, *, axis=None):
-        return self.log_softmax(_required_dim(dim, axis, "softmax")).exp()
+    def log_softmax(self, dim=None, dtype=None, *, axis=None):
+        """``x - log(sum(exp(x)))`` along ``dim``, with the maximum taken out first so that ``exp`` cannot
+        overflow (it cancels in the result); one node, PyTorch's ``LogSoftmaxBackward0``."""
+        return self._softmax(dim, axis, dtype, log=True)
+
+    def softmax(self, dim=None, dtype=None, *, axis=None):
+        """``exp(x) / sum(exp(x))`` along ``dim``, the maximum taken out first; one node, ``SoftmaxBackward0``."""
+        return self._softmax(dim, axis, dtype, log=False)
 
     # ------------------------------------------------------------------ reductions
     def sum(self, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):

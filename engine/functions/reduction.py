@@ -138,3 +138,45 @@ class MaxMinDim(Function):
             gy = xp.expand_dims(gy, axis)
         positions = xp.arange(shape[axis]).reshape([-1 if i == axis else 1 for i in range(len(shape))])
         return (positions == idx_k) * gy
+
+
+class Softmax(Function):
+    """``softmax`` (``log=False``) or ``log_softmax`` along one dimension, as PyTorch's single nodes: the row's
+    maximum taken out first, so that ``exp`` cannot overflow (it cancels in the result), then
+    ``e / sum(e)`` or ``shifted - log(sum(e))``. The backward reads only the output:
+    ``out * (gy - sum(gy * out))``, or ``gy - exp(out) * sum(gy)``."""
+
+    raw = True
+
+    def backward_name(self):
+        return "LogSoftmaxBackward0" if self.log else "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, log=False):
+        xp = xp_of(x)
+        ctx.log, ctx.meta = log, dim
+        scalar = x.ndim == 0
+        if scalar:  # one element: the dimension PyTorch takes is the element itself
+            x = x.reshape(1)
+        if x.size == 0:
+            out = x.copy()
+        else:  # a row of -inf only: NaN, as PyTorch's, without NumPy's warning
+            with np.errstate(invalid="ignore"):
+                shifted = x - x.max(axis=dim, keepdims=True)
+                e = xp.exp(shifted)
+                total = e.sum(axis=dim, keepdims=True)
+                out = shifted - xp.log(total) if log else e / total
+        ctx.saved = (out,)
+        return out.reshape(()) if scalar else out
+
+    @staticmethod
+    def backward(ctx, gy):
+        (out,) = ctx.saved
+        dim = ctx.meta
+        shape = gy.shape
+        gy = gy.reshape(out.shape)
+        if ctx.log:
+            gx = gy - xp_of(out).exp(out) * gy.sum(axis=dim, keepdims=True)
+        else:
+            gx = out * (gy - (gy * out).sum(axis=dim, keepdims=True))
+        return gx.reshape(shape)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import creation, dtypes
@@ -120,12 +122,20 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return (tensor.unsqueeze(-1) == creation.arange(num_classes, device=tensor.device)).long()
 
 
-def log_softmax(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
-    return input.log_softmax(dim)
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
+    return input.log_softmax(implicit_dim("log_softmax", input.dim()) if dim is None else dim, dtype)
 
 
-def softmax(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
-    return input.softmax(dim)
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
+    return input.softmax(implicit_dim("softmax", input.dim()) if dim is None else dim, dtype)
+
+
+def implicit_dim(name: str, ndim: int) -> int:
+    """PyTorch's legacy choice where a softmax is given no ``dim`` (deprecated, with its warning): 0 for 0, 1 and 3
+    dimensions, else 1."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+                  "an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
 
 
 def _softplus(z: Tensor) -> Tensor:

@@ -890,12 +890,6 @@ class ModuleDict(Module):
             self[pair[0]] = pair[1]
 
 
-def _implicit_dim(name: str, ndim: int) -> int:
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
-                  "an argument.", UserWarning, stacklevel=3)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
 class _AlongDim(Module):
     """Softmax and LogSoftmax: ``_fn`` along ``dim`` (PyTorch's legacy choice, with its warning, when none)."""
 
@@ -906,7 +900,7 @@ class _AlongDim(Module):
         self.dim = dim
 
     def forward(self, input):  # noqa: A002
-        dim = self.dim if self.dim is not None else _implicit_dim(self._fn, input.ndim)
+        dim = self.dim if self.dim is not None else F.implicit_dim(self._fn, input.ndim)
         return getattr(F, self._fn)(input, dim)
 
     def extra_repr(self):

@@ -72,6 +72,7 @@ EXAMPLES = {
     "NllLoss": (lambda g: (_x(g, (2, 3, 2)), np.array([[0, 2], [-100, 1]])), {"weight": np.array([1.0, 0.5, 2.0]),
                                                                              "reduction": "mean", "masked": True}),
     "TakeAlong": (lambda g: (_x(g), np.array([[1, 1], [0, 2]]), 1), {}),
+    "Softmax": (lambda g: (_x(g), 1), {"log": True}),
 }
 
 
