@@ -52,11 +52,25 @@ class _Missing:
         return TypeError(f"{self.name} is PyTorch's, but the engine has no {self.name} (NumPy and CuPy have none): use "
                          "float32, or float16")
 
-    def __getattr__(self, attribute):
+    # what the engine reads of a dtype to make or cast a tensor: refused by name (other attributes are simply
+    # missing, so hasattr() and copy work on it)
+    @property
+    def np(self):
+        raise self.refusal()
+
+    @property
+    def itemsize(self):
+        raise self.refusal()
+
+    @property
+    def legacy_name(self):
         raise self.refusal()
 
     def __repr__(self):
         return f"engine.{self.name}"
+
+    def __reduce__(self):  # one of it, kept so through copy and pickle (as the dtypes are)
+        return self.name
 
 
 bfloat16 = _Missing("bfloat16")
