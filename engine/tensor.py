@@ -399,6 +399,15 @@ class Tensor:
         if self.grad_fn is not None:
             _walk._register_retained(self)
 
+    def register_hook(self, hook):
+        """``hook(grad)`` is called with this tensor's gradient each time backward computes it (before it goes
+        into a leaf's ``.grad``, or on through the graph); a tensor it returns takes the gradient's place. The
+        handle's ``remove()`` takes it away again. A hook should not change its argument in place (use the
+        return value): the same array may be another tensor's gradient too."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        return _walk.register_hook(self, hook)
+
     @property
     def retains_grad(self) -> bool:
         node = self.grad_fn

@@ -5,8 +5,8 @@
  * - walk(node, grad, retain_graph, observer, retained): Tensor.backward()'s walk from one root, with no
  *   autograd.grad capture (engine/autograd/graph.py's _run); ``observer`` is the profiler's recorder, told of each
  *   node's backward and undoing each broadcast as the Python walk tells it, or None; ``retained`` is
- *   graph._deliver_retained once some tensor has had retain_grad(), called for each node that has a _retained,
- *   or None.
+ *   graph._deliver_retained once some tensor has had retain_grad() or register_hook(), called for each node that
+ *   has a _retained (what it returns, when not None, is that node's gradient from there on: a hook's), or None.
  *
  * Why C: at the tiny size recording a node cost ~9,000 instructions more than the same op unrecorded (callgrind),
  * and the walk's Python bookkeeping (a heap, a dict of pending gradients, a shape and dtype check per edge) cost
@@ -30,6 +30,7 @@ static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writ
     *s_unbroadcast, *s_retained;
 /* the walk's: graph.py's helpers, the freed-graph message, the types it tells apart, the _data slot's get and set */
 static PyObject *py_unbroadcast, *py_accumulate_leaf, *py_add_pending, *py_backward_of, *freed_message;
+static int leaf_hooks = 0; /* some leaf has had register_hook(): every leaf's gradient goes to _accumulate_leaf */
 static PyObject *empty_tuple;
 static PyObject *tensor_type, *lazy_type, *ndarray_type, *py_data_get, *py_data_set;
 /* apply's: function.py's module dict (its _hook), the Python _apply, the sequence counter,
@@ -508,7 +509,7 @@ static int deliver(PyObject *inp, PyObject *g, PyObject *pending, Heap *heap, Py
     if (fn == NULL)
         goto done;
     if (fn == Py_None) {
-        int done = accumulate_lazy(inp, g, assigned);
+        int done = leaf_hooks ? 0 : accumulate_lazy(inp, g, assigned); /* hooks: graph._accumulate_leaf runs them */
         if (done != 0) {
             rc = done < 0 ? -1 : 0;
             goto done;
@@ -588,7 +589,9 @@ static int free_saved(PyObject *node, int raw)
 static int run_node(PyObject *node, PyObject *gouts, int retain_graph, PyObject *pending, Heap *heap,
                     PyObject *assigned, PyObject *observer, PyObject *retained)
 {
-    if (retained != NULL) { /* a non-leaf whose .grad is kept: retained(node, gouts) when node._retained */
+    PyObject *hooked = NULL; /* the gradient(s) a tensor hook gave back in place of gouts */
+    if (retained != NULL) { /* a non-leaf whose .grad is kept or that has hooks: retained(node, gouts) when
+                             * node._retained; what it returns, when not None, is the node's gradient from here on */
         PyObject *r = PyObject_GetAttr(node, s_retained);
         if (r == NULL)
             return -1;
@@ -597,7 +600,10 @@ static int run_node(PyObject *node, PyObject *gouts, int retain_graph, PyObject 
         if (has) {
             if ((r = call2(retained, node, gouts)) == NULL)
                 return -1;
-            Py_DECREF(r);
+            if (r == Py_None)
+                Py_DECREF(r);
+            else
+                gouts = hooked = r;
         }
     }
     PyObject *token = NULL;
@@ -676,6 +682,7 @@ done:
     Py_XDECREF(inputs);
     Py_XDECREF(gins);
     Py_XDECREF(token);
+    Py_XDECREF(hooked);
     return rc;
 }
 
@@ -754,7 +761,19 @@ static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     Py_RETURN_NONE;
 }
 
+/* set_leaf_hooks(flag): whether some leaf has hooks (then the tutorial's fast path for a zero_()'d .grad is left
+ * to graph._accumulate_leaf, which runs them first) */
+static PyObject *set_leaf_hooks(PyObject *module, PyObject *flag)
+{
+    int on = PyObject_IsTrue(flag);
+    if (on < 0)
+        return NULL;
+    leaf_hooks = on;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_leaf_hooks", (PyCFunction)set_leaf_hooks, METH_O, "set_leaf_hooks(flag): leaves' gradients go to Python"},
     {"apply", (PyCFunction)(void (*)(void))apply, METH_FASTCALL | METH_KEYWORDS,
      "apply(cls, *args, **kwargs): Function.apply (a built-in of one or two inputs records here)"},
     {"setup_apply", (PyCFunction)(void (*)(void))setup_apply, METH_FASTCALL, "setup_apply(...): what apply calls"},

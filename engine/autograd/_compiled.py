@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import os
 
-apply = walk = setup_apply = setup_walk = None
+apply = walk = setup_apply = setup_walk = set_leaf_hooks = None
 if os.environ.get("GRADSCOPE_PURE_PYTHON", "").strip() in ("", "0"):
     try:
-        from ._cgraph import apply, setup_apply, setup_walk, walk  # noqa: F401  (the names this module gives)
+        from ._cgraph import (  # noqa: F401  (the names this module gives)
+            apply,
+            set_leaf_hooks,
+            setup_apply,
+            setup_walk,
+            walk,
+        )
     except ImportError:  # not built: the Python paths
         pass
 

@@ -48,6 +48,7 @@ class Function:
     saved = None  # what a built-in keeps for its backward (arrays, not Tensors)
     _freed = False
     _retained = None
+    _hooks = None  # output index -> its tensor's register_hook() hooks (an OrderedDict by handle id)
     needs_input_grad: tuple = ()
 
     @staticmethod

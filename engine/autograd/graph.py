@@ -14,6 +14,7 @@ at hand: :mod:`._compiled`): the same steps, calling the same helpers here for e
 
 from __future__ import annotations
 
+import threading
 import weakref
 from heapq import heappop as _heappop
 from heapq import heappush as _heappush
@@ -29,7 +30,9 @@ __all__ = ["backward", "grad", "unbroadcast"]
 # engine.profiler's recorder while a profile() block runs: told of each node's backward, and undoes broadcasting
 # (its unbroadcast: this module's, timed as a row of its own)
 _observer = None
-_retaining = False  # whether any node has had a retain_grad() (until then the walk does not ask each node)
+_retaining = False  # whether any node has had a retain_grad() or a hook (until then the walk does not ask each node)
+_leaf_hooks = False  # whether any leaf has had register_hook() (until then accumulating does not look for them)
+_held = threading.local()  # .leaves: id -> (leaf, summed gradient) of the hooked leaves, while a walk runs
 
 
 def unbroadcast(g, shape):
@@ -71,6 +74,17 @@ def _run(roots, root_grads, retain_graph, capture=None):
     arrived: no pass over the graph to count consumers is needed, and nodes the roots do not reach are
     never visited.
     """
+    if not _leaf_hooks:
+        return _walk(roots, root_grads, retain_graph, capture)
+    try:
+        _walk(roots, root_grads, retain_graph, capture)
+    except BaseException:
+        _flush_hooked_leaves(set(), ok=False)
+        raise
+    _flush_hooked_leaves(set())
+
+
+def _walk(roots, root_grads, retain_graph, capture):
     if _cwalk is not None and capture is None and len(roots) == 1:
         node = roots[0].grad_fn
         if node is not None and node._n_out == 1:  # this function's walk, compiled (_cgraph.c)
@@ -102,7 +116,8 @@ def _run(roots, root_grads, retain_graph, capture=None):
         node = _heappop(heap)[1]
         gouts = pending.pop(node)
         if (_retaining and node._retained is not None) or (wanted_nodes and node in wanted_nodes):
-            _deliver_nonleaf(node, [gouts] if node._n_out == 1 else gouts, capture, wanted_nodes)
+            delivered = _deliver_nonleaf(node, [gouts] if node._n_out == 1 else gouts, capture, wanted_nodes)
+            gouts = delivered[0] if node._n_out == 1 else delivered  # as a hook left them
         if _observer is not None:
             token = _observer.node_begin(node)
         gins = _backward_of(node, gouts)
@@ -166,11 +181,36 @@ def _zeros_for_output(node, index):
 
 
 def _deliver_retained(node, gouts):
-    """The compiled walk's way to the retained non-leaf tensors' .grad (``node._retained``): as this walk does it."""
-    _deliver_nonleaf(node, [gouts] if node._n_out == 1 else gouts, None, {})
+    """The compiled walk's way to the hooks and retained ``.grad`` of a node's non-leaf outputs: as this walk does
+    it. The node's gradient as the hooks left it, or None where it has no hooks."""
+    delivered = _deliver_nonleaf(node, [gouts] if node._n_out == 1 else gouts, None, {})
+    if not node._hooks:
+        return None
+    return delivered[0] if node._n_out == 1 else delivered
+
+
+def run_hooks(table, g):
+    """``g`` through a tensor's hooks in the order they were registered: each is called with the gradient as a
+    tensor, and what one returns (not None) is the gradient from there on, as PyTorch's ``register_hook``."""
+    for hook in list(table.values()):
+        out = hook(_wrap(g))
+        if out is not None:
+            if not isinstance(out, Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")
+            new = out._data
+            if new.shape != g.shape:
+                raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has changed the size of value")
+            g = new
+    return g
 
 
 def _deliver_nonleaf(node, gouts, capture, wanted_nodes):
+    """Each output's gradient through its tensor's hooks (in place in ``gouts``, which it returns), then to the
+    retained ``.grad`` and to what autograd.grad wants."""
+    if node._hooks:
+        for index, table in node._hooks.items():
+            if table and gouts[index] is not None:
+                gouts[index] = run_hooks(table, gouts[index])
     if node._retained is not None and capture is None:
         for index, ref in node._retained.items():
             t = ref()
@@ -186,6 +226,7 @@ def _deliver_nonleaf(node, gouts, capture, wanted_nodes):
             if g is not None:
                 prev = capture.get(id(t))
                 capture[id(t)] = g if prev is None else prev + g
+    return gouts
 
 
 def _givable(g, assigned) -> bool:
@@ -197,6 +238,29 @@ def _givable(g, assigned) -> bool:
 def _accumulate_leaf(leaf, g, assigned):
     if not leaf._rg:
         return
+    if _leaf_hooks and leaf.__dict__.get("_grad_hooks"):
+        # a leaf with hooks: its gradients of this walk are summed first (a copy: the arrays may be other .grads),
+        # and the hooks see the sum, as PyTorch's do, when the walk ends (_flush_hooked_leaves)
+        held = _held.__dict__.setdefault("leaves", {})
+        prev = held.get(id(leaf))
+        held[id(leaf)] = (leaf, g.copy() if prev is None else prev[1] + g)
+        return
+    _accumulate_now(leaf, g, assigned)
+
+
+def _flush_hooked_leaves(assigned, ok=True):
+    """The walk is over: each hooked leaf's summed gradient through its hooks and into its ``.grad`` (dropped
+    when the walk raised)."""
+    held = getattr(_held, "leaves", None)
+    if not held:
+        return
+    _held.leaves = {}
+    if ok:
+        for leaf, g in held.values():
+            _accumulate_now(leaf, run_hooks(leaf.__dict__.get("_grad_hooks") or {}, g), assigned)
+
+
+def _accumulate_now(leaf, g, assigned):
     existing = leaf._grad
     if existing is None:
         if not _givable(g, assigned):  # the first gradient becomes .grad: a copy when it may share memory
@@ -302,6 +366,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = []
     for i, t in enumerate(inputs):
         g = capture.get(id(t))
+        if g is not None and t.grad_fn is None and _leaf_hooks and t.__dict__.get("_grad_hooks"):
+            g = run_hooks(t._grad_hooks, g)  # a leaf's hooks see its whole gradient, as in backward()
         if g is None:
             if materialize_grads:
                 g = _xp(t._data).zeros_like(t._data)
@@ -312,6 +378,35 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 )
         result.append(_wrap(g) if g is not None else None)
     return tuple(result)
+
+
+def register_hook(tensor, hook):
+    """``tensor.register_hook(hook)``: ``hook(grad)`` is called with the gradient of ``tensor`` each time backward
+    computes it, before it goes on (to the node that made the tensor, or into a leaf's ``.grad``); a tensor it
+    returns takes the gradient's place. Returns the handle that removes it."""
+    from collections import OrderedDict
+
+    from ..utils.hooks import RemovableHandle
+
+    global _retaining, _leaf_hooks
+    node = tensor.grad_fn
+    if node is None:
+        table = tensor.__dict__.get("_grad_hooks")
+        if table is None:
+            table = tensor._grad_hooks = OrderedDict()
+        _leaf_hooks = True
+        if _compiled.set_leaf_hooks is not None:
+            _compiled.set_leaf_hooks(True)
+    else:
+        _retaining = True
+        if node._retained is None:
+            node._retained = {}
+        if node._hooks is None:
+            node._hooks = {}
+        table = node._hooks.setdefault(tensor._out_index, OrderedDict())
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    return handle
 
 
 def _register_retained(tensor):

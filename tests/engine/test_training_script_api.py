@@ -1264,3 +1264,69 @@ def test_module_dict_prints_and_keys_as_torchs():
     torch = pytest.importorskip("torch")
     mine, theirs = _module_dict(engine), _module_dict(torch)
     assert repr(mine) == repr(theirs) and list(mine.state_dict()) == list(theirs.state_dict())
+
+
+# ----------------------------------------------------------------------------- Tensor.register_hook
+
+
+def _hooked_run(lib):
+    """What register_hook is used for: look at a gradient, change it (clip it), on a leaf and in the middle."""
+    seen = {}
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    handle = x.register_hook(lambda g: g * 2)
+    out = {"grad": lib.autograd.grad((x * 3).sum(), x)[0].tolist()}
+    (x * 3).sum().backward()
+    out["leaf"] = x.grad.tolist()
+    handle.remove()
+    x.grad = None
+    (x * 3).sum().backward()
+    out["removed"] = x.grad.tolist()
+    x.grad = None
+    a = x * 2
+
+    def look(g):
+        seen["a"] = g.tolist()  # and returns None: the gradient goes on as it was
+
+    a.register_hook(look)
+    a.register_hook(lambda g: g + 1)
+    a.retain_grad()
+    (a * a).sum().backward()
+    out["middle"] = (seen["a"], a.grad.tolist(), x.grad.tolist())
+    w = lib.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)
+    w.register_hook(lambda g: g.clamp(-1, 1))
+    out["grad clipped"] = lib.autograd.grad((w * w * 5).sum(), w)[0].tolist()  # the hook sees the sum of both
+    for _ in range(2):  # the second time through a zero_()'d .grad: the tutorial's way
+        (w * w * 5).sum().backward()
+        out.setdefault("clipped", []).append(w.grad.tolist())
+        w.grad.zero_()
+    return out
+
+
+@pytest.mark.torch
+@pytest.mark.usefixtures("graph_core")
+def test_register_hook_sees_and_replaces_a_gradient_as_torchs():
+    torch = pytest.importorskip("torch")
+    mine, theirs = _hooked_run(engine), _hooked_run(torch)
+    assert mine == theirs
+    assert mine["grad"] == [6.0, 6.0] and mine["removed"] == [3.0, 3.0]
+    assert mine["middle"] == ([4.0, 8.0], [5.0, 9.0], [10.0, 18.0])  # seen before the +1; .grad after it
+
+
+@pytest.mark.usefixtures("graph_core")
+def test_register_hook_refuses_what_torch_refuses():
+    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+        engine.tensor([1.0]).register_hook(lambda g: g)
+    x = engine.tensor([1.0, 2.0], requires_grad=True)
+    b = x * 1
+    b.register_hook(lambda g: engine.ones(3))
+    with pytest.raises(RuntimeError, match="hook '<lambda>' has changed the size of value"):
+        b.sum().backward()
+    c = x * 1
+    c.register_hook(lambda g: [1.0, 2.0])
+    with pytest.raises(TypeError, match="expected Variable, but hook returned 'list'"):
+        c.sum().backward()
+    with x.register_hook(lambda g: g * 0) as handle:  # a handle is a context manager too
+        (x * 2).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0] and isinstance(handle, engine.utils.hooks.RemovableHandle)
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
