@@ -256,6 +256,7 @@ __all__ = [
     "sigmoid",
     "tanh",
     "erf",
+    "einsum",
     "sort",
     "argsort",
     "msort",
@@ -328,6 +329,75 @@ def tanh(input):  # noqa: A002
 
 def erf(input):  # noqa: A002
     return input.erf()
+
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def einsum(equation, *operands):
+    """PyTorch's ``einsum``: operands named by subscript letters, the products and sums they say in one call
+    (``'bhid,bhjd->bhij'``: attention's scores). Without ``->`` the output is the letters that appear once, in
+    alphabetical order (capitals first); ``...`` stands for the dimensions the letters leave, lined up from the
+    right across operands. The operands may also come as one list."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): the equation must be a string, not {type(equation).__name__}")
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    subs = lhs.split(",")
+    if len(subs) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(subs) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    for part in subs + ([rhs] if arrow else []):
+        bad = [c for c in part.replace("...", "") if c not in _LETTERS]
+        if bad:
+            raise RuntimeError(f"einsum(): invalid subscript given at index {eq.index(bad[0])} in the equation string, "
+                               "subscripts must be in [a-zA-Z]")
+    free = [c for c in _LETTERS if c not in eq]  # letters for the dimensions an ellipsis stands for
+    widest = 0
+    explicit = []
+    for i, (sub, t) in enumerate(zip(subs, operands)):
+        nd = t.dim()
+        named = len(sub.replace("...", ""))
+        if "..." in sub:
+            if nd < named:
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({named}) is more than the "
+                                   f"number of dimensions ({nd}) for operand {i}")
+            widest = builtins.max(widest, nd - named)
+        elif named != nd:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({named}) does not match the "
+                               f"number of dimensions ({nd}) for operand {i} and no ellipsis was given")
+    ell = "".join(free[:widest])
+    for sub, t in zip(subs, operands):
+        if "..." in sub:
+            n = t.dim() - len(sub.replace("...", ""))
+            sub = sub.replace("...", ell[widest - n:])
+        explicit.append(sub)
+    counts: dict = {}
+    for sub in explicit:
+        for c in sub:
+            counts[c] = counts.get(c, 0) + 1
+    if arrow:
+        out = rhs.replace("...", ell)
+        for c in out:
+            if c not in counts:
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
+                                   "operand")
+            if out.count(c) > 1:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+    else:
+        out = ell + "".join(builtins.sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    sizes: dict = {}
+    for i, (sub, t) in enumerate(zip(explicit, operands)):
+        for c, n in zip(sub, t.shape):
+            if sizes.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
+                                   f"with previously seen size {sizes[c]}")
+    from .functions import Einsum
+
+    return Einsum.apply(*operands, equation=",".join(explicit) + "->" + out)
 
 
 def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002

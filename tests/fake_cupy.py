@@ -938,7 +938,23 @@ def _make_module():
             return
         np.copyto(*args, **kwargs)
 
-    for f in (asarray, array, ascontiguousarray, asfortranarray, copyto):
+    def einsum(*operands, **kwargs):
+        # CuPy's signature: einsum(subscripts, *operands, dtype=None, optimize=False) read from *operands, **kwargs
+        unknown = set(kwargs) - {"dtype", "optimize"}
+        if unknown:
+            raise TypeError(f"einsum() got unexpected keyword argument(s): {', '.join(sorted(unknown))}")
+        equation, arrays = operands[0], [_unwrap(a) for a in operands[1:]]
+
+        def compute():
+            return np.einsum(equation, *arrays, dtype=kwargs.get("dtype"))
+
+        devices = {a._device_id for a in operands[1:] if isinstance(a, ndarray)}
+        result = ndarray(np.asarray(compute()), devices.pop() if devices else _current_device())
+        if capturing():
+            _record_new(result._a, compute)
+        return result
+
+    for f in (asarray, array, ascontiguousarray, asfortranarray, copyto, einsum):
         setattr(cupy, f.__name__, f)
     cupy.ElementwiseKernel = ElementwiseKernel
     cupy.get_default_memory_pool = lambda: _default_pool

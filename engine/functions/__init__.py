@@ -4,7 +4,7 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 ``mse_loss``) are written from them elsewhere.
 """
 
-from .arithmetic import Add, Div, MatMul, Mul, Neg, Pow, Sub
+from .arithmetic import Add, Div, Einsum, MatMul, Mul, Neg, Pow, Sub
 from .conv import AdaptiveAvgPool, AvgPool, Convolution, MaxPool
 from .elementwise import (
     Abs,
@@ -45,7 +45,7 @@ from .shape import (
 )
 
 __all__ = [
-    "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul",
+    "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
     "Rounding", "BinaryCrossEntropy", "Erf", "Gelu", "NllLoss",
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax",

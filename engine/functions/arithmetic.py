@@ -212,3 +212,59 @@ class MatMul(Function):
             if b.ndim == 1:
                 gb = gb.reshape(gb.shape[:-1]).sum(axis=tuple(range(gb.ndim - 2)))
         return ga, gb
+
+
+def _einsum(xp, equation, arrays):
+    """``einsum`` of NumPy (products through BLAS: ``optimize``) or CuPy (whose ``optimize`` takes no True)."""
+    if xp is np:
+        return np.einsum(equation, *arrays, optimize=len(arrays) > 1)
+    return xp.einsum(equation, *arrays)
+
+
+class Einsum(Function):
+    """``einsum`` of one explicit equation (``'ij,jk->ik'``: no ellipsis, every subscript a letter; the caller,
+    engine.functional.einsum, writes it so). The gradient of each operand is the einsum of the output's gradient
+    with the other operands, to that operand's subscripts: broadcast along a subscript only it has (summed away in
+    the forward), and put on the diagonal where it repeats one (``'ii->i'``)."""
+
+    raw = True
+    backward_name = "EinsumBackward0"  # PyTorch's einsum records the nodes of what it is made of; this is one
+
+    @staticmethod
+    def forward(ctx, *arrays, equation):
+        ctx.saved = arrays
+        ctx.meta = equation
+        return _einsum(xp_of(arrays[0]), equation, arrays)
+
+    @staticmethod
+    def backward(ctx, gy):
+        arrays = ctx.saved
+        lhs, out = ctx.meta.split("->")
+        subs = lhs.split(",")
+        xp = xp_of(gy)
+        grads = []
+        for k, (a, sub) in enumerate(zip(arrays, subs)):
+            if not ctx.needs_input_grad[k]:
+                grads.append(None)
+                continue
+            others = [(s, arrays[i]) for i, s in enumerate(subs) if i != k]
+            seen = set(out).union(*(set(s) for s, _ in others))
+            unique = "".join(dict.fromkeys(sub))  # the operand's subscripts once each, in order
+            kept = "".join(c for c in unique if c in seen)
+            g = _einsum(xp, ",".join([out] + [s for s, _ in others]) + "->" + kept, [gy] + [x for _, x in others])
+            size = {c: n for c, n in zip(sub, a.shape)}
+            if kept != unique:  # subscripts summed within this operand alone: the gradient is the same along them
+                g = xp.broadcast_to(g.reshape([size[c] if c in kept else 1 for c in unique]),
+                                    [size[c] for c in unique])
+            if unique != sub:  # a repeated subscript: the gradient lies on that diagonal, zero off it
+                full = g.reshape([size[c] if sub.index(c) == p else 1 for p, c in enumerate(sub)])
+                full = xp.broadcast_to(full, a.shape)
+                for p, c in enumerate(sub):
+                    first = sub.index(c)
+                    if first != p:
+                        eye = xp.eye(size[c], dtype=gy.dtype).reshape(
+                            [size[c] if q in (first, p) else 1 for q in range(len(sub))])
+                        full = full * eye
+                g = full
+            grads.append(g)
+        return tuple(grads)

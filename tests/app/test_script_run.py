@@ -410,7 +410,7 @@ BEYOND = [  # (what raises, the PyTorch name it lacks, or None for a script's ow
     (lambda: engine.nn.Linear(2, 1).register_full_backward_hook, "torch.nn.Module.register_full_backward_hook"),
     (lambda: _OwnNet().register_full_backward_hook, "torch.nn.Module.register_full_backward_hook"),  # its own
     (lambda: _sgd().register_step_pre_hook, "torch.optim.Optimizer.register_step_pre_hook"),
-    (lambda: engine.einsum, "torch.einsum"),
+    (lambda: engine.stft, "torch.stft"),
     (lambda: _OwnNet().lin, None),  # misspelt: PyTorch has no such name either
     (lambda: engine.nn.Linear(2, 1).wieght, None),
     (lambda: engine.zeros(1).bakward, None),

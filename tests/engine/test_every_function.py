@@ -28,6 +28,7 @@ EXAMPLES = {
     "Pow": (lambda g: (_x(g), 3), {}),
     "Neg": (lambda g: (_x(g),), {}),
     "MatMul": (lambda g: (_x(g), _x(g, (3, 2))), {}),
+    "Einsum": (lambda g: (_x(g), _x(g, (3, 2))), {"equation": "ij,jk->ik"}),
     "Exp": (lambda g: (_x(g),), {}),
     "Log": (lambda g: (_x(g),), {}),
     "Sin": (lambda g: (_x(g),), {}),

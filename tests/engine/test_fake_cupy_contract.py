@@ -101,7 +101,7 @@ def test_keyword_table_matches_cupys_signatures(name):
     assert got is not None and got == expected, f"cupy.{name}: CuPy's parameters are {got}"
 
 
-@pytest.mark.parametrize("path", ["asarray", "array", "copyto", "ascontiguousarray", "asfortranarray",
+@pytest.mark.parametrize("path", ["asarray", "array", "copyto", "ascontiguousarray", "asfortranarray", "einsum",
                                   "random.seed", "random.standard_normal", "random.random", "random.randint",
                                   "cuda.using_allocator"])
 def test_functions_written_out_in_the_stand_in_take_cupys_parameters(path):

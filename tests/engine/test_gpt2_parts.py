@@ -357,13 +357,59 @@ def test_scaled_dot_product_attention_is_torchs(mask):
                                        attn_mask=engine.ones(2, 2, dtype=engine.bool), is_causal=True)
 
 
+_EINSUMS = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bhid,bhjd->bhij", [(2, 2, 3, 4), (2, 2, 5, 4)]), ("i,i->", [(3,), (3,)]),
+            ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij->ji", [(2, 3)]), ("...ij,...jk->...ik", [(2, 2, 3), (3, 4)]),
+            ("i,j->ij", [(2,), (3,)]), ("bij,bjk", [(2, 3, 4), (2, 4, 5)]), ("ijk->", [(2, 3, 4)]),
+            ("iij->j", [(3, 3, 2)]), ("ij->j", [(2, 3)]), ("ba,cb", [(2, 3), (4, 2)]), ("i...->...", [(2, 3, 4)]),
+            ("b i d, b j d -> b i j", [(2, 3, 4), (2, 5, 4)]), ("ijk,kl,lm->im", [(2, 3, 4), (4, 5), (5, 2)]),
+            ("iji->j", [(2, 3, 2)]), ("Ab,bC->CA", [(2, 3), (3, 4)])]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("equation", "shapes"), _EINSUMS, ids=[e for e, _ in _EINSUMS])
+def test_einsum_gives_torchs_values_and_gradients(equation, shapes):
+    """Products, sums, transposes, outer products, batches, ellipses, diagonals and traces (the gradient put back
+    on the diagonal), implicit outputs, three operands."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    results, g = [], None
+    for lib in (engine, torch):
+        ts = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = lib.einsum(equation, *ts)
+        g = rng.standard_normal(tuple(out.shape)) if g is None else g
+        out.backward(lib.tensor(g))
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in ts])
+    for mine, theirs in zip(*results):
+        assert mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
+
+
+def test_einsum_refuses_what_torch_refuses_by_name():
+    a, b = engine.ones(2, 3), engine.ones(4, 5)
+    for equation, operands, message in [
+            ("ij,jk->ik", [a], "fewer operands were provided than specified in the equation"),
+            ("ij->ik", [a], "output subscript k does not appear in the equation for any input operand"),
+            ("ij", [engine.ones(2, 3, 4)], r"the number of subscripts in the equation \(2\) does not match the number "
+                                           r"of dimensions \(3\) for operand 0 and no ellipsis was given"),
+            ("ij,jk->ik", [a, b], "subscript j has size 4 for operand 1 which does not broadcast with previously seen "
+                                  "size 3"),
+            ("i->ii", [engine.ones(2)], "output subscript i appears more than once in the output"),
+            ("i1", [a], "invalid subscript given at index 1 in the equation string, subscripts must be in "
+                        r"\[a-zA-Z\]")]:
+        with pytest.raises(RuntimeError, match=message):
+            engine.einsum(equation, *operands)
+    assert engine.einsum("ij,jk", [engine.ones(2, 3), engine.ones(3, 1)]).tolist() == [[3.0], [3.0]]  # a list too
+    assert engine.einsum("ij->j", engine.ones(2, 3, requires_grad=True)).grad_fn.name() == "EinsumBackward0"
+
+
 # ----------------------------------------------------------------------------- on the GPU stand-in
 
 
 def test_the_gpu_gives_the_cpus_values_without_host_syncs(cuda_device):
-    """GELU, erf, a cross-entropy with ignored rows and class weights, top-k, a sort through a NaN and gather: the
-    CPU's values and gradients, and on the stand-in no wait for the device (a GPU's targets are not read back to
-    be checked, and its sort takes the NaN pass without asking whether there is a NaN)."""
+    """GELU, erf, a cross-entropy with ignored rows and class weights, top-k, a sort through a NaN, gather, einsum
+    and softmax: the CPU's values and gradients, and on the stand-in no wait for the device (a GPU's targets are
+    not read back to be checked, and its sort takes the NaN pass without asking whether there is a NaN)."""
     from tests import fake_cupy
 
     rng = np.random.default_rng(4)
@@ -380,11 +426,12 @@ def test_the_gpu_gives_the_cpus_values_without_host_syncs(cuda_device):
             top = logits.topk(2, dim=1)
             picked = logits.gather(1, top.indices)
             ordered = engine.tensor(with_nan, device=dev).sort(dim=0, descending=True)
-            (loss + logits.erf().sum() + (top.values * picked).sum()).backward()
+            scores = engine.einsum("ij,kj->ik", logits, logits).softmax(-1)
+            (loss + logits.erf().sum() + (top.values * picked).sum() + scores[0, 1]).backward()
         if fake_cupy.active():
             assert seen == [], seen
         return [t.detach().cpu().numpy() for t in (loss, top.values, top.indices, ordered.values, ordered.indices,
-                                                   logits.grad)]
+                                                   scores, logits.grad)]
 
     for a, b in zip(run("cpu"), run(cuda_device)):
         np.testing.assert_allclose(a, b, rtol=1e-12)
