@@ -45,10 +45,12 @@ from .modules import (
     Tanh,
     Unflatten,
 )
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ = ["functional", "init", "parallel", "utils", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh",
            "Identity", "Flatten", "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss",
            "CrossEntropyLoss", "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss",
            "SiLU", "ELU", "Softplus", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
-           "Unflatten", "Embedding", "ModuleDict", "GELU"]
+           "Unflatten", "Embedding", "ModuleDict", "GELU", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
+           "RNNCell", "LSTMCell", "GRUCell"]

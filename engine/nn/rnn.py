@@ -1,0 +1,316 @@
+"""``nn.RNN``, ``nn.LSTM``, ``nn.GRU`` and their cells, as PyTorch's: the same parameters (names, shapes, gate order,
+initialisation), the same equations and the same inputs and outputs, written with the engine's ops, so that
+autograd runs back through every time step (backpropagation through time) and the graph shows each step's nodes.
+
+For a whole sequence the input's products with ``weight_ih`` are taken in one matrix product before the steps;
+only the hidden state's product is made step by step. Packed sequences (``nn.utils.rnn.pack_padded_sequence``) and
+LSTM's ``proj_size`` are PyTorch's but not the engine's, and are refused by name.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from .. import creation
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .modules import Module, Parameter
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _check_sizes(input_size, hidden_size):
+    for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} should be of type int, got: {type(value).__name__}")
+    if hidden_size <= 0:
+        raise ValueError("hidden_size must be greater than zero")
+    if input_size < 0:
+        raise ValueError("input_size must be greater than or equal to zero")
+
+
+def _rnn_step(mode, x_part, h, c, w_hh, b_hh):
+    """One time step from the input's share of the gates (``x W_ih^T + b_ih``, computed before) and the state."""
+    hh = h @ w_hh.t()
+    if b_hh is not None:
+        hh = hh + b_hh
+    if mode == "LSTM":
+        i, f, g, o = (x_part + hh).chunk(4, 1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
+    if mode == "GRU":
+        i_r, i_z, i_n = x_part.chunk(3, 1)
+        h_r, h_z, h_n = hh.chunk(3, 1)
+        r, z = (i_r + h_r).sigmoid(), (i_z + h_z).sigmoid()
+        n = (i_n + r * h_n).tanh()
+        return (1 - z) * n + z * h, None
+    pre = x_part + hh
+    return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
+
+
+class RNNBase(Module):
+    """The multi-layer, optionally bidirectional recurrent net that RNN, LSTM and GRU are."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None):
+        super().__init__()
+        _check_sizes(input_size, hidden_size)
+        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
+                             "being zeroed")
+        if proj_size:
+            raise RuntimeError("LSTM's proj_size is PyTorch's but not the engine's")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
+                          f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                          UserWarning, stacklevel=3)
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        gate_size = _GATES[mode] * hidden_size
+        directions = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for direction in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                for name, shape in shapes:
+                    setattr(self, name + suffix, Parameter(creation.empty(*shape, device=device, dtype=dtype)))
+                    self._flat_weights_names.append(name + suffix)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Every weight and bias uniform in (-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as PyTorch's."""
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for name in self._flat_weights_names:
+            init.uniform_(getattr(self, name), -bound, bound)
+
+    @property
+    def all_weights(self) -> list:
+        names = self._flat_weights_names
+        per = 4 if self.bias else 2
+        return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+    def _states(self, hx, batch: int, like: Tensor, unbatched: bool):
+        """The initial (h, c) as per-layer-and-direction lists of ``(N, H)`` tensors, zeros where not given."""
+        directions = 2 if self.bidirectional else 1
+        expected = (self.num_layers * directions, batch, self.hidden_size)
+        lstm = self.mode == "LSTM"
+
+        def zeros():
+            return creation.zeros(*expected, dtype=like.dtype, device=like.device)
+
+        if hx is None:
+            h0, c0 = zeros(), (zeros() if lstm else None)
+        elif lstm:
+            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                raise RuntimeError("LSTM expects its hidden state as a tuple (h_0, c_0)")
+            h0, c0 = hx
+        else:
+            h0, c0 = hx, None
+        states = []
+        for which, t in (("hidden", h0), ("cell", c0)):
+            if t is None:
+                states.append(None)
+                continue
+            if unbatched and hx is not None:
+                if t.dim() != 2:
+                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {t.dim()}-D tensor")
+                t = t.unsqueeze(1)
+            if tuple(t.shape) != expected:
+                raise RuntimeError(f"Expected {which} size {expected}, got {list(t.shape)}")
+            states.append(list(t.unbind(0)))
+        return states[0], states[1]
+
+    def forward(self, input, hx=None):  # noqa: A002
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{type(self).__name__} takes a tensor (packed sequences are PyTorch's but not the "
+                            f"engine's), not {type(input).__name__}")
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead")
+        unbatched = input.dim() == 2
+        x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first else input)
+        if x.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{x.shape[-1]}")
+        steps, batch = x.shape[0], x.shape[1]
+        if steps == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        hs, cs = self._states(hx, batch, x, unbatched)
+        directions = 2 if self.bidirectional else 1
+        last_h, last_c = [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                k = layer * directions + direction
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
+                b_ih = getattr(self, "bias_ih" + suffix) if self.bias else None
+                b_hh = getattr(self, "bias_hh" + suffix) if self.bias else None
+                x_parts = F.linear(x, w_ih, b_ih)  # every step's input share of the gates, in one product
+                h, c = hs[k], (cs[k] if cs is not None else None)
+                order = range(steps - 1, -1, -1) if direction else range(steps)
+                out = [None] * steps
+                for t in order:
+                    h, c = _rnn_step(self.mode, x_parts[t], h, c, w_hh, b_hh)
+                    out[t] = h
+                outputs.append(creation.stack(out))
+                last_h.append(h)
+                last_c.append(c)
+            x = outputs[0] if directions == 1 else creation.cat(outputs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, training=True)
+        h_n = creation.stack(last_h)
+        c_n = creation.stack(last_c) if self.mode == "LSTM" else None
+        if unbatched:
+            x, h_n = x.squeeze(1), h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if c_n is not None else None
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        return (x, (h_n, c_n)) if self.mode == "LSTM" else (x, h_n)
+
+
+class RNN(RNNBase):
+    """Elman's recurrent net: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or ReLU)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
+                         bias, batch_first, dropout, bidirectional, device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+
+class LSTM(RNNBase):
+    """Long short-term memory: input, forget, cell and output gates (PyTorch's order in the weights: i, f, g, o);
+    returns ``output, (h_n, c_n)``."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device=device, dtype=dtype)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit: reset and update gates and the new state (PyTorch's order: r, z, n), with
+    ``n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))``."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+
+
+class RNNCellBase(Module):
+    """One step of RNN, LSTM or GRU, for a loop written by hand."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        _check_sizes(input_size, hidden_size)
+        self.mode, self.input_size, self.hidden_size, self.bias = mode, input_size, hidden_size, bias
+        gate_size = _GATES[mode] * hidden_size
+        self.weight_ih = Parameter(creation.empty(gate_size, input_size, device=device, dtype=dtype))
+        self.weight_hh = Parameter(creation.empty(gate_size, hidden_size, device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(creation.empty(gate_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(creation.empty(gate_size, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def _prepare(self, input, hx):  # noqa: A002
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
+        unbatched = input.dim() == 1
+        x = input.unsqueeze(0) if unbatched else input
+        states = []
+        for t in (hx if isinstance(hx, (tuple, list)) else (hx,)):
+            if t is None:
+                t = creation.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)
+            elif unbatched:
+                t = t.unsqueeze(0)
+            if t.shape[0] != x.shape[0]:
+                raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden0 batch size {t.shape[0]}")
+            if t.shape[1] != self.hidden_size:
+                raise RuntimeError(f"hidden0 has inconsistent hidden_size: got {t.shape[1]}, expected "
+                                   f"{self.hidden_size}")
+            states.append(t)
+        return x, states, unbatched
+
+    def _step(self, x, h, c):
+        return _rnn_step(self.mode, F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh)
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, bias,
+                         device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):  # noqa: A002
+        x, (h,), unbatched = self._prepare(input, hx)
+        h, _ = self._step(x, h, None)
+        return h.squeeze(0) if unbatched else h
+
+
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, bias, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):  # noqa: A002
+        x, states, unbatched = self._prepare(input, (None, None) if hx is None else hx)
+        h, c = self._step(x, states[0], states[1])
+        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
+
+
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, bias, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):  # noqa: A002
+        x, (h,), unbatched = self._prepare(input, hx)
+        h, _ = self._step(x, h, None)
+        return h.squeeze(0) if unbatched else h
