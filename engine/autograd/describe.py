@@ -154,7 +154,9 @@ def describe(root: Tensor, names: dict | None = None, stats: bool = False) -> Gr
             op, kind, name, grad_fn = "AccumulateGrad", "leaf", by_id.get(id(k)), None
         else:
             cls = type(k)
-            op, kind, name, grad_fn = cls.__name__, ("op" if cls.raw else "function"), None, k.name()
+            # the Function's name, or the one op of several it stands for (a log_softmax of Softmax, a gather)
+            op = getattr(k, "op_label", None) or cls.__name__
+            kind, name, grad_fn = ("op" if cls.raw else "function"), None, k.name()
         for j in inputs_of[i]:
             edges.append((j, i))
         nodes.append(GraphNode(i, op, kind, shape, dtype, device, inputs_of[i], name, depth[i],

@@ -155,6 +155,7 @@ class Softmax(Function):
     def forward(ctx, x, dim, log=False):
         xp = xp_of(x)
         ctx.log, ctx.meta = log, dim
+        ctx.op_label = "LogSoftmax" if log else "Softmax"  # what the graph panel calls the node
         scalar = x.ndim == 0
         if scalar:  # one element: the dimension PyTorch takes is the element itself
             x = x.reshape(1)

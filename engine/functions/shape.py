@@ -363,6 +363,7 @@ class TakeAlong(Function):
     def forward(ctx, x, index, dim, name="GatherBackward0"):
         xp = xp_of(x)
         ctx.op_name = name
+        ctx.op_label = name[:-len("Backward0")].capitalize()  # Gather, Sort or Topk, in the graph panel
         where = along(xp, index, dim)
         ctx.meta = (x.shape, name == "GatherBackward0")
         ctx.saved = where

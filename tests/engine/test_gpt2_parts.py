@@ -324,6 +324,12 @@ def test_softmax_is_one_node_with_torchs_values_gradients_and_name(name):
             np.testing.assert_allclose(mine, theirs, rtol=1e-14, atol=1e-15)
             np.testing.assert_allclose(my_grad, their_grad, rtol=1e-13, atol=1e-14)
             assert getattr(engine.tensor(x, requires_grad=True), name)(dim).grad_fn.name() == their_name
+    from engine.autograd.describe import describe
+
+    logits = engine.randn(3, 4, requires_grad=True)
+    ops = [n.op for n in describe(F.cross_entropy(logits, engine.tensor([0, 1, 3]))).nodes]
+    assert ops == ["NllLoss", "LogSoftmax", "AccumulateGrad"]  # the graph panel's labels: torch's two nodes
+    assert "Topk" in [n.op for n in describe(logits.topk(2).values.sum()).nodes]
     rows = engine.tensor([[0.0, float("-inf")], [float("-inf"), float("-inf")]])
     assert rows.softmax(1)[0].tolist() == [1.0, 0.0] and math.isnan(rows.softmax(1)[1, 0].item())  # no warning
     assert engine.ones(3, 0).softmax(1).shape == (3, 0)

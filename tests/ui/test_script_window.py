@@ -125,10 +125,11 @@ def test_the_examples_menu_lists_the_tutorials_programs(window):
     file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
     examples = next(a.menu() for a in file_menu.actions() if a.text() == "E&xamples")
     titles = [a.text() for a in examples.actions()]
-    assert len(titles) == 13 and titles[0].startswith("Two-layer net: NumPy")
-    assert titles[-4:] == ["Past the tutorial: mini-batches, a schedule, a checkpoint",
+    assert len(titles) == 14 and titles[0].startswith("Two-layer net: NumPy")
+    assert titles[-5:] == ["Past the tutorial: mini-batches, a schedule, a checkpoint",
                            "Past the tutorial: a small CNN reads drawn digits (Conv2d, MaxPool2d)",
                            "Past the tutorial: a character-level model makes up names (Embedding, multinomial)",
+                           "Past the tutorial: a recurrent net tells a surname's language (nn.RNN, letter by letter)",
                            "Past the tutorial: a small GPT learns to write like a text (attention, GELU, AdamW, top-k)"]
     assert any(t.startswith("Fit sin(x)") for t in titles) and any("custom autograd.Function" in t for t in titles)
     assert all(a.data().endswith(".py") for a in examples.actions())
