@@ -46,6 +46,14 @@ from .modules import (
     Unflatten,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = ["functional", "init", "parallel", "utils", "Module", "Parameter", "Linear", "ReLU", "Sigmoid", "Tanh",
            "Identity", "Flatten", "Sequential", "ModuleList", "Softmax", "LogSoftmax", "Dropout", "MSELoss", "L1Loss",
@@ -53,4 +61,5 @@ __all__ = ["functional", "init", "parallel", "utils", "Module", "Parameter", "Li
            "SiLU", "ELU", "Softplus", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
            "Unflatten", "Embedding", "ModuleDict", "GELU", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
-           "RNNCell", "LSTMCell", "GRUCell"]
+           "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+           "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
