@@ -17,7 +17,7 @@ import functools
 import math
 import warnings
 
-from . import backend
+from . import backend, creation
 from .autograd import no_grad
 
 __all__ = ["GradScaler", "autocast"]
@@ -126,7 +126,8 @@ class GradScaler:
                         raise ValueError("Attempting to unscale FP16 gradients.")
                     p.grad.mul_(inverse)
                     found.append((~p.grad.isfinite()).any())
-        state["found_inf"] = found
+        # one flag for the optimizer, so that step() and update() wait for the device once each, as PyTorch's
+        state["found_inf"] = [creation.stack(found).any()] if found else []
         state["stage"] = _UNSCALED
 
     def step(self, optimizer, *args, **kwargs):

@@ -30,7 +30,7 @@ class NllLoss(Function):
     def forward(ctx, logp, target, weight=None, ignore_index=-100, reduction="mean", masked=True):
         xp = xp_of(logp)
         shape, classes = logp.shape, logp.shape[0 if logp.ndim == 1 else 1]
-        ctx.spatial = logp.ndim > 2  # kept apart from meta, which backward frees
+        ctx.spatial = logp.ndim > 2  # (for the node's name, which is asked for after backward too)
         if logp.ndim != 2:  # one row per position, classes last
             logp = (xp.moveaxis(logp, 1, -1) if logp.ndim > 2 else logp).reshape(-1, classes)
         each_shape, target = target.shape, target.reshape(-1)

@@ -633,3 +633,18 @@ def test_one_process_one_device_names_refuse_by_name():
     model = nn.Linear(2, 2)
     assert engine.compile(model) is model and engine.compile(mode="max-autotune")(model) is model
     assert engine.backends.cuda.matmul.allow_tf32 is False  # PyTorch's default; a script may set it
+
+
+def test_a_scaled_step_on_the_gpu_waits_for_the_device_once_in_step_and_once_in_update(simulated_gpu):
+    """Whether any gradient is infinite is one flag per optimizer, read once by step() and once by update()
+    (PyTorch's reads its found_inf there too), however many parameters there are."""
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to("cuda")
+    opt = engine.optim.SGD(model.parameters(), lr=0.1)
+    scaler = engine.amp.GradScaler("cuda")
+    scaler.scale(model(engine.randn(3, 4, device="cuda")).sum()).backward()
+    with simulated_gpu.count_syncs() as in_step:
+        scaler.step(opt)
+    with simulated_gpu.count_syncs() as in_update:
+        scaler.update()
+    assert len(in_step) == 1 and len(in_update) == 1, (in_step, in_update)
+    assert scaler.get_scale() == 65536.0
