@@ -3,14 +3,17 @@ initialisation), the same equations and the same inputs and outputs, written wit
 autograd runs back through every time step (backpropagation through time) and the graph shows each step's nodes.
 
 For a whole sequence the input's products with ``weight_ih`` are taken in one matrix product before the steps;
-only the hidden state's product is made step by step. Packed sequences (``nn.utils.rnn.pack_padded_sequence``) and
-LSTM's ``proj_size`` are PyTorch's but not the engine's, and are refused by name.
+only the hidden state's product is made step by step. A packed batch (``nn.utils.rnn.pack_padded_sequence``) runs
+padded, each sequence's state kept as it is past its end, so its final state is its own last step's, and comes out
+packed. LSTM's ``proj_size`` is PyTorch's but not the engine's, and is refused by name.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+
+import numpy as np
 
 from .. import creation
 from ..tensor import Tensor
@@ -147,13 +150,29 @@ class RNNBase(Module):
         return states[0], states[1]
 
     def forward(self, input, hx=None):  # noqa: A002
+        from .utils.rnn import PackedSequence, pad_packed_sequence
+
+        packed = input if isinstance(input, PackedSequence) else None
+        if packed is not None:  # padded, longest first; each sequence's state stops at its own end
+            x, lengths = pad_packed_sequence(PackedSequence(packed.data, packed.batch_sizes))
+            if hx is not None and packed.sorted_indices is not None:
+                order = packed.sorted_indices
+                hx = tuple(h[:, order] for h in hx) if isinstance(hx, (tuple, list)) else hx[:, order]
+            lengths = np.asarray(lengths.tolist())
+            live = creation.tensor((np.arange(x.shape[0])[:, None] < lengths[None, :])[:, :, None],
+                                   device=x.device)  # (steps, B, 1): where a step is real
+            return self._run(x, hx, False, live, packed)
         if not isinstance(input, Tensor):
-            raise TypeError(f"{type(self).__name__} takes a tensor (packed sequences are PyTorch's but not the "
-                            f"engine's), not {type(input).__name__}")
+            raise TypeError(f"{type(self).__name__} takes a tensor or a PackedSequence, not {type(input).__name__}")
         if input.dim() not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.dim()}D instead")
         unbatched = input.dim() == 2
         x = input.unsqueeze(1) if unbatched else (input.transpose(0, 1) if self.batch_first else input)
+        return self._run(x, hx, unbatched, None, None)
+
+    def _run(self, x, hx, unbatched, live, packed):
+        """The layers over a time-major ``x`` (steps, batch, features); ``live``: where each step is real (a
+        packed batch), the state kept as it was past a sequence's end."""
         if x.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
                                f"{x.shape[-1]}")
@@ -176,7 +195,11 @@ class RNNBase(Module):
                 order = range(steps - 1, -1, -1) if direction else range(steps)
                 out = [None] * steps
                 for t in order:
-                    h, c = _rnn_step(self.mode, x_parts[t], h, c, w_hh, b_hh)
+                    h_new, c_new = _rnn_step(self.mode, x_parts[t], h, c, w_hh, b_hh)
+                    if live is not None:
+                        h_new = h_new.where(live[t], h)
+                        c_new = c_new.where(live[t], c) if c is not None else None
+                    h, c = h_new, c_new
                     out[t] = h
                 outputs.append(creation.stack(out))
                 last_h.append(h)
@@ -186,7 +209,16 @@ class RNNBase(Module):
                 x = F.dropout(x, self.dropout, training=True)
         h_n = creation.stack(last_h)
         c_n = creation.stack(last_c) if self.mode == "LSTM" else None
-        if unbatched:
+        if packed is not None:  # the real steps packed again; the states in the order the batch was given
+            from .utils.rnn import PackedSequence
+
+            sizes = [int(b) for b in packed.batch_sizes.tolist()]
+            x = PackedSequence(creation.cat([x[t, :b] for t, b in enumerate(sizes)]), packed.batch_sizes,
+                               packed.sorted_indices, packed.unsorted_indices)
+            if packed.unsorted_indices is not None:
+                h_n = h_n[:, packed.unsorted_indices]
+                c_n = c_n[:, packed.unsorted_indices] if c_n is not None else None
+        elif unbatched:
             x, h_n = x.squeeze(1), h_n.squeeze(1)
             c_n = c_n.squeeze(1) if c_n is not None else None
         elif self.batch_first:

@@ -1,7 +1,8 @@
 """nn.RNN, nn.LSTM, nn.GRU and their cells against torch 2.13: the same parameters (names, shapes, order, reprs),
 outputs, final states and every gradient (through each time step: backpropagation through time) from the same
-weights, in every combination of layers, directions, batch_first, bias, unbatched input and given initial state;
-their refusals; a sequence model that learns; and on the CuPy stand-in an LSTM step without host syncs."""
+weights, in every combination of layers, directions, batch_first, bias, unbatched input and given initial state,
+and for packed batches of sequences of different lengths (nn.utils.rnn); their refusals; a sequence model that
+learns; and on the CuPy stand-in an LSTM step, packed or not, without host syncs."""
 
 from __future__ import annotations
 
@@ -158,10 +159,81 @@ def test_an_lstm_step_on_the_gpu_gives_the_cpus_values_without_host_syncs(cuda_d
         lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True).double().to(dev)
         with fake_cupy.count_syncs() as seen:
             out, (h, c) = lstm(engine.tensor(x, device=dev))
-            (out.sum() + h.sum() + c.sum()).backward()
+            packed = engine.nn.utils.rnn.pack_padded_sequence(engine.tensor(x, device=dev), [3, 5],
+                                                              enforce_sorted=False)
+            packed_out, (hp, _) = lstm(packed)
+            (out.sum() + h.sum() + c.sum() + packed_out.data.sum() + hp.sum()).backward()
         if fake_cupy.active():
             assert seen == [], seen
-        return [out.detach().cpu().numpy()] + [p.grad.cpu().numpy() for p in lstm.parameters()]
+        return [out.detach().cpu().numpy(), hp.detach().cpu().numpy()] + [p.grad.cpu().numpy()
+                                                                          for p in lstm.parameters()]
 
     for a, b in zip(run("cpu"), run(cuda_device)):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- padded and packed sequences
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_packed_sequences_run_each_to_its_own_end_as_torchs(kind):
+    """A batch of sequences of lengths 5, 3, 3, 1 (sorted, or not with enforce_sorted=False), packed: the output
+    packed again, padded back with its lengths, the final states each at its sequence's own last step (in the
+    order given), and every gradient, as torch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    for layers, bidirectional, enforce_sorted, give_state, batch_first in itertools.product(
+            [1, 2], [False, True], [True, False], [False, True], [False, True]):
+        kw = dict(num_layers=layers, bidirectional=bidirectional, batch_first=batch_first)
+        cls, mine, theirs = _pair(torch, kind, **kw)
+        lengths = [5, 3, 3, 1] if enforce_sorted else [3, 5, 1, 3]
+        x = rng.standard_normal((4, 5, 3) if batch_first else (5, 4, 3))
+        state_shape = (layers * (2 if bidirectional else 1), 4, 4)
+        h0, c0 = rng.standard_normal(state_shape), rng.standard_normal(state_shape)
+        results = []
+        for lib, model in ((engine, mine), (torch, theirs)):
+            xt = lib.tensor(x, requires_grad=True)
+            packed = lib.nn.utils.rnn.pack_padded_sequence(xt, lib.tensor(lengths), batch_first=batch_first,
+                                                           enforce_sorted=enforce_sorted)
+            given = [lib.tensor(h0, requires_grad=True), lib.tensor(c0, requires_grad=True)]
+            hx = None if not give_state else (tuple(given) if cls == "LSTM" else given[0])
+            out, state = model(packed, hx)
+            padded, lens = lib.nn.utils.rnn.pad_packed_sequence(out, batch_first=batch_first, padding_value=-1.0)
+            finals = list(state) if cls == "LSTM" else [state]
+            ((padded * padded).sum() + sum((h * h).sum() for h in finals)).backward()
+            seen = [padded.detach().numpy(), lens.numpy(), out.data.detach().numpy(), out.batch_sizes.numpy()]
+            seen += [h.detach().numpy() for h in finals] + [xt.grad.numpy()]
+            seen += [p.grad.numpy() for p in model.parameters()]
+            if give_state:
+                seen += [g.grad.numpy() for g in given[:2 if cls == "LSTM" else 1]]
+            results.append(seen)
+        for a, b in zip(*results):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13, err_msg=str((kind, kw, enforce_sorted)))
+
+
+@pytest.mark.torch
+def test_pad_and_pack_sequences_as_torchs():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal((n, 2)) for n in (3, 1, 4)]
+    results = []
+    for lib in (engine, torch):
+        seqs = [lib.tensor(a) for a in arrays]
+        rnn = lib.nn.utils.rnn
+        packed = rnn.pack_sequence(seqs, enforce_sorted=False)
+        results.append([rnn.pad_sequence(seqs, batch_first=True, padding_value=9.0).numpy(),
+                        rnn.pad_sequence(seqs, padding_side="left").numpy(), packed.data.numpy(),
+                        packed.batch_sizes.numpy(), packed.sorted_indices.numpy(), packed.unsorted_indices.numpy(),
+                        *[s.numpy() for s in rnn.unpack_sequence(packed)],
+                        rnn.pad_packed_sequence(packed, total_length=6)[0].numpy()])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+    rnn = engine.nn.utils.rnn
+    with pytest.raises(RuntimeError, match="`lengths` array must be sorted in decreasing order when `enforce_sorted` "
+                                           "is True"):
+        rnn.pack_padded_sequence(engine.zeros(4, 2, 1), [2, 4])
+    with pytest.raises(RuntimeError, match="Length of all samples has to be greater than 0"):
+        rnn.pack_padded_sequence(engine.zeros(4, 2, 1), [4, 0])
+    with pytest.raises(ValueError, match="Expected total_length to be at least the length of the longest sequence"):
+        rnn.pad_packed_sequence(rnn.pack_sequence([engine.ones(3, 1)]), total_length=2)

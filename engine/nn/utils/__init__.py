@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 
-from .. import creation
-from ..autograd import no_grad
-from ..tensor import Tensor
+from ... import creation
+from ...autograd import no_grad
+from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn"]
 
 
 def _listed(parameters) -> list:
@@ -66,3 +66,6 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
             n = p.numel()
             p.copy_(vec[start:start + n].view(p.shape))
             start += n
+
+
+from . import rnn  # noqa: E402  (torch.nn.utils.rnn: padded and packed sequences)
