@@ -28,6 +28,31 @@ static int float_size(const Py_buffer *b)
     return b->format[0] == 'f' ? 4 : b->format[0] == 'd' ? 8 : 0;
 }
 
+/* Buffers of args[0..n-1] (the first writable, to write to), each C-contiguous: native float32 or float64 arrays of
+ * one length and dtype. Their float size, or -1 with an exception set and no buffer held. */
+static int float_buffers(PyObject *const *args, int n, Py_buffer *bufs, const char *what)
+{
+    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
+    for (int i = 0; i < n; i++) {
+        if (PyObject_GetBuffer(args[i], &bufs[i], i == 0 ? flags | PyBUF_WRITABLE : flags) < 0) {
+            while (--i >= 0)
+                PyBuffer_Release(&bufs[i]);
+            return -1;
+        }
+    }
+    int size = float_size(&bufs[0]);
+    for (int i = 1; i < n && size; i++)
+        if (float_size(&bufs[i]) != size || bufs[i].len != bufs[0].len)
+            size = 0;
+    if (size == 0) {
+        PyErr_Format(PyExc_ValueError, "%s: contiguous float32 or float64 arrays of one length and dtype", what);
+        for (int i = 0; i < n; i++)
+            PyBuffer_Release(&bufs[i]);
+        return -1;
+    }
+    return size;
+}
+
 static PyObject *pass_where(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 5) {
@@ -40,25 +65,11 @@ static PyObject *pass_where(PyObject *module, PyObject *const *args, Py_ssize_t 
     int strict = PyObject_IsTrue(args[4]);
     if (strict < 0)
         return NULL;
-    Py_buffer o, g, x;
-    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
-    if (PyObject_GetBuffer(args[0], &o, flags | PyBUF_WRITABLE) < 0)
+    Py_buffer bufs[3];
+    int size = float_buffers(args, 3, bufs, "pass_where");
+    if (size < 0)
         return NULL;
-    if (PyObject_GetBuffer(args[1], &g, flags) < 0) {
-        PyBuffer_Release(&o);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(args[2], &x, flags) < 0) {
-        PyBuffer_Release(&o);
-        PyBuffer_Release(&g);
-        return NULL;
-    }
-    PyObject *result = NULL;
-    int size = float_size(&o);
-    if (size == 0 || float_size(&g) != size || float_size(&x) != size || g.len != o.len || x.len != o.len) {
-        PyErr_SetString(PyExc_ValueError, "pass_where: contiguous float32 or float64 arrays of one length and dtype");
-        goto done;
-    }
+    Py_buffer o = bufs[0], g = bufs[1], x = bufs[2];
     Py_ssize_t n = o.len / size;
     if (size == 4) {
         uint32_t *po = o.buf;
@@ -82,12 +93,9 @@ static PyObject *pass_where(PyObject *module, PyObject *const *args, Py_ssize_t 
             for (Py_ssize_t i = 0; i < n; i++)
                 po[i] = pg[i] & (0ull - (uint64_t)(px[i] >= lo));
     }
-    result = Py_NewRef(Py_None);
-done:
-    PyBuffer_Release(&o);
-    PyBuffer_Release(&g);
-    PyBuffer_Release(&x);
-    return result;
+    for (int i = 0; i < 3; i++)
+        PyBuffer_Release(&bufs[i]);
+    Py_RETURN_NONE;
 }
 
 static PyObject *zero_where(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -268,21 +276,15 @@ static PyObject *gelu(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     long kind = PyLong_AsLong(args[2]);
     if (kind == -1 && PyErr_Occurred())
         return NULL;
-    Py_buffer o, x;
-    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
-    if (PyObject_GetBuffer(args[0], &o, flags | PyBUF_WRITABLE) < 0)
-        return NULL;
-    if (PyObject_GetBuffer(args[1], &x, flags) < 0) {
-        PyBuffer_Release(&o);
+    if (kind < 0 || kind > 2) {
+        PyErr_SetString(PyExc_ValueError, "gelu: kind 0, 1 or 2");
         return NULL;
     }
-    PyObject *result = NULL;
-    int size = float_size(&o);
-    if (size == 0 || float_size(&x) != size || x.len != o.len || kind < 0 || kind > 2) {
-        PyErr_SetString(PyExc_ValueError, "gelu: contiguous float32 or float64 arrays of one length and dtype, "
-                                          "kind 0, 1 or 2");
-        goto done;
-    }
+    Py_buffer bufs[2];
+    int size = float_buffers(args, 2, bufs, "gelu");
+    if (size < 0)
+        return NULL;
+    Py_buffer o = bufs[0], x = bufs[1];
     Py_ssize_t n = o.len / size;
     Py_BEGIN_ALLOW_THREADS
     if (size == 4 && kind != 2)
@@ -292,11 +294,9 @@ static PyObject *gelu(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     else
         FORWARD_LOOP(double, erf, tanh)
     Py_END_ALLOW_THREADS
-    result = Py_NewRef(Py_None);
-done:
-    PyBuffer_Release(&o);
-    PyBuffer_Release(&x);
-    return result;
+    for (int i = 0; i < 2; i++)
+        PyBuffer_Release(&bufs[i]);
+    Py_RETURN_NONE;
 }
 
 /* gelu_backward(out, gy, x, kind): kind 1 GELU, 2 GELU (tanh) */
@@ -309,27 +309,15 @@ static PyObject *gelu_backward(PyObject *module, PyObject *const *args, Py_ssize
     long kind = PyLong_AsLong(args[3]);
     if (kind == -1 && PyErr_Occurred())
         return NULL;
-    Py_buffer o, g, x;
-    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
-    if (PyObject_GetBuffer(args[0], &o, flags | PyBUF_WRITABLE) < 0)
-        return NULL;
-    if (PyObject_GetBuffer(args[1], &g, flags) < 0) {
-        PyBuffer_Release(&o);
+    if (kind < 1 || kind > 2) {
+        PyErr_SetString(PyExc_ValueError, "gelu_backward: kind 1 or 2");
         return NULL;
     }
-    if (PyObject_GetBuffer(args[2], &x, flags) < 0) {
-        PyBuffer_Release(&o);
-        PyBuffer_Release(&g);
+    Py_buffer bufs[3];
+    int size = float_buffers(args, 3, bufs, "gelu_backward");
+    if (size < 0)
         return NULL;
-    }
-    PyObject *result = NULL;
-    int size = float_size(&o);
-    if (size == 0 || float_size(&g) != size || float_size(&x) != size || g.len != o.len || x.len != o.len ||
-        kind < 1 || kind > 2) {
-        PyErr_SetString(PyExc_ValueError, "gelu_backward: contiguous float32 or float64 arrays of one length and "
-                                          "dtype, kind 1 or 2");
-        goto done;
-    }
+    Py_buffer o = bufs[0], g = bufs[1], x = bufs[2];
     Py_ssize_t n = o.len / size;
     Py_BEGIN_ALLOW_THREADS
     if (size == 4 && kind == 1)
@@ -339,12 +327,9 @@ static PyObject *gelu_backward(PyObject *module, PyObject *const *args, Py_ssize
     else
         BACKWARD_LOOP(double, erf, exp, tanh)
     Py_END_ALLOW_THREADS
-    result = Py_NewRef(Py_None);
-done:
-    PyBuffer_Release(&o);
-    PyBuffer_Release(&g);
-    PyBuffer_Release(&x);
-    return result;
+    for (int i = 0; i < 3; i++)
+        PyBuffer_Release(&bufs[i]);
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {

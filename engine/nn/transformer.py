@@ -163,7 +163,38 @@ class MultiheadAttention(Module):
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
 
-class TransformerEncoderLayer(Module):
+def _activation(activation):
+    """A layer's activation: "relu" or "gelu" by name, or any callable."""
+    if isinstance(activation, str):
+        if activation not in _ACTIVATIONS:
+            raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+        return _ACTIVATIONS[activation]
+    return activation
+
+
+class _SelfAttending(Module):
+    """What the encoder and decoder layers share: the feed-forward net and ``blocks`` norms and dropouts, registered
+    in PyTorch's order after the attention, and self-attention (its weights not asked for) then ``dropout1``."""
+
+    def _feed_forward_and_norms(self, blocks, d_model, dim_feedforward, dropout, activation, layer_norm_eps,
+                                norm_first, bias, kw):
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+
+class TransformerEncoderLayer(_SelfAttending):
     """Self-attention and a feed-forward net, each added back and layer-normed (after, as the original Transformer;
     before with ``norm_first``), with dropout: PyTorch's submodules ``self_attn``, ``linear1``, ``dropout``,
     ``linear2``, ``norm1``, ``norm2``, ``dropout1``, ``dropout2``."""
@@ -173,24 +204,8 @@ class TransformerEncoderLayer(Module):
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            if activation not in _ACTIVATIONS:
-                raise RuntimeError(f"activation should be relu/gelu, not {activation}")
-            activation = _ACTIVATIONS[activation]
-        self.activation = activation
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
+        self._feed_forward_and_norms(2, d_model, dim_feedforward, dropout, activation, layer_norm_eps, norm_first,
+                                     bias, kw)
 
     def _ff_block(self, x):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
@@ -219,7 +234,7 @@ class TransformerEncoder(Module):
         return self.norm(x) if self.norm is not None else x
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_SelfAttending):
     """Self-attention over the target, attention over the encoder's output (``memory``) and a feed-forward net,
     each added back and layer-normed (before with ``norm_first``): PyTorch's submodules ``self_attn``,
     ``multihead_attn``, ``linear1``, ``dropout``, ``linear2``, ``norm1``-``norm3``, ``dropout1``-``dropout3``."""
@@ -231,24 +246,8 @@ class TransformerDecoderLayer(Module):
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
                                                  **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1, self.dropout2, self.dropout3 = Dropout(dropout), Dropout(dropout), Dropout(dropout)
-        if isinstance(activation, str):
-            if activation not in _ACTIVATIONS:
-                raise RuntimeError(f"activation should be relu/gelu, not {activation}")
-            activation = _ACTIVATIONS[activation]
-        self.activation = activation
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
+        self._feed_forward_and_norms(3, d_model, dim_feedforward, dropout, activation, layer_norm_eps, norm_first,
+                                     bias, kw)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
