@@ -25,7 +25,7 @@ from .elementwise import (
     Where,
 )
 from .loss import NllLoss
-from .reduction import MaxMin, MaxMinDim, Mean, Softmax, Sum
+from .reduction import MaxMin, MaxMinDim, Mean, NativeLayerNorm, Softmax, Sum
 from .shape import (
     Cast,
     Cat,
@@ -48,7 +48,7 @@ __all__ = [
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
     "Rounding", "BinaryCrossEntropy", "Erf", "Gelu", "NllLoss",
-    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax",
+    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
     "Stack", "Cat", "Convolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Triangle",
     "TakeAlong",

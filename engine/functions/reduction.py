@@ -181,3 +181,44 @@ class Softmax(Function):
         else:
             gx = out * (gy - (gy * out).sum(axis=dim, keepdims=True))
         return gx.reshape(shape)
+
+
+class NativeLayerNorm(Function):
+    """``layer_norm`` as one node, PyTorch's ``NativeLayerNormBackward0``: each sample normalised over its last
+    ``nd`` dimensions (``(x - mean) * rstd``, ``rstd = 1 / sqrt(biased variance + eps)``), then scaled by ``weight``
+    and shifted by ``bias`` where given. The backward reads the normalised values and ``rstd``:
+    ``rstd * (g - mean(g) - xhat * mean(g * xhat))`` with ``g = gy * weight``, and the weight's and bias's
+    gradients summed over the samples."""
+
+    raw = True
+    backward_name = "NativeLayerNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, nd=1, eps=1e-5):
+        xp = xp_of(x)
+        ctx.op_label = "LayerNorm"
+        axes = tuple(range(x.ndim - nd, x.ndim))
+        mean = x.mean(axis=axes, keepdims=True)
+        centred = x - mean
+        rstd = 1 / xp.sqrt((centred * centred).mean(axis=axes, keepdims=True) + eps)
+        xhat = centred * rstd
+        out = xhat if weight is None else xhat * weight
+        if bias is not None:
+            out = out + bias
+        ctx.saved = (xhat, rstd, weight)
+        ctx.meta = (axes, x.ndim - nd)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        xhat, rstd, weight = ctx.saved
+        axes, lead = ctx.meta
+        need_x, need_w, need_b = ctx.needs_input_grad
+        g = gy if weight is None else gy * weight
+        gx = None
+        if need_x:
+            gx = rstd * (g - g.mean(axis=axes, keepdims=True) - xhat * (g * xhat).mean(axis=axes, keepdims=True))
+        samples = tuple(range(lead))
+        gw = (gy * xhat).sum(axis=samples) if need_w else None
+        gb = gy.sum(axis=samples) if need_b else None
+        return gx, gw, gb

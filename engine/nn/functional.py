@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import creation, dtypes
 from ..autograd import no_grad
-from ..functions import BinaryCrossEntropy, Embedding, Gelu, NllLoss, ReLU, Sigmoid, Tanh
+from ..functions import BinaryCrossEntropy, Embedding, Gelu, NativeLayerNorm, NllLoss, ReLU, Sigmoid, Tanh
 from ..functions.conv import AdaptiveAvgPool, AvgPool, Convolution, MaxPool, max_pool_indices, pool_geometry
 from ..tensor import Tensor, _wrap
 
@@ -44,14 +44,11 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: flo
     if tuple(input.shape[input.dim() - len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
-    dims = tuple(range(input.dim() - len(shape), input.dim()))
-    mean = input.mean(dims, keepdim=True)
-    centred = input - mean
-    var = (centred * centred).mean(dims, keepdim=True)
-    out = centred / (var + eps).sqrt()
-    if weight is not None:
-        out = out * weight
-    return out + bias if bias is not None else out
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(shape)}")
+    return NativeLayerNorm.apply(input, weight, bias, nd=len(shape), eps=eps)
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002

@@ -74,6 +74,7 @@ EXAMPLES = {
                                                                              "reduction": "mean", "masked": True}),
     "TakeAlong": (lambda g: (_x(g), np.array([[1, 1], [0, 2]]), 1), {}),
     "Softmax": (lambda g: (_x(g), 1), {"log": True}),
+    "NativeLayerNorm": (lambda g: (_x(g), _x(g, (3,)), _x(g, (3,))), {"nd": 1, "eps": 1e-5}),
 }
 
 

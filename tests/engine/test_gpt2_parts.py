@@ -336,6 +336,32 @@ def test_softmax_is_one_node_with_torchs_values_gradients_and_name(name):
     assert F.softmax(engine.tensor([1, 2]), 0, dtype=engine.float64).dtype == engine.float64
 
 
+@pytest.mark.torch
+def test_layer_norm_is_one_node_with_torchs_values_and_gradients():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    for shape, normalized in (((4, 6), (6,)), ((2, 3, 6), (6,)), ((2, 3, 4, 5), (4, 5))):
+        for affine in ((True, True), (True, False), (False, False)):
+            x, g = rng.standard_normal(shape) * 3 + 1, rng.standard_normal(shape)
+            w, b = rng.standard_normal(normalized), rng.standard_normal(normalized)
+            results = []
+            for lib in (engine, torch):
+                xt = lib.tensor(x, requires_grad=True)
+                wt = lib.tensor(w, requires_grad=True) if affine[0] else None
+                bt = lib.tensor(b, requires_grad=True) if affine[1] else None
+                out = lib.nn.functional.layer_norm(xt, normalized, wt, bt)
+                out.backward(lib.tensor(g))
+                grads = [t.grad.numpy() for t in (wt, bt) if t is not None]
+                results.append([out.detach().numpy(), xt.grad.numpy(), *grads,
+                                type(out.grad_fn).__name__ if lib is torch else out.grad_fn.name()])
+            for a, c in zip(results[0][:-1], results[1][:-1]):
+                np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-13)
+            assert results[0][-1] == results[1][-1] == "NativeLayerNormBackward0"
+    with pytest.raises(RuntimeError, match=r"Expected weight to be of same shape as normalized_shape, but got weight "
+                                           r"of shape \[4\] and normalized_shape = \[6\]"):
+        F.layer_norm(engine.ones(2, 6), (6,), engine.ones(4))
+
+
 # ----------------------------------------------------------------------------- attention
 
 
