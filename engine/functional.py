@@ -9,6 +9,7 @@ import numpy as np
 
 from . import creation
 from . import dtypes as _dtypes
+from .functions import Einsum
 from .tensor import Tensor
 
 
@@ -395,8 +396,6 @@ def einsum(equation, *operands):
             if sizes.setdefault(c, n) != n:
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
                                    f"with previously seen size {sizes[c]}")
-    from .functions import Einsum
-
     return Einsum.apply(*operands, equation=",".join(explicit) + "->" + out)
 
 

@@ -270,7 +270,11 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     mean of none is NaN), and targets out of range refused on the CPU (a GPU's would have to wait to be read)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    classes = _check_classes(input, target, weight, "nll_loss")
+    return _nll(input, target, weight, ignore_index, reduction, _check_classes(input, target, weight, "nll_loss"))
+
+
+def _nll(input: Tensor, target: Tensor, weight, ignore_index: int, reduction: str, classes: int) -> Tensor:  # noqa: A002
+    """nll_loss once its arguments are checked (cross_entropy checks them before its log-softmax)."""
     t = target._data
     masked = True
     if t.__class__ is np.ndarray:
@@ -293,25 +297,28 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if not (isinstance(target, Tensor) and target.dtype.is_floating_point):  # class indices
-        _check_classes(input, target, weight, "cross_entropy")
+    probabilities = isinstance(target, Tensor) and target.dtype.is_floating_point
+    if not probabilities:  # class indices
+        classes = _check_classes(input, target, weight, "cross_entropy")
     elif tuple(target.shape) != tuple(input.shape) or input.dim() == 0:
         raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
     class_dim = 0 if input.dim() == 1 else 1
-    classes = input.shape[class_dim]
-    _check_weight(weight, classes)
+    if probabilities:
+        classes = input.shape[class_dim]
+        _check_weight(weight, classes)
     logp = log_softmax(input, class_dim)
+    if not probabilities:
+        loss = _nll(logp, target, weight, ignore_index, reduction, classes)
+        if label_smoothing == 0:
+            return loss
     spread = None if weight is None else weight.reshape(classes, *([1] * (input.dim() - class_dim - 1)))
-    if target.dtype.is_floating_point:  # class probabilities
+    if probabilities:
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
         each = logp * target if spread is None else logp * target * spread
         if reduction == "none":
             return -each.sum(class_dim)
         return -each.sum() if reduction == "sum" else -each.sum() / (input.numel() // classes)
-    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if label_smoothing == 0:
-        return loss
     keep = target != ignore_index
     smooth = (-(logp if spread is None else logp * spread).sum(class_dim)).masked_fill(~keep, 0.0)
     if reduction == "sum":

@@ -20,6 +20,7 @@ from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .modules import Module, Parameter
+from .utils.rnn import PackedSequence, pad_packed_sequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -150,8 +151,6 @@ class RNNBase(Module):
         return states[0], states[1]
 
     def forward(self, input, hx=None):  # noqa: A002
-        from .utils.rnn import PackedSequence, pad_packed_sequence
-
         packed = input if isinstance(input, PackedSequence) else None
         if packed is not None:  # padded, longest first; each sequence's state stops at its own end
             x, lengths = pad_packed_sequence(PackedSequence(packed.data, packed.batch_sizes))
@@ -210,8 +209,6 @@ class RNNBase(Module):
         h_n = creation.stack(last_h)
         c_n = creation.stack(last_c) if self.mode == "LSTM" else None
         if packed is not None:  # the real steps packed again; the states in the order the batch was given
-            from .utils.rnn import PackedSequence
-
             sizes = [int(b) for b in packed.batch_sizes.tolist()]
             x = PackedSequence(creation.cat([x[t, :b] for t, b in enumerate(sizes)]), packed.batch_sizes,
                                packed.sorted_indices, packed.unsorted_indices)
