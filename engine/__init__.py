@@ -3,6 +3,8 @@
 The tutorial's programs run with one changed line, ``import engine as torch``.
 """
 
+import warnings as _warnings
+
 from . import accelerator, amp, autograd, backends, cuda, distributed, functional, nn, optim, profiler, utils
 from .amp import autocast
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -54,6 +56,13 @@ from .random import Generator, initial_seed, manual_seed
 from .serialization import load, save
 from .tensor import Size, Tensor, is_tensor
 from .threads import get_num_threads, set_num_threads
+
+# PyTorch says nothing when a tensor's math meets log(0), 0 / 0 or an overflow: the result is -inf, nan or inf, and
+# the loss shows it. NumPy warns, from the engine's own lines, once per line: noise a learner would read as the
+# engine's fault, and a CUDA run (CuPy checks nothing) would not print. Only those warnings, raised from the
+# engine's modules, are let pass; NumPy code of one's own still warns as it always did.
+_warnings.filterwarnings("ignore", message=r"(divide by zero|invalid value|overflow|underflow) encountered",
+                         category=RuntimeWarning, module=r"engine\.")
 
 float = float32  # noqa: A001
 double = float64

@@ -33,3 +33,18 @@ def product_dtypes_error(a, b) -> RuntimeError:
     if a.ndim == 1 and b.ndim == 1:
         return RuntimeError(f"dot : expected both vectors to have same dtype, but found {na[1]} and {nb[1]}")
     return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {na[0]} != {nb[0]}")
+
+
+def broadcast_error(a, b) -> RuntimeError | None:
+    """PyTorch's error for two elementwise operands whose shapes do not broadcast (``a`` the left one), naming the
+    first dimension from the right where they differ; None where they broadcast."""
+    sa, sb = tuple(getattr(a, "shape", ())), tuple(getattr(b, "shape", ()))
+    n = max(len(sa), len(sb))
+    for i in range(n - 1, -1, -1):
+        back = n - i
+        x = sa[-back] if back <= len(sa) else 1
+        y = sb[-back] if back <= len(sb) else 1
+        if x != y and x != 1 and y != 1:
+            return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                                f"dimension {i}")
+    return None

@@ -520,3 +520,167 @@ def isnan(input):  # noqa: A002
 
 def isfinite(input):  # noqa: A002
     return input.isfinite()
+
+
+def _method_form(name):
+    """``torch.<name>(input, ...)``: ``input.<name>(...)`` (engine/tensor_math.py), with ``out=``."""
+
+    def form(input, *args, out=None, **kwargs):  # noqa: A002
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        return _into(getattr(input, name)(*args, **kwargs), out, name)
+
+    form.__name__ = form.__qualname__ = name
+    form.__doc__ = f"``input.{name}(...)``: see :meth:`engine.Tensor.{name}`."
+    return form
+
+
+_METHOD_FORMS = (
+    "log1p", "expm1", "log2", "log10", "exp2", "rsqrt", "reciprocal", "tan", "sinh", "cosh", "asin", "acos", "atan",
+    "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "frac", "fix",
+    "deg2rad", "rad2deg", "atan2", "arctan2", "hypot", "logaddexp", "xlogy", "remainder", "fmod", "floor_divide",
+    "sgn", "positive", "absolute", "clamp_min", "clamp_max", "lerp", "float_power", "nan_to_num", "isinf",
+    "isposinf", "isneginf", "isreal", "signbit", "isclose", "logical_not", "logical_and", "logical_or",
+    "logical_xor", "count_nonzero", "prod", "amax", "amin", "aminmax", "logsumexp", "nansum", "nanmean", "median",
+    "flip", "fliplr", "flipud", "roll", "movedim", "moveaxis", "swapaxes", "swapdims", "tile", "narrow", "ravel",
+    "index_select", "masked_select", "masked_fill", "take", "nonzero", "argwhere", "scatter", "scatter_add",
+    "index_add", "index_copy", "index_fill", "diagonal", "diag", "trace", "diff", "bmm", "mv", "addmm", "addmv",
+    "baddbmm", "exp_", "sigmoid_", "tanh_", "relu_", "is_floating_point",
+)
+for _name in _METHOD_FORMS:
+    globals()[_name] = _method_form(_name)
+del _name
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """``(std, mean)`` over ``dim`` in one call, as PyTorch's."""
+    return (input.std(dim, unbiased, keepdim, correction=correction),
+            input.mean(dim, keepdim) if dim is not None else input.mean())
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+    """``(var, mean)`` over ``dim`` in one call, as PyTorch's."""
+    return (input.var(dim, unbiased, keepdim, correction=correction),
+            input.mean(dim, keepdim) if dim is not None else input.mean())
+
+
+def broadcast_shapes(*shapes):
+    """The shape that ``shapes`` broadcast to, as a ``Size``; PyTorch's error where they do not."""
+    from .tensor import Size
+
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    try:
+        return Size(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape: {shapes}") from None
+
+
+def broadcast_tensors(*tensors):
+    """Each tensor expanded to the shape they broadcast to (views; the gradients sum back)."""
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(*shape) for t in tensors)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 1-D tensors: ``indexing='ij'`` (PyTorch's default; it warns without it, as PyTorch
+    does) or ``'xy'`` (the first two swapped, NumPy's default)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    flat = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(flat) >= 2
+    if swap:
+        flat[0], flat[1] = flat[1], flat[0]
+    shape = tuple(t.shape[0] for t in flat)
+    grids = [t.reshape(*[-1 if i == k else 1 for i in range(len(flat))]).expand(*shape) for k, t in enumerate(flat)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _triangle_indices(row, col, offset, lower, dtype, device):
+    rows, cols = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return creation.tensor(np.stack([rows, cols]).astype(np.int64), dtype=dtype or _dtypes.int64, device=device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (row, column) coordinates of a ``row`` x ``col`` matrix's lower triangle, row by row, as a 2 x N
+    tensor."""
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (row, column) coordinates of the upper triangle, as :func:`tril_indices`."""
+    return _triangle_indices(row, col, offset, False, dtype, device)
+
+
+def _at_least(tensors, ndim):
+    def grow(t):
+        t = t if isinstance(t, Tensor) else creation.tensor(t)
+        if t.ndim >= ndim:
+            return t
+        if ndim == 3 and t.ndim == 2:
+            return t.unsqueeze(-1)
+        shape = {0: (1,) * ndim, 1: (1, t.shape[0], 1)[:ndim] if ndim == 3 else (1, t.shape[0])}[t.ndim]
+        return t.reshape(*shape)
+
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    out = tuple(grow(t) for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*tensors):
+    return _at_least(tensors, 1)
+
+
+def atleast_2d(*tensors):
+    return _at_least(tensors, 2)
+
+
+def atleast_3d(*tensors):
+    return _at_least(tensors, 3)
+
+
+def hstack(tensors):
+    """Side by side: along dim 1, or dim 0 for 1-D tensors."""
+    tensors = atleast_1d(*tensors) if len(tensors) > 1 else (atleast_1d(*tensors),)
+    return creation.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    """One under another: along dim 0, 1-D tensors as rows."""
+    tensors = atleast_2d(*tensors) if len(tensors) > 1 else (atleast_2d(*tensors),)
+    return creation.cat(tensors, 0)
+
+
+row_stack = vstack
+
+
+def column_stack(tensors):
+    """As columns: 0-D and 1-D tensors made columns, then joined along dim 1."""
+    cols = [t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors]
+    return creation.cat(cols, 1)
+
+
+def dstack(tensors):
+    """Along the third dimension (depth)."""
+    tensors = atleast_3d(*tensors) if len(tensors) > 1 else (atleast_3d(*tensors),)
+    return creation.cat(tensors, 2)
+
+
+concat = concatenate = creation.cat
+
+__all__ += [*_METHOD_FORMS, "std_mean", "var_mean", "broadcast_shapes", "broadcast_tensors", "meshgrid",
+            "tril_indices", "triu_indices", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
+            "row_stack", "column_stack", "dstack", "concat", "concatenate"]

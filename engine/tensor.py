@@ -18,8 +18,9 @@ from . import random as _random
 from . import threads as _threads
 from .backend import CPU, device_of_array, resolve, to_host, xp_of
 from .dtypes import promote as _promote
-from .errors import product_dtypes_error, shapes_error
+from .errors import broadcast_error, product_dtypes_error, shapes_error
 from .legacy import LegacyTensorType, parse_legacy_name
+from .tensor_math import TensorMath
 
 __all__ = ["Tensor", "Size", "is_tensor"]
 
@@ -110,7 +111,15 @@ def _inplace_op(fn_name: str, iop):
             self._check_inplace()
             self._rebind(getattr(_fn, fn_name).apply(self._shallow(), other))
             return self
-        iop(self._data, other)
+        try:
+            iop(self._data, other)
+        except ValueError:
+            _check_broadcast(self._data, other)
+            shape = np.broadcast_shapes(self._data.shape, getattr(other, "shape", ()))
+            if shape != self._data.shape:
+                raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                                   f"{list(shape)}") from None
+            raise  # another refusal (a read-only array's)
         return self
 
     method.__name__ = f"__{iop.__name__.strip('_')}__"
@@ -160,10 +169,14 @@ def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None
         if isinstance(other, Tensor):
             if (self._rg or other._rg) and (not _grad_off or _get_ident() not in _grad_off):
                 fn = getattr(_fn, fn_name)
-                if reflected:
-                    out = fn.apply(other, self)
-                    return _named(out, backward_name) if backward_name else out
-                return fn.apply(self, other)
+                try:
+                    if reflected:
+                        out = fn.apply(other, self)
+                        return _named(out, backward_name) if backward_name else out
+                    return fn.apply(self, other)
+                except ValueError:
+                    _check_broadcast(other if reflected else self, self if reflected else other)
+                    raise
             o = other._data
             if o.dtype is not a.dtype or true_divide:  # PyTorch's type promotion where NumPy's differs
                 a, o = _promote(a, o, true_divide)
@@ -182,6 +195,7 @@ def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None
             out = op(o, a) if reflected else op(a, o)
         except (TypeError, ValueError):
             _check_same_device(self, other)  # NumPy and CuPy arrays do not mix: say which devices
+            _check_broadcast(other if reflected else self, self if reflected else other)
             raise
         if out.__class__ is not _ndarray and out.__class__ in _SCALAR_TYPES:
             out = np.asarray(out)
@@ -196,6 +210,14 @@ def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None
 
 def _raw(value):
     return value._data if isinstance(value, Tensor) else value
+
+
+def _check_broadcast(left, right) -> None:
+    """PyTorch's RuntimeError, naming the sizes and the dimension, where NumPy's ValueError says "operands could
+    not be broadcast together"."""
+    refusal = broadcast_error(left, right)
+    if refusal is not None:
+        raise refusal from None
 
 
 def is_tensor(obj) -> bool:
@@ -238,7 +260,7 @@ def _convert_index_part(p, xp):
     return p
 
 
-class Tensor:
+class Tensor(TensorMath):
     """An n-dimensional array on a device, with autograd.
 
     ``engine.Tensor(2, 3)`` and ``engine.Tensor([1, 2])`` work as PyTorch's legacy constructor (float32);

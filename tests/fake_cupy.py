@@ -824,8 +824,13 @@ SIGNATURES = {
     "true_divide": None, "power": None, "square": None, "sin": None, "cos": None, "negative": None,
     "greater_equal": None, "less": None, "floor": None, "ceil": None, "trunc": None,
     "round": ("a", "decimals", "out"),
+    "prod": ("a", "axis", "dtype", "out", "keepdims"), "cumprod": ("a", "axis", "dtype", "out"),
+    "flip": ("a", "axis"), "roll": ("a", "shift", "axis"), "take": ("a", "indices", "axis", "out"),
+    "log1p": None, "expm1": None, "log2": None, "log10": None, "exp2": None, "tan": None, "sinh": None, "cosh": None,
+    "arcsin": None, "arccos": None, "arctan": None, "arcsinh": None, "arccosh": None, "arctanh": None,
+    "arctan2": None, "hypot": None, "logaddexp": None, "remainder": None, "fmod": None, "signbit": None,
 }
-_VIEWS = {"broadcast_to", "expand_dims", "swapaxes", "moveaxis", "split"}  # may hand back views of an input
+_VIEWS = {"broadcast_to", "expand_dims", "swapaxes", "moveaxis", "split", "flip"}  # may hand back views of an input
 _UFUNC_KWARGS = {"out", "dtype", "casting"}
 
 

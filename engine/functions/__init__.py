@@ -8,6 +8,7 @@ from .arithmetic import Add, Div, Einsum, MatMul, Mul, Neg, Pow, Sub
 from .conv import AdaptiveAvgPool, AvgPool, Convolution, MaxPool
 from .elementwise import (
     Abs,
+    Binary,
     BinaryCrossEntropy,
     Clamp,
     Cos,
@@ -22,10 +23,11 @@ from .elementwise import (
     Sin,
     Sqrt,
     Tanh,
+    Unary,
     Where,
 )
 from .loss import NllLoss
-from .reduction import MaxMin, MaxMinDim, Mean, NativeLayerNorm, Softmax, Sum
+from .reduction import MaxMin, MaxMinDim, Mean, NativeLayerNorm, Prod, Softmax, Sum
 from .shape import (
     Cast,
     Cat,
@@ -33,7 +35,9 @@ from .shape import (
     Cumsum,
     Embedding,
     Expand,
+    Flip,
     GetItem,
+    IndexAdd,
     Permute,
     Reshape,
     SetItem,
@@ -47,9 +51,9 @@ from .shape import (
 __all__ = [
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
-    "Rounding", "BinaryCrossEntropy", "Erf", "Gelu", "NllLoss",
-    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm",
+    "Rounding", "BinaryCrossEntropy", "Erf", "Gelu", "NllLoss", "Unary", "Binary",
+    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
     "Stack", "Cat", "Convolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Triangle",
-    "TakeAlong",
+    "TakeAlong", "IndexAdd", "Flip",
 ]

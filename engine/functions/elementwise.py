@@ -327,3 +327,129 @@ class Gelu(Function):
     @staticmethod
     def backward(ctx, gy):
         return _kernels.gelu_backward(gy, ctx.saved[0], ctx.approximate)
+
+
+_LN2, _LN10, _DEG = 0.6931471805599453, 2.302585092994046, 0.017453292519943295  # log 2, log 10, pi / 180
+
+
+def _rsqrt(xp, x):
+    return 1 / xp.sqrt(x)
+
+
+# One row per op: PyTorch's backward node, the forward, and the gradient from (xp, gy, x, out), PyTorch's own
+# formula (derivatives.yaml). The tensor methods, their in-place forms and the torch.* functions all come through
+# Unary.apply(x, op=name).
+UNARY = {
+    "log1p": ("Log1PBackward0", lambda xp, x: xp.log1p(x), lambda xp, gy, x, out: gy / (x + 1)),
+    "expm1": ("Expm1Backward0", lambda xp, x: xp.expm1(x), lambda xp, gy, x, out: gy * (out + 1)),
+    "log2": ("Log2Backward0", lambda xp, x: xp.log2(x), lambda xp, gy, x, out: gy / (x * _LN2)),
+    "log10": ("Log10Backward0", lambda xp, x: xp.log10(x), lambda xp, gy, x, out: gy / (x * _LN10)),
+    "exp2": ("Exp2Backward0", lambda xp, x: xp.exp2(x), lambda xp, gy, x, out: gy * out * _LN2),
+    "rsqrt": ("RsqrtBackward0", _rsqrt, lambda xp, gy, x, out: -0.5 * gy * out * out * out),
+    "reciprocal": ("ReciprocalBackward0", lambda xp, x: 1 / x, lambda xp, gy, x, out: -gy * out * out),
+    "tan": ("TanBackward0", lambda xp, x: xp.tan(x), lambda xp, gy, x, out: gy * (1 + out * out)),
+    "sinh": ("SinhBackward0", lambda xp, x: xp.sinh(x), lambda xp, gy, x, out: gy * xp.cosh(x)),
+    "cosh": ("CoshBackward0", lambda xp, x: xp.cosh(x), lambda xp, gy, x, out: gy * xp.sinh(x)),
+    "asin": ("AsinBackward0", lambda xp, x: xp.arcsin(x), lambda xp, gy, x, out: gy * _rsqrt(xp, 1 - x * x)),
+    "acos": ("AcosBackward0", lambda xp, x: xp.arccos(x), lambda xp, gy, x, out: -gy * _rsqrt(xp, 1 - x * x)),
+    "atan": ("AtanBackward0", lambda xp, x: xp.arctan(x), lambda xp, gy, x, out: gy / (x * x + 1)),
+    "asinh": ("AsinhBackward0", lambda xp, x: xp.arcsinh(x), lambda xp, gy, x, out: gy * _rsqrt(xp, x * x + 1)),
+    "acosh": ("AcoshBackward0", lambda xp, x: xp.arccosh(x), lambda xp, gy, x, out: gy * _rsqrt(xp, x * x - 1)),
+    "atanh": ("AtanhBackward0", lambda xp, x: xp.arctanh(x), lambda xp, gy, x, out: gy / (1 - x * x)),
+    "frac": ("FracBackward0", lambda xp, x: x - xp.trunc(x), lambda xp, gy, x, out: gy),
+    "deg2rad": ("Deg2RadBackward0", lambda xp, x: x * _DEG, lambda xp, gy, x, out: gy * _DEG),
+    "rad2deg": ("Rad2DegBackward0", lambda xp, x: x / _DEG, lambda xp, gy, x, out: gy / _DEG),
+    # log(sigmoid(x)) without the overflow of exp(-x): min(x, 0) - log1p(exp(-|x|))
+    "log_sigmoid": ("LogSigmoidBackward0",
+                    lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-abs(x))),
+                    lambda xp, gy, x, out: gy * (1 - xp.exp(out))),
+}
+
+
+class Unary(Function):
+    """An elementwise function of one tensor from the :data:`UNARY` table (``op=`` its name)."""
+
+    raw = True
+
+    def backward_name(self):
+        return UNARY[self.op][0]
+
+    @staticmethod
+    def forward(ctx, x, op):
+        ctx.op = op
+        out = UNARY[op][1](xp_of(x), x)
+        ctx.saved = (x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, out = ctx.saved
+        return UNARY[ctx.op][2](xp_of(gy), gy, x, out)
+
+
+def _atan2_grads(xp, gy, a, b, out):
+    r = a * a + b * b
+    return gy * b / r, -gy * a / r
+
+
+def _hypot_grads(xp, gy, a, b, out):
+    return gy * a / out, gy * b / out
+
+
+def _logaddexp_grads(xp, gy, a, b, out):
+    return gy / (1 + xp.exp(b - a)), gy / (1 + xp.exp(a - b))
+
+
+def _xlogy_forward(xp, a, b):
+    out = a * xp.log(b)
+    return xp.where(a == 0, xp.where(xp.isnan(b), b, 0).astype(out.dtype), out)
+
+
+def _xlogy_grads(xp, gy, a, b, out):  # PyTorch's: xlogy(gy, b), 0 where a == 0 and b <= 0; gy * a / b
+    ga = xp.where((a == 0) & (b <= 0), gy.dtype.type(0), _xlogy_forward(xp, gy, b))
+    return ga, gy * a / b
+
+
+def _remainder_grads(xp, gy, a, b, out):  # a - floor(a / b) * b
+    return gy, -gy * xp.floor(a / b)
+
+
+def _fmod_grads(xp, gy, a, b, out):  # a - trunc(a / b) * b
+    return gy, -gy * xp.trunc(a / b)
+
+
+# One row per op of two tensors (or a tensor and a number): PyTorch's backward node, the forward (xp, a, b), and
+# the two gradients from (xp, gy, a, b, out) before broadcasting is undone.
+BINARY = {
+    "atan2": ("Atan2Backward0", lambda xp, a, b: xp.arctan2(a, b), _atan2_grads),
+    "hypot": ("HypotBackward0", lambda xp, a, b: xp.hypot(a, b), _hypot_grads),
+    "logaddexp": ("LogaddexpBackward0", lambda xp, a, b: xp.logaddexp(a, b), _logaddexp_grads),
+    "xlogy": ("XlogyBackward0", _xlogy_forward, _xlogy_grads),
+    "remainder": ("RemainderBackward0", lambda xp, a, b: xp.remainder(a, b), _remainder_grads),
+    "fmod": ("FmodBackward0", lambda xp, a, b: xp.fmod(a, b), _fmod_grads),
+}
+
+
+class Binary(Function):
+    """An elementwise function of two operands from the :data:`BINARY` table (``op=`` its name)."""
+
+    raw = True
+
+    def backward_name(self):
+        return BINARY[self.op][0]
+
+    @staticmethod
+    def forward(ctx, a, b, op):
+        a, b = promote(a, b)
+        xp = xp_of(a) if hasattr(a, "shape") else xp_of(b)
+        ctx.op = op
+        out = BINARY[op][1](xp, a, b)
+        ctx.saved = (a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b, out = ctx.saved
+        ga, gb = BINARY[ctx.op][2](xp_of(gy), gy, a, b, out)
+        need_a, need_b = ctx.needs_input_grad
+        return (ga if need_a else None), (gb if need_b else None)

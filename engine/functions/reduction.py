@@ -222,3 +222,41 @@ class NativeLayerNorm(Function):
         gw = (gy * xhat).sum(axis=samples) if need_w else None
         gb = gy.sum(axis=samples) if need_b else None
         return gx, gw, gb
+
+
+class Prod(Function):
+    """The product over ``dim`` (every element when None). Each element's gradient is the product of the others,
+    made from the products before it and after it (exclusive running products), so a zero among the inputs gives
+    the exact gradient where ``out / x`` would divide by it."""
+
+    raw = True
+
+    def backward_name(self):
+        return "ProdBackward0" if self.dim is None else "ProdBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        ctx.saved = (x,)
+        ctx.dim, ctx.keepdim = dim, keepdim
+        return xp_of(x).prod(x, axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x = ctx.saved[0]
+        xp = xp_of(gy)
+        dim = ctx.dim
+        if dim is None:
+            flat = x.reshape(-1)
+            return (gy * _others_product(xp, flat)).reshape(x.shape)
+        if not ctx.keepdim:
+            gy = xp.expand_dims(gy, dim)
+        moved = xp.moveaxis(x, dim, -1)
+        return gy * xp.moveaxis(_others_product(xp, moved), -1, dim)
+
+
+def _others_product(xp, x):
+    """For each element along the last axis, the product of the others there."""
+    ones = xp.ones(x.shape[:-1] + (1,), dtype=x.dtype)
+    before = xp.concatenate([ones, xp.cumprod(x[..., :-1], axis=-1)], axis=-1)
+    after = xp.concatenate([xp.cumprod(x[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)
+    return before * after

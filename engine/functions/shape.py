@@ -185,6 +185,51 @@ class SetItem(Function):
         return gx, gv
 
 
+class IndexAdd(Function):
+    """``x`` with ``value`` added at ``index`` (a full index tuple), a repeated index adding up:
+    ``scatter_add`` and ``index_add``; the value's gradient is the output's at its places."""
+
+    raw = True
+
+    def backward_name(self):
+        return self.node_name
+
+    @staticmethod
+    def forward(ctx, x, value, index, name="IndexAddBackward0"):
+        out = x.copy()
+        xp_of(x).add.at(out, index, value)
+        ctx.index, ctx.node_name = index, name
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        need_x, need_value = ctx.needs_input_grad
+        return (gy if need_x else None), (gy[ctx.index] if need_value else None)
+
+
+class Flip(Function):
+    """``flip`` (``shift=None``) or ``roll`` along ``axes``: a copy in the new order; the gradient goes back in
+    the old order."""
+
+    raw = True
+
+    def backward_name(self):
+        return "FlipBackward0" if self.shift is None else "RollBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axes, shift=None):
+        ctx.axes, ctx.shift = axes, shift
+        xp = xp_of(x)
+        return xp.flip(x, axes).copy() if shift is None else xp.roll(x, shift, axes)
+
+    @staticmethod
+    def backward(ctx, gy):
+        xp = xp_of(gy)
+        if ctx.shift is None:
+            return xp.flip(gy, ctx.axes).copy()
+        return xp.roll(gy, tuple(-s for s in ctx.shift), ctx.axes)
+
+
 class Embedding(Function):
     """Rows of a weight table picked by integer indices (``nn.Embedding``): the gradient of a row is the sum of
     the gradients where it was picked, none for ``padding_idx``, each over how often the row was picked with

@@ -1,6 +1,8 @@
 """``engine.nn``: the layers and losses the tutorial's later steps use."""
 
-from . import functional, init, parallel, utils
+from . import activation, functional, init, layers, parallel, utils
+from .activation import *  # noqa: F403 - LogSigmoid, ReLU6, Mish, PReLU, ...
+from .layers import *  # noqa: F403 - GroupNorm, RMSNorm, the pads, ParameterList, ...
 from .modules import (
     ELU,
     GELU,
@@ -62,4 +64,4 @@ __all__ = ["functional", "init", "parallel", "utils", "Module", "Parameter", "Li
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
            "Unflatten", "Embedding", "ModuleDict", "GELU", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
            "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-           "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
+           "TransformerDecoderLayer", "TransformerDecoder", "Transformer", *activation.__all__, *layers.__all__]

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import creation, dtypes
 from ..autograd import no_grad
-from ..functions import BinaryCrossEntropy, Embedding, Gelu, NativeLayerNorm, NllLoss, ReLU, Sigmoid, Tanh
+from ..backend import xp_of
+from ..functions import BinaryCrossEntropy, Embedding, Gelu, NativeLayerNorm, NllLoss, ReLU, Sigmoid, Tanh, Unary
 from ..functions.conv import AdaptiveAvgPool, AvgPool, Convolution, MaxPool, max_pool_indices, pool_geometry
 from ..tensor import Tensor, _wrap
 
@@ -602,3 +603,283 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
             scale = (max_norm / (norms + 1e-7)).clamp(max=1.0)
             weight[picked] = weight[picked] * scale
     return Embedding.apply(weight, input._data, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
+
+
+# ---------------------------------------------------------------------------------------------- more activations
+
+def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """``log(sigmoid(x))``, without overflow either side (one node, PyTorch's ``LogSigmoidBackward0``)."""
+    return Unary.apply(input, op="log_sigmoid")
+
+
+def _strict_clamp(input: Tensor, lo: float, hi: float) -> Tensor:  # noqa: A002
+    """``clamp(x, lo, hi)`` whose gradient passes only strictly inside (PyTorch's hardtanh: none at the edges, so
+    ``relu6`` of an exact 0 gets none, as ``relu`` of it gets none)."""
+    return input.where((input > lo) & (input < hi), input.detach().clamp(lo, hi))
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _strict_clamp(input, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    return _strict_clamp(input, 0.0, 6.0)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``relu6(x + 3) / 6``."""
+    return _strict_clamp(input + 3, 0.0, 6.0) / 6
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * relu6(x + 3) / 6`` (MobileNetV3's)."""
+    return input * hardsigmoid(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * tanh(softplus(x))``."""
+    return input * _softplus(input).tanh()
+
+
+def softsign(input: Tensor) -> Tensor:  # noqa: A002
+    return input / (input.abs() + 1)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:  # noqa: A002
+    return (-input).softmax(implicit_dim("softmin", input.dim()) if dim is None else dim, dtype)
+
+
+def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
+    return input - input.tanh()
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return (input - lambd).where(input > lambd, (input + lambd).where(input < -lambd, 0.0))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """``x`` where ``|x| > lambd``, else 0."""
+    return input.where((input > lambd) | (input < -lambd), 0.0)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` where ``x > threshold``, else ``value``."""
+    return input.where(input > threshold, value)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
+    """The gated linear unit: the first half of ``dim`` times the sigmoid of the second half."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size "
+                           f"{input.shape[dim]}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``max(0, x) + min(0, alpha (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return input.where(input > 0, ((input.clamp(max=0) / alpha).exp() - 1) * alpha)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``scale * elu(x, alpha)`` with Klambauer et al.'s self-normalising constants."""
+    return elu(input, _SELU_ALPHA) * _SELU_SCALE
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """``x`` where positive, ``weight * x`` elsewhere; one weight, or one per channel (dimension 1)."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() >= 2 else None
+        if channels != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels if channels is not None else 1}.")
+        weight = weight.reshape(-1, *([1] * (input.dim() - 2)))
+    return input.where(input > 0, weight * input)
+
+
+# ---------------------------------------------------------------------------------------------- distances
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None) -> Tensor:  # noqa: A002
+    """Each vector along ``dim`` divided by its ``p``-norm (at least ``eps``)."""
+    return input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+
+
+def _clamped_below(t: Tensor, eps: float) -> Tensor:
+    """``t`` held at ``eps`` or more, its gradient passing everywhere (PyTorch clamps the norms of
+    cosine_similarity under no_grad)."""
+    return t + (t.detach().clamp_min(eps) - t.detach())
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``x1 . x2 / (|x1| |x2|)`` along ``dim``, each vector first divided by its norm (held at ``eps`` or more),
+    as PyTorch computes it."""
+    x1, x2 = (x1, x2) if tuple(x1.shape) == tuple(x2.shape) else _broadcast(x1, x2)
+    n1 = _clamped_below(x1.norm(2, dim, keepdim=True), eps)
+    n2 = _clamped_below(x2.norm(2, dim, keepdim=True), eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _broadcast(a: Tensor, b: Tensor):
+    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    return a.expand(*shape), b.expand(*shape)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """The ``p``-norm of ``x1 - x2 + eps`` over the last dimension."""
+    return (x1 - x2 + eps).norm(p, -1, keepdim)
+
+
+# ---------------------------------------------------------------------------------------------- padding
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:  # noqa: A002
+    """Pads the last ``len(pad) // 2`` dimensions, ``pad`` giving (before, after) for the last one first.
+    ``'constant'`` fills with ``value`` (0 by default; a negative width crops); ``'reflect'`` mirrors without the
+    edge, ``'replicate'`` repeats the edge, ``'circular'`` wraps round."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length must be divisible by 2 and at most twice the input's dimensions; got "
+                           f"{len(pad)} for a {input.dim()}-D input")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant" and value not in (None, 0):
+        raise ValueError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+    widths = {input.dim() - 1 - i: (pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)}
+    if mode == "constant":
+        return _pad_constant(input, widths, 0.0 if value is None else value)
+    xp = xp_of(input._data)
+    out = input
+    for d, (before, after) in sorted(widths.items()):
+        n = input.shape[d]
+        where = np.arange(-before, n + after)
+        if mode == "reflect":
+            if before >= n or after >= n:
+                raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                                   f"but got: padding ({before}, {after}) at dimension {d} of input "
+                                   f"{list(input.shape)}")
+            where = np.abs(where)
+            where = np.where(where > n - 1, 2 * (n - 1) - where, where)
+        elif mode == "replicate":
+            where = np.clip(where, 0, n - 1)
+        else:
+            if before > n or after > n:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            where = where % n
+        out = out.index_select(d, _wrap(xp.asarray(where)))
+    return out
+
+
+def _pad_constant(input: Tensor, widths: dict, value) -> Tensor:  # noqa: A002
+    crop = tuple(slice(max(-w[0], 0), input.shape[d] - max(-w[1], 0)) if d in widths else slice(None)
+                 for d, w in ((d, widths.get(d, (0, 0))) for d in range(input.dim())))
+    kept = input[crop] if any(s != slice(None) for s in crop) else input
+    shape = [kept.shape[d] + max(widths[d][0], 0) + max(widths[d][1], 0) if d in widths
+             else kept.shape[d] for d in range(input.dim())]
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"The input size {list(input.shape)}, plus negative padding would result in a negative "
+                           f"output size")
+    place = tuple(slice(max(widths[d][0], 0), max(widths[d][0], 0) + kept.shape[d]) if d in widths
+                  else slice(None) for d in range(input.dim()))
+    base = creation.full(tuple(shape), value, dtype=input.dtype, device=input.device)
+    from ..functions import SetItem
+
+    return SetItem.apply(base, kept, index=place)
+
+
+# ---------------------------------------------------------------------------------------------- losses
+
+def _same_shape(input: Tensor, target: Tensor, op: str) -> None:  # noqa: A002
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"{op}: input shape {tuple(input.shape)} and target shape {tuple(target.shape)} differ")
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",  # noqa: A002
+                   beta: float = 1.0) -> Tensor:
+    """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``)."""
+    _same_shape(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = (input - target).abs()
+    loss = d if beta == 0 else (d * d * (0.5 / beta)).where(d < beta, d - 0.5 * beta)
+    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
+               weight=None) -> Tensor:
+    """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    _same_shape(input, target, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = (input - target).abs()
+    loss = (d * d * 0.5).where(d < delta, (d - 0.5 * delta) * delta)
+    return _reduce(loss * weight if weight is not None else loss, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",  # noqa: A002
+           log_target: bool = False) -> Tensor:
+    """The Kullback-Leibler divergence of ``target`` from ``input`` (log-probabilities): ``target (log target -
+    input)`` per element (``0`` where the target is 0); ``reduction='batchmean'`` is the true divergence per
+    sample."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    loss = target.exp() * (target - input) if log_target else target.xlogy(target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------------------------------------- normalisation
+
+def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:  # noqa: A002
+    """Each sample's channels in ``num_groups`` groups, each group normalised over its channels and positions (the
+    variance biased), then scaled and shifted per channel."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    grouped = input.reshape(n, num_groups, -1)
+    mean = grouped.mean(-1, keepdim=True)
+    centred = grouped - mean
+    var = (centred * centred).mean(-1, keepdim=True)
+    out = (centred * (var + eps).rsqrt()).reshape(*input.shape)
+    per_channel = (1, c) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(per_channel)
+    if bias is not None:
+        out = out + bias.reshape(per_channel)
+    return out
+
+
+def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = None) -> Tensor:  # noqa: A002
+    """Each sample divided by the root mean square over its last ``len(normalized_shape)`` dimensions (``eps``
+    added to the mean square, by default the dtype's machine epsilon), then scaled by ``weight``."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.dim() - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    eps = float(np.finfo(input.dtype.np).eps) if eps is None else eps
+    dims = tuple(range(input.dim() - len(shape), input.dim()))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+__all__ += ["logsigmoid", "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish", "softsign", "softmin", "tanhshrink",
+            "softshrink", "hardshrink", "threshold", "glu", "celu", "selu", "prelu", "normalize", "cosine_similarity",
+            "pairwise_distance", "pad", "smooth_l1_loss", "huber_loss", "kl_div", "group_norm", "rms_norm"]

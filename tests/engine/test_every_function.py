@@ -75,6 +75,11 @@ EXAMPLES = {
     "TakeAlong": (lambda g: (_x(g), np.array([[1, 1], [0, 2]]), 1), {}),
     "Softmax": (lambda g: (_x(g), 1), {"log": True}),
     "NativeLayerNorm": (lambda g: (_x(g), _x(g, (3,)), _x(g, (3,))), {"nd": 1, "eps": 1e-5}),
+    "Unary": (lambda g: (_x(g),), {"op": "log1p"}),
+    "Binary": (lambda g: (_x(g), _x(g, (3,))), {"op": "atan2"}),
+    "Prod": (lambda g: (_x(g),), {"dim": 1, "keepdim": True}),
+    "IndexAdd": (lambda g: (_x(g), _x(g, (2, 2))), {"index": (slice(None), np.array([2, 2]))}),
+    "Flip": (lambda g: (_x(g),), {"axes": (1,), "shift": (2,)}),
 }
 
 

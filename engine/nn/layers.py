@@ -1,0 +1,243 @@
+"""More of ``torch.nn``'s layers: group and RMS normalisation, padding, distances, the losses past the
+tutorial's, and ParameterList/ParameterDict. Each forward is its ``engine.nn.functional`` form."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from .. import creation
+from ..backend import target
+from . import functional as F
+from .modules import Module, Parameter, _Loss
+
+__all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
+           "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+           "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+           "CosineSimilarity", "PairwiseDistance", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "ParameterList",
+           "ParameterDict"]
+
+
+class GroupNorm(Module):
+    """Normalises each sample's channels in ``num_groups`` groups, with a learned scale and shift per channel."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, bias: bool = True,
+                 device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        self.has_bias = affine and bias
+        dev = target(device)
+        self.weight = Parameter(creation.ones(num_channels, dtype=dtype, device=dev)) if affine else None
+        self.bias = Parameter(creation.zeros(num_channels, dtype=dtype, device=dev)) if self.has_bias else None
+
+    def forward(self, input):  # noqa: A002
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, bias={self.has_bias}"
+
+
+class RMSNorm(Module):
+    """Divides each sample by its root mean square over the last dimensions (LLaMA's norm), with a learned scale."""
+
+    def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+        self.weight = (Parameter(creation.ones(shape, dtype=dtype, device=target(device))) if elementwise_affine
+                       else None)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class _PadNd(Module):
+    _mode, _nd = "constant", 1
+
+    def __init__(self, padding, value: float = 0.0):
+        super().__init__()
+        self.padding = (padding,) * (2 * self._nd) if isinstance(padding, int) else tuple(padding)
+        if len(self.padding) != 2 * self._nd:
+            raise ValueError(f"{type(self).__name__}: padding must be an int or {2 * self._nd} ints, got "
+                             f"{padding!r}")
+        self.value = value
+
+    def forward(self, input):  # noqa: A002
+        return F.pad(input, self.padding, self._mode, self.value if self._mode == "constant" else None)
+
+    def extra_repr(self):
+        return f"padding={self.padding}, value={self.value}" if self._mode == "constant" else str(self.padding)
+
+
+def _pad_class(name, mode, nd, zero=False):
+    attrs = {"_mode": mode, "_nd": nd, "__doc__": f"``F.pad(input, padding, '{mode}')`` over the last {nd} "
+                                                  f"dimension{'s' if nd > 1 else ''}."}
+    if zero:
+        attrs["__init__"] = lambda self, padding: _PadNd.__init__(self, padding, 0.0)
+        attrs["extra_repr"] = lambda self: str(self.padding)
+    return type(name, (_PadNd,), attrs)
+
+
+ZeroPad1d, ZeroPad2d, ZeroPad3d = (_pad_class(f"ZeroPad{n}d", "constant", n, zero=True) for n in (1, 2, 3))
+ConstantPad1d, ConstantPad2d, ConstantPad3d = (_pad_class(f"ConstantPad{n}d", "constant", n) for n in (1, 2, 3))
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = (_pad_class(f"ReflectionPad{n}d", "reflect", n) for n in (1, 2, 3))
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = (_pad_class(f"ReplicationPad{n}d", "replicate", n)
+                                                        for n in (1, 2, 3))
+CircularPad1d, CircularPad2d, CircularPad3d = (_pad_class(f"CircularPad{n}d", "circular", n) for n in (1, 2, 3))
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class SmoothL1Loss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
+        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        self.beta = beta
+
+    def forward(self, input, target):  # noqa: A002
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
+        super().__init__()
+        self.reduction = F.legacy_reduction(size_average, reduce, reduction)
+        if self.reduction not in ("mean", "sum", "none", "batchmean"):
+            raise ValueError(f"{self.reduction} is not a valid value for reduction")
+        self.log_target = log_target
+
+    def forward(self, input, target):  # noqa: A002
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+def _checked_parameter(value, where: str):
+    if value is not None and not isinstance(value, Parameter):
+        from ..tensor import Tensor
+
+        if isinstance(value, Tensor):
+            return Parameter(value)  # as PyTorch's containers do: a plain tensor becomes a parameter
+        raise TypeError(f"{where} holds Parameters, not {type(value).__name__}")
+    return value
+
+
+class ParameterList(Module):
+    """Parameters in a list, registered as ``0``, ``1``, ... so that ``parameters()`` finds them."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def _index(self, index: int) -> int:
+        n = len(self._parameters)
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is out of range")
+        return index % n
+
+    def __getitem__(self, index):
+        values = list(self._parameters.values())
+        return ParameterList(values[index]) if isinstance(index, slice) else values[self._index(index)]
+
+    def __setitem__(self, index, value):
+        self._parameters[str(self._index(index))] = _checked_parameter(value, "ParameterList")
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __iadd__(self, values):
+        return self.extend(values)
+
+    def append(self, value):
+        self._parameters[str(len(self._parameters))] = _checked_parameter(value, "ParameterList")
+        return self
+
+    def extend(self, values):
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(f"({i}): Parameter containing: [torch.{p.dtype.name} of size {'x'.join(map(str, p.shape))}]"
+                         for i, p in enumerate(self._parameters.values()))
+
+
+class ParameterDict(Module):
+    """Parameters by name, in the order they were put in, registered under their names."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, str) or not key or "." in key:
+            raise KeyError(f"parameter name must be a non-empty string without '.', got {key!r}")
+        self._parameters[key] = _checked_parameter(value, "ParameterDict")
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def values(self):
+        return self._parameters.values()
+
+    def items(self):
+        return self._parameters.items()
+
+    def pop(self, key):
+        return self._parameters.pop(key)
+
+    def update(self, parameters):
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for k, v in (OrderedDict(items) if not isinstance(parameters, dict) else items):
+            self[k] = v
+
+    def extra_repr(self):
+        return "\n".join(f"({k}): Parameter containing: [{p.type()} of size {'x'.join(map(str, p.shape))}]"
+                         for k, p in self._parameters.items())

@@ -1,0 +1,540 @@
+"""The rest of PyTorch's everyday Tensor math: the elementwise functions past the tutorial's (log1p, rsqrt, atan2,
+...), their in-place forms, reductions (prod, amin, logsumexp, median, ...), reordering and indexing (flip, roll,
+movedim, index_select, scatter_add, diagonal, ...) and batched products. :class:`engine.Tensor` inherits them;
+each calls one Function (engine/functions) or is written from the methods that do, so there is still one door
+per op, and ``torch.<name>`` (engine/functional.py) calls the method."""
+
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
+from . import dtypes as _dtypes
+from . import tensor as _t  # bound while engine.tensor is being made; read when a method runs
+from .backend import xp_of
+
+return_types_aminmax = namedtuple("aminmax", ["min", "max"])
+return_types_median = namedtuple("median", ["values", "indices"])
+
+
+def _dims(dim, ndim, fn):
+    """``dim`` (an int or a sequence) as a tuple of non-negative dimensions, each checked as PyTorch checks it."""
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    out = []
+    for d in dims:
+        if not -builtins.max(ndim, 1) <= d < builtins.max(ndim, 1):
+            raise IndexError(f"{fn}(): Dimension out of range (expected to be in range of "
+                             f"[{-builtins.max(ndim, 1)}, {builtins.max(ndim, 1) - 1}], but got {d})")
+        out.append(int(d) % builtins.max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{fn}(): dims cannot contain repeated dimensions, got {list(dims)}")
+    return tuple(out)
+
+
+def _unary(name):
+    def method(self):
+        return _t._fn.Unary.apply(self._floating(), op=name)
+
+    method.__name__ = name
+    method.__doc__ = f"PyTorch's ``Tensor.{name}``, elementwise (integers computed in the default float dtype)."
+    return method
+
+
+def _binary(name):
+    def method(self, other):
+        a = self._floating()
+        if isinstance(other, _t.Tensor):
+            other = other._floating()
+        return _t._fn.Binary.apply(a, other, op=name)
+
+    method.__name__ = name
+    return method
+
+
+def _in_place(name):
+    """``Tensor.<name>_``: ``<name>`` written into the tensor, recorded where autograd needs it (the tensor then
+    points at the new node), as PyTorch's in-place forms; a result that needs a wider dtype is refused."""
+
+    def method(self, *args, **kwargs):
+        if self._records(*[a for a in args[:1] if isinstance(a, _t.Tensor)]):
+            self._check_inplace()
+            out = getattr(self._shallow(), name)(*args, **kwargs)
+        else:
+            out = getattr(self, name)(*args, **kwargs)  # nothing records: no tensor here needs a gradient
+        if out._data.dtype != self._data.dtype and not np.can_cast(out._data.dtype, self._data.dtype, "same_kind"):
+            raise RuntimeError(f"result type {_type_name(out._data.dtype)} can't be cast to the desired output "
+                               f"type {_type_name(self._data.dtype)}")
+        if out.grad_fn is not None:
+            self._rebind(out)
+        else:
+            self._data[...] = out._data
+        return self
+
+    method.__name__ = name + "_"
+    return method
+
+
+def _type_name(np_dtype) -> str:
+    return _dtypes.from_numpy_dtype(np_dtype).legacy_name[:-len("Tensor")]  # PyTorch's word: Float, Long, ...
+
+
+class TensorMath:
+    """Mixed into :class:`engine.Tensor` (no state of its own)."""
+
+    __slots__ = ()
+
+    # ------------------------------------------------------------------ elementwise
+    log1p = _unary("log1p")
+    expm1 = _unary("expm1")
+    log2 = _unary("log2")
+    log10 = _unary("log10")
+    exp2 = _unary("exp2")
+    rsqrt = _unary("rsqrt")
+    reciprocal = _unary("reciprocal")
+    tan = _unary("tan")
+    sinh = _unary("sinh")
+    cosh = _unary("cosh")
+    asin = arcsin = _unary("asin")
+    acos = arccos = _unary("acos")
+    atan = arctan = _unary("atan")
+    asinh = arcsinh = _unary("asinh")
+    acosh = arccosh = _unary("acosh")
+    atanh = arctanh = _unary("atanh")
+    frac = _unary("frac")
+    deg2rad = _unary("deg2rad")
+    rad2deg = _unary("rad2deg")
+    atan2 = arctan2 = _binary("atan2")
+    hypot = _binary("hypot")
+    logaddexp = _binary("logaddexp")
+    xlogy = _binary("xlogy")
+
+    def remainder(self, other):
+        """Python's ``%``: the remainder has the divisor's sign (``fmod``'s has the dividend's)."""
+        if not self.is_floating_point() and not (isinstance(other, _t.Tensor) and other.is_floating_point()) \
+                and not isinstance(other, float):
+            return self % other
+        return _t._fn.Binary.apply(self, other, op="remainder")
+
+    def fmod(self, other):
+        if not self.is_floating_point() and not (isinstance(other, _t.Tensor) and other.is_floating_point()) \
+                and not isinstance(other, float):
+            return _t._wrap(xp_of(self._data).fmod(self._data, _t._raw(other)))
+        return _t._fn.Binary.apply(self, other, op="fmod")
+
+    def floor_divide(self, other):
+        return self // other
+
+    def fix(self):
+        return self.trunc()
+
+    def sgn(self):
+        return self.sign()
+
+    def negative(self):
+        return -self
+
+    def positive(self):
+        return self
+
+    def absolute(self):
+        return abs(self)
+
+    def clamp_min(self, min):  # noqa: A002 - PyTorch's name
+        return self.clamp(min=min)
+
+    def clamp_max(self, max):  # noqa: A002 - PyTorch's name
+        return self.clamp(max=max)
+
+    def lerp(self, end, weight):
+        """``self + weight * (end - self)``."""
+        return self + weight * (end - self)
+
+    def float_power(self, exponent):
+        """The power in float64, as PyTorch's ``float_power``."""
+        e = exponent.double() if isinstance(exponent, _t.Tensor) else exponent
+        return self.double().pow(e)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0 and the dtype's largest
+        and lowest finite values); the gradient passes where the element was finite."""
+        if not self.is_floating_point():
+            return self.clone()
+        info = np.finfo(self._data.dtype)
+        x = self._data
+        xp = xp_of(x)
+        out = self.masked_fill(_t._wrap(xp.isnan(x)), nan)
+        out = out.masked_fill(_t._wrap(x == np.inf), info.max if posinf is None else posinf)
+        return out.masked_fill(_t._wrap(x == -np.inf), info.min if neginf is None else neginf)
+
+    # ------------------------------------------------------------------ tests and logic (no gradient)
+    def isinf(self):
+        x = self._data
+        return _t._wrap((x == np.inf) | (x == -np.inf))
+
+    def isposinf(self):
+        return _t._wrap(self._data == np.inf)
+
+    def isneginf(self):
+        return _t._wrap(self._data == -np.inf)
+
+    def isreal(self):
+        return _t._wrap(xp_of(self._data).ones(self._data.shape, dtype=bool))
+
+    def signbit(self):
+        return _t._wrap(xp_of(self._data).signbit(self._data))
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """``|self - other| <= atol + rtol * |other|`` elementwise, infinities equal only to themselves, NaN equal
+        to NaN only with ``equal_nan``."""
+        a, b = self._data, _t._raw(other)
+        xp = xp_of(a)
+        with np.errstate(invalid="ignore", over="ignore"):
+            close = (a == b) | (xp.isfinite(a) & xp.isfinite(b) & (abs(a - b) <= atol + rtol * abs(b)))
+        if equal_nan:
+            close = close | (xp.isnan(a) & xp.isnan(b))
+        return _t._wrap(close)
+
+    def logical_not(self):
+        return _t._wrap(self._data == 0)
+
+    def logical_and(self, other):
+        return _t._wrap((self._data != 0) & (_t._raw(other) != 0))
+
+    def logical_or(self, other):
+        return _t._wrap((self._data != 0) | (_t._raw(other) != 0))
+
+    def logical_xor(self, other):
+        return _t._wrap((self._data != 0) ^ (_t._raw(other) != 0))
+
+    def count_nonzero(self, dim=None):
+        d = None if dim is None else _dims(dim, self._data.ndim, "count_nonzero")
+        return _t._wrap((self._data != 0).sum(axis=d).astype(np.int64))
+
+    # ------------------------------------------------------------------ reductions
+    def prod(self, dim=None, keepdim=False, dtype=None):
+        t = self.to(dtype) if dtype is not None else self
+        if t._data.dtype.kind in "bu" or t._data.dtype == np.int32:
+            t = t.long()  # PyTorch's product of integers and bools is int64
+        if dim is not None:
+            dim = _dims(dim, t._data.ndim, "prod")[0]
+        return _t._fn.Prod.apply(t, dim=dim, keepdim=keepdim)
+
+    def amin(self, dim=None, keepdim=False):
+        return self.min() if dim is None else self.min(dim, keepdim).values
+
+    def aminmax(self, *, dim=None, keepdim=False):
+        if dim is None:
+            return return_types_aminmax(self.min(), self.max())
+        return return_types_aminmax(self.min(dim, keepdim).values, self.max(dim, keepdim).values)
+
+    def logsumexp(self, dim, keepdim=False):
+        """``log(sum(exp(self)))`` over ``dim``, shifted by the maximum so that it neither overflows nor
+        underflows; its gradient is the softmax."""
+        t = self._floating()
+        dims = _dims(dim, t._data.ndim, "logsumexp")
+        xp = xp_of(t._data)
+        if t._data.size == 0:
+            m = xp.zeros([1 if i in dims else s for i, s in enumerate(t._data.shape)], dtype=t._data.dtype)
+        else:
+            m = t._data.max(axis=dims, keepdims=True)
+            m = xp.where(xp.isfinite(m), m, 0).astype(t._data.dtype)
+        shift = _t._wrap(m)
+        out = (t - shift).exp().sum(dims, keepdim=True).log() + shift
+        if keepdim:
+            return out
+        return out.reshape(tuple(s for i, s in enumerate(t._data.shape) if i not in dims))
+
+    def nansum(self, dim=None, keepdim=False):
+        return self.masked_fill(self.isnan(), 0).sum(dim, keepdim)
+
+    def nanmean(self, dim=None, keepdim=False):
+        kept = (~self.isnan()).sum(dim, keepdim)
+        return self.nansum(dim, keepdim) / kept
+
+    def median(self, dim=None, keepdim=False):
+        """The lower median (of every element, or along ``dim`` with its indices), NaN where a NaN is among
+        them, as PyTorch's; the gradient goes to the element picked."""
+        if dim is None:
+            flat = self.reshape(-1)
+            return flat.median(0).values
+        d = _dims(dim, self._data.ndim, "median")[0]
+        x = self._data
+        xp = xp_of(x)
+        n = x.shape[d]
+        if n == 0:
+            raise IndexError("median(): Expected reduction dim 0 to have non-zero size.")
+        order = self._sort_order(d, False)
+        pick = xp.take(order, [(n - 1) // 2], axis=d)
+        if x.dtype.kind == "f":  # a NaN along the dim: its first place (NaN sorts last)
+            nans = xp.isnan(x)
+            pick = xp.where(nans.any(axis=d, keepdims=True), nans.argmax(axis=d)[..., None].swapaxes(-1, d)
+                            if d != x.ndim - 1 else nans.argmax(axis=d)[..., None], pick)
+        values = self.gather(d, _t._wrap(pick))
+        indices = _t._wrap(pick.astype(np.int64))
+        if not keepdim:
+            values, indices = values.squeeze(d), indices.squeeze(d)
+        return return_types_median(values, indices)
+
+    # ------------------------------------------------------------------ order and shape
+    def flip(self, *dims):
+        dims = dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
+        return _t._fn.Flip.apply(self, _dims(dims, self._data.ndim, "flip"))
+
+    def fliplr(self):
+        if self._data.ndim < 2:
+            raise RuntimeError("fliplr(): Input must be >= 2-d.")
+        return self.flip(1)
+
+    def flipud(self):
+        if self._data.ndim < 1:
+            raise RuntimeError("flipud(): Input must be >= 1-d.")
+        return self.flip(0)
+
+    def roll(self, shifts, dims=None):
+        """Elements shifted along ``dims`` by ``shifts``, those past the end coming round to the front; with no
+        ``dims``, over the flattened tensor, its shape kept."""
+        shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+        if dims is None:
+            if len(shifts) != 1:
+                raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+            return _t._fn.Flip.apply(self.reshape(-1), (0,), shift=shifts).view(self.shape)
+        dims = _dims(dims, self._data.ndim, "roll")
+        if len(shifts) != len(dims):
+            raise RuntimeError(f"roll(): shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+        return _t._fn.Flip.apply(self, dims, shift=tuple(int(s) for s in shifts))
+
+    def movedim(self, source, destination):
+        ndim = self._data.ndim
+        src = _dims(source, ndim, "movedim")
+        dst = _dims(destination, ndim, "movedim")
+        if len(src) != len(dst):
+            raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+                               f"contain the same number of dims as destination ({list(dst)} dims)")
+        order = [d for d in range(ndim) if d not in src]
+        for d, s in sorted(zip(dst, src)):
+            order.insert(d, s)
+        return self.permute(*order)
+
+    moveaxis = movedim
+
+    def swapaxes(self, axis0, axis1):
+        return self.transpose(axis0, axis1)
+
+    swapdims = swapaxes
+
+    def broadcast_to(self, size):
+        return self.expand(*size)
+
+    def tile(self, *dims):
+        dims = tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
+        dims = (1,) * (self._data.ndim - len(dims)) + tuple(dims)
+        return self.repeat(*dims)
+
+    def narrow(self, dim, start, length):
+        d = _dims(dim, self._data.ndim, "narrow")[0]
+        size = self._data.shape[d]
+        start = int(start.item() if isinstance(start, _t.Tensor) else start)
+        if start < 0:
+            start += size
+        if not 0 <= start <= size or length < 0 or start + length > size:
+            raise IndexError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    def stride(self, dim=None):
+        """The steps, in elements, between neighbours along each dimension (PyTorch's, of a contiguous tensor
+        for one made by the engine; NumPy's for a view)."""
+        size = self._data.itemsize
+        strides = tuple(s // size for s in self._data.strides)
+        return strides if dim is None else strides[_dims(dim, self._data.ndim, "stride")[0]]
+
+    def data_ptr(self):
+        data = self._data
+        return data.__array_interface__["data"][0] if data.__class__ is np.ndarray else data.data.ptr
+
+    # ------------------------------------------------------------------ indexing
+    def index_select(self, dim, index):
+        d = _dims(dim, self._data.ndim, "index_select")[0]
+        idx = _index_vector(index, "index_select")
+        return self[(slice(None),) * d + (idx,)]
+
+    def masked_select(self, mask):
+        shape = np.broadcast_shapes(tuple(self.shape), tuple(mask.shape))
+        x = self.expand(*shape) if tuple(self.shape) != shape else self
+        m = mask.expand(*shape) if tuple(mask.shape) != shape else mask
+        if m._data.dtype != np.bool_:
+            raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {m.dtype}")
+        return x[m]
+
+    def take(self, index):
+        return self.reshape(-1)[index]
+
+    def nonzero(self, *, as_tuple=False):
+        found = xp_of(self._data).nonzero(self._data if self._data.ndim else self._data.reshape(1))
+        if as_tuple:
+            return tuple(_t._wrap(i.astype(np.int64)) for i in found)
+        xp = xp_of(self._data)
+        return _t._wrap(xp.stack(found, axis=1).astype(np.int64) if found else
+                        xp.zeros((0, 0), dtype=np.int64))
+
+    def argwhere(self):
+        return self.nonzero()
+
+    def _scatter_index(self, dim, index, fn):
+        """The full index tuple that puts element ``i`` of ``index`` at ``index[i]`` along ``dim``, ``i``
+        elsewhere (``scatter``'s addressing), checked as PyTorch checks it."""
+        d = _dims(dim, self._data.ndim, fn)[0]
+        idx = index._data if isinstance(index, _t.Tensor) else np.asarray(index)
+        if idx.dtype.kind not in "iu":
+            raise RuntimeError(f"{fn}(): Expected dtype int64 for index")
+        if idx.ndim != self._data.ndim:
+            raise RuntimeError(f"{fn}(): Index tensor must have the same number of dimensions as self tensor")
+        xp = xp_of(self._data)
+        return tuple(idx if a == d else xp.arange(n).reshape((n,) + (1,) * (idx.ndim - a - 1))
+                     for a, n in enumerate(idx.shape))
+
+    def _scatter_source(self, src, index):
+        if not isinstance(src, _t.Tensor):
+            return src
+        shape = tuple(index.shape)
+        return src if tuple(src.shape) == shape else src[tuple(slice(0, n) for n in shape)]
+
+    def scatter_add(self, dim, index, src):
+        """``self`` with ``src[i]`` added at ``index[i]`` along ``dim`` (a repeated index adds up)."""
+        idx = self._scatter_index(dim, index, "scatter_add")
+        return _t._fn.IndexAdd.apply(self, self._scatter_source(src, index), index=idx, name="ScatterAddBackward0")
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        """``self`` with ``src[i]`` (or ``value``) written at ``index[i]`` along ``dim``; ``reduce='add'``
+        adds instead."""
+        if src is None:
+            src = value
+        if reduce == "add":
+            return self.scatter_add(dim, index, src if isinstance(src, _t.Tensor) else
+                                    self.new_full(tuple(index.shape), src))
+        if reduce is not None:
+            raise NotImplementedError(f"scatter(): reduce={reduce!r} is not in the engine (None and 'add' are)")
+        idx = self._scatter_index(dim, index, "scatter")
+        src = self._scatter_source(src, index)
+        return _t._fn.SetItem.apply(self, src, index=idx)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        d = _dims(dim, self._data.ndim, "index_add")[0]
+        idx = (slice(None),) * d + (_index_vector(index, "index_add"),)
+        return _t._fn.IndexAdd.apply(self, source * alpha if alpha != 1 else source, index=idx)
+
+    def index_copy(self, dim, index, source):
+        d = _dims(dim, self._data.ndim, "index_copy")[0]
+        return _t._fn.SetItem.apply(self, source, index=(slice(None),) * d + (_index_vector(index, "index_copy"),))
+
+    def index_fill(self, dim, index, value):
+        d = _dims(dim, self._data.ndim, "index_fill")[0]
+        return _t._fn.SetItem.apply(self, _t._raw(value),
+                                 index=(slice(None),) * d + (_index_vector(index, "index_fill"),))
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        """The diagonal of the ``dim1``/``dim2`` planes (``offset`` above it, below where negative), as the
+        last dimension."""
+        d1, d2 = _dims((dim1, dim2), self._data.ndim, "diagonal")
+        moved = self.movedim((d1, d2), (-2, -1))
+        rows, cols = moved._data.shape[-2:]
+        n = builtins.max(0, builtins.min(rows, cols - offset) if offset >= 0 else builtins.min(rows + offset, cols))
+        i = xp_of(self._data).arange(n)
+        rows, cols = (i, i + offset) if offset >= 0 else (i - offset, i)
+        return moved[..., rows, cols]
+
+    def diag(self, diagonal=0):
+        """A 1-D tensor's values on a square matrix's ``diagonal``; a matrix's ``diagonal`` as a 1-D tensor."""
+        if self._data.ndim == 2:
+            return self.diagonal(diagonal)
+        if self._data.ndim != 1:
+            raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{self._data.ndim}D")
+        n = self._data.shape[0]
+        size = n + abs(diagonal)
+        xp = xp_of(self._data)
+        i = xp.arange(n)
+        rows, cols = (i, i + diagonal) if diagonal >= 0 else (i - diagonal, i)
+        return _t._fn.SetItem.apply(self.new_zeros(size, size), self, index=(rows, cols))
+
+    def trace(self):
+        if self._data.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self._data.ndim}")
+        return self.diagonal().sum()
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        d = _dims(dim, self._data.ndim, "diff")[0]
+        parts = [p for p in (prepend, self, append) if p is not None]
+        if len(parts) > 1:
+            parts = [p if isinstance(p, _t.Tensor) else self.new_tensor(p) for p in parts]
+            x = _t._fn.Cat.apply(*[p.expand(*[s if i != d else p.shape[d] for i, s in enumerate(self.shape)])
+                                   for p in parts], dim=d)
+        else:
+            x = self
+        for _ in range(n):
+            size = x._data.shape[d]
+            hi = x[(slice(None),) * d + (slice(1, size),)]
+            lo = x[(slice(None),) * d + (slice(0, builtins.max(size - 1, 0)),)]
+            x = hi.logical_xor(lo) if x._data.dtype == np.bool_ else hi - lo
+        return x
+
+    # ------------------------------------------------------------------ products
+    def bmm(self, mat2):
+        if self._data.ndim != 3 or mat2._data.ndim != 3:
+            raise RuntimeError("batch1 must be a 3D tensor" if self._data.ndim != 3 else
+                               "batch2 must be a 3D tensor")
+        if self._data.shape[0] != mat2._data.shape[0]:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{self._data.shape[0]}, {self._data.shape[2]}] but got: "
+                               f"[{mat2._data.shape[0]}, {mat2._data.shape[1]}].")
+        return self @ mat2
+
+    def mv(self, vec):
+        if self._data.ndim != 2 or vec._data.ndim != 1:
+            raise RuntimeError(f"vector + matrix @ vector expected, got {self._data.ndim}, {vec._data.ndim}")
+        return self @ vec
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` self is not read (its NaN do not pass)."""
+        if mat1._data.ndim != 2 or mat2._data.ndim != 2:
+            raise RuntimeError("addmm: mat1 and mat2 must be matrices")
+        return _scaled_sum(self, mat1 @ mat2, beta, alpha)
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        return _scaled_sum(self, mat.mv(vec), beta, alpha)
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return _scaled_sum(self, batch1.bmm(batch2), beta, alpha)
+
+
+def _scaled_sum(base, product, beta, alpha):
+    """``beta * base + alpha * product``, PyTorch's ``addmm`` family: with ``beta=0`` the base is not read."""
+    product = product * alpha if alpha != 1 else product
+    if beta == 0:
+        return product
+    return (base * beta if beta != 1 else base) + product
+
+
+def _index_vector(index, fn):
+    idx = index._data if isinstance(index, _t.Tensor) else np.asarray(index)
+    if idx.ndim > 1:
+        raise IndexError(f"{fn}(): Index is supposed to be a vector")
+    if idx.dtype.kind not in "iu":
+        raise IndexError(f"{fn}(): Expected dtype int32/int64 for index")
+    return idx.reshape(-1)
+
+
+_IN_PLACE = (
+    "exp", "log", "sqrt", "sigmoid", "tanh", "sin", "cos", "erf", "abs", "neg", "floor", "ceil", "trunc", "round",
+    "sign", "square", "frac", "fix", "log1p", "expm1", "log2", "log10", "exp2", "rsqrt", "reciprocal", "tan",
+    "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "deg2rad", "rad2deg", "arcsin", "arccos",
+    "arctan", "arcsinh", "arccosh", "arctanh", "absolute", "negative", "sgn", "clamp_min", "clamp_max", "nan_to_num",
+    "lerp", "atan2", "arctan2", "hypot", "xlogy", "remainder", "fmod", "floor_divide", "float_power", "logical_not",
+    "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
+)
+for _name in _IN_PLACE:
+    setattr(TensorMath, _name + "_", _in_place(_name))
+del _name

@@ -1,0 +1,505 @@
+"""The everyday Tensor math past the tutorial's (engine/tensor_math.py): each call below runs once with the engine
+and once with PyTorch 2.13 from the same float64 arrays; values and every gradient must agree (1e-12 relative), and
+without PyTorch the gradients are held to finite differences. Then the in-place forms, the functional forms, the
+refusals, and the CuPy stand-in."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import engine
+from engine.gradcheck import gradcheck
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+RNG_SEED = 3
+
+# name: (input shapes, a domain for the random inputs, the call with lib = engine or torch)
+IDX = np.array([[0, 2, 1, 0], [1, 1, 0, 2], [2, 0, 2, 1]])
+CASES = {
+    "log1p": ([(3, 4)], (-0.9, 2.0), lambda lib, x: x.log1p()),
+    "expm1": ([(3, 4)], (-2.0, 2.0), lambda lib, x: lib.expm1(x)),
+    "log2": ([(3, 4)], (0.1, 3.0), lambda lib, x: x.log2()),
+    "log10": ([(3, 4)], (0.1, 3.0), lambda lib, x: lib.log10(x)),
+    "exp2": ([(3, 4)], (-2.0, 2.0), lambda lib, x: x.exp2()),
+    "rsqrt": ([(3, 4)], (0.1, 3.0), lambda lib, x: x.rsqrt()),
+    "reciprocal": ([(3, 4)], (0.2, 3.0), lambda lib, x: lib.reciprocal(x)),
+    "tan": ([(3, 4)], (-1.2, 1.2), lambda lib, x: x.tan()),
+    "sinh": ([(3, 4)], (-2.0, 2.0), lambda lib, x: x.sinh()),
+    "cosh": ([(3, 4)], (-2.0, 2.0), lambda lib, x: lib.cosh(x)),
+    "asin": ([(3, 4)], (-0.9, 0.9), lambda lib, x: x.asin()),
+    "acos": ([(3, 4)], (-0.9, 0.9), lambda lib, x: lib.arccos(x)),
+    "atan": ([(3, 4)], (-3.0, 3.0), lambda lib, x: x.arctan()),
+    "asinh": ([(3, 4)], (-3.0, 3.0), lambda lib, x: x.asinh()),
+    "acosh": ([(3, 4)], (1.1, 4.0), lambda lib, x: x.acosh()),
+    "atanh": ([(3, 4)], (-0.9, 0.9), lambda lib, x: lib.atanh(x)),
+    "frac": ([(3, 4)], (-3.0, 3.0), lambda lib, x: x.frac()),
+    "deg2rad": ([(3, 4)], (-90.0, 90.0), lambda lib, x: x.deg2rad() + x.rad2deg()),
+    "log_sigmoid": ([(3, 4)], (-30.0, 30.0), lambda lib, x: lib.nn.functional.logsigmoid(x)),
+    "atan2": ([(3, 4), (3, 4)], (-2.0, 2.0), lambda lib, y, x: lib.atan2(y, x)),
+    "atan2 broadcast": ([(3, 4), (4,)], (-2.0, 2.0), lambda lib, y, x: y.arctan2(x)),
+    "hypot": ([(3, 4), (3, 1)], (-2.0, 2.0), lambda lib, a, b: lib.hypot(a, b)),
+    "logaddexp": ([(3, 4), (3, 4)], (-40.0, 40.0), lambda lib, a, b: a.logaddexp(b)),
+    "xlogy": ([(3, 4), (3, 4)], (0.1, 2.0), lambda lib, a, b: lib.xlogy(a, b)),
+    "remainder": ([(3, 4), (3, 4)], (0.3, 3.0), lambda lib, a, b: lib.remainder(a * 3 - 4, b)),
+    "remainder number": ([(3, 4)], (-3.0, 3.0), lambda lib, a: a.remainder(-0.7)),
+    "fmod": ([(3, 4), (3, 4)], (0.3, 3.0), lambda lib, a, b: lib.fmod(a * 3 - 4, b)),
+    "lerp": ([(3, 4), (3, 4), (3, 4)], (0.0, 1.0), lambda lib, a, b, w: a.lerp(b, w)),
+    "lerp number": ([(3, 4), (3, 4)], (-1.0, 1.0), lambda lib, a, b: lib.lerp(a, b, 0.3)),
+    "clamp_min": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.clamp_min(0.1) + lib.clamp_max(x, -0.2)),
+    "float_power": ([(3, 4)], (0.5, 2.0), lambda lib, x: x.float_power(2.5)),
+    "nan_to_num": ([(3, 4)], (-1.0, 1.0),
+                   lambda lib, x: (x / x.round()).nan_to_num(nan=0.5, posinf=2.0) * x),
+    "prod": ([(3, 4)], (-1.5, 1.5), lambda lib, x: x.prod()),
+    "prod dim": ([(3, 4)], (-1.5, 1.5), lambda lib, x: lib.prod(x, 1, keepdim=True)),
+    "prod with a zero": ([(3, 4)], (-1.5, 1.5), lambda lib, x: (x * (x.abs() > 0.3)).prod(0)),
+    "amin": ([(3, 4)], (-1.0, 1.0), lambda lib, x: lib.amin(x, 1)),
+    "amax": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.amax(0, keepdim=True)),
+    "aminmax": ([(3, 4)], (-1.0, 1.0), lambda lib, x: lib.stack(x.aminmax(dim=1))),
+    "logsumexp": ([(3, 4)], (-50.0, 50.0), lambda lib, x: x.logsumexp(1)),
+    "logsumexp dims": ([(2, 3, 4)], (-3.0, 3.0), lambda lib, x: lib.logsumexp(x, (0, 2), keepdim=True)),
+    "nansum": ([(3, 4)], (-1.0, 1.0), lambda lib, x: (x / (x > -0.5)).nansum(0)),
+    "nanmean": ([(3, 4)], (-1.0, 1.0), lambda lib, x: lib.nanmean(x / (x > -0.5), 1)),
+    "median": ([(3, 5)], (-1.0, 1.0), lambda lib, x: x.median()),
+    "median dim": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.median(1).values),
+    "std_mean": ([(3, 4)], (-1.0, 1.0), lambda lib, x: lib.stack(lib.std_mean(x, 1))),
+    "var_mean": ([(3, 4)], (-1.0, 1.0), lambda lib, x: lib.stack(lib.var_mean(x, 0, correction=0))),
+    "flip": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.flip(0, 1) * lib.arange(4.0, dtype=lib.float64)),
+    "fliplr": ([(3, 4)], (-1.0, 1.0), lambda lib, x: lib.fliplr(x) * lib.arange(4.0, dtype=lib.float64)),
+    "roll": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.roll((1, -1), (0, 1)) * lib.arange(4.0, dtype=lib.float64)),
+    "roll flat": ([(3, 4)], (-1.0, 1.0), lambda lib, x: lib.roll(x, 5) * lib.arange(4.0, dtype=lib.float64)),
+    "movedim": ([(2, 3, 4)], (-1.0, 1.0), lambda lib, x: x.movedim((0, 1), (2, 0)) * lib.arange(2.0,
+                                                                                               dtype=lib.float64)),
+    "swapaxes": ([(2, 3, 4)], (-1.0, 1.0), lambda lib, x: x.swapaxes(0, 2) * lib.arange(2.0, dtype=lib.float64)),
+    "tile": ([(2, 3)], (-1.0, 1.0), lambda lib, x: x.tile((2, 1, 2)) * lib.arange(6.0, dtype=lib.float64)),
+    "narrow": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.narrow(1, -3, 2)),
+    "index_select": ([(3, 4)], (-1.0, 1.0),
+                     lambda lib, x: x.index_select(1, lib.tensor([3, 0, 3])) * lib.arange(3.0, dtype=lib.float64)),
+    "masked_select": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.masked_select(x > 0) * 2),
+    "take": ([(3, 4)], (-1.0, 1.0), lambda lib, x: lib.take(x, lib.tensor([[0, 11], [5, 5]]))),
+    "scatter_add": ([(3, 4), (3, 4)], (-1.0, 1.0),
+                    lambda lib, x, s: x.scatter_add(0, lib.tensor(IDX), s) * lib.arange(4.0, dtype=lib.float64)),
+    "scatter_add of a part": ([(3, 4), (2, 3)], (-1.0, 1.0),
+                              lambda lib, x, s: lib.scatter_add(x, 1, lib.tensor(IDX[:2, :3]), s) * 2),
+    "scatter": ([(3, 4), (3, 2)], (-1.0, 1.0),
+                lambda lib, x, s: x.scatter(1, lib.tensor([[0, 3], [1, 2], [2, 0]]), s) *
+                lib.arange(4.0, dtype=lib.float64)),
+    "scatter value": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.scatter(0, lib.tensor([[2, 0, 1, 0]]), 0.5) * 3),
+    "index_add": ([(3, 4), (3, 2)], (-1.0, 1.0),
+                  lambda lib, x, s: x.index_add(1, lib.tensor([3, 3]), s, alpha=2.0) * lib.arange(4.0,
+                                                                                                 dtype=lib.float64)),
+    "index_copy": ([(3, 4), (2, 4)], (-1.0, 1.0), lambda lib, x, s: x.index_copy(0, lib.tensor([2, 0]), s) * 3),
+    "index_fill": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.index_fill(1, lib.tensor([1, 2]), -1.5) * 3),
+    "diagonal": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.diagonal()[:2] + x.diagonal(1)[:2] + x.diagonal(-1)),
+    "diagonal dims": ([(2, 3, 4)], (-1.0, 1.0), lambda lib, x: x.diagonal(1, 2, 0) * lib.arange(2.0,
+                                                                                                dtype=lib.float64)),
+    "diag of a vector": ([(3,)], (-1.0, 1.0), lambda lib, x: lib.diag(x, -1) @ lib.arange(4.0, dtype=lib.float64)),
+    "diag of a matrix": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.diag(1)),
+    "trace": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.trace()),
+    "diff": ([(3, 5)], (-1.0, 1.0), lambda lib, x: x.diff() * lib.arange(4.0, dtype=lib.float64)),
+    "diff twice": ([(3, 5), (3, 1)], (-1.0, 1.0), lambda lib, x, p: lib.diff(x, 2, 1, prepend=p) ** 2),
+    "bmm": ([(2, 3, 4), (2, 4, 5)], (-1.0, 1.0), lambda lib, a, b: lib.bmm(a, b)),
+    "baddbmm": ([(2, 3, 5), (2, 3, 4), (2, 4, 5)], (-1.0, 1.0),
+                lambda lib, c, a, b: c.baddbmm(a, b, beta=0.5, alpha=2.0)),
+    "addmm": ([(5,), (3, 4), (4, 5)], (-1.0, 1.0), lambda lib, c, a, b: lib.addmm(c, a, b, alpha=-1.5)),
+    "addmv": ([(3,), (3, 4), (4,)], (-1.0, 1.0), lambda lib, c, a, b: c.addmv(a, b, beta=2.0)),
+    "mv": ([(3, 4), (4,)], (-1.0, 1.0), lambda lib, a, b: a.mv(b)),
+    "meshgrid ij": ([(3,), (2,)], (-1.0, 1.0),
+                    lambda lib, a, b: lib.stack(lib.meshgrid(a, b, indexing="ij")) * lib.arange(2.0,
+                                                                                               dtype=lib.float64)),
+    "meshgrid xy": ([(3,), (2,), (4,)], (-1.0, 1.0),
+                    lambda lib, a, b, c: lib.stack(lib.meshgrid(a, b, c, indexing="xy")) * lib.arange(
+                        4.0, dtype=lib.float64)),
+    "broadcast_tensors": ([(3, 1), (4,)], (-1.0, 1.0),
+                          lambda lib, a, b: lib.stack(lib.broadcast_tensors(a, b)) * lib.arange(4.0,
+                                                                                              dtype=lib.float64)),
+    "hstack, vstack, column_stack, dstack": (
+        [(3,), (3,), (2, 3)], (-1.0, 1.0),
+        lambda lib, a, b, c: lib.cat([lib.hstack([a, b]), lib.vstack([a, c]).reshape(-1),
+                                      lib.column_stack([a, b]).reshape(-1), lib.dstack([c, c]).reshape(-1)])),
+    # engine.nn.functional
+    "hardtanh, relu6, hardsigmoid, hardswish": (
+        [(3, 4)], (-8.0, 8.0),
+        lambda lib, x: lib.nn.functional.hardtanh(x, -2.0, 3.0) + lib.nn.functional.relu6(x) * 2
+        + lib.nn.functional.hardsigmoid(x) * 3 + lib.nn.functional.hardswish(x) * 4),
+    "mish, softsign, tanhshrink": ([(3, 4)], (-4.0, 4.0),
+                                   lambda lib, x: lib.nn.functional.mish(x) + lib.nn.functional.softsign(x) * 2
+                                   + lib.nn.functional.tanhshrink(x) * 3),
+    "softmin": ([(3, 4)], (-2.0, 2.0), lambda lib, x: lib.nn.functional.softmin(x, 1) * lib.arange(
+        4.0, dtype=lib.float64)),
+    "softshrink, hardshrink, threshold": (
+        [(3, 4)], (-2.0, 2.0),
+        lambda lib, x: lib.nn.functional.softshrink(x, 0.4) + lib.nn.functional.hardshrink(x, 0.6) * 2
+        + lib.nn.functional.threshold(x, 0.3, -1.0) * 3),
+    "glu": ([(3, 4)], (-2.0, 2.0), lambda lib, x: lib.nn.functional.glu(x, 1)),
+    "celu, selu": ([(3, 4)], (-3.0, 3.0),
+                   lambda lib, x: lib.nn.functional.celu(x, 0.7) + lib.nn.functional.selu(x) * 2),
+    "prelu": ([(2, 3, 4), (3,)], (-2.0, 2.0), lambda lib, x, w: lib.nn.functional.prelu(x, w)),
+    "normalize": ([(3, 4)], (-2.0, 2.0), lambda lib, x: lib.nn.functional.normalize(x, dim=1) * lib.arange(
+        4.0, dtype=lib.float64)),
+    "normalize p=1": ([(3, 4)], (-2.0, 2.0), lambda lib, x: lib.nn.functional.normalize(x, 1.0, 0)),
+    "cosine_similarity": ([(3, 4), (1, 4)], (-2.0, 2.0),
+                          lambda lib, a, b: lib.nn.functional.cosine_similarity(a, b)),
+    "pairwise_distance": ([(3, 4), (3, 4)], (-2.0, 2.0),
+                          lambda lib, a, b: lib.nn.functional.pairwise_distance(a, b, keepdim=True)),
+    "pad constant": ([(2, 3, 4)], (-2.0, 2.0),
+                     lambda lib, x: lib.nn.functional.pad(x, (1, 2, -1, 1), value=0.5) * lib.arange(
+                         7.0, dtype=lib.float64)),
+    "pad reflect": ([(2, 3, 4)], (-2.0, 2.0),
+                    lambda lib, x: lib.nn.functional.pad(x, (3, 2, 1, 2), mode="reflect") * lib.arange(
+                        9.0, dtype=lib.float64)),
+    "pad replicate": ([(2, 3, 4)], (-2.0, 2.0),
+                      lambda lib, x: lib.nn.functional.pad(x, (2, 3), mode="replicate") * lib.arange(
+                          9.0, dtype=lib.float64)),
+    "pad circular": ([(1, 2, 3, 4)], (-2.0, 2.0),
+                     lambda lib, x: lib.nn.functional.pad(x, (4, 1, 1, 2), mode="circular") * lib.arange(
+                         9.0, dtype=lib.float64)),
+    "smooth_l1_loss": ([(3, 4), (3, 4)], (-2.0, 2.0),
+                       lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a, b, beta=0.7, reduction="none")),
+    "huber_loss": ([(3, 4), (3, 4)], (-2.0, 2.0),
+                   lambda lib, a, b: lib.nn.functional.huber_loss(a, b, delta=0.6)),
+    "kl_div": ([(3, 4), (3, 4)], (-2.0, 2.0),
+               lambda lib, a, b: lib.nn.functional.kl_div(a.log_softmax(1), b.softmax(1), reduction="batchmean")),
+    "kl_div log_target": ([(3, 4), (3, 4)], (-2.0, 2.0),
+                          lambda lib, a, b: lib.nn.functional.kl_div(a, b, reduction="sum", log_target=True)),
+    "group_norm": ([(2, 6, 5), (6,), (6,)], (-2.0, 2.0),
+                   lambda lib, x, w, b: lib.nn.functional.group_norm(x, 3, w, b) * lib.arange(5.0,
+                                                                                             dtype=lib.float64)),
+    "rms_norm": ([(2, 3, 4), (3, 4)], (-2.0, 2.0),
+                 lambda lib, x, w: lib.nn.functional.rms_norm(x, (3, 4), w) * lib.arange(4.0, dtype=lib.float64)),
+    "rms_norm eps": ([(3, 4)], (-2.0, 2.0),
+                     lambda lib, x: lib.nn.functional.rms_norm(x, [4], eps=0.1) * lib.arange(4.0, dtype=lib.float64)),
+    "in place": ([(3, 4)], (0.1, 1.0),
+                 lambda lib, x: (x * 1).log1p_().mul_(2).atan2_(x).clamp_min_(0.2).lerp_(x, 0.25).sigmoid_()),
+}
+
+
+def _inputs(shapes, domain, seed=RNG_SEED):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(*domain, size=s) for s in shapes]
+
+
+def _run(lib, name, arrays):
+    shapes, domain, fn = CASES[name]
+    leaves = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays]
+    out = fn(lib, *leaves)
+    weights = lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)), dtype=lib.float64)
+    (out * weights).sum().backward()
+    grads = [np.zeros(a.shape) if t.grad is None else t.grad.detach().cpu().numpy() for t, a in zip(leaves, arrays)]
+    return out.detach().cpu().numpy(), grads, out
+
+
+# PyTorch's backward kernels of these hold a constant in float32 even for float64 tensors (hardsigmoid's 1/6,
+# celu's 1/alpha): its gradients are off from the exact ones by float32's rounding, and ours are not
+FLOAT32_CONSTANTS = {"hardtanh, relu6, hardsigmoid, hardswish": 1e-7, "celu, selu": 1e-6}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_and_gradients_equal_torchs(name):
+    torch = pytest.importorskip("torch")
+    arrays = _inputs(*CASES[name][:2])
+    ours, our_grads, _ = _run(engine, name, arrays)
+    theirs, their_grads, _ = _run(torch, name, arrays)
+    assert ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-13)
+    for g, h in zip(our_grads, their_grads):
+        np.testing.assert_allclose(g, h, rtol=FLOAT32_CONSTANTS.get(name, 1e-12), atol=1e-13)
+
+
+PIECEWISE = ("median", "frac", "remainder", "fmod", "nan_to_num", "hardtanh", "softshrink")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if not n.startswith(PIECEWISE)))
+def test_gradients_equal_finite_differences(name):
+    """(The piecewise ones, whose finite differences cross a step, are held to PyTorch alone.)"""
+    shapes, domain, fn = CASES[name]
+    arrays = _inputs(shapes, domain)
+    leaves = [engine.tensor(a, dtype=engine.float64, requires_grad=True) for a in arrays]
+    assert gradcheck(lambda *xs: fn(engine, *xs), leaves, eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+PRIMITIVE_NAMES = {  # PyTorch's node for each op that is one node here too
+    "log1p": "Log1PBackward0", "expm1": "Expm1Backward0", "log2": "Log2Backward0", "log10": "Log10Backward0",
+    "exp2": "Exp2Backward0", "rsqrt": "RsqrtBackward0", "reciprocal": "ReciprocalBackward0", "tan": "TanBackward0",
+    "sinh": "SinhBackward0", "cosh": "CoshBackward0", "asin": "AsinBackward0", "acos": "AcosBackward0",
+    "atan": "AtanBackward0", "asinh": "AsinhBackward0", "acosh": "AcoshBackward0", "atanh": "AtanhBackward0",
+    "log_sigmoid": "LogSigmoidBackward0", "atan2": "Atan2Backward0", "hypot": "HypotBackward0",
+    "logaddexp": "LogaddexpBackward0", "xlogy": "XlogyBackward0", "remainder": "RemainderBackward0",
+    "fmod": "FmodBackward0", "prod": "ProdBackward0", "prod dim": "ProdBackward1", "bmm": "BmmBackward0",
+    "scatter_add": "MulBackward0",
+}
+
+
+def test_one_node_each_named_as_pytorchs():
+    arrays = {n: _inputs(*CASES[n][:2]) for n in PRIMITIVE_NAMES}
+    x = engine.tensor([[0.5, 2.0]], requires_grad=True)
+    assert x.flip(1).grad_fn.name() == "FlipBackward0"
+    assert x.roll(1, 1).grad_fn.name() == "RollBackward0"
+    assert x.scatter_add(1, engine.tensor([[1, 1]]), x).grad_fn.name() == "ScatterAddBackward0"
+    for name, node in PRIMITIVE_NAMES.items():
+        if node in ("MulBackward0", "BmmBackward0"):
+            continue  # (their cases end with a product)
+        leaves = [engine.tensor(a, requires_grad=True) for a in arrays[name]]
+        out = CASES[name][2](engine, *leaves)
+        assert out.grad_fn.name() == node, name
+
+
+def test_exact_values_a_learner_can_check_by_hand():
+    t = engine.tensor
+    assert t([0.0, 1.0, 3.0]).log1p().tolist() == pytest.approx([0.0, np.log(2), np.log(4)])
+    assert t([[1.0, 2.0], [3.0, 4.0]]).prod().item() == 24.0
+    assert t([[1.0, 2.0], [3.0, 4.0]]).prod(1).tolist() == [2.0, 12.0]
+    assert t([1, 2, 3]).prod().dtype == engine.int64
+    assert t([[1, 2], [3, 4]]).flip(0).tolist() == [[3, 4], [1, 2]]
+    assert t([1, 2, 3, 4]).roll(1).tolist() == [4, 1, 2, 3]
+    assert t([1, 2, 3, 4]).roll(-1).tolist() == [2, 3, 4, 1]
+    assert t([[1, 2, 3], [4, 5, 6]]).diagonal().tolist() == [1, 5]
+    assert t([1.0, 2.0]).diag().tolist() == [[1.0, 0.0], [0.0, 2.0]]
+    assert t([[1, 2], [3, 4]]).trace().item() == 5
+    assert t([3.0, 1.0, 2.0, 5.0]).median().item() == 2.0  # the lower of the two middle values
+    m = t([[3.0, 1.0, 2.0], [9.0, 7.0, 8.0]]).median(1)
+    assert m.values.tolist() == [2.0, 8.0] and m.indices.tolist() == [2, 2]
+    assert np.isnan(t([1.0, float("nan"), 3.0]).median().item())
+    assert t([[0, 1], [2, 0]]).nonzero().tolist() == [[0, 1], [1, 0]]
+    assert [i.tolist() for i in t([0, 3, 0, 4]).nonzero(as_tuple=True)] == [[1, 3]]
+    assert engine.zeros(3).scatter_add(0, t([0, 0, 2]), t([1.0, 2.0, 3.0])).tolist() == [3.0, 0.0, 3.0]
+    assert engine.zeros(2, 3).index_add(1, t([0, 2, 0]), engine.ones(2, 3)).tolist() == [[2, 0, 1], [2, 0, 1]]
+    assert t([1.0, -2.0]).logsumexp(0).item() == pytest.approx(np.log(np.exp(1) + np.exp(-2)))
+    assert t([1000.0, 1000.0]).logsumexp(0).item() == pytest.approx(1000 + np.log(2))  # no overflow
+    assert t([-float("inf"), -float("inf")]).logsumexp(0).item() == -float("inf")
+    assert t([-7, 7]).remainder(3).tolist() == [2, 1] and t([-7, 7]).fmod(3).tolist() == [-1, 1]
+    assert t([float("nan"), float("inf"), -float("inf"), 1.0]).nan_to_num().tolist() == [
+        0.0, np.finfo(np.float32).max, np.finfo(np.float32).min, 1.0]
+    assert t([1.0, 1.0 + 1e-9, float("nan")]).isclose(t([1.0, 1.0, float("nan")])).tolist() == [True, True, False]
+    assert t([float("inf"), 1.0]).isinf().tolist() == [True, False]
+    assert t([1, 0, 2]).logical_and(t([1, 1, 0])).tolist() == [True, False, False]
+    assert t([[1, 0], [0, 3]]).count_nonzero().item() == 2
+    assert engine.tril_indices(3, 3).tolist() == [[0, 1, 1, 2, 2, 2], [0, 0, 1, 0, 1, 2]]
+    assert engine.triu_indices(2, 3, 1).tolist() == [[0, 0, 1], [1, 2, 2]]
+    assert tuple(engine.broadcast_shapes((3, 1), (4,))) == (3, 4)
+    assert engine.zeros(2, 3).stride() == (3, 1) and engine.zeros(2, 3).t().stride() == (1, 3)
+
+
+def test_in_place_forms_write_into_the_tensor():
+    x = engine.tensor([0.25, 1.0, 4.0])
+    same = x.sqrt_().log2_()
+    assert same is x and x.tolist() == [-1.0, 0.0, 1.0]
+    x.exp2_().reciprocal_()
+    assert x.tolist() == [2.0, 1.0, 0.5]
+    y = engine.tensor([1.0, 2.0], requires_grad=True)
+    z = y * 1
+    z.rsqrt_()
+    assert z.grad_fn.name() == "RsqrtBackward0"
+    z.sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), -0.5 * np.array([1.0, 2.0]) ** -1.5, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        y.exp_()
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        engine.tensor([1, 2]).exp_()
+    counts = engine.tensor([3, 4])
+    counts.remainder_(3)
+    assert counts.tolist() == [0, 1] and counts.dtype == engine.int64
+
+
+def test_refusals_name_the_problem():
+    x = engine.ones(2, 3)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.flip(2)
+    with pytest.raises(RuntimeError, match="repeated dim"):
+        x.flip(0, 0)
+    with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+        x.roll((1, 2), 0)
+    with pytest.raises(IndexError, match="exceeds dimension size"):
+        x.narrow(1, 2, 2)
+    with pytest.raises(RuntimeError, match="batch1 must be a 3D tensor"):
+        x.bmm(x)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        x.scatter_add(0, engine.tensor([0, 1]), x)
+    with pytest.raises(IndexError, match="Index is supposed to be a vector"):
+        x.index_select(0, engine.zeros(1, 1, dtype=engine.int64))
+    with pytest.raises(RuntimeError, match="Supports 1D or 2D"):
+        engine.ones(2, 2, 2).diag()
+    with pytest.raises(TypeError, match="must be Tensor, not list"):
+        engine.log1p([1.0])
+    with pytest.raises(RuntimeError, match="Shape mismatch"):
+        engine.broadcast_shapes((2,), (3,))
+    with pytest.raises(RuntimeError, match="indexing must be one of"):
+        engine.meshgrid(engine.ones(2), indexing="yx")
+
+
+def test_out_goes_into_the_given_tensor():
+    out = engine.empty(3)
+    assert engine.log2(engine.tensor([1.0, 2.0, 8.0]), out=out) is out and out.tolist() == [0.0, 1.0, 3.0]
+
+
+def test_numpys_floating_point_warnings_stay_quiet_as_torchs_do():
+    """log(0), 0 / 0 and overflow give -inf, NaN and inf without a word, as PyTorch's (and CuPy's) do; NumPy code
+    of one's own still warns. Run in a fresh interpreter with warnings on, as a user's script runs."""
+    code = (
+        "import numpy as np, engine as torch\n"
+        "x = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)\n"
+        "y = torch.log(x) + x / 0 + x.sqrt() + x.pow(-1) + torch.tensor([1e30]) * 1e30 + x.log1p() + x.acosh()\n"
+        "y.sum().backward()\n"
+        "print(y.tolist())\n"
+        "np.log(np.zeros(1))\n"
+    )
+    done = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "nan" in done.stdout
+    warned = [line for line in done.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warned) == 1 and warned[0].startswith("<string>:6: RuntimeWarning: divide by zero"), done.stderr
+
+
+def test_on_the_cupy_stand_in_values_equal_the_cpus(cuda_device):
+    from tests import fake_cupy
+
+    arrays = {n: _inputs(*CASES[n][:2]) for n in CASES}
+    cpu_results = {n: _run(engine, n, arrays[n])[:2] for n in CASES}
+    engine.set_default_device(cuda_device)  # the cases' own tensors (indices, weights) made there too
+    try:
+        _each_on_the_stand_in(arrays, cpu_results, cuda_device)
+    finally:
+        engine.set_default_device("cpu")
+
+
+def _each_on_the_stand_in(arrays, cpu_results, cuda_device):
+    from tests import fake_cupy
+
+    for name in ("log1p", "atan2 broadcast", "prod with a zero", "logsumexp", "flip", "roll", "scatter_add",
+                 "index_add", "diagonal", "diag of a vector", "median dim", "in place", "hypot", "xlogy"):
+        cpu, cpu_grads = cpu_results[name]
+        leaves = [engine.tensor(a, dtype=engine.float64, device=cuda_device, requires_grad=True)
+                  for a in arrays[name]]
+        fake_cupy.syncs.clear()
+        out = CASES[name][2](engine, *leaves)
+        weights = engine.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)), dtype=engine.float64,
+                                device=cuda_device)
+        (out * weights).sum().backward()
+        assert out.device.type == "cuda"
+        assert fake_cupy.syncs == [], (name, fake_cupy.syncs)
+        np.testing.assert_allclose(out.detach().cpu().numpy(), cpu, rtol=1e-13)
+        for leaf, g in zip(leaves, cpu_grads):
+            np.testing.assert_allclose(leaf.grad.cpu().numpy(), g, rtol=1e-13, atol=1e-15)
+
+
+MODULE_REPRS = {  # torch 2.13's repr of each
+    "ZeroPad2d(1)": "ZeroPad2d((1, 1, 1, 1))",
+    "ConstantPad1d((1, 2), 3.5)": "ConstantPad1d(padding=(1, 2), value=3.5)",
+    "ReflectionPad1d((1, 2))": "ReflectionPad1d((1, 2))",
+    "ReplicationPad2d(1)": "ReplicationPad2d((1, 1, 1, 1))",
+    "CircularPad1d(2)": "CircularPad1d((2, 2))",
+    "PReLU(3)": "PReLU(num_parameters=3)",
+    "RMSNorm(4)": "RMSNorm((4,), eps=None, elementwise_affine=True)",
+    "GroupNorm(2, 4)": "GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)",
+    "Hardtanh()": "Hardtanh(min_val=-1.0, max_val=1.0)",
+    "ReLU6()": "ReLU6()",
+    "Softmin(1)": "Softmin(dim=1)",
+    "Softshrink()": "Softshrink(0.5)",
+    "Threshold(0.1, 20)": "Threshold(threshold=0.1, value=20)",
+    "GLU()": "GLU(dim=-1)",
+    "CELU()": "CELU(alpha=1.0)",
+    "Mish()": "Mish()",
+    "SmoothL1Loss()": "SmoothL1Loss()",
+}
+
+
+@pytest.mark.parametrize("call", sorted(MODULE_REPRS))
+def test_the_new_modules_print_as_pytorchs(call):
+    assert repr(eval("engine.nn." + call)) == MODULE_REPRS[call]
+
+
+def test_a_model_of_the_new_layers_trains_as_torchs():
+    """RMSNorm, GroupNorm, PReLU, a ParameterList and a ParameterDict, a pad and the Huber loss, ten Adam steps
+    from the same weights: torch's losses and weights."""
+    torch = pytest.importorskip("torch")
+
+    def make(lib):
+        nn = lib.nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.RMSNorm(6)
+                self.group = nn.GroupNorm(2, 4)
+                self.act = nn.PReLU(4)
+                self.pad = nn.ReflectionPad1d(1)
+                self.scales = nn.ParameterList([nn.Parameter(lib.ones(4, dtype=lib.float64)) for _ in range(2)])
+                self.extra = nn.ParameterDict({"shift": nn.Parameter(lib.zeros(8, dtype=lib.float64))})
+
+            def forward(self, x):
+                h = self.act(self.group(self.norm(x)))
+                h = h * self.scales[0].reshape(1, 4, 1) * self.scales[1].reshape(1, 4, 1)
+                return self.pad(h).sum(1) + self.extra["shift"]
+
+        return Net().double()
+
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((3, 4, 6)), rng.standard_normal((3, 8))
+    ours, theirs = make(engine), make(torch)
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    with torch.no_grad():
+        for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+            q.copy_(torch.tensor(rng.uniform(0.5, 1.5, tuple(p.shape))))
+            p.data = engine.tensor(q.numpy())
+    losses = {}
+    for lib, model in ((engine, ours), (torch, theirs)):
+        opt = lib.optim.Adam(model.parameters(), lr=0.05)
+        run = []
+        for _ in range(10):
+            loss = lib.nn.HuberLoss(delta=0.5)(model(lib.tensor(x)), lib.tensor(y))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            run.append(loss.item())
+        losses[lib.__name__] = run
+    np.testing.assert_allclose(losses["engine"], losses["torch"], rtol=1e-10)
+    for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert set(ours.state_dict()) == set(theirs.state_dict())
+
+
+def test_parameter_containers_hold_parameters_only():
+    plist = engine.nn.ParameterList([engine.ones(2)])  # a plain tensor becomes a Parameter, as in PyTorch
+    assert isinstance(plist[0], engine.nn.Parameter) and plist[0].requires_grad
+    plist.append(engine.nn.Parameter(engine.zeros(3)))
+    assert len(plist) == 2 and [tuple(p.shape) for p in plist] == [(2,), (3,)]
+    with pytest.raises(TypeError, match="holds Parameters, not int"):
+        plist.append(3)
+    pdict = engine.nn.ParameterDict({"a": engine.nn.Parameter(engine.ones(1))})
+    assert "a" in pdict and list(pdict.keys()) == ["a"]
+    with pytest.raises(KeyError, match="without '.'"):
+        pdict["a.b"] = engine.nn.Parameter(engine.ones(1))
+    with pytest.raises(RuntimeError, match="Padding size should be less than"):
+        engine.nn.functional.pad(engine.ones(1, 2, 3), (3, 0), mode="reflect")
+    with pytest.raises(RuntimeError, match="divisible by num_groups"):
+        engine.nn.functional.group_norm(engine.ones(2, 3, 4), 2)
+    with pytest.raises(ValueError, match="must be divisible by num_groups"):
+        engine.nn.GroupNorm(2, 3)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even"):
+        engine.nn.functional.glu(engine.ones(2, 3))
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_shapes_that_do_not_broadcast_get_pytorchs_words(requires_grad):
+    """NumPy's "operands could not be broadcast together" was a ValueError; PyTorch's RuntimeError names the two
+    sizes and the dimension (counted in the output, from the right), for either operand order and in place."""
+    a, b = engine.ones(3, requires_grad=requires_grad), engine.ones(2, 3, 2)
+    expected = {
+        (lambda: a + b): "The size of tensor a \\(3\\) must match the size of tensor b \\(2\\) at non-singleton "
+                         "dimension 2",
+        (lambda: b * a): "The size of tensor a \\(2\\) must match the size of tensor b \\(3\\) at non-singleton "
+                         "dimension 2",
+        (lambda: a / engine.ones(4, 1, 5)): "tensor a \\(3\\) must match the size of tensor b \\(5\\)",
+    }
+    for call, message in expected.items():
+        with pytest.raises(RuntimeError, match=message):
+            call()
+    x = engine.ones(3)
+    with pytest.raises(RuntimeError, match="output with shape \\[3\\] doesn't match the broadcast shape \\[2, 3\\]"):
+        x += engine.ones(2, 3)
+    with pytest.raises(RuntimeError, match="at non-singleton dimension 1"):
+        engine.ones(2, 3).sub_(engine.ones(2))
