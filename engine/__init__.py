@@ -5,7 +5,7 @@ The tutorial's programs run with one changed line, ``import engine as torch``.
 
 import warnings as _warnings
 
-from . import accelerator, amp, autograd, backends, cuda, distributed, functional, nn, optim, profiler, utils
+from . import _malloc, accelerator, amp, autograd, backends, cuda, distributed, functional, nn, optim, profiler, utils
 from .amp import autocast
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import CudaUnavailableError, device, get_default_device, set_default_device
@@ -63,6 +63,7 @@ from .threads import get_num_threads, set_num_threads
 # engine's modules, are let pass; NumPy code of one's own still warns as it always did.
 _warnings.filterwarnings("ignore", message=r"(divide by zero|invalid value|overflow|underflow) encountered",
                          category=RuntimeWarning, module=r"engine\.")
+_malloc.keep_step_memory()  # a step's arrays stay mapped between steps (engine/_malloc.py says why)
 
 float = float32  # noqa: A001
 double = float64
