@@ -1,4 +1,5 @@
-"""``engine.optim``: SGD (with momentum), Adam and RMSprop, with PyTorch's update formulas, and the learning-rate
+"""``engine.optim``: SGD (with momentum), Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta, with
+PyTorch's update formulas, and the learning-rate
 schedules of ``engine.optim.lr_scheduler``.
 
 Updates run on the raw arrays in place, outside the graph, like PyTorch's ``torch.no_grad`` steps.
@@ -8,10 +9,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..backend import to_device_array, xp_of
 from ..tensor import Tensor, _wrap
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta",
+           "lr_scheduler"]
 
 
 class Optimizer:
@@ -245,6 +249,224 @@ class RMSprop(Optimizer):
                     w -= lr * buf
                 else:
                     w -= lr * (g / avg)
+
+
+def _check_settings(**values) -> None:
+    """PyTorch's refusals of a negative (or NaN) setting, by its name."""
+    for name, value in values.items():
+        if not isinstance(value, (int, float)) or not value >= 0:
+            raise ValueError(f"Invalid {name} value: {value}")
+
+
+def _check_betas(betas) -> None:
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
+def _scalar(value: float, like=None) -> float:
+    """``value`` as PyTorch keeps an optimizer's step count and NAdam's running product: a 0-d tensor of the
+    default dtype's precision (float32 unless the default is float64), read back as a Python float."""
+    from ..dtypes import float64, get_default_dtype
+
+    return float(value) if get_default_dtype() is float64 else float(np.float32(value))
+
+
+def _lerp(m, g, weight) -> None:
+    """``m.lerp_(g, weight)`` as PyTorch computes it on the CPU: ``m + weight (g - m)`` below one half, else
+    ``g - (g - m)(1 - weight)``."""
+    if weight < 0.5:
+        m += weight * (g - m)
+    else:
+        m[...] = g - (g - m) * (1 - weight)
+
+
+class _DecoupledDecay(Optimizer):
+    """NAdam's and RAdam's ``decoupled_weight_decay``: the weights shrink by ``lr * weight_decay`` (AdamW's way)
+    instead of the decay joining the gradient."""
+
+    def _groups(self):
+        for group in self.param_groups:
+            decay, decoupled = group.get("weight_decay", 0.0), group.get("decoupled_weight_decay", False)
+            params = []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, g = p._data, p.grad._data
+                if group.get("maximize", False):
+                    g = -g
+                if decay:
+                    if decoupled:
+                        w *= 1 - group["lr"] * decay
+                    else:
+                        g = g + decay * w
+                params.append((p, w, g))
+            yield group, params
+
+
+class Adagrad(Optimizer):
+    """Each weight's step divided by the root of the sum of its squared gradients so far (Duchi et al.):
+    ``sum += g^2``, ``p -= lr / (1 + (step - 1) lr_decay) * g / (sqrt(sum) + eps)``, as PyTorch's."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        _check_settings(lr_decay=lr_decay, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, epsilon=eps)
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, fused=fused))
+
+    def step(self):
+        for group, params in self._groups():
+            lr, decay, eps = group["lr"], group["lr_decay"], group["eps"]
+            for p, w, g in params:
+                xp = xp_of(w)
+                state = self.state.get(id(p))
+                if state is None:
+                    state = self.state[id(p)] = {"step": 0.0, "sum": xp.full_like(
+                        w, group["initial_accumulator_value"])}
+                state["step"] = _scalar(state["step"] + 1)
+                clr = lr / (1 + (state["step"] - 1) * decay)
+                total = state["sum"]
+                total += g * g
+                std = xp.sqrt(total)
+                std += eps
+                w += -clr * (g / std)
+
+
+class Adamax(Optimizer):
+    """Adam with the infinity norm (Kingma and Ba): ``u = max(beta2 u, |g| + eps)``, ``p -= lr / (1 - beta1^t) *
+    m / u``, as PyTorch's."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
+                 maximize=False, differentiable=False, capturable=False):
+        _check_settings(epsilon=eps, weight_decay=weight_decay)
+        _check_betas(betas)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, capturable=capturable))
+
+    def step(self):
+        for group, params in self._groups():
+            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+            for p, w, g in params:
+                xp = xp_of(w)
+                state = self.state.get(id(p))
+                if state is None:
+                    state = self.state[id(p)] = {"step": 0.0, "exp_avg": xp.zeros_like(w),
+                                                 "exp_inf": xp.zeros_like(w)}
+                state["step"] = _scalar(state["step"] + 1)
+                m, u = state["exp_avg"], state["exp_inf"]
+                _lerp(m, g, 1 - b1)
+                u *= b2
+                xp.maximum(u, abs(g) + eps, out=u)
+                clr = lr / (1 - b1 ** state["step"])
+                w += -clr * (m / u)
+
+
+class NAdam(_DecoupledDecay):
+    """Adam with Nesterov momentum (Dozat), its momentum warmed up by ``momentum_decay``, as PyTorch's."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False):
+        _check_settings(epsilon=eps, weight_decay=weight_decay, momentum_decay=momentum_decay)
+        _check_betas(betas)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
+                                      foreach=foreach, maximize=maximize, capturable=capturable,
+                                      differentiable=differentiable))
+
+    def step(self):
+        for group, params in self._groups():
+            lr, (b1, b2), eps, psi = group["lr"], group["betas"], group["eps"], group["momentum_decay"]
+            for p, w, g in params:
+                xp = xp_of(w)
+                state = self.state.get(id(p))
+                if state is None:
+                    state = self.state[id(p)] = {"step": 0.0, "mu_product": 1.0, "exp_avg": xp.zeros_like(w),
+                                                 "exp_avg_sq": xp.zeros_like(w)}
+                state["step"] = t = _scalar(state["step"] + 1)
+                mu = b1 * (1.0 - 0.5 * (0.96 ** (t * psi)))
+                mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * psi)))
+                state["mu_product"] = product = _scalar(state["mu_product"] * _scalar(mu))
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                _lerp(m, g, 1 - b1)
+                v *= b2
+                v += (1 - b2) * (g * g)
+                denom = xp.sqrt(v / (1 - b2 ** t))
+                denom += eps
+                w += (-lr * (1.0 - mu) / (1.0 - product)) * (g / denom)
+                w += ((-lr * mu_next) / (1.0 - product * mu_next)) * (m / denom)
+
+
+class RAdam(_DecoupledDecay):
+    """Adam with its variance rectified (Liu et al.): plain momentum SGD while the second moment is too young to
+    trust (``rho_t <= 5``), then Adam's step scaled by the rectification, as PyTorch's."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
+                 *, foreach=None, maximize=False, capturable=False, differentiable=False):
+        _check_settings(epsilon=eps, weight_decay=weight_decay)
+        _check_betas(betas)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      decoupled_weight_decay=decoupled_weight_decay, foreach=foreach,
+                                      maximize=maximize, capturable=capturable, differentiable=differentiable))
+
+    def step(self):
+        for group, params in self._groups():
+            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+            for p, w, g in params:
+                xp = xp_of(w)
+                state = self.state.get(id(p))
+                if state is None:
+                    state = self.state[id(p)] = {"step": 0.0, "exp_avg": xp.zeros_like(w),
+                                                 "exp_avg_sq": xp.zeros_like(w)}
+                state["step"] = t = _scalar(state["step"] + 1)
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                _lerp(m, g, 1 - b1)
+                v *= b2
+                v += (1 - b2) * (g * g)
+                bias1, bias2 = 1 - b1 ** t, 1 - b2 ** t
+                corrected = m / bias1
+                rho_inf = 2 / (1 - b2) - 1
+                rho_t = rho_inf - 2 * t * (b2 ** t) / bias2
+                if rho_t > 5.0:
+                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+                    root = xp.sqrt(v)
+                    root += eps
+                    w -= corrected * lr * ((bias2 ** 0.5) / root) * rect
+                else:
+                    w -= corrected * lr
+
+
+class Adadelta(Optimizer):
+    """Zeiler's Adadelta, as PyTorch's: ``v = rho v + (1 - rho) g^2``, ``d = sqrt(u + eps) / sqrt(v + eps) * g``,
+    ``u = rho u + (1 - rho) d^2``, ``p -= lr d``."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
+                 maximize=False, differentiable=False):
+        _check_settings(epsilon=eps, weight_decay=weight_decay)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, foreach=foreach,
+                                      capturable=capturable, maximize=maximize, differentiable=differentiable))
+
+    def step(self):
+        for group, params in self._groups():
+            lr, rho, eps = group["lr"], group["rho"], group["eps"]
+            for p, w, g in params:
+                xp = xp_of(w)
+                state = self.state.get(id(p))
+                if state is None:
+                    state = self.state[id(p)] = {"step": 0.0, "square_avg": xp.zeros_like(w),
+                                                 "acc_delta": xp.zeros_like(w)}
+                state["step"] = _scalar(state["step"] + 1)
+                v, u = state["square_avg"], state["acc_delta"]
+                v *= rho
+                v += (1 - rho) * (g * g)
+                delta = xp.sqrt(u + eps) / xp.sqrt(v + eps) * g
+                u *= rho
+                u += (1 - rho) * (delta * delta)
+                w -= lr * delta
 
 
 from . import lr_scheduler  # noqa: E402 - it names Optimizer, defined above
