@@ -245,7 +245,17 @@ def _convert_index(index, xp):
     return _convert_index_part(index, xp)
 
 
+def _check_step(p: slice) -> None:
+    """PyTorch's refusal of a slice that steps backwards (NumPy's would give a reversed view; ``flip`` is the
+    tensor way)."""
+    if p.step is not None and p.step <= 0:
+        raise ValueError("step must be greater than zero" if p.step else "slice step cannot be zero")
+
+
 def _convert_index_part(p, xp):
+    if p.__class__ is slice:
+        _check_step(p)
+        return p
     if isinstance(p, Tensor):
         p = p._data
         if xp is not np and isinstance(p, np.ndarray):
@@ -1321,14 +1331,21 @@ class Tensor(TensorMath):
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, index):
-        if index.__class__ is not _int and index.__class__ is not slice:
-            index = _convert_index(index, xp_of(self._data))
+        if index.__class__ is not _int:
+            if index.__class__ is slice:
+                if index.step is not None:
+                    _check_step(index)
+            else:
+                index = _convert_index(index, xp_of(self._data))
         return _fn.GetItem.apply(self, index=index)
 
     def __setitem__(self, index, value):
         if index.__class__ is Tensor and index._data.__class__ is self._data.__class__:
             index = index._data  # a mask or index tensor on this tensor's device (the tutorial's grad_h[h < 0])
-        elif index.__class__ is not _int and index.__class__ is not slice:
+        elif index.__class__ is slice:
+            if index.step is not None:
+                _check_step(index)
+        elif index.__class__ is not _int:
             index = _convert_index(index, xp_of(self._data))
         if self._records(value):
             self._check_inplace()

@@ -503,3 +503,16 @@ def test_shapes_that_do_not_broadcast_get_pytorchs_words(requires_grad):
         x += engine.ones(2, 3)
     with pytest.raises(RuntimeError, match="at non-singleton dimension 1"):
         engine.ones(2, 3).sub_(engine.ones(2))
+
+
+def test_a_slice_that_steps_backwards_is_refused_as_pytorch_refuses_it():
+    """NumPy would give a reversed view, so a script that ran on the engine would fail on PyTorch: flip is the way."""
+    x = engine.arange(5.0)
+    for index in (slice(None, None, -1), (None, slice(None, None, -2))):
+        with pytest.raises(ValueError, match="step must be greater than zero"):
+            x[index]
+        with pytest.raises(ValueError, match="step must be greater than zero"):
+            x[index] = 1.0
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        x[::0]
+    assert x[1:4:2].tolist() == [1.0, 3.0] and x.flip(0).tolist() == [4.0, 3.0, 2.0, 1.0, 0.0]
