@@ -71,21 +71,28 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
+def _warn_if_sizes_differ(input: Tensor, target: Tensor) -> None:  # noqa: A002
+    """PyTorch's warning for a regression loss whose input and target differ in shape (``(N, 1)`` against
+    ``(N,)``, a common slip): the two still broadcast, as in PyTorch, usually to a wrong ``(N, N)``."""
     if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(
-            f"mse_loss: input shape {tuple(input.shape)} and target shape {tuple(target.shape)} differ"
-        )
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", UserWarning, stacklevel=3)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
+             reduction: str = "mean", weight=None) -> Tensor:
+    _warn_if_sizes_differ(input, target)
     diff = input - target
-    return _reduce(diff * diff, reduction)
+    loss = diff * diff
+    return _reduce(loss * weight if weight is not None else loss, legacy_reduction(size_average, reduce, reduction))
 
 
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
-    if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(
-            f"l1_loss: input shape {tuple(input.shape)} and target shape {tuple(target.shape)} differ"
-        )
-    return _reduce((input - target).abs(), reduction)
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
+            reduction: str = "mean", weight=None) -> Tensor:
+    _warn_if_sizes_differ(input, target)
+    loss = (input - target).abs()
+    return _reduce(loss * weight if weight is not None else loss, legacy_reduction(size_average, reduce, reduction))
 
 
 def check_dropout_probability(p) -> None:
@@ -799,15 +806,10 @@ def _pad_constant(input: Tensor, widths: dict, value) -> Tensor:  # noqa: A002
 
 # ---------------------------------------------------------------------------------------------- losses
 
-def _same_shape(input: Tensor, target: Tensor, op: str) -> None:  # noqa: A002
-    if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(f"{op}: input shape {tuple(input.shape)} and target shape {tuple(target.shape)} differ")
-
-
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",  # noqa: A002
                    beta: float = 1.0) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``)."""
-    _same_shape(input, target, "smooth_l1_loss")
+    _warn_if_sizes_differ(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = (input - target).abs()
@@ -818,7 +820,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
                weight=None) -> Tensor:
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
-    _same_shape(input, target, "huber_loss")
+    _warn_if_sizes_differ(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     d = (input - target).abs()

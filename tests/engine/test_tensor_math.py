@@ -355,7 +355,6 @@ def test_numpys_floating_point_warnings_stay_quiet_as_torchs_do():
 
 
 def test_on_the_cupy_stand_in_values_equal_the_cpus(cuda_device):
-    from tests import fake_cupy
 
     arrays = {n: _inputs(*CASES[n][:2]) for n in CASES}
     cpu_results = {n: _run(engine, n, arrays[n])[:2] for n in CASES}
@@ -516,3 +515,21 @@ def test_a_slice_that_steps_backwards_is_refused_as_pytorch_refuses_it():
     with pytest.raises(ValueError, match="slice step cannot be zero"):
         x[::0]
     assert x[1:4:2].tolist() == [1.0, 3.0] and x.flip(0).tolist() == [4.0, 3.0, 2.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_a_regression_loss_of_two_shapes_warns_and_broadcasts_as_pytorchs(loss):
+    """(N, 1) predictions against (N,) targets: PyTorch warns and broadcasts to (N, N); so does the engine (it
+    raised before, where a script's loss would have run on PyTorch)."""
+    fn = getattr(engine.nn.functional, loss)
+    pred, target = engine.tensor([[1.0], [3.0]]), engine.tensor([1.0, 2.0])
+    with pytest.warns(UserWarning, match=r"Using a target size \(engine.Size\(\[2\]\)\) that is different to the "
+                                         r"input size \(engine.Size\(\[2, 1\]\)\)"):
+        value = fn(pred, target, reduction="sum").item()
+    gaps = np.abs(np.array([[1.0], [3.0]]) - np.array([1.0, 2.0]))  # the (2, 2) of broadcasting
+    expected = {"mse_loss": (gaps ** 2).sum(), "l1_loss": gaps.sum(),
+                "smooth_l1_loss": np.where(gaps < 1, 0.5 * gaps ** 2, gaps - 0.5).sum(),
+                "huber_loss": np.where(gaps < 1, 0.5 * gaps ** 2, gaps - 0.5).sum()}[loss]
+    assert value == pytest.approx(expected)
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="must match the size of tensor b"):
+        fn(engine.ones(3), engine.ones(2))
