@@ -5,7 +5,7 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 """
 
 from .arithmetic import Add, Div, Einsum, MatMul, Mul, Neg, Pow, Sub
-from .conv import AdaptiveAvgPool, AvgPool, Convolution, MaxPool
+from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, MaxPool
 from .elementwise import (
     Abs,
     Binary,
@@ -54,6 +54,6 @@ __all__ = [
     "Rounding", "BinaryCrossEntropy", "Erf", "Gelu", "NllLoss", "Unary", "Binary",
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
-    "Stack", "Cat", "Convolution", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Triangle",
-    "TakeAlong", "IndexAdd", "Flip",
+    "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
+    "Triangle", "TakeAlong", "IndexAdd", "Flip",
 ]

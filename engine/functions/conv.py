@@ -47,6 +47,27 @@ def _unpad(g, pads):
     return g[(Ellipsis,) + tuple(slice(lo, g.shape[g.ndim - len(pads) + i] - hi) for i, (lo, hi) in enumerate(pads))]
 
 
+def _columns(xp, xpad, kernel, dilation, stride, out):
+    """im2col: ``(C, *K, N, *out)``, one row per input channel and kernel offset, one column per output position,
+    from the padded input ``(N, C, *S)``."""
+    n, c = xpad.shape[:2]
+    cols = xp.empty((c,) + tuple(kernel) + (n,) + tuple(out), dtype=xpad.dtype)
+    for offset in _offsets(kernel):
+        cols[(slice(None),) + offset] = xpad[(slice(None), slice(None)) + _window(offset, dilation, stride, out)
+                                             ].swapaxes(0, 1)
+    return cols
+
+
+def _add_columns(xp, cols, pad_shape, kernel, dilation, stride, out):
+    """col2im, :func:`_columns` undone: each column added back where it was taken from, so overlapping windows
+    sum (``(C, *K, N, *out)`` into zeros of the padded input's shape)."""
+    gpad = xp.zeros(pad_shape, dtype=cols.dtype)
+    for offset in _offsets(kernel):
+        gpad[(slice(None), slice(None)) + _window(offset, dilation, stride, out)] += \
+            cols[(slice(None),) + offset].swapaxes(0, 1)
+    return gpad
+
+
 def _mm(a, b):
     """A 2-D matrix product: the engine's threaded one on the CPU, cuBLAS (capturable) on a GPU."""
     return _threads.dot(a, b) if a.__class__ is np.ndarray else dot2(a, b)
@@ -66,11 +87,7 @@ class Convolution(Function):
         xpad = _pad(xp, x, padding, 0)
         out = tuple((size - d * (k - 1) - 1) // s + 1
                     for size, k, d, s in zip(xpad.shape[2:], kernel, dilation, stride))
-        # columns (C, *K, N, *out): one row per input channel and kernel offset, one column per output position
-        cols = xp.empty((c,) + kernel + (n,) + out, dtype=x.dtype)
-        for offset in _offsets(kernel):
-            cols[(slice(None),) + offset] = xpad[(slice(None), slice(None)) + _window(offset, dilation, stride, out)
-                                                 ].swapaxes(0, 1)
+        cols = _columns(xp, xpad, kernel, dilation, stride, out)
         g = groups
         cols = cols.reshape(g, -1, n * math.prod(out))
         w2 = w.reshape(g, o // g, -1)
@@ -105,11 +122,61 @@ class Convolution(Function):
             else:
                 gcols = w2.swapaxes(1, 2) @ gy2
             gcols = gcols.reshape((c,) + kernel + (n,) + out)
-            gpad = xp.zeros(pad_shape, dtype=gy.dtype)
-            for offset in _offsets(kernel):
-                gpad[(slice(None), slice(None)) + _window(offset, dilation, stride, out)] += \
-                    gcols[(slice(None),) + offset].swapaxes(0, 1)
-            gx = _unpad(gpad, padding)
+            gx = _unpad(_add_columns(xp, gcols, pad_shape, kernel, dilation, stride, out), padding)
+        return gx, gw, gb
+
+
+class ConvTranspose(Function):
+    """``conv_transpose1d/2d/3d``, the convolution's gradient with respect to its input run forward (a "deconvolution":
+    each input position spreads its kernel over the output, at ``stride`` apart): input ``(N, C_in, *S)``, weight
+    ``(C_in, C_out / groups, *K)``, bias ``(C_out,)`` or None; ``padding`` trims the output each side and
+    ``output_padding`` adds to its far side. The backward is the convolution's forward (for the input) and its
+    weight gradient."""
+
+    raw = True
+    backward_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b, stride, padding, output_padding, dilation, groups):
+        xp = xp_of(x)
+        n, c_in = x.shape[:2]
+        kernel, g = w.shape[2:], groups
+        c_out = w.shape[1] * g
+        size = x.shape[2:]
+        full = tuple((i - 1) * s + d * (k - 1) + 1 + op
+                     for i, s, d, k, op in zip(size, stride, dilation, kernel, output_padding))
+        w2 = w.reshape(g, c_in // g, -1)  # (g, C_in / g, C_out / g * K)
+        x2 = xp.ascontiguousarray(x.swapaxes(0, 1)).reshape(g, c_in // g, -1)  # (g, C_in / g, N * S)
+        cols = _mm(w2[0].T, x2[0])[None] if g == 1 else w2.swapaxes(1, 2) @ x2
+        cols = cols.reshape((c_out,) + kernel + (n,) + size)
+        y = _add_columns(xp, cols, (n, c_out) + full, kernel, dilation, stride, size)
+        pads = tuple((p, p) for p in padding)
+        y = xp.ascontiguousarray(_unpad(y, pads))
+        if b is not None:
+            y += b.reshape((1, c_out) + (1,) * len(size))
+        ctx.saved = (x2, w2)
+        ctx.meta = (x.shape, w.shape, pads, stride, dilation, kernel, size)
+        return y
+
+    @staticmethod
+    def backward(ctx, gy):
+        x2, w2 = ctx.saved
+        x_shape, w_shape, pads, stride, dilation, kernel, size = ctx.meta
+        need_x, need_w, need_b = ctx.needs_input_grad
+        xp = xp_of(gy)
+        g = w2.shape[0]
+        n = x_shape[0]
+        gx = gw = gb = None
+        if need_x or need_w:
+            cols = _columns(xp, _pad(xp, gy, pads, 0), kernel, dilation, stride, size)
+            cols = cols.reshape(g, -1, n * math.prod(size))  # (g, C_out / g * K, N * S)
+            if need_x:
+                gx = _mm(w2[0], cols[0])[None] if g == 1 else w2 @ cols  # (g, C_in / g, N * S)
+                gx = xp.ascontiguousarray(gx.reshape((x_shape[1], n) + tuple(size)).swapaxes(0, 1))
+            if need_w:
+                gw = (_mm(x2[0], cols[0].T)[None] if g == 1 else x2 @ cols.swapaxes(1, 2)).reshape(w_shape)
+        if need_b:
+            gb = gy.sum(axis=(0,) + tuple(range(2, gy.ndim)))
         return gx, gw, gb
 
 

@@ -19,6 +19,9 @@ from .modules import (
     Conv1d,
     Conv2d,
     Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
     CrossEntropyLoss,
     Dropout,
     Embedding,
@@ -64,4 +67,5 @@ __all__ = ["functional", "init", "parallel", "utils", "Module", "Parameter", "Li
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
            "Unflatten", "Embedding", "ModuleDict", "GELU", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
            "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-           "TransformerDecoderLayer", "TransformerDecoder", "Transformer", *activation.__all__, *layers.__all__]
+           "TransformerDecoderLayer", "TransformerDecoder", "Transformer", *activation.__all__, *layers.__all__,
+           "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]

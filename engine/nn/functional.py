@@ -10,7 +10,15 @@ from .. import creation, dtypes
 from ..autograd import no_grad
 from ..backend import xp_of
 from ..functions import BinaryCrossEntropy, Embedding, Gelu, NativeLayerNorm, NllLoss, ReLU, Sigmoid, Tanh, Unary
-from ..functions.conv import AdaptiveAvgPool, AvgPool, Convolution, MaxPool, max_pool_indices, pool_geometry
+from ..functions.conv import (
+    AdaptiveAvgPool,
+    AvgPool,
+    Convolution,
+    ConvTranspose,
+    MaxPool,
+    max_pool_indices,
+    pool_geometry,
+)
 from ..tensor import Tensor, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
@@ -431,6 +439,69 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
     """``conv2d`` with a third spatial dimension: ``(N, C, D, H, W)``."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd):  # noqa: A002
+    op = f"conv_transpose{nd}d"
+    if not isinstance(weight, Tensor) or weight.dim() != nd + 2:
+        got = list(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise RuntimeError(f"{op}: expected a {nd + 2}-D weight (in_channels, out_channels / groups, *kernel), but "
+                           f"got weight of size {got}")
+    unbatched = _check_batch_dims(input, nd, op)
+    stride = _ntuple(stride, nd, "stride", op)
+    padding = _ntuple(padding, nd, "padding", op)
+    output_padding = _ntuple(output_padding, nd, "output_padding", op)
+    dilation = _ntuple(dilation, nd, "dilation", op)
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(o < 0 or (o >= s and o >= d) for o, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got output_padding "
+                           f"{list(output_padding)}, stride {list(stride)} and dilation {list(dilation)}")
+    x = input.unsqueeze(0) if unbatched else input
+    if x.shape[1] != weight.shape[0] or weight.shape[0] % groups:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(x.shape)} to "
+                           f"have {weight.shape[0]} channels, but got {x.shape[1]} channels instead")
+    out_channels = weight.shape[1] * groups
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+                           f"1-dimensional with {out_channels} elements, but got bias of size {list(bias.shape)} "
+                           f"instead")
+    kernel = tuple(weight.shape[2:])
+    sizes = [(i - 1) * s - 2 * p + d * (k - 1) + o + 1
+             for i, s, p, d, k, o in zip(x.shape[2:], stride, padding, dilation, kernel, output_padding)]
+    if any(n <= 0 for n in sizes):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated output "
+                           f"size per channel: ({' x '.join(map(str, sizes))}). Output size is too small")
+    if x.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
+        raise RuntimeError(f"{op}: input, weight and bias must be one dtype (got {x.dtype}, {weight.dtype}"
+                           f"{', ' + str(bias.dtype) if bias is not None else ''})")
+    out = ConvTranspose.apply(x, weight, bias, stride=stride, padding=padding, output_padding=output_padding,
+                              dilation=dilation, groups=groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
+                     dilation=1):
+    """The transposed convolution ("deconvolution") of ``input`` ``(N, C_in, L)`` with ``weight``
+    ``(C_in, C_out / groups, k)``: the gradient of ``conv1d`` with respect to its input, run forward."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
+                     dilation=1):
+    """``conv_transpose1d`` over ``(N, C_in, H, W)``: a DCGAN's generator grows its images with it."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
+                     dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
 
 
 def _pool_args(input, kernel_size, stride, padding, dilation, nd, op, effective=True):  # noqa: A002
@@ -882,6 +953,7 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = N
     return out * weight if weight is not None else out
 
 
+__all__ += ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 __all__ += ["logsigmoid", "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish", "softsign", "softmin", "tanhshrink",
             "softshrink", "hardshrink", "threshold", "glu", "celu", "selu", "prelu", "normalize", "cosine_similarity",
             "pairwise_distance", "pad", "smooth_l1_loss", "huber_loss", "kl_div", "group_norm", "rms_norm"]

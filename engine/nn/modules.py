@@ -17,7 +17,7 @@ __all__ = ["Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Sequenti
            "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "SiLU", "ELU",
            "Softplus", "Unflatten", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
-           "Embedding", "ModuleDict", "GELU"]
+           "Embedding", "ModuleDict", "GELU", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class Parameter(Tensor):
@@ -583,6 +583,79 @@ class Conv2d(_ConvNd):
 
 
 class Conv3d(_ConvNd):
+    _nd = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    """ConvTranspose1d/2d/3d: the convolution run backwards, as a generator grows an image; weight
+    ``(in_channels, out_channels / groups, *kernel)``, initialised as PyTorch's (uniform in ±1/sqrt(fan_in), its
+    fan_in out_channels / groups x the kernel's size). ``forward(input, output_size)`` picks the output_padding
+    that gives that size."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None):
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__}: padding must be integers, not {padding!r}")
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+        self.output_padding = self._sizes(output_padding, "output_padding")
+        bound = 1.0 / math.sqrt(out_channels // groups * math.prod(self.kernel_size))
+        shape = (in_channels, out_channels // groups) + self.kernel_size
+        dev = target(device)
+        self.weight = Parameter(creation.rand(*shape, dtype=dtype, device=dev) * (2 * bound) - bound)
+        if bias:
+            self.bias = Parameter(creation.rand(out_channels, dtype=dtype, device=dev) * (2 * bound) - bound)
+
+    def _output_padding(self, input, output_size):  # noqa: A002
+        if output_size is None:
+            return self.output_padding
+        nd = self._nd
+        size = list(output_size)[-nd:]
+        if len(size) != nd:
+            raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} or "
+                             f"{nd + 2} elements (got {len(list(output_size))})")
+        extra = []
+        for i in range(nd):
+            smallest = ((input.shape[input.dim() - nd + i] - 1) * self.stride[i] - 2 * self.padding[i]
+                        + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            largest = smallest + self.stride[i] - 1
+            if not smallest <= size[i] <= largest:
+                raise ValueError(f"requested an output size of {size}, but valid sizes range from "
+                                 f"{smallest} to {largest} (for an input of {list(input.shape[2:])})")
+            extra.append(size[i] - smallest)
+        return tuple(extra)
+
+    def forward(self, input, output_size=None):  # noqa: A002
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
+        return conv(input, self.weight, self.bias, self.stride, self.padding,
+                    self._output_padding(input, output_size), self.groups, self.dilation)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._nd:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._nd:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
     _nd = 3
 
 

@@ -478,3 +478,147 @@ def test_a_cnn_steps_graph_and_profile_name_the_convolution_and_the_pool():
     assert conv.grad_fn == "ConvolutionBackward0" and conv.shape == (5, 4, 6, 6)
     assert graph.by_op("MaxPool")[0].grad_fn == "MaxPool2DWithIndicesBackward0"
     assert {leaf.name for leaf in graph.leaves} >= {"0.weight", "0.bias", "4.weight", "4.bias"}
+
+
+# ----------------------------------------------------------------------------- transposed convolutions
+
+TRANSPOSED = [  # (input, weight (C_in, C_out / groups, *K), settings)
+    ((2, 3, 4, 5), (3, 2, 3, 3), {}),
+    ((2, 4, 3, 3), (4, 3, 3, 2), {"stride": 2, "padding": 1, "output_padding": 1}),
+    ((1, 4, 5), (4, 1, 3), {"groups": 2, "stride": 3, "dilation": 2}),
+    ((2, 4, 3, 4), (4, 3, 2, 2), {"groups": 2, "stride": (2, 1), "padding": (1, 0), "dilation": (1, 2)}),
+    ((3, 2, 4, 4), (2, 4, 4, 4), {"stride": 2, "padding": 1}),  # DCGAN's generator layer: doubles the size
+    ((2, 3, 2, 3, 2), (3, 2, 2, 3, 1), {"stride": (1, 2, 1), "output_padding": (0, 1, 0)}),
+    ((3, 5), (3, 2, 2), {"stride": 2}),  # unbatched
+]
+
+
+def test_a_transposed_convolution_spreads_each_input_over_its_window_worked_by_hand():
+    x = _t([[[1.0, 10.0]]])
+    w = _t([[[1.0, 2.0, 3.0]]])
+    assert F.conv_transpose1d(x, w).tolist() == [[[1.0, 12.0, 23.0, 30.0]]]  # 1*w, then 10*w one to the right
+    assert F.conv_transpose1d(x, w, stride=2).tolist() == [[[1.0, 2.0, 13.0, 20.0, 30.0]]]
+    assert F.conv_transpose1d(x, w, stride=2, padding=1).tolist() == [[[2.0, 13.0, 20.0]]]
+    assert F.conv_transpose1d(x, w, stride=2, output_padding=1).tolist() == [[[1.0, 2.0, 13.0, 20.0, 30.0, 0.0]]]
+
+
+@pytest.mark.parametrize(("x_shape", "w_shape", "kwargs"), TRANSPOSED, ids=[str(g) for g in TRANSPOSED])
+def test_transposed_convolution_gradients_match_central_differences(x_shape, w_shape, kwargs):
+    rng = np.random.default_rng(8)
+    groups = kwargs.get("groups", 1)
+    x, w = _t(rng.normal(size=x_shape), True), _t(rng.normal(size=w_shape), True)
+    b = _t(rng.normal(size=w_shape[1] * groups), True)
+    conv = getattr(F, f"conv_transpose{len(w_shape) - 2}d")
+    assert engine.gradcheck(lambda *t: conv(*t, **kwargs), (x, w, b), eps=1e-6, atol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("x_shape", "w_shape", "kwargs"), TRANSPOSED, ids=[str(g) for g in TRANSPOSED])
+def test_transposed_convolutions_follow_torch(x_shape, w_shape, kwargs):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    arrays = [rng.normal(size=s) for s in (x_shape, w_shape, (w_shape[1] * kwargs.get("groups", 1),))]
+    grad, results = None, []
+    for lib, tensors in zip((engine, torch), _pairs(torch, arrays)):
+        out = getattr(lib.nn.functional, f"conv_transpose{len(w_shape) - 2}d")(*tensors, **kwargs)
+        grad = rng.normal(size=tuple(out.shape)) if grad is None else grad
+        out.backward(lib.tensor(grad))
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in tensors] + [out.grad_fn.name()])
+    for a, b in zip(*results):
+        if isinstance(a, str):
+            assert a == b
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.torch
+def test_transposed_modules_print_and_size_their_output_as_torchs():
+    torch = pytest.importorskip("torch")
+    for settings in ({"stride": 2, "padding": 1, "output_padding": 1},
+                     {"groups": 2, "bias": False, "dilation": 2}):
+        mods = [lib.nn.ConvTranspose2d(4, 2, 3, **settings) for lib in (engine, torch)]
+        assert repr(mods[0]) == repr(mods[1])
+        assert [n for n, _ in mods[0].named_parameters()] == [n for n, _ in mods[1].named_parameters()]
+        assert all(tuple(p.shape) == tuple(q.shape) for p, q in zip(mods[0].parameters(), mods[1].parameters()))
+    up = nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1)
+    assert up(engine.zeros(1, 3, 4, 4)).shape == (1, 2, 7, 7)
+    assert up(engine.zeros(1, 3, 4, 4), output_size=(8, 8)).shape == (1, 2, 8, 8)  # output_padding 1 chosen
+    with pytest.raises(ValueError, match="valid sizes range from 7 to 8"):
+        up(engine.zeros(1, 3, 4, 4), output_size=(9, 9))
+    bound = 1 / np.sqrt(2 * 9)  # fan_in: out_channels / groups x kernel, as PyTorch's
+    assert float(up.weight.abs().max()) <= bound and float(up.weight.abs().max()) > 0.8 * bound
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: F.conv_transpose2d(engine.ones(1, 3, 4, 4), engine.ones(2, 2, 3, 3)), "expected input.*to have 2 "
+                                                                                   "channels, but got 3"),
+    (lambda: F.conv_transpose2d(engine.ones(1, 2, 4, 4), engine.ones(2, 2, 3, 3), stride=2, output_padding=2),
+     "output padding must be smaller than either stride or dilation"),
+    (lambda: F.conv_transpose1d(engine.ones(1, 2, 1), engine.ones(2, 2, 1), padding=1), "Output size is too small"),
+    (lambda: nn.ConvTranspose2d(2, 2, 3, padding="same"), "padding must be integers"),
+])
+def test_transposed_convolutions_refuse_bad_arguments_by_name(call, message):
+    with pytest.raises((RuntimeError, ValueError), match=message):
+        call()
+
+
+@pytest.mark.torch
+def test_a_dcgan_generator_and_discriminator_train_as_torchs_from_the_same_weights():
+    """The DCGAN tutorial's shapes, scaled down: a generator of ConvTranspose2d, BatchNorm2d, ReLU and Tanh, a
+    discriminator of Conv2d, LeakyReLU and Sigmoid, BCELoss, Adam with betas (0.5, 0.999); three steps of both."""
+    torch = pytest.importorskip("torch")
+
+    def make(lib):
+        nn_ = lib.nn
+        g = nn_.Sequential(nn_.ConvTranspose2d(8, 16, 4, 1, 0, bias=False), nn_.BatchNorm2d(16), nn_.ReLU(True),
+                           nn_.ConvTranspose2d(16, 8, 4, 2, 1, bias=False), nn_.BatchNorm2d(8), nn_.ReLU(True),
+                           nn_.ConvTranspose2d(8, 1, 4, 2, 1, bias=False), nn_.Tanh())
+        d = nn_.Sequential(nn_.Conv2d(1, 8, 4, 2, 1, bias=False), nn_.LeakyReLU(0.2, inplace=True),
+                           nn_.Conv2d(8, 16, 4, 2, 1, bias=False), nn_.BatchNorm2d(16), nn_.LeakyReLU(0.2, True),
+                           nn_.Conv2d(16, 1, 4, 1, 0, bias=False), nn_.Sigmoid())
+        return g.double(), d.double()
+
+    rng = np.random.default_rng(12)
+    (g_e, d_e), (g_t, d_t) = make(engine), make(torch)
+    for ours, theirs in ((g_e, g_t), (d_e, d_t)):
+        for p, q in zip(ours.parameters(), theirs.parameters()):
+            values = rng.normal(0, 0.02, size=tuple(p.shape)) if p.dim() > 1 else rng.normal(1, 0.02, size=p.shape)
+            with torch.no_grad():
+                q.copy_(torch.tensor(values))
+            p.data = engine.tensor(values)
+    real, noise = rng.uniform(-1, 1, (6, 1, 16, 16)), rng.normal(size=(6, 8, 1, 1))
+    losses = {}
+    for lib, g, d in ((engine, g_e, d_e), (torch, g_t, d_t)):
+        opt_g = lib.optim.Adam(g.parameters(), lr=2e-4, betas=(0.5, 0.999))
+        opt_d = lib.optim.Adam(d.parameters(), lr=2e-4, betas=(0.5, 0.999))
+        bce, run = lib.nn.BCELoss(), []
+        for _ in range(3):
+            d.zero_grad()
+            fake = g(lib.tensor(noise))
+            loss_d = bce(d(lib.tensor(real)).view(-1), lib.ones(6, dtype=lib.float64)) + \
+                bce(d(fake.detach()).view(-1), lib.zeros(6, dtype=lib.float64))
+            loss_d.backward()
+            opt_d.step()
+            g.zero_grad()
+            loss_g = bce(d(fake).view(-1), lib.ones(6, dtype=lib.float64))
+            loss_g.backward()
+            opt_g.step()
+            run += [loss_d.item(), loss_g.item()]
+        losses[lib.__name__] = run
+    np.testing.assert_allclose(losses["engine"], losses["torch"], rtol=1e-9)
+    for p, q in zip(g_e.parameters(), g_t.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_a_transposed_convolution_on_the_stand_in_gives_the_cpus_values(cuda_device):
+    rng = np.random.default_rng(3)
+    x, w, b = rng.normal(size=(2, 4, 3, 3)), rng.normal(size=(4, 3, 3, 2)), rng.normal(size=6)
+
+    def run(dev):
+        ts = [engine.tensor(a, device=dev, requires_grad=True) for a in (x, w, b)]
+        out = F.conv_transpose2d(*ts, stride=2, padding=1, output_padding=1, groups=2)
+        (out * out).sum().backward()
+        return [t.detach().cpu().numpy() for t in [out, *[t.grad for t in ts]]]
+
+    for a, c in zip(run("cpu"), run(cuda_device)):
+        np.testing.assert_allclose(a, c, rtol=1e-12)
