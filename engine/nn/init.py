@@ -5,11 +5,17 @@
 from __future__ import annotations
 
 import math
+import warnings
 
+import numpy as np
+
+from .. import creation
 from ..autograd import no_grad
+from ..dtypes import float64
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "ones_", "zeros_", "xavier_uniform_",
-           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_", "eye_", "dirac_",
+           "sparse_"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "sigmoid")
@@ -53,14 +59,14 @@ def _fan(tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor, a: float = 0.0, b: float = 1.0):
+def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
     with no_grad():
-        return tensor.uniform_(a, b)
+        return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(tensor, mean: float = 0.0, std: float = 1.0):
+def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
     with no_grad():
-        return tensor.normal_(mean, std)
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor, val: float):
@@ -76,23 +82,115 @@ def zeros_(tensor):
     return constant_(tensor, 0.0)
 
 
-def xavier_uniform_(tensor, gain: float = 1.0):
+def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
     """Glorot's uniform: bound ``gain * sqrt(6 / (fan_in + fan_out))``."""
     fan_in, fan_out = _fans(tensor)
     bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor, gain: float = 1.0):
+def xavier_normal_(tensor, gain: float = 1.0, generator=None):
     fan_in, fan_out = _fans(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
-def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
+def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None):
     """He's uniform: bound ``gain * sqrt(3 / fan)`` (``nn.Linear`` starts this way with ``a = sqrt(5)``)."""
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
-    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode)))
+def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", generator=None):
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode)), generator)
+
+
+def _erfinv(y: np.ndarray) -> np.ndarray:
+    """The inverse of erf on (-1, 1), float64: Giles's approximation, then two Newton steps on the engine's erf."""
+    from .. import kernels
+
+    w = -np.log((1 - y) * (1 + y))
+    small, big = w - 2.5, np.sqrt(np.maximum(w, 5)) - 3
+    p_small = np.polyval([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                          -0.00125372503, -0.00417768164, 0.246640727, 1.50140941], small)
+    p_big = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                        -0.0076224613, 0.00943887047, 1.00167406, 2.83297682], big)
+    x = np.where(w < 5, p_small, p_big) * y
+    for _ in range(2):
+        x = x - (kernels.erf(x) - y) / (kernels.TWO_OVER_SQRT_PI * np.exp(-x * x))
+    return x
+
+
+def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator=None):
+    """A normal distribution of ``mean`` and ``std`` cut to ``[a, b]`` (absolute bounds, as PyTorch's: GPT and
+    ViT initialise with ``std=0.02``, which the default bounds do not cut), drawn as PyTorch draws it: uniform
+    between the bounds' places in the normal's distribution function, then through its inverse."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
+                      "be incorrect.", stacklevel=2)
+
+    def cdf(z):
+        return (1.0 + math.erf(z / math.sqrt(2.0))) / 2.0
+
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    with no_grad():
+        u = creation.empty(*tensor.shape, dtype=float64).uniform_(2 * lo - 1, 2 * hi - 1, generator=generator).numpy()
+        with np.errstate(divide="ignore"):  # an end of (-1, 1) drawn exactly: +-inf, clamped to the bound below
+            values = np.clip(_erfinv(u) * (std * math.sqrt(2.0)) + mean, a, b)
+        return tensor.copy_(creation.tensor(values, dtype=tensor.dtype))
+
+
+def orthogonal_(tensor, gain: float = 1.0, generator=None):
+    """A (semi-)orthogonal matrix of the tensor's first dimension by the rest (Saxe et al.), times ``gain``: the
+    Q of a normal matrix's QR, its columns' signs made those of R's diagonal, as PyTorch's."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows, cols = tensor.shape[0], tensor.numel() // tensor.shape[0]
+    flat = creation.randn(rows, cols, dtype=tensor.dtype, generator=generator).numpy().astype(np.float64)
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    with no_grad():
+        return tensor.copy_(creation.tensor(q * gain, dtype=tensor.dtype).reshape(tuple(tensor.shape)))
+
+
+def eye_(tensor):
+    """The identity matrix (of a 2-D tensor), keeping a Linear layer's inputs as they are."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    with no_grad():
+        return tensor.copy_(creation.eye(*tensor.shape, dtype=tensor.dtype))
+
+
+def dirac_(tensor, groups: int = 1):
+    """The Dirac delta of a convolution's weight (3-, 4- or 5-D): each output channel of a group passes its input
+    channel through unchanged, as far as there are as many of one as of the other."""
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    shape = tuple(tensor.shape)
+    if shape[0] % groups:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = shape[0] // groups
+    values = np.zeros(shape)
+    for g in range(groups):
+        for d in range(min(per_group, shape[1])):
+            values[(g * per_group + d, d) + tuple(k // 2 for k in shape[2:])] = 1
+    with no_grad():
+        return tensor.copy_(creation.tensor(values, dtype=tensor.dtype))
+
+
+def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
+    """A 2-D tensor of normal draws (``std``), ``sparsity`` of each column's entries set to zero (Martens)."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for c in range(cols):
+            tensor[creation.randperm(rows, generator=generator)[:zeros], c] = 0
+        return tensor

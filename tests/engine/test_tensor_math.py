@@ -533,3 +533,41 @@ def test_a_regression_loss_of_two_shapes_warns_and_broadcasts_as_pytorchs(loss):
     assert value == pytest.approx(expected)
     with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="must match the size of tensor b"):
         fn(engine.ones(3), engine.ones(2))
+
+
+def test_the_other_initialisers_give_pytorchs_distributions_and_matrices():
+    init = engine.nn.init
+    engine.manual_seed(4)
+    w = init.trunc_normal_(engine.empty(400, 300, dtype=engine.float64), std=0.5, a=-0.5, b=1.0)
+    assert float(w.min()) >= -0.5 and float(w.max()) <= 1.0
+    # the mean of N(0, 0.5) cut to [-0.5, 1]: std (phi(-1) - phi(2)) / (Phi(2) - Phi(-1))
+    phi = lambda z: np.exp(-z * z / 2) / np.sqrt(2 * np.pi)  # noqa: E731
+    assert float(w.mean()) == pytest.approx(0.5 * (phi(-1) - phi(2)) / 0.8185946141203637, abs=3e-3)
+    gpt = init.trunc_normal_(engine.empty(200, 200), std=0.02)  # bounds of +-2 cut nothing here
+    assert float(gpt.std()) == pytest.approx(0.02, rel=0.02)
+    with pytest.warns(UserWarning, match="mean is more than 2 std from"):  # drawn by the inverse, so no long wait
+        far = init.trunc_normal_(engine.empty(1000, dtype=engine.float64), mean=10.0, a=-2.0, b=2.0)
+    assert 1.8 < float(far.min()) and float(far.max()) <= 2.0
+    q = init.orthogonal_(engine.empty(3, 5, dtype=engine.float64), gain=2.0)
+    np.testing.assert_allclose((q @ q.T).numpy(), 4 * np.eye(3), atol=1e-12)
+    conv = init.orthogonal_(engine.empty(8, 2, 2, 2, dtype=engine.float64)).reshape(8, -1)
+    np.testing.assert_allclose((conv.T @ conv).numpy(), np.eye(8), atol=1e-12)  # tall: orthonormal columns
+    assert init.eye_(engine.empty(2, 3)).tolist() == [[1, 0, 0], [0, 1, 0]]
+    dirac = init.dirac_(engine.empty(4, 2, 3, 3), groups=2)
+    x = engine.randn(1, 4, 5, 5)
+    assert engine.equal(engine.nn.functional.conv2d(x, dirac, padding=1, groups=2), x)  # passes its input on
+    sparse = init.sparse_(engine.empty(10, 4), 0.3)
+    assert (sparse == 0).sum(0).tolist() == [3, 3, 3, 3]
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions"):
+        init.eye_(engine.empty(2, 2, 2))
+    with pytest.raises(ValueError, match="Only tensors with 3, 4, or 5 dimensions"):
+        init.dirac_(engine.empty(2, 2))
+
+
+@pytest.mark.torch
+def test_dirac_places_its_ones_where_pytorchs_does():
+    torch = pytest.importorskip("torch")
+    for shape, groups in (((4, 2, 3), 2), ((6, 3, 3, 3), 1), ((4, 4, 1, 2, 3), 2)):
+        ours = engine.nn.init.dirac_(engine.empty(*shape), groups)
+        theirs = torch.nn.init.dirac_(torch.empty(*shape), groups)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
