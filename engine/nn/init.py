@@ -115,9 +115,11 @@ def _erfinv(y: np.ndarray) -> np.ndarray:
     p_big = np.polyval([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
                         -0.0076224613, 0.00943887047, 1.00167406, 2.83297682], big)
     x = np.where(w < 5, p_small, p_big) * y
+    inside = np.abs(y) < 1
     for _ in range(2):
-        x = x - (kernels.erf(x) - y) / (kernels.TWO_OVER_SQRT_PI * np.exp(-x * x))
-    return x
+        step = (kernels.erf(x) - y) / (kernels.TWO_OVER_SQRT_PI * np.exp(-x * x))
+        x = np.where(inside, x - step, x)
+    return np.where(inside, x, np.copysign(np.inf, y))  # erf's ends: +-inf
 
 
 def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, generator=None):
@@ -134,8 +136,8 @@ def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, 
     lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
     with no_grad():
         u = creation.empty(*tensor.shape, dtype=float64).uniform_(2 * lo - 1, 2 * hi - 1, generator=generator).numpy()
-        with np.errstate(divide="ignore"):  # an end of (-1, 1) drawn exactly: +-inf, clamped to the bound below
-            values = np.clip(_erfinv(u) * (std * math.sqrt(2.0)) + mean, a, b)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # an end of (-1, 1) drawn: +-inf,
+            values = np.clip(_erfinv(u) * (std * math.sqrt(2.0)) + mean, a, b)  # clamped to its bound here
         return tensor.copy_(creation.tensor(values, dtype=tensor.dtype))
 
 
