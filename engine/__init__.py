@@ -5,7 +5,21 @@ The tutorial's programs run with one changed line, ``import engine as torch``.
 
 import warnings as _warnings
 
-from . import _malloc, accelerator, amp, autograd, backends, cuda, distributed, functional, nn, optim, profiler, utils
+from . import (
+    _malloc,
+    accelerator,
+    amp,
+    autograd,
+    backends,
+    cuda,
+    distributed,
+    functional,
+    linalg,
+    nn,
+    optim,
+    profiler,
+    utils,
+)
 from .amp import autocast
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import CudaUnavailableError, device, get_default_device, set_default_device
@@ -103,5 +117,5 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
     "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", "amp", "autocast",
-    "distributed", "bfloat16", "compile", *functional.__all__,
+    "distributed", "bfloat16", "compile", "linalg", *functional.__all__,
 ]

@@ -545,7 +545,7 @@ _METHOD_FORMS = (
     "flip", "fliplr", "flipud", "roll", "movedim", "moveaxis", "swapaxes", "swapdims", "tile", "narrow", "ravel",
     "index_select", "masked_select", "masked_fill", "take", "nonzero", "argwhere", "scatter", "scatter_add",
     "index_add", "index_copy", "index_fill", "diagonal", "diag", "trace", "diff", "bmm", "mv", "addmm", "addmv",
-    "baddbmm", "exp_", "sigmoid_", "tanh_", "relu_", "is_floating_point",
+    "baddbmm", "exp_", "sigmoid_", "tanh_", "relu_", "is_floating_point", "inverse", "det", "logdet", "slogdet",
 )
 for _name in _METHOD_FORMS:
     globals()[_name] = _method_form(_name)

@@ -1112,22 +1112,22 @@ class Tensor(TensorMath):
         out = self._data.argmin(axis=dim)
         return _wrap(xp.expand_dims(out, dim) if keepdim else out)
 
-    def norm(self, p="fro", dim=None, keepdim=False):
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """The vector ``p``-norm over ``dim`` (all elements by default): 2 (``'fro'``, the default), 1, ``inf``,
-        ``-inf``, 0 (the count of nonzeros) or any other positive order, as PyTorch's."""
-        if p in ("fro", 2):
-            return (self * self).sum(dim, keepdim).sqrt()
-        a = self.abs()
-        if p in (float("inf"), float("-inf")):
-            pick = a.max if p > 0 else a.min
-            return pick() if dim is None else pick(dim, keepdim).values
-        if p == 0:
-            return (self != 0).to(self.dtype).sum(dim, keepdim)
-        if p == 1:
-            return a.sum(dim, keepdim)
+        ``-inf``, 0 (the count of nonzeros) or any other order, as PyTorch's (one node; a zero vector's gradient is
+        zero)."""
+        if p == "fro":
+            p = 2.0
         if not isinstance(p, (_int, _float)) or isinstance(p, _bool):
+            if p == "nuc":
+                raise NotImplementedError("norm(p='nuc'): the nuclear norm (a sum of singular values) is PyTorch's "
+                                          "but not the engine's")
             raise ValueError(f"norm: p must be a number, 'fro' or inf, not {p!r}")
-        return (a**p).sum(dim, keepdim) ** (1.0 / p)
+        t = self.to(dtype) if dtype is not None else self
+        if not t._data.dtype.kind == "f":
+            raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                               f"{_dtypes.from_numpy_dtype(t._data.dtype).legacy_name[:-6]}")
+        return _fn.VectorNorm.apply(t, ord=_float(p), dim=dim, keepdim=keepdim)
 
     def all(self):
         return _wrap(xp_of(self._data).asarray(self._data.all()))

@@ -17,6 +17,7 @@ from .backend import xp_of
 
 return_types_aminmax = namedtuple("aminmax", ["min", "max"])
 return_types_median = namedtuple("median", ["values", "indices"])
+return_types_slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
 
 
 def _dims(dim, ndim, fn):
@@ -508,6 +509,27 @@ class TensorMath:
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         return _scaled_sum(self, batch1.bmm(batch2), beta, alpha)
+
+
+    # ------------------------------------------------------------------ linear algebra (engine.linalg's doors)
+    def inverse(self):
+        _t._fn.linalg.check_square(self, "inv")
+        return _t._fn.Inverse.apply(self)
+
+    def det(self):
+        _t._fn.linalg.check_square(self, "det")
+        return _t._fn.Det.apply(self)
+
+    def logdet(self):
+        """``log det``: NaN where the determinant is negative, -inf where it is 0, as PyTorch's."""
+        sign, logabs = self.slogdet()
+        return logabs + _t._wrap(xp_of(sign._data).log(sign._data))
+
+    def slogdet(self):
+        """``(sign, log |det A|)``: the determinant without its overflow; the gradient flows through the second."""
+        _t._fn.linalg.check_square(self, "slogdet")
+        logabs = _t._fn.LogAbsDet.apply(self)
+        return return_types_slogdet(_t._wrap(xp_of(self._data).linalg.slogdet(self._data)[0]), logabs)
 
 
 def _scaled_sum(base, product, beta, alpha):

@@ -990,6 +990,41 @@ def _make_module():
         setattr(random, f.__name__, f)
     cupy.random = random
 
+    linalg = types.ModuleType("cupy.linalg")
+
+    def _solver(fn, *arrays):
+        """CuPy's cuSOLVER calls: run on the device without a host check of their info (CuPy raises no LinAlgError
+        unless asked to), so a singular matrix gives NaN or inf, not an exception."""
+        if capturing():
+            raise RuntimeError("cuSOLVER calls are not capturable by the stand-in")
+        raw = [_unwrap(a) for a in arrays]
+        try:
+            out = _quiet(fn, *raw)
+        except np.linalg.LinAlgError:  # inv and solve of a singular matrix: their output's shape, all NaN
+            out = np.full(raw[-1].shape, np.nan, dtype=raw[-1].dtype)
+        if isinstance(out, tuple):
+            return tuple(_wrap(np.asarray(o)) for o in out)
+        return _wrap(np.asarray(out))
+
+    def inv(a):
+        return _solver(np.linalg.inv, a)
+
+    def det(a):
+        return _solver(np.linalg.det, a)
+
+    def slogdet(a):
+        return _solver(np.linalg.slogdet, a)
+
+    def solve(a, b):
+        return _solver(np.linalg.solve, a, b)
+
+    def svd(a, full_matrices=True, compute_uv=True):
+        return _solver(lambda x: np.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv), a)
+
+    for f in (inv, det, slogdet, solve, svd):
+        setattr(linalg, f.__name__, f)
+    cupy.linalg = linalg
+
     runtime = types.ModuleType("cupy.cuda.runtime")
     runtime.getDeviceCount = lambda: DEVICE_COUNT
     runtime.getDevice = _current_device

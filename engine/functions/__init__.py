@@ -26,8 +26,9 @@ from .elementwise import (
     Unary,
     Where,
 )
+from .linalg import Det, Inverse, LogAbsDet, Solve
 from .loss import NllLoss
-from .reduction import MaxMin, MaxMinDim, Mean, NativeLayerNorm, Prod, Softmax, Sum
+from .reduction import MaxMin, MaxMinDim, Mean, NativeLayerNorm, Prod, Softmax, Sum, VectorNorm
 from .shape import (
     Cast,
     Cat,
@@ -52,8 +53,8 @@ __all__ = [
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
     "Rounding", "BinaryCrossEntropy", "Erf", "Gelu", "NllLoss", "Unary", "Binary",
-    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod",
+    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
-    "Triangle", "TakeAlong", "IndexAdd", "Flip",
+    "Triangle", "TakeAlong", "IndexAdd", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
 ]

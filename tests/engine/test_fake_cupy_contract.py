@@ -51,7 +51,7 @@ def test_the_real_cupy_is_the_version_the_stand_in_models():
     assert fake_cupy.VERSION.startswith("14.")
 
 
-@pytest.mark.parametrize("path", ["", "cuda", "cuda.runtime", "random", "cuda.graph"])
+@pytest.mark.parametrize("path", ["", "cuda", "cuda.runtime", "random", "cuda.graph", "linalg"])
 def test_every_module_name_the_stand_in_serves_is_in_cupy(path):
     fake, real = FAKE, REAL
     for part in filter(None, path.split(".")):
@@ -103,7 +103,8 @@ def test_keyword_table_matches_cupys_signatures(name):
 
 @pytest.mark.parametrize("path", ["asarray", "array", "copyto", "ascontiguousarray", "asfortranarray", "einsum",
                                   "random.seed", "random.standard_normal", "random.random", "random.randint",
-                                  "cuda.using_allocator"])
+                                  "cuda.using_allocator", "linalg.inv", "linalg.det", "linalg.slogdet",
+                                  "linalg.solve", "linalg.svd"])
 def test_functions_written_out_in_the_stand_in_take_cupys_parameters(path):
     fake, real = FAKE, REAL
     for part in path.split("."):
