@@ -13,6 +13,7 @@ from . import (
     backends,
     cuda,
     distributed,
+    distributions,
     functional,
     linalg,
     nn,
@@ -117,5 +118,5 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
     "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", "amp", "autocast",
-    "distributed", "bfloat16", "compile", "linalg", *functional.__all__,
+    "distributed", "bfloat16", "compile", "linalg", "distributions", *functional.__all__,
 ]
