@@ -19,6 +19,7 @@ from . import (
     nn,
     optim,
     profiler,
+    testing,
     utils,
 )
 from .amp import autocast
@@ -118,5 +119,5 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
     "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", "amp", "autocast",
-    "distributed", "bfloat16", "compile", "linalg", "distributions", *functional.__all__,
+    "distributed", "bfloat16", "compile", "linalg", "distributions", "testing", *functional.__all__,
 ]
