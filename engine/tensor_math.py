@@ -270,8 +270,7 @@ class TensorMath:
         pick = xp.take(order, [(n - 1) // 2], axis=d)
         if x.dtype.kind == "f":  # a NaN along the dim: its first place (NaN sorts last)
             nans = xp.isnan(x)
-            pick = xp.where(nans.any(axis=d, keepdims=True), nans.argmax(axis=d)[..., None].swapaxes(-1, d)
-                            if d != x.ndim - 1 else nans.argmax(axis=d)[..., None], pick)
+            pick = xp.where(nans.any(axis=d, keepdims=True), xp.expand_dims(nans.argmax(axis=d), d), pick)
         values = self.gather(d, _t._wrap(pick))
         indices = _t._wrap(pick.astype(np.int64))
         if not keepdim:

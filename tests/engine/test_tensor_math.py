@@ -572,3 +572,15 @@ def test_dirac_places_its_ones_where_pytorchs_does():
         ours = engine.nn.init.dirac_(engine.empty(*shape), groups)
         theirs = torch.nn.init.dirac_(torch.empty(*shape), groups)
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.torch
+def test_median_along_each_dim_with_nans_gives_pytorchs_values_and_indices():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 4, 5))
+    a[1, 2, 3] = a[0, 0, 0] = a[2, 3, 1] = np.nan
+    for d in range(3):
+        ours, theirs = engine.tensor(a).median(d), torch.tensor(a).median(d)
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
