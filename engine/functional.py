@@ -546,6 +546,7 @@ _METHOD_FORMS = (
     "index_select", "masked_select", "masked_fill", "take", "nonzero", "argwhere", "scatter", "scatter_add",
     "index_add", "index_copy", "index_fill", "diagonal", "diag", "trace", "diff", "bmm", "mv", "addmm", "addmv",
     "baddbmm", "exp_", "sigmoid_", "tanh_", "relu_", "is_floating_point", "inverse", "det", "logdet", "slogdet",
+    "unique", "bincount", "repeat_interleave", "kthvalue", "quantile", "cross",
 )
 for _name in _METHOD_FORMS:
     globals()[_name] = _method_form(_name)
@@ -681,6 +682,56 @@ def dstack(tensors):
 
 concat = concatenate = creation.cat
 
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):  # noqa: A002
+    """Where each of ``input`` would go in ``sorted_sequence`` (along its last dimension) to keep it sorted."""
+    return sorted_sequence.searchsorted(input, out_int32=out_int32, right=right, side=side, sorter=sorter)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002
+    """The bucket of each element among 1-D ``boundaries``: ``boundaries[i - 1] < x <= boundaries[i]`` (with
+    ``right``: ``boundaries[i - 1] <= x < boundaries[i]``)."""
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
+    return boundaries.searchsorted(input, out_int32=out_int32, right=right)
+
+
+def tensordot(a, b, dims=2):
+    """The sum of products over ``dims`` of ``a`` and of ``b``: the last ``dims`` of ``a`` with the first of ``b``
+    (a number), or the two lists' dimensions; one matrix product, so the gradient is the product's."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        dims_a, dims_b = ([dims[0]] if isinstance(dims[0], int) else list(dims[0]),
+                          [dims[1]] if isinstance(dims[1], int) else list(dims[1]))
+    dims_a, dims_b = [d % a.dim() for d in dims_a], [d % b.dim() for d in dims_b]
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
+                               f"and second has size {b.shape[db]} in dim {db}")
+    free_a = [d for d in range(a.dim()) if d not in dims_a]
+    free_b = [d for d in range(b.dim()) if d not in dims_b]
+    k = 1
+    for d in dims_a:
+        k *= a.shape[d]
+    left = a.permute(*free_a, *dims_a).reshape(-1, k)
+    right = b.permute(*dims_b, *free_b).reshape(k, -1)
+    return (left @ right).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The ``p``-norm distance between each row of ``x1`` (``(..., P, M)``) and each of ``x2`` (``(..., R, M)``):
+    ``(..., P, R)``, from the differences themselves (exact where PyTorch's large Euclidean case expands the
+    square); a zero distance has a zero gradient, as PyTorch's."""
+    if x1.dim() < 2 or x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, -1)
+
 __all__ += [*_METHOD_FORMS, "std_mean", "var_mean", "broadcast_shapes", "broadcast_tensors", "meshgrid",
             "tril_indices", "triu_indices", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
-            "row_stack", "column_stack", "dstack", "concat", "concatenate"]
+            "row_stack", "column_stack", "dstack", "concat", "concatenate", "searchsorted", "bucketize", "tensordot",
+            "cdist"]

@@ -13,11 +13,12 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from . import tensor as _t  # bound while engine.tensor is being made; read when a method runs
-from .backend import xp_of
+from .backend import to_host, xp_of
 
 return_types_aminmax = namedtuple("aminmax", ["min", "max"])
 return_types_median = namedtuple("median", ["values", "indices"])
 return_types_slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
+return_types_kthvalue = namedtuple("kthvalue", ["values", "indices"])
 
 
 def _dims(dim, ndim, fn):
@@ -509,6 +510,156 @@ class TensorMath:
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         return _scaled_sum(self, batch1.bmm(batch2), beta, alpha)
 
+
+    # ------------------------------------------------------------------ counting, searching, order statistics
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+        """The distinct values (rows along ``dim``), sorted; with the place of each input element among them and
+        how often each occurs. Not differentiable, as PyTorch's; on a GPU it waits for the device (its size)."""
+        xp = xp_of(self._data)
+        d = None if dim is None else _dims(dim, self._data.ndim, "unique")[0]
+        values, inverse, counts = xp.unique(self._data, return_inverse=True, return_counts=True, axis=d)
+        out = [_t._wrap(values)]
+        if return_inverse:
+            inverse = inverse.reshape(self._data.shape) if d is None else inverse.reshape(-1)
+            out.append(_t._wrap(inverse.astype(np.int64)))
+        if return_counts:
+            out.append(_t._wrap(counts.astype(np.int64)))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def bincount(self, weights=None, minlength=0):
+        """How often each of 0, 1, ... occurs in a 1-D tensor of non-negative integers (or the sum of their
+        ``weights``)."""
+        data = self._data
+        if data.ndim != 1 or data.dtype.kind not in "iub":
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        if data.size and int(data.min()) < 0:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        xp = xp_of(data)
+        if weights is None:
+            return _t._wrap(xp.bincount(data, minlength=minlength).astype(np.int64))
+        w = weights._data if isinstance(weights, _t.Tensor) else xp.asarray(weights)
+        out_dtype = w.dtype if w.dtype.kind == "f" else np.float64
+        return _t._wrap(xp.bincount(data, weights=w, minlength=minlength).astype(out_dtype))
+
+    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+        """Each element (or slice along ``dim``) repeated ``repeats`` times in place (a number, or one count per
+        element); the gradient sums back over the copies."""
+        if repeats is None:  # torch.repeat_interleave(counts): the indices, each repeated its count
+            counts = self
+            return _t.Tensor.repeat_interleave(_t._wrap(xp_of(counts._data).arange(counts._data.shape[0])), counts)
+        x = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else _dims(dim, self._data.ndim, "repeat_interleave")[0]
+        n = x._data.shape[d]
+        xp = xp_of(x._data)
+        counts = repeats._data if isinstance(repeats, _t.Tensor) else repeats
+        if isinstance(counts, (int, np.integer)) or getattr(counts, "ndim", 1) == 0:
+            index = xp.repeat(xp.arange(n), int(counts))
+        else:
+            if counts.shape[0] != n:
+                raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                                   f"repeats.size(0) = {counts.shape[0]} and input.size({d}) = {n}")
+            if xp is not np:  # CuPy takes the counts as a list only (a wait for the device, as PyTorch's)
+                counts = to_host(counts).tolist()
+            index = xp.repeat(xp.arange(n), counts)
+        return x.index_select(d, _t._wrap(index))
+
+    def searchsorted(self, values, *, out_int32=False, right=False, side=None, sorter=None):
+        """Where each of ``values`` would go in this sorted tensor (its last dimension), as ``torch.searchsorted``:
+        the first place (``right``: the last) that keeps the order."""
+        side = side or ("right" if right else "left")
+        seq = self._data
+        vals = values._data if isinstance(values, _t.Tensor) else xp_of(seq).asarray(values)
+        xp = xp_of(seq)
+        if sorter is not None:
+            seq = xp.take_along_axis(seq, sorter._data, axis=-1)
+        if seq.ndim == 1:
+            found = xp.searchsorted(seq, vals, side=side)
+        else:
+            if seq.shape[:-1] != vals.shape[:-1]:
+                raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                                   "dimensions of boundaries tensor and input value tensor must match")
+            rows = seq.reshape(-1, seq.shape[-1])
+            found = xp.stack([xp.searchsorted(r, v, side=side) for r, v in zip(rows, vals.reshape(-1, vals.shape[-1]))
+                              ]).reshape(vals.shape)
+        return _t._wrap(found.astype(np.int32 if out_int32 else np.int64))
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """The ``k``-th smallest along ``dim`` and where it is; the gradient goes to that element."""
+        d = _dims(dim, self._data.ndim, "kthvalue")[0]
+        n = self._data.shape[d] if self._data.ndim else 1
+        if not 1 <= k <= n:
+            raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+        order = self._sort_order(d, False)
+        pick = xp_of(order).take(order, [k - 1], axis=d)
+        values, indices = self.gather(d, _t._wrap(pick)), _t._wrap(pick.astype(np.int64))
+        if not keepdim:
+            values, indices = values.squeeze(d), indices.squeeze(d)
+        return return_types_kthvalue(values, indices)
+
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        """The ``q``-quantiles (a number or a 1-D tensor of them, each in [0, 1]) over ``dim`` (all elements by
+        default), between the sorted values by ``interpolation`` (linear, lower, higher, nearest, midpoint); NaN
+        where a NaN is among them, as PyTorch's. The gradient goes to the one or two values used. On a GPU the
+        positions are worked out there (no wait for the device; the range of ``q`` is checked on the CPU only, as
+        PyTorch checks it)."""
+        if interpolation not in ("linear", "lower", "higher", "nearest", "midpoint"):
+            raise ValueError(f"quantile() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                             f"Got {interpolation}")
+        if not self.is_floating_point():
+            raise RuntimeError(f"quantile() input tensor must be either float or double dtype, got "
+                               f"{_type_name(self._data.dtype)}")
+        xp = xp_of(self._data)
+        qs = q._data if isinstance(q, _t.Tensor) else xp.asarray(q, dtype=self._data.dtype)
+        if qs.ndim > 1 or (xp is np and ((qs < 0) | (qs > 1)).any()):
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor with values in the range [0, 1]")
+        x = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else _dims(dim, self._data.ndim, "quantile")[0]
+        n = x._data.shape[d]
+        if n == 0:
+            raise IndexError("quantile() input tensor must be non-empty")
+        ordered = x.sort(d).values.movedim(d, -1)  # (..., n)
+        pos = qs.reshape(-1).astype(self._data.dtype) * (n - 1)  # (Q,)
+        lo, hi = xp.floor(pos), xp.ceil(pos)
+        if interpolation == "lower":
+            hi = lo
+        elif interpolation == "higher":
+            lo = hi
+        elif interpolation == "nearest":
+            lo = hi = xp.round(pos)  # half to even, as PyTorch's
+        lead = tuple(ordered.shape[:-1])
+
+        def pick(where):
+            index = xp.broadcast_to(where.astype(np.int64), lead + (where.shape[0],))
+            return ordered.gather(-1, _t._wrap(index))
+
+        a = pick(lo)
+        if interpolation == "linear":
+            out = a + (pick(hi) - a) * _t._wrap(pos - lo)
+        elif interpolation == "midpoint":
+            out = a + (pick(hi) - a) * 0.5
+        else:
+            out = a
+        nans = xp.isnan(x._data).any(axis=d)[..., None]  # a NaN anywhere along the dim: NaN, as PyTorch's
+        out = out.masked_fill(_t._wrap(nans), float("nan")).movedim(-1, 0)  # (Q, ...)
+        if keepdim:
+            out = out.unsqueeze(1 + d) if dim is not None else out.reshape((out.shape[0],) + (1,) * self._data.ndim)
+        return out.squeeze(0) if qs.ndim == 0 else out
+
+    def cross(self, other, dim=None):
+        """The cross product of 3-vectors along ``dim`` (the first of size 3 when None, as ``torch.cross``)."""
+        if dim is None:
+            sizes = [i for i, n in enumerate(self.shape) if n == 3]
+            if not sizes:
+                raise RuntimeError(f"no dimension of size 3 in input: {list(self.shape)}")
+            dim = sizes[0]
+        d = _dims(dim, self._data.ndim, "cross")[0]
+        if self.shape[d] != 3 or other.shape[d] != 3:
+            raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {self.shape[d]} and "
+                               f"{other.shape[d]}")
+        a = [self.narrow(d, i, 1).squeeze(d) for i in range(3)]
+        b = [other.narrow(d, i, 1).squeeze(d) for i in range(3)]
+        parts = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+        return _t._fn.Stack.apply(*parts, dim=d)
 
     # ------------------------------------------------------------------ linear algebra (engine.linalg's doors)
     def inverse(self):

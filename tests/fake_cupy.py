@@ -829,7 +829,12 @@ SIGNATURES = {
     "log1p": None, "expm1": None, "log2": None, "log10": None, "exp2": None, "tan": None, "sinh": None, "cosh": None,
     "arcsin": None, "arccos": None, "arctan": None, "arcsinh": None, "arccosh": None, "arctanh": None,
     "arctan2": None, "hypot": None, "logaddexp": None, "remainder": None, "fmod": None, "signbit": None,
+    "unique": ("ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"),
+    "bincount": ("x", "weights", "minlength"), "repeat": ("a", "repeats", "axis"),
+    "searchsorted": ("a", "v", "side", "sorter"),
 }
+# what CuPy reads back to the host to size its output: a synchronisation each call
+_SIZED_ON_THE_HOST = {"nonzero", "unique", "bincount"}
 _VIEWS = {"broadcast_to", "expand_dims", "swapaxes", "moveaxis", "split", "flip"}  # may hand back views of an input
 _UFUNC_KWARGS = {"out", "dtype", "casting"}
 
@@ -874,8 +879,10 @@ def _make_module():
             _check_kwargs(name, params, args, kwargs)
             raw_args = _unwrap(args)
             raw_kwargs = {np_kwargs.get(k, k): _unwrap(v) for k, v in kwargs.items()}
-            if name == "nonzero":
-                _sync("cupy.nonzero")
+            if name in _SIZED_ON_THE_HOST:
+                _sync(f"cupy.{name}")
+            if name == "repeat" and isinstance((args[1:2] or [kwargs.get("repeats")])[0], ndarray):
+                raise ValueError("cupy.ndarray cannot be specified as `repeats` argument.")  # CuPy's refusal
             if not capturing():
                 result = _quiet(np_fn, *raw_args, **raw_kwargs)
                 return kwargs["out"] if "out" in kwargs else _wrap(result)

@@ -121,6 +121,20 @@ CASES = {
         [(3,), (3,), (2, 3)], (-1.0, 1.0),
         lambda lib, a, b, c: lib.cat([lib.hstack([a, b]), lib.vstack([a, c]).reshape(-1),
                                       lib.column_stack([a, b]).reshape(-1), lib.dstack([c, c]).reshape(-1)])),
+    "repeat_interleave": ([(3, 2)], (-1.0, 1.0), lambda lib, x: x.repeat_interleave(lib.tensor([2, 0, 3]), dim=0)
+                          * lib.arange(2.0, dtype=lib.float64)),
+    "repeat_interleave flat": ([(2, 2)], (-1.0, 1.0), lambda lib, x: lib.repeat_interleave(x, 2)),
+    "cdist": ([(2, 4, 3), (2, 5, 3)], (-1.0, 1.0), lambda lib, a, b: lib.cdist(a, b)),
+    "cdist p=1 and inf": ([(4, 3), (5, 3)], (-1.0, 1.0), lambda lib, a, b: lib.cdist(a, b, 1.0)
+                          + lib.cdist(a, b, float("inf"))),
+    "tensordot": ([(2, 3, 4), (4, 3, 5)], (-1.0, 1.0), lambda lib, a, b: lib.tensordot(a, b, ([1, 2], [1, 0]))),
+    "tensordot n": ([(2, 3, 4), (3, 4, 2)], (-1.0, 1.0), lambda lib, a, b: lib.tensordot(a, b, 2)),
+    "quantile": ([(3, 7)], (-1.0, 1.0), lambda lib, x: lib.quantile(x, lib.tensor([0.1, 0.5, 0.95],
+                                                                                  dtype=lib.float64), dim=1)),
+    "quantile all": ([(3, 4)], (-1.0, 1.0), lambda lib, x: x.quantile(0.3, keepdim=True)
+                     + x.quantile(0.6, interpolation="midpoint") + x.quantile(0.7, interpolation="higher")),
+    "kthvalue": ([(3, 5)], (-1.0, 1.0), lambda lib, x: x.kthvalue(2, 1).values + x.kthvalue(4).values),
+    "cross": ([(4, 3), (4, 3)], (-1.0, 1.0), lambda lib, a, b: a.cross(b, 1)),
     # engine.nn.functional
     "hardtanh, relu6, hardsigmoid, hardswish": (
         [(3, 4)], (-8.0, 8.0),
@@ -210,7 +224,7 @@ def test_values_and_gradients_equal_torchs(name):
         np.testing.assert_allclose(g, h, rtol=FLOAT32_CONSTANTS.get(name, 1e-12), atol=1e-13)
 
 
-PIECEWISE = ("median", "frac", "remainder", "fmod", "nan_to_num", "hardtanh", "softshrink")
+PIECEWISE = ("median", "frac", "remainder", "fmod", "nan_to_num", "hardtanh", "softshrink", "kthvalue", "quantile")
 
 
 @pytest.mark.parametrize("name", sorted(n for n in CASES if not n.startswith(PIECEWISE)))
@@ -282,6 +296,21 @@ def test_exact_values_a_learner_can_check_by_hand():
     assert engine.triu_indices(2, 3, 1).tolist() == [[0, 0, 1], [1, 2, 2]]
     assert tuple(engine.broadcast_shapes((3, 1), (4,))) == (3, 4)
     assert engine.zeros(2, 3).stride() == (3, 1) and engine.zeros(2, 3).t().stride() == (1, 3)
+    values, inverse, counts = engine.unique(t([3, 1, 3, 2, 1]), return_inverse=True, return_counts=True)
+    assert (values.tolist(), inverse.tolist(), counts.tolist()) == ([1, 2, 3], [2, 0, 2, 1, 0], [2, 1, 2])
+    rows, where = t([[1, 2], [1, 2], [0, 5]]).unique(dim=0, return_inverse=True)
+    assert rows.tolist() == [[0, 5], [1, 2]] and where.tolist() == [1, 1, 0]
+    assert t([0, 1, 1, 3]).bincount(minlength=6).tolist() == [1, 2, 0, 1, 0, 0]
+    assert t([0, 1, 1, 3]).bincount(t([0.5, 1.0, 2.0, 3.0])).tolist() == [0.5, 3.0, 0.0, 3.0]
+    assert engine.searchsorted(t([1, 3, 5, 7]), t([3, 6, 9]), right=True).tolist() == [2, 3, 4]
+    assert engine.bucketize(t([3, 6, 9]), t([1, 3, 5, 7])).tolist() == [1, 3, 4]
+    assert engine.searchsorted(t([[1, 3], [2, 4]]), t([[2], [5]])).tolist() == [[1], [2]]
+    assert engine.repeat_interleave(t([2, 1])).tolist() == [0, 0, 1]
+    assert t([[1.0, 2.0, 3.0, 4.0]]).quantile(t([0.25, 0.5]), dim=1).tolist() == [[1.75], [2.5]]
+    assert np.isnan(t([1.0, float("nan"), 3.0]).quantile(0.5).item())
+    assert t([1.0, 2.0, 3.0, 4.0]).quantile(0.5, interpolation="nearest").item() == 3.0  # 1.5 rounds to even
+    with pytest.raises(RuntimeError, match="1-d non-negative integral"):
+        t([-1, 2]).bincount()
 
 
 def test_in_place_forms_write_into_the_tensor():
@@ -369,7 +398,8 @@ def _each_on_the_stand_in(arrays, cpu_results, cuda_device):
     from tests import fake_cupy
 
     for name in ("log1p", "atan2 broadcast", "prod with a zero", "logsumexp", "flip", "roll", "scatter_add",
-                 "index_add", "diagonal", "diag of a vector", "median dim", "in place", "hypot", "xlogy"):
+                 "index_add", "diagonal", "diag of a vector", "median dim", "in place", "hypot", "xlogy", "cdist",
+                 "tensordot", "quantile", "kthvalue", "cross", "repeat_interleave flat"):
         cpu, cpu_grads = cpu_results[name]
         leaves = [engine.tensor(a, dtype=engine.float64, device=cuda_device, requires_grad=True)
                   for a in arrays[name]]
