@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -683,6 +684,90 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
     return Embedding.apply(weight, input._data, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
+# ---------------------------------------------------------------------------------------------- resizing
+
+_INTERPOLATING = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
+                recompute_scale_factor=None, antialias=False):
+    """``input`` ``(N, C, *spatial)`` resized to ``size`` (or ``scale_factor`` times its size, rounded down):
+    ``'nearest'`` (and ``'nearest-exact'``) copy the nearest pixel, ``'linear'``/``'bilinear'``/``'trilinear'``
+    weigh the two nearest along each dimension (pixel centres, or the corners with ``align_corners=True``),
+    ``'area'`` averages (adaptive average pooling). PyTorch's positions and weights; the gradient goes back to the
+    pixels each output was made from."""
+    nd = input.dim() - 2
+    if nd < 1 or nd > 3:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if mode in _INTERPOLATING and _INTERPOLATING[mode] != nd:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
+    if mode not in ("nearest", "nearest-exact", "area", *_INTERPOLATING):
+        raise NotImplementedError(f"interpolate(mode={mode!r}) is PyTorch's but not the engine's (it has nearest, "
+                                  "nearest-exact, linear, bilinear, trilinear and area)")
+    if antialias:
+        raise NotImplementedError("interpolate(antialias=True) is PyTorch's but not the engine's")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    sizes_in = tuple(input.shape[2:])
+    if size is not None:
+        out = (size,) * nd if isinstance(size, int) else tuple(size)
+        if len(out) != nd:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(sizes_in)} and output size of {list(out)}. Please provide "
+                             f"input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                             f"format.")
+        scales = [None] * nd
+    else:
+        factors = (scale_factor,) * nd if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
+        if len(factors) != nd:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {list(sizes_in)} and scale_factor of shape {list(factors)}.")
+        out = tuple(int(math.floor(n * f)) for n, f in zip(sizes_in, factors))
+        scales = [None if recompute_scale_factor else float(f) for f in factors]
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input {list(sizes_in)} and "
+                           f"output {list(out)}")
+    if mode == "area":
+        return _adaptive_avg_pool(input, out, nd)
+    xp = xp_of(input._data)
+    corners = bool(align_corners)
+    x = input
+    for i in reversed(range(nd)):  # the last dimension first: PyTorch's order of the sums
+        axis, n, o, scale = 2 + i, sizes_in[i], out[i], scales[i]
+        ratio = (1.0 / scale) if scale is not None else n / o  # PyTorch's area_pixel_compute_scale
+        dst = np.arange(o, dtype=np.float64)
+        if mode in ("nearest", "nearest-exact"):
+            offset = 0.5 if mode == "nearest-exact" else 0.0
+            src = np.minimum(np.floor((dst + offset) * ratio).astype(np.int64), n - 1)
+            x = x.index_select(axis, _wrap(xp.asarray(src)))
+            continue
+        if corners:
+            src = dst * ((n - 1) / (o - 1)) if o > 1 else np.zeros(o)
+        else:
+            src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+        lo = np.floor(src).astype(np.int64)
+        hi = np.minimum(lo + 1, n - 1)
+        lo = np.minimum(lo, n - 1)
+        weight = src - lo
+        shape = [1] * x.dim()
+        shape[axis] = o
+        w1 = creation.tensor(weight.reshape(shape), dtype=x.dtype, device=x.device)
+        w0 = 1 - w1
+        x = x.index_select(axis, _wrap(xp.asarray(lo))) * w0 + x.index_select(axis, _wrap(xp.asarray(hi))) * w1
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # noqa: A002
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", UserWarning,
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
 # ---------------------------------------------------------------------------------------------- more activations
 
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
@@ -953,7 +1038,7 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = N
     return out * weight if weight is not None else out
 
 
-__all__ += ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+__all__ += ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "interpolate", "upsample"]
 __all__ += ["logsigmoid", "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish", "softsign", "softmin", "tanhshrink",
             "softshrink", "hardshrink", "threshold", "glu", "celu", "selu", "prelu", "normalize", "cosine_similarity",
             "pairwise_distance", "pad", "smooth_l1_loss", "huber_loss", "kl_div", "group_norm", "rms_norm"]

@@ -14,7 +14,7 @@ __all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "Const
            "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
            "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
            "CosineSimilarity", "PairwiseDistance", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "ParameterList",
-           "ParameterDict"]
+           "ParameterDict", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
 class GroupNorm(Module):
@@ -241,3 +241,36 @@ class ParameterDict(Module):
     def extra_repr(self):
         return "\n".join(f"({k}): Parameter containing: [{p.type()} of size {'x'.join(map(str, p.shape))}]"
                          for k, p in self._parameters.items())
+
+
+class Upsample(Module):
+    """``F.interpolate`` as a layer: to ``size``, or ``scale_factor`` times the size, by ``mode``."""
+
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        self.name = type(self).__name__
+        self.size = size
+        if isinstance(scale_factor, tuple):
+            self.scale_factor = tuple(float(f) for f in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        self.mode, self.align_corners, self.recompute_scale_factor = mode, align_corners, recompute_scale_factor
+
+    def forward(self, input):  # noqa: A002
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self):
+        info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        return info + f", mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

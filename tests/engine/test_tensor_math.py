@@ -136,6 +136,20 @@ CASES = {
     "kthvalue": ([(3, 5)], (-1.0, 1.0), lambda lib, x: x.kthvalue(2, 1).values + x.kthvalue(4).values),
     "cross": ([(4, 3), (4, 3)], (-1.0, 1.0), lambda lib, a, b: a.cross(b, 1)),
     # engine.nn.functional
+    "interpolate nearest": ([(2, 3, 4, 5)], (-1.0, 1.0), lambda lib, x: lib.nn.functional.interpolate(
+        x, scale_factor=2) * lib.arange(10.0, dtype=lib.float64)),
+    "interpolate bilinear": ([(1, 2, 4, 5)], (-1.0, 1.0), lambda lib, x: lib.nn.functional.interpolate(
+        x, scale_factor=1.7, mode="bilinear") * lib.arange(8.0, dtype=lib.float64)),
+    "interpolate corners": ([(1, 2, 4, 5)], (-1.0, 1.0), lambda lib, x: lib.nn.functional.interpolate(
+        x, size=(8, 9), mode="bilinear", align_corners=True) * lib.arange(9.0, dtype=lib.float64)),
+    "interpolate linear and trilinear": (
+        [(1, 2, 5), (1, 2, 3, 4, 5)], (-1.0, 1.0),
+        lambda lib, a, b: lib.cat([lib.nn.functional.interpolate(a, scale_factor=2.5, mode="linear").reshape(-1),
+                                   lib.nn.functional.interpolate(b, size=(4, 2, 7), mode="trilinear").reshape(-1)])),
+    "interpolate nearest-exact and area": (
+        [(1, 2, 6, 6)], (-1.0, 1.0),
+        lambda lib, x: lib.nn.functional.interpolate(x, size=(7, 3), mode="nearest-exact").sum((2, 3))
+        + lib.nn.functional.interpolate(x, size=(4, 3), mode="area").sum((2, 3))),
     "hardtanh, relu6, hardsigmoid, hardswish": (
         [(3, 4)], (-8.0, 8.0),
         lambda lib, x: lib.nn.functional.hardtanh(x, -2.0, 3.0) + lib.nn.functional.relu6(x) * 2
@@ -225,6 +239,19 @@ def test_values_and_gradients_equal_torchs(name):
 
 
 PIECEWISE = ("median", "frac", "remainder", "fmod", "nan_to_num", "hardtanh", "softshrink", "kthvalue", "quantile")
+
+
+def test_interpolate_refuses_what_pytorch_refuses():
+    F = engine.nn.functional
+    with pytest.raises(ValueError, match="align_corners option can only be set"):
+        F.interpolate(engine.ones(1, 1, 2, 2), scale_factor=2, align_corners=True)
+    with pytest.raises(ValueError, match="only one of size or scale_factor"):
+        F.interpolate(engine.ones(1, 1, 2, 2))
+    with pytest.raises(NotImplementedError, match="bilinear mode needs 4D input"):
+        F.interpolate(engine.ones(1, 1, 2), scale_factor=2, mode="bilinear")
+    with pytest.raises(NotImplementedError, match="bicubic.*PyTorch's but not the engine's"):
+        F.interpolate(engine.ones(1, 1, 2, 2), scale_factor=2, mode="bicubic")
+    assert engine.nn.Upsample(scale_factor=2)(engine.ones(1, 1, 2, 3)).shape == (1, 1, 4, 6)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in CASES if not n.startswith(PIECEWISE)))
@@ -399,7 +426,8 @@ def _each_on_the_stand_in(arrays, cpu_results, cuda_device):
 
     for name in ("log1p", "atan2 broadcast", "prod with a zero", "logsumexp", "flip", "roll", "scatter_add",
                  "index_add", "diagonal", "diag of a vector", "median dim", "in place", "hypot", "xlogy", "cdist",
-                 "tensordot", "quantile", "kthvalue", "cross", "repeat_interleave flat"):
+                 "tensordot", "quantile", "kthvalue", "cross", "repeat_interleave flat",
+                 "interpolate bilinear"):
         cpu, cpu_grads = cpu_results[name]
         leaves = [engine.tensor(a, dtype=engine.float64, device=cuda_device, requires_grad=True)
                   for a in arrays[name]]
@@ -433,6 +461,9 @@ MODULE_REPRS = {  # torch 2.13's repr of each
     "CELU()": "CELU(alpha=1.0)",
     "Mish()": "Mish()",
     "SmoothL1Loss()": "SmoothL1Loss()",
+    "Upsample(scale_factor=2)": "Upsample(scale_factor=2.0, mode='nearest')",
+    "Upsample(size=(3, 4), mode='bilinear', align_corners=True)": "Upsample(size=(3, 4), mode='bilinear')",
+    "UpsamplingBilinear2d(size=5)": "UpsamplingBilinear2d(size=5, mode='bilinear')",
 }
 
 
