@@ -370,6 +370,18 @@ def _check_batch_dims(input: Tensor, nd: int, op: str) -> bool:  # noqa: A002
     return input.dim() == nd + 1
 
 
+def _check_geometry(padding, stride, dilation, groups) -> None:
+    """PyTorch's refusals of a convolution's settings, plain or transposed."""
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd):  # noqa: A002
     op = f"conv{nd}d"
     if not isinstance(weight, Tensor) or weight.dim() != nd + 2:
@@ -391,14 +403,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd):  # noqa: 
         pads = tuple((t // 2, t - t // 2) for t in totals)
     else:
         pads = tuple((p, p) for p in _ntuple(padding, nd, "padding", op))
-    if any(lo < 0 for lo, _ in pads):
-        raise RuntimeError("negative padding is not supported")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
-    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
+    _check_geometry([lo for lo, _ in pads], stride, dilation, groups)
     x = input.unsqueeze(0) if unbatched else input
     out_channels = weight.shape[0]
     if out_channels % groups:
@@ -453,14 +458,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     padding = _ntuple(padding, nd, "padding", op)
     output_padding = _ntuple(output_padding, nd, "output_padding", op)
     dilation = _ntuple(dilation, nd, "dilation", op)
-    if any(p < 0 for p in padding):
-        raise RuntimeError("negative padding is not supported")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
-    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
+    _check_geometry(padding, stride, dilation, groups)
     if any(o < 0 or (o >= s and o >= d) for o, s, d in zip(output_padding, stride, dilation)):
         raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got output_padding "
                            f"{list(output_padding)}, stride {list(stride)} and dilation {list(dilation)}")

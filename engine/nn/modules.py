@@ -567,6 +567,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._nd:
             s += f", dilation={self.dilation}"
+        if getattr(self, "output_padding", (0,) * self._nd) != (0,) * self._nd:  # the transposed layers'
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -631,20 +633,6 @@ class _ConvTransposeNd(_ConvNd):
         conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
         return conv(input, self.weight, self.bias, self.stride, self.padding,
                     self._output_padding(input, output_size), self.groups, self.dilation)
-
-    def extra_repr(self):
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0,) * self._nd:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self._nd:
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * self._nd:
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
 
 
 class ConvTranspose1d(_ConvTransposeNd):

@@ -117,6 +117,18 @@ class Optimizer:
     def step(self):
         raise NotImplementedError
 
+    def _advance(self, p, w, *zeros, **made) -> tuple:
+        """Parameter ``p``'s state (made at its first step: a step count, a zero buffer like ``w`` for each name
+        in ``zeros``, and ``made``'s values, a callable called with ``w``), its step count advanced; and that
+        count, kept at the default dtype's precision as PyTorch keeps it."""
+        state = self.state.get(id(p))
+        if state is None:
+            xp = xp_of(w)
+            state = self.state[id(p)] = {"step": 0.0, **{k: v(w) if callable(v) else v for k, v in made.items()},
+                                         **{name: xp.zeros_like(w) for name in zeros}}
+        state["step"] = t = _scalar(state["step"] + 1)
+        return state, t
+
 
 class SGD(Optimizer):
     """``p -= lr * g`` (with momentum: ``buf = momentum * buf + (1 - dampening) * g``)."""
@@ -319,14 +331,11 @@ class Adagrad(Optimizer):
     def step(self):
         for group, params in self._groups():
             lr, decay, eps = group["lr"], group["lr_decay"], group["eps"]
+            start = group["initial_accumulator_value"]
             for p, w, g in params:
                 xp = xp_of(w)
-                state = self.state.get(id(p))
-                if state is None:
-                    state = self.state[id(p)] = {"step": 0.0, "sum": xp.full_like(
-                        w, group["initial_accumulator_value"])}
-                state["step"] = _scalar(state["step"] + 1)
-                clr = lr / (1 + (state["step"] - 1) * decay)
+                state, t = self._advance(p, w, sum=lambda w, start=start: xp_of(w).full_like(w, start))
+                clr = lr / (1 + (t - 1) * decay)
                 total = state["sum"]
                 total += g * g
                 std = xp.sqrt(total)
@@ -350,16 +359,12 @@ class Adamax(Optimizer):
             lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
             for p, w, g in params:
                 xp = xp_of(w)
-                state = self.state.get(id(p))
-                if state is None:
-                    state = self.state[id(p)] = {"step": 0.0, "exp_avg": xp.zeros_like(w),
-                                                 "exp_inf": xp.zeros_like(w)}
-                state["step"] = _scalar(state["step"] + 1)
+                state, t = self._advance(p, w, "exp_avg", "exp_inf")
                 m, u = state["exp_avg"], state["exp_inf"]
                 _lerp(m, g, 1 - b1)
                 u *= b2
                 xp.maximum(u, abs(g) + eps, out=u)
-                clr = lr / (1 - b1 ** state["step"])
+                clr = lr / (1 - b1 ** t)
                 w += -clr * (m / u)
 
 
@@ -381,11 +386,7 @@ class NAdam(_DecoupledDecay):
             lr, (b1, b2), eps, psi = group["lr"], group["betas"], group["eps"], group["momentum_decay"]
             for p, w, g in params:
                 xp = xp_of(w)
-                state = self.state.get(id(p))
-                if state is None:
-                    state = self.state[id(p)] = {"step": 0.0, "mu_product": 1.0, "exp_avg": xp.zeros_like(w),
-                                                 "exp_avg_sq": xp.zeros_like(w)}
-                state["step"] = t = _scalar(state["step"] + 1)
+                state, t = self._advance(p, w, "exp_avg", "exp_avg_sq", mu_product=1.0)
                 mu = b1 * (1.0 - 0.5 * (0.96 ** (t * psi)))
                 mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * psi)))
                 state["mu_product"] = product = _scalar(state["mu_product"] * _scalar(mu))
@@ -416,11 +417,7 @@ class RAdam(_DecoupledDecay):
             lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
             for p, w, g in params:
                 xp = xp_of(w)
-                state = self.state.get(id(p))
-                if state is None:
-                    state = self.state[id(p)] = {"step": 0.0, "exp_avg": xp.zeros_like(w),
-                                                 "exp_avg_sq": xp.zeros_like(w)}
-                state["step"] = t = _scalar(state["step"] + 1)
+                state, t = self._advance(p, w, "exp_avg", "exp_avg_sq")
                 m, v = state["exp_avg"], state["exp_avg_sq"]
                 _lerp(m, g, 1 - b1)
                 v *= b2
@@ -455,11 +452,7 @@ class Adadelta(Optimizer):
             lr, rho, eps = group["lr"], group["rho"], group["eps"]
             for p, w, g in params:
                 xp = xp_of(w)
-                state = self.state.get(id(p))
-                if state is None:
-                    state = self.state[id(p)] = {"step": 0.0, "square_avg": xp.zeros_like(w),
-                                                 "acc_delta": xp.zeros_like(w)}
-                state["step"] = _scalar(state["step"] + 1)
+                state, _ = self._advance(p, w, "square_avg", "acc_delta")
                 v, u = state["square_avg"], state["acc_delta"]
                 v *= rho
                 v += (1 - rho) * (g * g)

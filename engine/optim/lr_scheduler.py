@@ -338,7 +338,25 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._last_lr = self._current()
 
 
-class SequentialLR(LRScheduler):
+class _OfSchedulers(LRScheduler):
+    """A scheduler made of others (SequentialLR, ChainedScheduler): its state holds each one's."""
+
+    _schedulers: list
+
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        saved = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for scheduler, s in zip(self._schedulers, saved):
+            scheduler.load_state_dict(s)
+
+
+class SequentialLR(_OfSchedulers):
     """Each of ``schedulers`` in turn, the next taking over at each of the ``milestones`` (epochs): a warm-up,
     then a decay."""
 
@@ -383,20 +401,8 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
 
-    def load_state_dict(self, state_dict: dict) -> None:
-        state = dict(state_dict)
-        saved = state.pop("_schedulers")
-        self.__dict__.update(state)
-        for scheduler, s in zip(self._schedulers, saved):
-            scheduler.load_state_dict(s)
-
-
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_OfSchedulers):
     """Several schedulers stepped together, each changing the rate the one before it set."""
 
     def __init__(self, schedulers, optimizer=None):
@@ -416,18 +422,6 @@ class ChainedScheduler(LRScheduler):
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = [g["lr"] for g in self._schedulers[-1].optimizer.param_groups]
-
-    def state_dict(self) -> dict:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state = dict(state_dict)
-        saved = state.pop("_schedulers")
-        self.__dict__.update(state)
-        for scheduler, s in zip(self._schedulers, saved):
-            scheduler.load_state_dict(s)
 
 
 def _per_group(name: str, optimizer, value) -> list:

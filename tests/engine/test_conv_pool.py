@@ -338,11 +338,15 @@ def test_convolutions_follow_torch(x_shape, w_shape, kwargs):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(4)
     arrays = [rng.normal(size=s) for s in (x_shape, w_shape, w_shape[:1])]
-    grad = None
-    results = []
+    _same_as_torchs(torch, f"conv{len(w_shape) - 2}d", arrays, kwargs, rng)
+
+
+def _same_as_torchs(torch, name, arrays, kwargs, rng):
+    """``F.<name>(*arrays, **kwargs)`` with each library, backward from the same random gradient: the outputs,
+    every gradient (1e-10) and the node's name the same."""
+    grad, results = None, []
     for lib, tensors in zip((engine, torch), _pairs(torch, arrays)):
-        conv = getattr(lib.nn.functional, f"conv{len(w_shape) - 2}d")
-        out = conv(*tensors, **kwargs)
+        out = getattr(lib.nn.functional, name)(*tensors, **kwargs)
         grad = rng.normal(size=tuple(out.shape)) if grad is None else grad
         out.backward(lib.tensor(grad))
         results.append([out.detach().numpy()] + [t.grad.numpy() for t in tensors] + [out.grad_fn.name()])
@@ -518,17 +522,7 @@ def test_transposed_convolutions_follow_torch(x_shape, w_shape, kwargs):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(6)
     arrays = [rng.normal(size=s) for s in (x_shape, w_shape, (w_shape[1] * kwargs.get("groups", 1),))]
-    grad, results = None, []
-    for lib, tensors in zip((engine, torch), _pairs(torch, arrays)):
-        out = getattr(lib.nn.functional, f"conv_transpose{len(w_shape) - 2}d")(*tensors, **kwargs)
-        grad = rng.normal(size=tuple(out.shape)) if grad is None else grad
-        out.backward(lib.tensor(grad))
-        results.append([out.detach().numpy()] + [t.grad.numpy() for t in tensors] + [out.grad_fn.name()])
-    for a, b in zip(*results):
-        if isinstance(a, str):
-            assert a == b
-        else:
-            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    _same_as_torchs(torch, f"conv_transpose{len(w_shape) - 2}d", arrays, kwargs, rng)
 
 
 @pytest.mark.torch
