@@ -1118,7 +1118,7 @@ class Tensor(TensorMath):
         zero)."""
         if p == "fro":
             p = 2.0
-        if not isinstance(p, (_int, _float)) or isinstance(p, _bool):
+        if not isinstance(p, (_int, _float, np.integer, np.floating)) or isinstance(p, _bool):
             if p == "nuc":
                 raise NotImplementedError("norm(p='nuc'): the nuclear norm (a sum of singular values) is PyTorch's "
                                           "but not the engine's")

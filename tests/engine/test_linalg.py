@@ -84,6 +84,7 @@ def test_a_zero_vectors_norm_has_a_zero_gradient_not_nan():
     y = engine.zeros(2, 3, requires_grad=True)
     engine.nn.functional.normalize(y).sum().backward()
     assert y.grad.tolist() == [[float(np.float32(1e12))] * 3] * 2  # 1 / eps in float32, as PyTorch's
+    assert engine.tensor([3.0, 4.0]).norm(np.int64(2)).item() == 5.0  # a NumPy number as the order, as torch takes it
     z = engine.tensor([1.0, 0.0, 2.0], requires_grad=True)
     z.norm(0).backward()
     assert z.grad is None  # the count of nonzeros: no gradient at all, as PyTorch's
