@@ -1205,6 +1205,19 @@ class Tensor(TensorMath):
             return _fn.Cumsum.apply(t.view(1), dim=0).view(())
         return _fn.Cumsum.apply(t, dim=dim % nd)
 
+    def cumprod(self, dim=None, dtype=None, *, axis=None):
+        """The running product along ``dim`` (an integer or boolean tensor's in int64, as PyTorch's); its gradient
+        is exact where an element is 0."""
+        dim = _required_dim(dim, axis, "cumprod")
+        t = self if dtype is None else self.to(dtype)
+        nd = t._data.ndim
+        if not -max(nd, 1) <= dim < max(nd, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], "
+                             f"but got {dim})")
+        if nd == 0:
+            return _fn.Cumprod.apply(t.view(1), dim=0).view(())
+        return _fn.Cumprod.apply(t, dim=dim % nd)
+
     def unflatten(self, dim, sizes):
         """Dimension ``dim`` split into ``sizes`` (one of them may be -1: what is left), a view."""
         shape = self._data.shape

@@ -706,6 +706,7 @@ _IN_PLACE = (
     "arctan", "arcsinh", "arccosh", "arctanh", "absolute", "negative", "sgn", "clamp_min", "clamp_max", "nan_to_num",
     "lerp", "atan2", "arctan2", "hypot", "xlogy", "remainder", "fmod", "floor_divide", "float_power", "logical_not",
     "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
+    "cumsum", "cumprod",
 )
 for _name in _IN_PLACE:
     setattr(TensorMath, _name + "_", _in_place(_name))

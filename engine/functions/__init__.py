@@ -33,6 +33,7 @@ from .shape import (
     Cast,
     Cat,
     Clone,
+    Cumprod,
     Cumsum,
     Embedding,
     Expand,
@@ -56,5 +57,5 @@ __all__ = [
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
-    "Triangle", "TakeAlong", "IndexAdd", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
+    "Cumprod", "Triangle", "TakeAlong", "IndexAdd", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
 ]

@@ -307,6 +307,39 @@ class Cumsum(Function):
         return gy[back].cumsum(axis=dim)[back]
 
 
+class Cumprod(Function):
+    """The running product along ``dim``. Element i's gradient is ``prod(x[:i]) * S_i`` with
+    ``S_i = g_i + x_{i+1} S_{i+1}``, run from the far end: exact where an input is 0 (no division by it), as
+    PyTorch's."""
+
+    raw = True
+    backward_name = "CumprodBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.saved = (x,)
+        ctx.meta = dim
+        if x.dtype.kind in "biu":  # PyTorch's: an integer or boolean running product is int64
+            return xp_of(x).cumprod(x, axis=dim, dtype=np.int64)
+        return xp_of(x).cumprod(x, axis=dim)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x = xp_of(gy).moveaxis(ctx.saved[0], ctx.meta, -1)
+        g = xp_of(gy).moveaxis(gy, ctx.meta, -1)
+        xp = xp_of(gy)
+        n = x.shape[-1]
+        if n == 0:
+            return xp.moveaxis(xp.zeros_like(g), -1, ctx.meta)
+        ones = xp.ones(x.shape[:-1] + (1,), dtype=x.dtype)
+        before = xp.concatenate([ones, xp.cumprod(x[..., :-1], axis=-1)], axis=-1)
+        s = xp.empty_like(g)
+        s[..., n - 1] = g[..., n - 1]
+        for i in range(n - 2, -1, -1):
+            s[..., i] = g[..., i] + x[..., i + 1] * s[..., i + 1]
+        return xp.moveaxis(before * s, -1, ctx.meta)
+
+
 class Clone(Function):
     raw = True
     backward_name = "CloneBackward0"

@@ -69,6 +69,7 @@ EXAMPLES = {
     "AdaptiveAvgPool": (lambda g: (_x(g, (1, 2, 5, 4)),), {"output_size": (3, 3)}),
     "Embedding": (lambda g: (_x(g, (4, 3)), np.array([[0, 2], [2, 3]])), {"padding_idx": 3}),
     "Cumsum": (lambda g: (_x(g),), {"dim": 1}),
+    "Cumprod": (lambda g: (_x(g),), {"dim": 0}),
     "Triangle": (lambda g: (_x(g, (2, 3, 3)),), {"side": "upper", "diagonal": 1}),
     "Erf": (lambda g: (_x(g, low=-1.5),), {}),
     "Gelu": (lambda g: (_x(g, low=-1.5),), {"approximate": "tanh"}),

@@ -121,6 +121,8 @@ CASES = {
         [(3,), (3,), (2, 3)], (-1.0, 1.0),
         lambda lib, a, b, c: lib.cat([lib.hstack([a, b]), lib.vstack([a, c]).reshape(-1),
                                       lib.column_stack([a, b]).reshape(-1), lib.dstack([c, c]).reshape(-1)])),
+    "cumprod": ([(3, 5)], (-1.5, 1.5), lambda lib, x: lib.cumprod(x, 1) + x.cumprod(0).sum(0)),
+    "cumprod with zeros": ([(3, 5)], (-1.5, 1.5), lambda lib, x: (x * (x.abs() > 0.4)).cumprod(1)),
     "repeat_interleave": ([(3, 2)], (-1.0, 1.0), lambda lib, x: x.repeat_interleave(lib.tensor([2, 0, 3]), dim=0)
                           * lib.arange(2.0, dtype=lib.float64)),
     "repeat_interleave flat": ([(2, 2)], (-1.0, 1.0), lambda lib, x: lib.repeat_interleave(x, 2)),
@@ -203,6 +205,7 @@ CASES = {
                      lambda lib, x: lib.nn.functional.rms_norm(x, [4], eps=0.1) * lib.arange(4.0, dtype=lib.float64)),
     "in place": ([(3, 4)], (0.1, 1.0),
                  lambda lib, x: (x * 1).log1p_().mul_(2).atan2_(x).clamp_min_(0.2).lerp_(x, 0.25).sigmoid_()),
+    "cumsum_ and cumprod_": ([(3, 4)], (0.1, 1.0), lambda lib, x: (x * 1).cumsum_(1).cumprod_(0)),
 }
 
 
@@ -427,7 +430,7 @@ def _each_on_the_stand_in(arrays, cpu_results, cuda_device):
     for name in ("log1p", "atan2 broadcast", "prod with a zero", "logsumexp", "flip", "roll", "scatter_add",
                  "index_add", "diagonal", "diag of a vector", "median dim", "in place", "hypot", "xlogy", "cdist",
                  "tensordot", "quantile", "kthvalue", "cross", "repeat_interleave flat",
-                 "interpolate bilinear"):
+                 "interpolate bilinear", "cumprod with zeros"):
         cpu, cpu_grads = cpu_results[name]
         leaves = [engine.tensor(a, dtype=engine.float64, device=cuda_device, requires_grad=True)
                   for a in arrays[name]]
