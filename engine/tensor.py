@@ -1013,9 +1013,10 @@ class Tensor(TensorMath):
         return self._maxmin(dim, keepdim, "min")
 
     def amax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """The maximum over ``dim`` (an int, a tuple, or all); ties share the gradient evenly, as PyTorch's."""
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
             dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
-        return self.max() if dim is None else self.max(dim, keepdim).values
+        return _fn.AMaxMin.apply(self, dim=dim, keepdim=keepdim, mode="max")
 
     def _sort_order(self, dim, descending):
         """The indices that sort along ``dim`` (a checked, non-negative dimension), stably, as PyTorch's ``sort``:

@@ -224,7 +224,8 @@ class TensorMath:
         return _t._fn.Prod.apply(t, dim=dim, keepdim=keepdim)
 
     def amin(self, dim=None, keepdim=False):
-        return self.min() if dim is None else self.min(dim, keepdim).values
+        """The minimum over ``dim`` (an int, a tuple, or all); ties share the gradient evenly, as PyTorch's."""
+        return _t._fn.AMaxMin.apply(self, dim=dim, keepdim=keepdim, mode="min")
 
     def aminmax(self, *, dim=None, keepdim=False):
         if dim is None:

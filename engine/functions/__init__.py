@@ -28,7 +28,7 @@ from .elementwise import (
 )
 from .linalg import Det, Inverse, LogAbsDet, Solve
 from .loss import NllLoss
-from .reduction import MaxMin, MaxMinDim, Mean, NativeLayerNorm, Prod, Softmax, Sum, VectorNorm
+from .reduction import AMaxMin, MaxMin, MaxMinDim, Mean, NativeLayerNorm, Prod, Softmax, Sum, VectorNorm
 from .shape import (
     Cast,
     Cat,
@@ -54,7 +54,7 @@ __all__ = [
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
     "Rounding", "BinaryCrossEntropy", "Erf", "Gelu", "NllLoss", "Unary", "Binary",
-    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm",
+    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm", "AMaxMin",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
     "Cumprod", "Triangle", "TakeAlong", "IndexAdd", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",

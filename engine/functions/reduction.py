@@ -317,3 +317,36 @@ class VectorNorm(Function):
                 return scaled * gy * norm ** (1 - p)
             scaled = xp.sign(x) * a ** (p - 1) if p < 2 else x * a ** (p - 2)
             return scaled * xp.where(norm == 0, zero, gy / norm ** (p - 1))
+
+
+class AMaxMin(Function):
+    """``amax``/``amin`` over ``dim`` (an int, a tuple, or every dimension): ties share the gradient evenly, as
+    PyTorch's (``max(dim)``'s gradient goes to the one index it returns)."""
+
+    raw = True
+
+    def backward_name(self):
+        return "AmaxBackward0" if self.mode == "max" else "AminBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False, mode="max"):
+        axes = _axes(dim, x.ndim) if dim is not None and dim != () else None
+        if x.size == 0:
+            raise RuntimeError(f"a{mode}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                               "the reduction dim with the 'dim' argument.")
+        out = (x.max if mode == "max" else x.min)(axis=axes, keepdims=keepdim)
+        ctx.saved = (x, out)
+        ctx.meta = (axes, keepdim)
+        ctx.mode = mode
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, out = ctx.saved
+        axes, keepdim = ctx.meta
+        xp = xp_of(gy)
+        if not keepdim:
+            keep = tuple(range(x.ndim)) if axes is None else axes
+            out, gy = xp.expand_dims(out, keep), xp.expand_dims(gy, keep)
+        mask = x == out
+        return mask * (gy / mask.sum(axis=axes, keepdims=True))

@@ -648,3 +648,18 @@ def test_median_along_each_dim_with_nans_gives_pytorchs_values_and_indices():
         ours, theirs = engine.tensor(a).median(d), torch.tensor(a).median(d)
         np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
         np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+
+
+def test_amax_and_amin_share_the_gradient_among_ties_as_pytorchs():
+    """(max(dim) gives its gradient to the one index it returns; amax splits it evenly among equal maxima.)"""
+    x = engine.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]], requires_grad=True)
+    x.amax(1).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]]
+    y = engine.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]], requires_grad=True)
+    out = y.amax()
+    out.backward()
+    assert out.grad_fn.name() == "AmaxBackward0" and y.grad.tolist() == [[0.0, 0.5, 0.5], [0.0, 0.0, 0.0]]
+    z = engine.tensor([[0.0, 3.0], [2.0, 0.0]], requires_grad=True)
+    engine.amin(z, (0, 1)).backward()
+    assert z.grad.tolist() == [[0.5, 0.0], [0.0, 0.5]]
+    assert engine.ones(2, 3, 4).amax(dim=(1, 2), keepdim=True).shape == (2, 1, 1)
