@@ -19,9 +19,11 @@ from . import (
     nn,
     optim,
     profiler,
+    switches,
     testing,
     utils,
 )
+from . import random as _random_module
 from .amp import autocast
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backend import CudaUnavailableError, device, get_default_device, set_default_device
@@ -36,12 +38,14 @@ from .creation import (
     full,
     full_like,
     linspace,
+    logspace,
     multinomial,
     ones,
     ones_like,
     rand,
     rand_like,
     randint,
+    randint_like,
     randn,
     randn_like,
     randperm,
@@ -70,6 +74,7 @@ from .legacy import CPU_TYPES as _CPU_TYPES
 from .printing import set_printoptions
 from .random import Generator, initial_seed, manual_seed
 from .serialization import load, save
+from .switches import *  # noqa: F403 - set_float32_matmul_precision, use_deterministic_algorithms, ...
 from .tensor import Size, Tensor, is_tensor
 from .threads import get_num_threads, set_num_threads
 
@@ -98,6 +103,23 @@ BoolTensor = _CPU_TYPES["BoolTensor"]
 __version__ = "0.1.0"
 
 
+def get_rng_state():
+    """The CPU generator's state as a uint8 tensor (PCG64's: the numbers differ from PyTorch's Mersenne twister, so
+    one's state does not load into the other), for :func:`set_rng_state` (a checkpoint that resumes the draws)."""
+    return tensor(list(_random_module.get_state_bytes()), dtype=uint8)
+
+
+def set_rng_state(new_state) -> None:
+    if not isinstance(new_state, Tensor) or new_state.dtype != uint8:
+        raise TypeError("set_rng_state expects a torch.ByteTensor (a uint8 tensor from get_rng_state)")
+    _random_module.set_state_bytes(bytes(new_state.cpu().numpy().astype("uint8")))
+
+
+def seed() -> int:
+    """Seeds the CPU generator from the operating system's randomness and returns that seed, as ``torch.seed()``."""
+    return _random_module.reseed()
+
+
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,  # noqa: A001
             disable=False):
     """PyTorch's ``torch.compile`` makes a model faster and computes the same; the engine runs eagerly and has no
@@ -119,5 +141,6 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
     "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", "amp", "autocast",
-    "distributed", "bfloat16", "compile", "linalg", "distributions", "testing", *functional.__all__,
+    "distributed", "bfloat16", "compile", "linalg", "distributions", "testing", "get_rng_state", "set_rng_state",
+    "seed", "logspace", "randint_like", *switches.__all__, *functional.__all__,
 ]

@@ -220,6 +220,23 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 
+def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``base`` to the powers ``linspace(start, end, steps)``."""
+    array = np.logspace(start, end, int(steps), base=base).astype(_np_dtype(dtype))
+    return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,  # noqa: A002
+                 generator=None) -> Tensor:
+    """Integers from ``low`` up to ``high`` (or from 0 up to ``low`` given alone), of ``input``'s shape, dtype and
+    device."""
+    if high is None:
+        low, high = 0, low
+    out = randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
+                  generator=generator)
+    return out.requires_grad_(True) if requires_grad else out
+
+
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     array = np.eye(int(n), None if m is None else int(m), dtype=_np_dtype(dtype))
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)

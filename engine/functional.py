@@ -547,6 +547,7 @@ _METHOD_FORMS = (
     "index_add", "index_copy", "index_fill", "diagonal", "diag", "trace", "diff", "bmm", "mv", "addmm", "addmv",
     "baddbmm", "exp_", "sigmoid_", "tanh_", "relu_", "is_floating_point", "inverse", "det", "logdet", "slogdet",
     "unique", "bincount", "repeat_interleave", "kthvalue", "quantile", "cross", "cumprod",
+    "bernoulli",
 )
 for _name in _METHOD_FORMS:
     globals()[_name] = _method_form(_name)
@@ -683,6 +684,27 @@ def dstack(tensors):
 concat = concatenate = creation.cat
 
 
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each of ``elements`` is among ``test_elements``."""
+    elements = elements if isinstance(elements, Tensor) else creation.tensor(elements)
+    return elements.isin(test_elements, assume_unique=assume_unique, invert=invert)
+
+
+def poisson(input, generator=None):  # noqa: A002
+    """A Poisson draw for each rate in ``input``, from the engine's CPU generator (or ``generator``); a GPU tensor's
+    rates are read to the host for it and the draws copied back (a wait for the device)."""
+    from .backend import to_host
+    from .random import Generator, cpu_generator
+
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"generator must be an engine.Generator, not {type(generator).__name__}")
+    rates = to_host(input.detach()._data)
+    if (rates < 0).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    source = generator._np if generator is not None else cpu_generator()
+    return creation.tensor(source.poisson(rates).astype(rates.dtype), dtype=input.dtype, device=input.device)
+
+
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):  # noqa: A002
     """Where each of ``input`` would go in ``sorted_sequence`` (along its last dimension) to keep it sorted."""
     return sorted_sequence.searchsorted(input, out_int32=out_int32, right=right, side=side, sorter=sorter)
@@ -734,4 +756,4 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 __all__ += [*_METHOD_FORMS, "std_mean", "var_mean", "broadcast_shapes", "broadcast_tensors", "meshgrid",
             "tril_indices", "triu_indices", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
             "row_stack", "column_stack", "dstack", "concat", "concatenate", "searchsorted", "bucketize", "tensordot",
-            "cdist"]
+            "cdist", "isin", "poisson"]

@@ -60,6 +60,16 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
+    def get_state(self):
+        """Its state as a uint8 tensor (PCG64's, 45 bytes), for :meth:`set_state`."""
+        from .creation import tensor
+
+        return tensor(list(get_state_bytes(self)), dtype="uint8")
+
+    def set_state(self, new_state) -> Generator:
+        set_state_bytes(bytes(backend.to_host(new_state._data).astype(np.uint8)), self)
+        return self
+
     def __repr__(self):
         return f"<engine.Generator object at {id(self):#x}>"
 
@@ -130,7 +140,9 @@ def uniform(shape, np_dtype, dev, low=0.0, high=1.0, generator=None):
 def integers(low, high, shape, np_dtype, dev, generator=None):
     source = _cpu_source(generator, dev)
     if source is not None:
-        return source.integers(low, high, size=shape, dtype=np_dtype)
+        if np.dtype(np_dtype).kind in "iub":
+            return source.integers(low, high, size=shape, dtype=np_dtype)
+        return source.integers(low, high, size=shape).astype(np_dtype)  # randint(..., dtype=float32), as PyTorch
     cupy = backend.get_cupy()
     with cupy.cuda.Device(dev.index):
         return cupy.random.randint(low, high, size=shape).astype(np_dtype, copy=False)
@@ -192,3 +204,49 @@ def multinomial(data, num_samples, replacement, dev, generator=None):
             times[taken, first] = np.inf
         out = xp.stack(picks, axis=1).astype(np.int64)
     return out.reshape(k) if data.ndim == 1 else out
+
+
+_STATE_BYTES = 45  # PCG64's 128-bit state and increment, its buffered 32 bits and flag, and the initial seed
+
+
+def _state_of(gen: np.random.Generator, seed: int) -> bytes:
+    st = gen.bit_generator.state
+    return (int(st["state"]["state"]).to_bytes(16, "little") + int(st["state"]["inc"]).to_bytes(16, "little")
+            + int(st["uinteger"]).to_bytes(4, "little") + bytes([int(st["has_uint32"])])
+            + int(seed).to_bytes(8, "little"))
+
+
+def _generator_from(data: bytes) -> tuple:
+    if len(data) != _STATE_BYTES:
+        raise RuntimeError(f"RNG state is wrong size: the engine's is {_STATE_BYTES} bytes (PCG64), got {len(data)} "
+                           "(a state of PyTorch's Mersenne twister cannot be loaded)")
+    bits = np.random.PCG64()
+    bits.state = {"bit_generator": "PCG64",
+                  "state": {"state": int.from_bytes(data[:16], "little"), "inc": int.from_bytes(data[16:32], "little")},
+                  "has_uint32": data[36], "uinteger": int.from_bytes(data[32:36], "little")}
+    return np.random.Generator(bits), int.from_bytes(data[37:45], "little")
+
+
+def get_state_bytes(generator=None) -> bytes:
+    """The CPU generator's state (or ``generator``'s), to put back with :func:`set_state_bytes`."""
+    if generator is not None:
+        return _state_of(generator._np, generator._seed)
+    with _lock:
+        return _state_of(_cpu, _initial_seed)
+
+
+def set_state_bytes(data: bytes, generator=None) -> None:
+    global _cpu, _initial_seed
+    gen, seed = _generator_from(bytes(data))
+    if generator is not None:
+        generator._np, generator._seed = gen, seed
+        return
+    with _lock:
+        _cpu, _initial_seed = gen, seed
+
+
+def reseed() -> int:
+    """``torch.seed()``: the CPU generator seeded from the operating system's randomness; that seed returned."""
+    seed = int.from_bytes(os.urandom(8), "little") >> 1
+    manual_seed(seed)
+    return seed

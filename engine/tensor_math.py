@@ -210,6 +210,25 @@ class TensorMath:
     def logical_xor(self, other):
         return _t._wrap((self._data != 0) ^ (_t._raw(other) != 0))
 
+    def isin(self, test_elements, *, assume_unique=False, invert=False):
+        """Whether each element is among ``test_elements`` (a tensor or a number)."""
+        xp = xp_of(self._data)
+        test = _t._raw(test_elements)
+        test = xp.asarray(test) if not hasattr(test, "shape") else test
+        return _t._wrap(xp.isin(self._data, test, assume_unique=assume_unique, invert=invert))
+
+    def bernoulli(self, p=None, *, generator=None):
+        """1 with probability ``p`` (this tensor's values when not given), 0 otherwise, in this tensor's dtype."""
+        from .creation import rand
+
+        probs = self if p is None else p
+        if isinstance(probs, _t.Tensor) and self._data.size and xp_of(self._data) is np and bool(
+                ((probs._data < 0) | (probs._data > 1)).any()):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        u = rand(*self.shape, dtype=self.dtype if self.is_floating_point() else None, device=self.device,
+                 generator=generator)
+        return (u < _t._raw(probs) if not isinstance(probs, _t.Tensor) else u < probs.detach()).to(self.dtype)
+
     def count_nonzero(self, dim=None):
         d = None if dim is None else _dims(dim, self._data.ndim, "count_nonzero")
         return _t._wrap((self._data != 0).sum(axis=d).astype(np.int64))

@@ -832,6 +832,7 @@ SIGNATURES = {
     "unique": ("ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"),
     "bincount": ("x", "weights", "minlength"), "repeat": ("a", "repeats", "axis"),
     "searchsorted": ("a", "v", "side", "sorter"),
+    "isin": ("element", "test_elements", "assume_unique", "invert"),
 }
 # what CuPy reads back to the host to size its output: a synchronisation each call
 _SIZED_ON_THE_HOST = {"nonzero", "unique", "bincount"}

@@ -415,6 +415,11 @@ class Tanh(Module):
 
 
 class Identity(Module):
+    """Its input, unchanged; it takes any arguments and ignores them, as PyTorch's (a placeholder for a layer)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
     def forward(self, x):
         return x
 

@@ -663,3 +663,47 @@ def test_amax_and_amin_share_the_gradient_among_ties_as_pytorchs():
     engine.amin(z, (0, 1)).backward()
     assert z.grad.tolist() == [[0.5, 0.0], [0.0, 0.5]]
     assert engine.ones(2, 3, 4).amax(dim=(1, 2), keepdim=True).shape == (2, 1, 1)
+
+
+def test_a_scripts_first_lines_run_and_keep_what_they_set():
+    """The switches a script sets at its top (torch.set_float32_matmul_precision, use_deterministic_algorithms), and
+    a checkpoint's random state, which puts the draws back where they were."""
+    engine.set_float32_matmul_precision("high")
+    assert engine.get_float32_matmul_precision() == "high"
+    engine.set_float32_matmul_precision("highest")
+    with pytest.raises(RuntimeError, match="Invalid precision"):
+        engine.set_float32_matmul_precision("fast")
+    engine.use_deterministic_algorithms(True, warn_only=True)
+    assert engine.are_deterministic_algorithms_enabled() and engine.is_deterministic_algorithms_warn_only_enabled()
+    engine.use_deterministic_algorithms(False)
+    state = engine.get_rng_state()
+    assert state.dtype == engine.uint8 and tuple(state.shape) == (45,)
+    first = engine.randn(4)
+    engine.set_rng_state(state)
+    assert engine.equal(engine.randn(4), first)
+    g = engine.Generator().manual_seed(9)
+    kept = g.get_state()
+    drawn = engine.rand(3, generator=g)
+    assert engine.equal(engine.rand(3, generator=g.set_state(kept)), drawn) and g.initial_seed() == 9
+    with pytest.raises(RuntimeError, match="RNG state is wrong size"):
+        engine.set_rng_state(engine.zeros(5000, dtype=engine.uint8))  # a PyTorch state's size
+    with pytest.raises(TypeError, match="uint8"):
+        engine.set_rng_state(engine.zeros(45))
+    assert engine.nn.Identity(54, unused="any")(engine.ones(2)).tolist() == [1.0, 1.0]
+
+
+def test_the_other_makers_and_draws():
+    engine.manual_seed(2)
+    assert engine.logspace(0, 2, 3).tolist() == [1.0, 10.0, 100.0]
+    assert engine.logspace(0, 3, 4, base=2).tolist() == [1.0, 2.0, 4.0, 8.0]
+    r = engine.randint_like(engine.zeros(1000), 3)
+    assert r.dtype == engine.float32 and set(r.tolist()) == {0.0, 1.0, 2.0}
+    assert engine.isin(engine.tensor([1, 2, 3]), engine.tensor([2, 3])).tolist() == [False, True, True]
+    assert engine.tensor([1, 2, 3]).isin(2, invert=True).tolist() == [True, False, True]
+    coins = engine.bernoulli(engine.tensor([0.0, 1.0, 0.3]).expand(4000, 3))
+    assert coins[:, 0].sum().item() == 0 and coins[:, 1].sum().item() == 4000
+    assert coins[:, 2].mean().item() == pytest.approx(0.3, abs=0.03)
+    counts = engine.poisson(engine.full((4000,), 3.0))
+    assert counts.mean().item() == pytest.approx(3.0, abs=0.1) and counts.var().item() == pytest.approx(3.0, rel=0.1)
+    with pytest.raises(RuntimeError, match="Expected p_in >= 0"):
+        engine.bernoulli(engine.tensor([1.5]))
