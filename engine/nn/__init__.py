@@ -14,6 +14,7 @@ from .modules import (
     AvgPool3d,
     BatchNorm1d,
     BatchNorm2d,
+    BatchNorm3d,
     BCELoss,
     BCEWithLogitsLoss,
     Conv1d,
@@ -27,6 +28,9 @@ from .modules import (
     Embedding,
     Flatten,
     Identity,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
     L1Loss,
     LayerNorm,
     LeakyReLU,
@@ -68,4 +72,5 @@ __all__ = ["functional", "init", "parallel", "utils", "Module", "Parameter", "Li
            "Unflatten", "Embedding", "ModuleDict", "GELU", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
            "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer", *activation.__all__, *layers.__all__,
-           "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+           "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d"]

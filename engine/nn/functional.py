@@ -122,6 +122,33 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.mul_(scale) if inplace else input * scale
 
 
+def channel_dropout(input: Tensor, p: float, training: bool, nd: int) -> Tensor:  # noqa: A002
+    """``dropout1d/2d/3d``: each channel of ``(N, C, *spatial)`` (or unbatched ``(C, *spatial)``) zeroed whole with
+    probability ``p``, the others scaled by ``1 / (1 - p)``."""
+    check_dropout_probability(p)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"dropout{nd}d: Expected {nd + 1}D or {nd + 2}D input, but received a {input.dim()}D "
+                           f"input.")
+    if not training or p == 0:
+        return input
+    lead = input.shape[: input.dim() - nd]
+    keep = (creation.rand(*lead, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
+    scale = keep * (1.0 / (1.0 - p)) if p < 1 else keep * 0
+    return input * scale.reshape(*lead, *(1,) * nd)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    return channel_dropout(input, p, training, 1)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    return channel_dropout(input, p, training, 2)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    return channel_dropout(input, p, training, 3)
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """Class indices (int64) as rows of zeros with a one at the index: shape ``tensor.shape + (num_classes,)``,
     ``num_classes`` one more than the largest index unless given."""
@@ -1001,6 +1028,53 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
 
 # ---------------------------------------------------------------------------------------------- normalisation
 
+def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None, training: bool = False,  # noqa: A002
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Each channel normalised: in ``training`` by the batch's mean and biased variance over every dimension but
+    the channels' (the running averages, if given, updated in place by ``momentum``, the variance's unbiased), else
+    by ``running_mean`` and ``running_var``; then scaled and shifted per channel."""
+    dims = (0,) + tuple(range(2, input.dim()))  # every dimension but the channels'
+    view = (1, -1) + (1,) * (input.dim() - 2)
+    if training:
+        n = input.numel() // input.shape[1]
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{list(input.shape)}")
+        mean = input.mean(dims)
+        centred = input - mean.view(view)
+        var = (centred * centred).mean(dims)
+        with no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
+            if running_var is not None:
+                running_var.mul_(1 - momentum).add_(var.detach() * (momentum * n / (n - 1)))
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm: running_mean and running_var are needed when not training")
+        mean, var = running_mean, running_var
+        centred = input - mean.view(view)
+    out = centred / (var + eps).sqrt().view(view)
+    if weight is not None:
+        out = out * weight.view(view)
+    return out + bias.view(view) if bias is not None else out
+
+
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,  # noqa: A002
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Each sample's each channel normalised over its own positions (biased variance), then scaled and shifted
+    per channel."""
+    if not use_input_stats or running_mean is not None or running_var is not None:
+        raise NotImplementedError("instance_norm with running statistics is PyTorch's but not the engine's")
+    dims = tuple(range(2, input.dim()))
+    mean = input.mean(dims, keepdim=True)
+    centred = input - mean
+    out = centred / ((centred * centred).mean(dims, keepdim=True) + eps).sqrt()
+    view = (1, -1) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.view(view)
+    return out + bias.view(view) if bias is not None else out
+
+
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:  # noqa: A002
     """Each sample's channels in ``num_groups`` groups, each group normalised over its channels and positions (the
     variance biased), then scaled and shifted per channel."""
@@ -1040,3 +1114,95 @@ __all__ += ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "interpo
 __all__ += ["logsigmoid", "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish", "softsign", "softmin", "tanhshrink",
             "softshrink", "hardshrink", "threshold", "glu", "celu", "selu", "prelu", "normalize", "cosine_similarity",
             "pairwise_distance", "pad", "smooth_l1_loss", "huber_loss", "kl_div", "group_norm", "rms_norm"]
+
+
+# ---------------------------------------------------------------------------------------------- more losses
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """``max(0, -y (x1 - x2) + margin)``: x1 should rank above x2 where y is 1, below where -1."""
+    loss = (-target * (input1 - input2) + margin).clamp_min(0)
+    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,  # noqa: A002
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """``x`` where y is 1, ``max(0, margin - x)`` where y is -1 (x a distance)."""
+    zeros = input.detach() * 0
+    margin_clamp = (margin - input).clamp_min(0)
+    loss = (input.where(target != -1, zeros)) + margin_clamp.where(target != 1, zeros)
+    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
+                     reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-y x))``, the logistic loss of labels of +-1."""
+    return _reduce(_softplus(-target * input), legacy_reduction(size_average, reduce, reduction))
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
+                                reduce=None, reduction: str = "mean") -> Tensor:
+    """One binary cross-entropy per class from logits, averaged over the classes of each sample."""
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.mean(-1), legacy_reduction(size_average, reduce, reduction))
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """``1 - cos(x1, x2)`` where y is 1, ``max(0, cos(x1, x2) - margin)`` where y is -1 (PyTorch's cosine: the
+    squared norms each given 1e-12)."""
+    dim = input1.dim() - 1
+    products = (input1 * input2).sum(dim)
+    cos = products / ((input1 * input1).sum(dim) + 1e-12).mul((input2 * input2).sum(dim) + 1e-12).sqrt()
+    zeros = cos.detach() * 0
+    loss = (1 - cos).where(target == 1, zeros) + (cos - margin).clamp_min(0).where(target == -1, zeros)
+    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(0, d(a, p) - d(a, n) + margin)``, d the ``p``-norm distance (``swap``: the nearer of d(a, n) and
+    d(p, n))."""
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
+    loss = (margin + d_pos - d_neg).clamp_min(0)
+    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,  # noqa: A002
+                     size_average=None, eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood of ``target`` counts under Poisson rates ``exp(input)`` (``log_input``) or
+    ``input``; ``full`` adds Stirling's term for counts above 1."""
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        t = target.detach()
+        stirling = t * t.log() - t + 0.5 * (2 * math.pi * t).log()
+        loss = loss + stirling.masked_fill(t <= 1, 0.0)
+    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,  # noqa: A002
+                      reduction: str = "mean") -> Tensor:
+    """``0.5 (log var + (input - target)^2 / var)`` (``full``: plus ``0.5 log 2 pi``), the variance held at ``eps``
+    or more without stopping its gradient, as PyTorch's."""
+    if not isinstance(var, Tensor):
+        var = creation.full(tuple(input.shape), float(var), dtype=input.dtype, device=input.device)
+    elif var.dim() == input.dim() - 1 or (var.dim() == input.dim() and var.shape[-1] == 1 and input.shape[-1] != 1):
+        var = var.unsqueeze(-1) if var.dim() == input.dim() - 1 else var
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var + (var.detach().clamp_min(eps) - var.detach())
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+__all__ += ["dropout1d", "dropout2d", "dropout3d", "batch_norm", "instance_norm"]
+__all__ += ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
+            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]

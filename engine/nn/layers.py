@@ -14,7 +14,9 @@ __all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "Const
            "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
            "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
            "CosineSimilarity", "PairwiseDistance", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "ParameterList",
-           "ParameterDict", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+           "ParameterDict", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "MarginRankingLoss",
+           "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
+           "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "Dropout1d", "Dropout2d", "Dropout3d"]
 
 
 class GroupNorm(Module):
@@ -274,3 +276,107 @@ class UpsamplingNearest2d(Upsample):
 class UpsamplingBilinear2d(Upsample):
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class _MarginLoss(_Loss):
+    _fn = ""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        self.margin = margin
+
+    def forward(self, *inputs):
+        return getattr(F, self._fn)(*inputs, margin=self.margin, reduction=self.reduction)
+
+
+class MarginRankingLoss(_MarginLoss):
+    _fn = "margin_ranking_loss"
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    _fn = "cosine_embedding_loss"
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    _fn = "hinge_embedding_loss"
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+
+
+class SoftMarginLoss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+
+    def forward(self, input, target):  # noqa: A002
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):  # noqa: A002
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                 size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8,
+                 reduce=None, reduction: str = "mean"):
+        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):  # noqa: A002
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class _ChannelDropout(Module):
+    """Dropout1d/2d/3d: whole channels (each of ``(N, C)``'s feature maps) zeroed with probability ``p`` in
+    training, the others scaled by ``1 / (1 - p)``; the identity in eval mode."""
+
+    _nd = 1
+
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__()
+        F.check_dropout_probability(p)
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):  # noqa: A002
+        return F.channel_dropout(input, self.p, self.training, self._nd)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(_ChannelDropout):
+    _nd = 1
+
+
+class Dropout2d(_ChannelDropout):
+    _nd = 2
+
+
+class Dropout3d(_ChannelDropout):
+    _nd = 3

@@ -17,7 +17,8 @@ __all__ = ["Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Sequenti
            "LeakyReLU", "LayerNorm", "BatchNorm1d", "BCELoss", "BCEWithLogitsLoss", "NLLLoss", "SiLU", "ELU",
            "Softplus", "Unflatten", "Conv1d", "Conv2d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
            "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "BatchNorm2d",
-           "Embedding", "ModuleDict", "GELU", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+           "Embedding", "ModuleDict", "GELU", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class Parameter(Tensor):
@@ -1067,30 +1068,15 @@ class _BatchNorm(Module):
         if input.shape[1] != self.num_features:
             raise ValueError(f"{type(self).__name__}({self.num_features}) got an input of {input.shape[1]} features "
                              f"(shape {list(input.shape)})")
-        dims = (0,) + tuple(range(2, input.dim()))  # every dimension but the channels'
-        view = (1, -1) + (1,) * (input.dim() - 2)
         batch_stats = self.training or not self.track_running_stats
-        if batch_stats:
-            n = input.numel() // self.num_features
-            if self.training and n <= 1:
-                raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                                 f"{list(input.shape)}")
-            mean = input.mean(dims)
-            centred = input - mean.view(view)
-            var = (centred * centred).mean(dims)
-            if self.training and self.track_running_stats:
-                with no_grad():
-                    self.num_batches_tracked.add_(1)
-                    m = 1.0 / self.num_batches_tracked.item() if self.momentum is None else self.momentum
-                    self.running_mean.mul_(1 - m).add_(mean.detach() * m)
-                    self.running_var.mul_(1 - m).add_(var.detach() * (m * n / (n - 1)))
-        else:
-            mean, var = self.running_mean, self.running_var
-            centred = input - mean.view(view)
-        out = centred / (var + self.eps).sqrt().view(view)
-        if self.affine:
-            out = out * self.weight.view(view)
-        return out + self.bias.view(view) if self.has_bias else out
+        m = self.momentum
+        if self.training and self.track_running_stats:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            m = 1.0 / self.num_batches_tracked.item() if self.momentum is None else self.momentum
+        # the running buffers are None when not tracked: then the batch's statistics, and nothing updated
+        return F.batch_norm(input, self.running_mean, self.running_var, self.weight,
+                            self.bias if self.has_bias else None, batch_stats, 0.0 if m is None else m, self.eps)
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
@@ -1107,6 +1093,57 @@ class BatchNorm2d(_BatchNorm):
     """Batch normalisation of images ``(N, C, H, W)``: each channel over the batch and every position."""
 
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of volumes ``(N, C, D, H, W)``: each channel over the batch and every position."""
+
+    _dims = (5,)
+
+
+class _InstanceNorm(Module):
+    """InstanceNorm1d/2d/3d: each sample's each channel normalised over its own positions (a style transfer's
+    norm), with a learned scale and shift per channel when ``affine``. Running statistics
+    (``track_running_stats=True``) are PyTorch's but not the engine's."""
+
+    _nd = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True):
+        super().__init__()
+        if track_running_stats:
+            raise NotImplementedError(f"{type(self).__name__}(track_running_stats=True) is PyTorch's but not the "
+                                      "engine's: it normalises each sample by its own statistics")
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        dev = target(device)
+        self.has_bias = affine and bias
+        self.weight = Parameter(creation.ones(num_features, dtype=dtype, device=dev)) if affine else None
+        self.bias = Parameter(creation.zeros(num_features, dtype=dtype, device=dev)) if self.has_bias else None
+
+    def forward(self, input):  # noqa: A002
+        if input.dim() not in (self._nd + 1, self._nd + 2):
+            raise ValueError(f"expected {self._nd + 1}D or {self._nd + 2}D input (got {input.dim()}D input)")
+        unbatched = input.dim() == self._nd + 1
+        x = input.unsqueeze(0) if unbatched else input
+        out = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        return out.squeeze(0) if unbatched else out
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.has_bias}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _nd = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _nd = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _nd = 3
 
 
 class BCELoss(_Loss):

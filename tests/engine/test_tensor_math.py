@@ -20,6 +20,8 @@ RNG_SEED = 3
 
 # name: (input shapes, a domain for the random inputs, the call with lib = engine or torch)
 IDX = np.array([[0, 2, 1, 0], [1, 1, 0, 2], [2, 0, 2, 1]])
+SIGNS = np.array([[1.0, -1.0, 1.0], [-1.0, -1.0, 1.0], [1.0, 1.0, -1.0], [-1.0, 1.0, -1.0]])
+COUNTS = np.array([[0.0, 1.0, 3.0], [2.0, 0.0, 5.0], [1.0, 4.0, 0.0], [7.0, 2.0, 1.0]])
 CASES = {
     "log1p": ([(3, 4)], (-0.9, 2.0), lambda lib, x: x.log1p()),
     "expm1": ([(3, 4)], (-2.0, 2.0), lambda lib, x: lib.expm1(x)),
@@ -152,6 +154,32 @@ CASES = {
         [(1, 2, 6, 6)], (-1.0, 1.0),
         lambda lib, x: lib.nn.functional.interpolate(x, size=(7, 3), mode="nearest-exact").sum((2, 3))
         + lib.nn.functional.interpolate(x, size=(4, 3), mode="area").sum((2, 3))),
+    "margin ranking, hinge, soft margin": (
+        [(4, 3), (4, 3)], (-1.0, 1.0),
+        lambda lib, a, b: lib.stack([lib.nn.functional.margin_ranking_loss(a[:, 0], b[:, 0], lib.tensor(SIGNS[:, 0]),
+                                                                          margin=0.3),
+                                     lib.nn.functional.hinge_embedding_loss(a.abs(), lib.tensor(SIGNS), margin=0.8),
+                                     lib.nn.functional.soft_margin_loss(a, lib.tensor(SIGNS))])),
+    "multilabel, cosine embedding": (
+        [(4, 3), (4, 3)], (-1.0, 1.0),
+        lambda lib, a, b: lib.stack([lib.nn.functional.multilabel_soft_margin_loss(a, lib.tensor(SIGNS > 0) * 1.0),
+                                     lib.nn.functional.cosine_embedding_loss(a, b, lib.tensor(SIGNS[:, 1]),
+                                                                             margin=0.2)])),
+    "triplet": ([(4, 3), (4, 3), (4, 3)], (-1.0, 1.0),
+                lambda lib, a, p, n: lib.nn.functional.triplet_margin_loss(a, p, n, margin=0.5, reduction="none")
+                + lib.nn.functional.triplet_margin_loss(a, p, n, p=1, swap=True, reduction="none")),
+    "poisson and gaussian nll": (
+        [(4, 3), (4, 3), (4, 3)], (0.1, 2.0),
+        lambda lib, a, b, v: lib.stack([lib.nn.functional.poisson_nll_loss(a, lib.tensor(COUNTS)),
+                                        lib.nn.functional.poisson_nll_loss(a, lib.tensor(COUNTS), log_input=False,
+                                                                           full=True),
+                                        lib.nn.functional.gaussian_nll_loss(a, b, v, full=True)])),
+    "batch_norm": ([(4, 3, 5), (3,), (3,)], (0.5, 1.5),
+                   lambda lib, x, w, b: lib.nn.functional.batch_norm(x, None, None, w, b, training=True)
+                   * lib.arange(5.0, dtype=lib.float64)),
+    "instance_norm": ([(2, 3, 4, 5), (3,), (3,)], (0.5, 1.5),
+                      lambda lib, x, w, b: lib.nn.functional.instance_norm(x, weight=w, bias=b)
+                      * lib.arange(5.0, dtype=lib.float64)),
     "hardtanh, relu6, hardsigmoid, hardswish": (
         [(3, 4)], (-8.0, 8.0),
         lambda lib, x: lib.nn.functional.hardtanh(x, -2.0, 3.0) + lib.nn.functional.relu6(x) * 2
@@ -467,6 +495,11 @@ MODULE_REPRS = {  # torch 2.13's repr of each
     "Upsample(scale_factor=2)": "Upsample(scale_factor=2.0, mode='nearest')",
     "Upsample(size=(3, 4), mode='bilinear', align_corners=True)": "Upsample(size=(3, 4), mode='bilinear')",
     "UpsamplingBilinear2d(size=5)": "UpsamplingBilinear2d(size=5, mode='bilinear')",
+    "Dropout2d(0.3)": "Dropout2d(p=0.3, inplace=False)",
+    "TripletMarginLoss()": "TripletMarginLoss()",
+    "BatchNorm3d(3)": "BatchNorm3d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)",
+    "InstanceNorm2d(3)": "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, "
+                         "track_running_stats=False)",
 }
 
 
@@ -707,3 +740,44 @@ def test_the_other_makers_and_draws():
     assert counts.mean().item() == pytest.approx(3.0, abs=0.1) and counts.var().item() == pytest.approx(3.0, rel=0.1)
     with pytest.raises(RuntimeError, match="Expected p_in >= 0"):
         engine.bernoulli(engine.tensor([1.5]))
+
+
+@pytest.mark.torch
+def test_batch_norm_3d_and_instance_norm_train_and_evaluate_as_torchs():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    volume, sequence = rng.standard_normal((4, 3, 2, 3, 2)), rng.standard_normal((2, 3, 5))
+    results = []
+    for lib in (engine, torch):
+        bn = lib.nn.BatchNorm3d(3, momentum=None).double()
+        x = lib.tensor(volume, requires_grad=True)
+        out = bn(x) * lib.arange(2.0, dtype=lib.float64)
+        out.sum().backward()
+        bn(lib.tensor(volume) * 2)  # a second batch: the cumulative average (momentum=None)
+        bn.eval()
+        evaluated = bn(lib.tensor(volume))
+        inorm = lib.nn.InstanceNorm1d(3, affine=True).double()
+        s = lib.tensor(sequence, requires_grad=True)
+        (inorm(s) * lib.arange(5.0, dtype=lib.float64)).sum().backward()
+        unbatched = lib.nn.InstanceNorm1d(3)(lib.tensor(sequence[0]))
+        results.append([out.detach().numpy(), x.grad.numpy(), bn.running_mean.numpy(), bn.running_var.numpy(),
+                        evaluated.detach().numpy(), s.grad.numpy(), unbatched.numpy()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_channel_dropout_zeroes_whole_channels_in_training_only():
+    engine.manual_seed(1)
+    x = engine.ones(400, 8, 3, 3)
+    y = engine.nn.Dropout2d(0.25)(x)
+    per_channel = y.reshape(400, 8, 9)
+    assert bool((per_channel == per_channel[:, :, :1]).all())  # a channel is kept or dropped whole
+    assert float((per_channel[:, :, 0] == 0).float().mean()) == pytest.approx(0.25, abs=0.02)
+    assert float(y.max()) == pytest.approx(1 / 0.75)
+    drop = engine.nn.Dropout1d(0.5)
+    drop.eval()
+    assert engine.equal(drop(engine.ones(2, 3, 4)), engine.ones(2, 3, 4))
+    with pytest.raises(RuntimeError, match="dropout3d: Expected 4D or 5D input"):
+        engine.nn.Dropout3d()(engine.ones(2, 3))
+    with pytest.raises(NotImplementedError, match="track_running_stats=True"):
+        engine.nn.InstanceNorm2d(3, track_running_stats=True)
