@@ -547,7 +547,7 @@ _METHOD_FORMS = (
     "index_add", "index_copy", "index_fill", "diagonal", "diag", "trace", "diff", "bmm", "mv", "addmm", "addmv",
     "baddbmm", "exp_", "sigmoid_", "tanh_", "relu_", "is_floating_point", "inverse", "det", "logdet", "slogdet",
     "unique", "bincount", "repeat_interleave", "kthvalue", "quantile", "cross", "cumprod",
-    "bernoulli",
+    "bernoulli", "index_put",
 )
 for _name in _METHOD_FORMS:
     globals()[_name] = _method_form(_name)

@@ -363,6 +363,38 @@ class TensorMath:
             raise IndexError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
         return self[(slice(None),) * d + (slice(start, start + length),)]
 
+    def unfold(self, dimension, size, step):
+        """The windows of ``size`` along ``dimension``, ``step`` apart, as a new last dimension (``x.unfold(0, 2,
+        1)`` of ``[1, 2, 3]`` is ``[[1, 2], [2, 3]]``); a copy here, where PyTorch's is a view."""
+        d = _dims(dimension, self._data.ndim, "unfold")[0] if self._data.ndim else 0
+        n = self._data.shape[d] if self._data.ndim else 1
+        if size > n:
+            raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+        if step <= 0:
+            raise RuntimeError(f"step is {step} but must be > 0")
+        count = (n - size) // step + 1
+        xp = xp_of(self._data)
+        index = (xp.arange(count)[:, None] * step + xp.arange(size)[None, :]).reshape(-1)
+        x = self if self._data.ndim else self.reshape(1)
+        picked = x.index_select(d, _t._wrap(index))
+        shape = list(x.shape)
+        shape[d:d + 1] = [count, size]
+        return picked.reshape(*shape).movedim(d + 1, -1)
+
+    def index_put(self, indices, values, accumulate=False):
+        """``self`` with ``values`` written (``accumulate``: added, a repeated index adding up) at ``indices``, a
+        tuple of index tensors as ``x[indices]`` reads them."""
+        index = tuple(i._data if isinstance(i, _t.Tensor) else i for i in indices)
+        values = values if isinstance(values, _t.Tensor) else _t._wrap(xp_of(self._data).asarray(values))
+        if accumulate:
+            return _t._fn.IndexAdd.apply(self, values, index=index, name="IndexPutBackward0")
+        return _t._fn.SetItem.apply(self, values, index=index)
+
+    def put(self, index, source, accumulate=False):
+        """``index_put`` on the flattened tensor: ``source``'s values at the flat positions ``index``."""
+        flat = self.reshape(-1)
+        return flat.index_put((index.reshape(-1),), source.reshape(-1), accumulate).reshape(self.shape)
+
     def ravel(self):
         return self.reshape(-1)
 
@@ -726,7 +758,7 @@ _IN_PLACE = (
     "arctan", "arcsinh", "arccosh", "arctanh", "absolute", "negative", "sgn", "clamp_min", "clamp_max", "nan_to_num",
     "lerp", "atan2", "arctan2", "hypot", "xlogy", "remainder", "fmod", "floor_divide", "float_power", "logical_not",
     "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
-    "cumsum", "cumprod",
+    "cumsum", "cumprod", "index_put", "put",
 )
 for _name in _IN_PLACE:
     setattr(TensorMath, _name + "_", _in_place(_name))

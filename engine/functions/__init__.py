@@ -5,7 +5,7 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 """
 
 from .arithmetic import Add, Div, Einsum, MatMul, Mul, Neg, Pow, Sub
-from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, MaxPool
+from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool
 from .elementwise import (
     Abs,
     Binary,
@@ -57,5 +57,5 @@ __all__ = [
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm", "AMaxMin",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
-    "Cumprod", "Triangle", "TakeAlong", "IndexAdd", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
+    "Cumprod", "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
 ]

@@ -363,3 +363,47 @@ class AdaptiveAvgPool(Function):
             axis = gy.ndim - nd + i
             g = xp.moveaxis((xp.moveaxis(g, axis, -1) / lengths) @ m, -1, axis)
         return xp.ascontiguousarray(g)
+
+
+class Im2Col(Function):
+    """``F.unfold`` (``fold=False``): the sliding windows of ``(N, C, *S)`` as columns ``(N, C * prod(K), L)``; or
+    ``F.fold`` (``fold=True``): such columns added back into ``(N, C, *output_size)``. Each is the other's
+    backward."""
+
+    raw = True
+
+    def backward_name(self):
+        return "Col2ImBackward0" if self.fold else "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx, x, kernel, dilation, padding, stride, fold=False, output_size=None):
+        xp = xp_of(x)
+        ctx.fold = fold
+        pads = tuple((p, p) for p in padding)
+        if not fold:
+            n, c = x.shape[:2]
+            xpad = _pad(xp, x, pads, 0)
+            out = tuple((size - d * (k - 1) - 1) // s + 1
+                        for size, k, d, s in zip(xpad.shape[2:], kernel, dilation, stride))
+            ctx.meta = (x.shape, xpad.shape, pads, kernel, dilation, stride, out)
+            cols = _columns(xp, xpad, kernel, dilation, stride, out)  # (C, *K, N, *out)
+            cols = cols.reshape((c * math.prod(kernel), n, math.prod(out)))
+            return xp.ascontiguousarray(cols.swapaxes(0, 1))
+        n, ck, _ = x.shape
+        c = ck // math.prod(kernel)
+        pad_shape = (n, c) + tuple(o + 2 * p for o, p in zip(output_size, padding))
+        out = tuple((size - d * (k - 1) - 1) // s + 1 for size, k, d, s in zip(pad_shape[2:], kernel, dilation, stride))
+        ctx.meta = ((n, c) + tuple(output_size), pad_shape, pads, kernel, dilation, stride, out)
+        cols = x.swapaxes(0, 1).reshape((c,) + tuple(kernel) + (n,) + out)
+        return xp.ascontiguousarray(_unpad(_add_columns(xp, cols, pad_shape, kernel, dilation, stride, out), pads))
+
+    @staticmethod
+    def backward(ctx, gy):
+        shape, pad_shape, pads, kernel, dilation, stride, out = ctx.meta
+        xp = xp_of(gy)
+        n, c = shape[:2]
+        if not ctx.fold:
+            cols = gy.swapaxes(0, 1).reshape((c,) + tuple(kernel) + (n,) + out)
+            return _unpad(_add_columns(xp, xp.ascontiguousarray(cols), pad_shape, kernel, dilation, stride, out), pads)
+        cols = _columns(xp, _pad(xp, gy, pads, 0), kernel, dilation, stride, out)
+        return xp.ascontiguousarray(cols.reshape((c * math.prod(kernel), n, math.prod(out))).swapaxes(0, 1))

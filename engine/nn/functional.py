@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 
@@ -16,6 +17,7 @@ from ..functions.conv import (
     AvgPool,
     Convolution,
     ConvTranspose,
+    Im2Col,
     MaxPool,
     max_pool_indices,
     pool_geometry,
@@ -528,6 +530,94 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
                      dilation=1):
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+    """The sliding ``kernel_size`` windows of an image batch ``(N, C, H, W)`` as columns ``(N, C * kh * kw, L)``
+    (im2col: a convolution is ``weight.view(O, -1) @ unfold(x)``)."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    args = [_ntuple(v, 2, name, "unfold") for v, name in ((kernel_size, "kernel_size"), (dilation, "dilation"),
+                                                           (padding, "padding"), (stride, "stride"))]
+    out = Im2Col.apply(x, *args)
+    return out.squeeze(0) if unbatched else out
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # noqa: A002
+    """Columns ``(N, C * kh * kw, L)`` added back into images ``(N, C, *output_size)``, where windows overlap summed
+    (col2im, ``unfold`` undone up to that sum)."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported (got "
+                           f"{input.dim()}D)")
+    unbatched = input.dim() == 2
+    x = input.unsqueeze(0) if unbatched else input
+    kernel, dil, pad, st = (_ntuple(v, 2, name, "fold") for v, name in (
+        (kernel_size, "kernel_size"), (dilation, "dilation"), (padding, "padding"), (stride, "stride")))
+    size = _ntuple(output_size, 2, "output_size", "fold")
+    if x.shape[1] % (kernel[0] * kernel[1]):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={x.shape[1]} and kernel_size={kernel}")
+    blocks = 1
+    for o, p, d, k, s in zip(size, pad, dil, kernel, st):
+        blocks *= (o + 2 * p - d * (k - 1) - 1) // s + 1
+    if x.shape[2] != blocks:
+        raise RuntimeError(f"Given output_size={size}, kernel_size={kernel}, dilation={dil}, padding={pad}, "
+                           f"stride={st}, expected size of input's dimension 2 to match the calculated number of "
+                           f"sliding blocks {blocks}, but got input.size(2)={x.shape[2]}.")
+    out = Im2Col.apply(x, kernel, dil, pad, st, fold=True, output_size=size)
+    return out.squeeze(0) if unbatched else out
+
+
+def pixel_shuffle(input, upscale_factor: int):  # noqa: A002
+    """``(*, C r^2, H, W)`` rearranged to ``(*, C, H r, W r)``: sub-pixel convolution's upscaling."""
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    x = input.reshape(-1, c // (r * r), r, r, h, w).permute(0, 1, 4, 2, 5, 3)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor: int):  # noqa: A002
+    """``pixel_shuffle`` undone: ``(*, C, H r, W r)`` to ``(*, C r^2, H, W)``."""
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
+                           f"{h} and {w} for {r}")
+    x = input.reshape(-1, c, h // r, r, w // r, r).permute(0, 1, 3, 5, 2, 4)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices: bool = False):  # noqa: A002
+    return _adaptive_max_pool(input, output_size, 1, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False):  # noqa: A002
+    """The maximum of ``output_size`` windows spread over the last two dimensions (their starts and ends PyTorch's:
+    ``floor(i n / out)`` to ``ceil((i + 1) n / out)``); the gradient goes to each window's first maximum."""
+    return _adaptive_max_pool(input, output_size, 2, return_indices)
+
+
+def _adaptive_max_pool(input, output_size, nd, return_indices):  # noqa: A002
+    if return_indices:
+        raise NotImplementedError(f"adaptive_max_pool{nd}d(return_indices=True) is PyTorch's but not the engine's")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    sizes = tuple(input.shape[-nd:])
+    out = tuple(n if o is None else o for n, o in zip(sizes, _ntuple(output_size, nd, "output_size",
+                                                                      f"adaptive_max_pool{nd}d")))
+    windows = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)] for n, o in zip(sizes, out)]
+    lead = tuple(input.shape[:-nd])
+    picked = []
+    for spans in itertools.product(*windows):
+        part = input[(Ellipsis,) + tuple(slice(a, b) for a, b in spans)]
+        picked.append(part.reshape(*lead, -1).max(-1).values)
+    return creation.stack(picked, -1).reshape(*lead, *out)
 
 
 def _pool_args(input, kernel_size, stride, padding, dilation, nd, op, effective=True):  # noqa: A002
@@ -1203,6 +1293,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
     return _reduce(loss, reduction)
 
 
-__all__ += ["dropout1d", "dropout2d", "dropout3d", "batch_norm", "instance_norm"]
+__all__ += ["dropout1d", "dropout2d", "dropout3d", "batch_norm", "instance_norm", "unfold", "fold", "pixel_shuffle",
+            "pixel_unshuffle", "adaptive_max_pool1d", "adaptive_max_pool2d"]
 __all__ += ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
             "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]

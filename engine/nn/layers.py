@@ -8,7 +8,7 @@ from collections import OrderedDict
 from .. import creation
 from ..backend import target
 from . import functional as F
-from .modules import Module, Parameter, _Loss
+from .modules import Linear, Module, Parameter, _Loss
 
 __all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
            "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
@@ -16,7 +16,8 @@ __all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "Const
            "CosineSimilarity", "PairwiseDistance", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "ParameterList",
            "ParameterDict", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "MarginRankingLoss",
            "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
-           "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "Dropout1d", "Dropout2d", "Dropout3d"]
+           "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "Dropout1d", "Dropout2d", "Dropout3d", "Unfold",
+           "Fold", "PixelShuffle", "PixelUnshuffle", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LazyLinear"]
 
 
 class GroupNorm(Module):
@@ -380,3 +381,106 @@ class Dropout2d(_ChannelDropout):
 
 class Dropout3d(_ChannelDropout):
     _nd = 3
+
+
+class Unfold(Module):
+    """``F.unfold`` as a layer: an image batch's sliding windows as columns."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, input):  # noqa: A002
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
+                f"stride={self.stride}")
+
+
+class Fold(Unfold):
+    """``F.fold`` as a layer: columns added back into images of ``output_size``."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, input):  # noqa: A002
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}, " + super().extra_repr()
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor: int):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):  # noqa: A002
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor: int):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):  # noqa: A002
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class _AdaptiveMaxPoolNd(Module):
+    _nd = 1
+
+    def __init__(self, output_size, return_indices: bool = False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):  # noqa: A002
+        pool = F.adaptive_max_pool1d if self._nd == 1 else F.adaptive_max_pool2d
+        return pool(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    _nd = 1
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    _nd = 2
+
+
+class LazyLinear(Linear):
+    """A Linear layer whose ``in_features`` is found from its first input; its weight and bias are made then (as
+    PyTorch's, initialised as a Linear of that size) and it becomes a plain ``Linear``. Make the optimizer after a
+    first forward, as PyTorch asks."""
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None):
+        Module.__init__(self)
+        self.in_features, self.out_features = 0, out_features
+        self._lazy = {"bias": bias, "device": device, "dtype": dtype}
+        self.register_parameter("weight", None)
+        self.register_parameter("bias", None)
+
+    def forward(self, input):  # noqa: A002
+        if self.weight is None:
+            made = Linear(input.shape[-1], self.out_features, bias=self._lazy["bias"],
+                          device=self._lazy["device"] or input.device, dtype=self._lazy["dtype"] or input.dtype)
+            self.in_features = made.in_features
+            self.weight = made.weight
+            if made.bias is not None:
+                self.bias = made.bias
+            self.__class__ = Linear  # as PyTorch's (cls_to_become)
+        return Linear.forward(self, input)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self._lazy['bias']}"

@@ -180,6 +180,22 @@ CASES = {
     "instance_norm": ([(2, 3, 4, 5), (3,), (3,)], (0.5, 1.5),
                       lambda lib, x, w, b: lib.nn.functional.instance_norm(x, weight=w, bias=b)
                       * lib.arange(5.0, dtype=lib.float64)),
+    "unfold and fold": ([(2, 3, 5, 6), (2, 18, 12)], (-1.0, 1.0),
+                        lambda lib, x, c: lib.cat([lib.nn.functional.unfold(x, (2, 3), dilation=(1, 2), padding=1,
+                                                                             stride=(2, 1)).reshape(-1),
+                                                   lib.nn.functional.fold(c, (5, 6), (2, 3), dilation=(1, 2),
+                                                                          padding=1, stride=(2, 1)).reshape(-1)])),
+    "pixel shuffle and unshuffle": ([(2, 8, 3, 4)], (-1.0, 1.0),
+                                    lambda lib, x: lib.nn.functional.pixel_unshuffle(
+                                        lib.nn.functional.pixel_shuffle(x, 2) * lib.arange(8.0, dtype=lib.float64),
+                                        2)),
+    "adaptive max pool": ([(2, 3, 7, 5), (2, 3, 7)], (-1.0, 1.0),
+                          lambda lib, x, y: lib.cat([lib.nn.functional.adaptive_max_pool2d(x, (3, 2)).reshape(-1),
+                                                     lib.nn.functional.adaptive_max_pool1d(y, 4).reshape(-1)])),
+    "Tensor.unfold": ([(3, 7)], (-1.0, 1.0), lambda lib, x: x.unfold(1, 3, 2) * lib.arange(3.0, dtype=lib.float64)),
+    "index_put": ([(4, 3), (3, 3)], (-1.0, 1.0),
+                  lambda lib, x, v: x.index_put((lib.tensor([0, 2, 0]),), v, accumulate=True)
+                  + x.index_put((lib.tensor([1, 3, 2]), lib.tensor([0, 2, 1])), v[:, 0] * 1.0)),
     "hardtanh, relu6, hardsigmoid, hardswish": (
         [(3, 4)], (-8.0, 8.0),
         lambda lib, x: lib.nn.functional.hardtanh(x, -2.0, 3.0) + lib.nn.functional.relu6(x) * 2
@@ -458,7 +474,8 @@ def _each_on_the_stand_in(arrays, cpu_results, cuda_device):
     for name in ("log1p", "atan2 broadcast", "prod with a zero", "logsumexp", "flip", "roll", "scatter_add",
                  "index_add", "diagonal", "diag of a vector", "median dim", "in place", "hypot", "xlogy", "cdist",
                  "tensordot", "quantile", "kthvalue", "cross", "repeat_interleave flat",
-                 "interpolate bilinear", "cumprod with zeros"):
+                 "interpolate bilinear", "cumprod with zeros", "unfold and fold", "adaptive max pool",
+                 "index_put"):
         cpu, cpu_grads = cpu_results[name]
         leaves = [engine.tensor(a, dtype=engine.float64, device=cuda_device, requires_grad=True)
                   for a in arrays[name]]
@@ -500,6 +517,10 @@ MODULE_REPRS = {  # torch 2.13's repr of each
     "BatchNorm3d(3)": "BatchNorm3d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)",
     "InstanceNorm2d(3)": "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, "
                          "track_running_stats=False)",
+    "Fold((4, 4), 2)": "Fold(output_size=(4, 4), kernel_size=2, dilation=1, padding=0, stride=1)",
+    "PixelShuffle(2)": "PixelShuffle(upscale_factor=2)",
+    "AdaptiveMaxPool2d((3, 2))": "AdaptiveMaxPool2d(output_size=(3, 2))",
+    "LazyLinear(3)": "LazyLinear(in_features=0, out_features=3, bias=True)",
 }
 
 
@@ -781,3 +802,12 @@ def test_channel_dropout_zeroes_whole_channels_in_training_only():
         engine.nn.Dropout3d()(engine.ones(2, 3))
     with pytest.raises(NotImplementedError, match="track_running_stats=True"):
         engine.nn.InstanceNorm2d(3, track_running_stats=True)
+
+
+def test_a_lazy_linear_finds_its_input_size_at_its_first_call():
+    layer = engine.nn.LazyLinear(3)
+    assert list(layer.parameters()) == []
+    out = layer(engine.ones(2, 5))
+    assert out.shape == (2, 3) and type(layer) is engine.nn.Linear and layer.in_features == 5
+    assert [tuple(p.shape) for p in layer.parameters()] == [(3, 5), (3,)]
+    assert float(layer.weight.abs().max()) <= 1 / np.sqrt(5)  # a Linear's start, as PyTorch's
