@@ -115,6 +115,22 @@ def set_rng_state(new_state) -> None:
     _random_module.set_state_bytes(bytes(new_state.cpu().numpy().astype("uint8")))
 
 
+def _generator_get_state(self):
+    """Its state as a uint8 tensor (PCG64's, 45 bytes), for :meth:`set_state`."""
+    return tensor(list(_random_module.get_state_bytes(self)), dtype=uint8)
+
+
+def _generator_set_state(self, new_state):
+    if not isinstance(new_state, Tensor) or new_state.dtype != uint8:
+        raise TypeError("Generator.set_state expects a torch.ByteTensor (a uint8 tensor from get_state)")
+    _random_module.set_state_bytes(bytes(new_state.cpu().numpy().astype("uint8")), self)
+    return self
+
+
+# given to Generator here, where tensors can be made (engine.random is a leaf below engine.tensor)
+Generator.get_state, Generator.set_state = _generator_get_state, _generator_set_state
+
+
 def seed() -> int:
     """Seeds the CPU generator from the operating system's randomness and returns that seed, as ``torch.seed()``."""
     return _random_module.reseed()

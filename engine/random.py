@@ -60,16 +60,6 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
-    def get_state(self):
-        """Its state as a uint8 tensor (PCG64's, 45 bytes), for :meth:`set_state`."""
-        from .creation import tensor
-
-        return tensor(list(get_state_bytes(self)), dtype="uint8")
-
-    def set_state(self, new_state) -> Generator:
-        set_state_bytes(bytes(backend.to_host(new_state._data).astype(np.uint8)), self)
-        return self
-
     def __repr__(self):
         return f"<engine.Generator object at {id(self):#x}>"
 

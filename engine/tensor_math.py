@@ -219,14 +219,12 @@ class TensorMath:
 
     def bernoulli(self, p=None, *, generator=None):
         """1 with probability ``p`` (this tensor's values when not given), 0 otherwise, in this tensor's dtype."""
-        from .creation import rand
-
         probs = self if p is None else p
         if isinstance(probs, _t.Tensor) and self._data.size and xp_of(self._data) is np and bool(
                 ((probs._data < 0) | (probs._data > 1)).any()):
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-        u = rand(*self.shape, dtype=self.dtype if self.is_floating_point() else None, device=self.device,
-                 generator=generator)
+        np_dtype = self._data.dtype if self._data.dtype.kind == "f" else np.dtype(np.float32)
+        u = _t._wrap(_t._random.uniform(tuple(self.shape), np_dtype, self.device, generator=generator))
         return (u < _t._raw(probs) if not isinstance(probs, _t.Tensor) else u < probs.detach()).to(self.dtype)
 
     def count_nonzero(self, dim=None):

@@ -62,6 +62,8 @@ EXAMPLES = {
                     {"stride": (1, 2), "padding": ((1, 1), (0, 0)), "dilation": (1, 1), "groups": 1}),
     "ConvTranspose": (lambda g: (_x(g, (1, 2, 3, 3)), _x(g, (2, 3, 2, 2)), _x(g, (3,))),
                       {"stride": (2, 1), "padding": (1, 0), "output_padding": (1, 0), "dilation": (1, 1), "groups": 1}),
+    "Im2Col": (lambda g: (_x(g, (1, 2, 4, 4)),), {"kernel": (2, 2), "dilation": (1, 1), "padding": (1, 0),
+                                                   "stride": (2, 1)}),
     "MaxPool": (lambda g: (_x(g, (1, 2, 4, 4)),), {"kernel": (2, 2), "stride": (1, 1), "padding": (1, 0),
                                                   "dilation": (1, 1), "ceil_mode": True}),
     "AvgPool": (lambda g: (_x(g, (1, 2, 4, 4)),), {"kernel": (2, 2), "stride": (2, 2), "padding": (1, 1),
