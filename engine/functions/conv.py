@@ -379,6 +379,7 @@ class Im2Col(Function):
     def forward(ctx, x, kernel, dilation, padding, stride, fold=False, output_size=None):
         xp = xp_of(x)
         ctx.fold = fold
+        ctx.op_label = "Fold" if fold else "Unfold"
         pads = tuple((p, p) for p in padding)
         if not fold:
             n, c = x.shape[:2]

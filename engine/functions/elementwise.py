@@ -377,6 +377,7 @@ class Unary(Function):
     @staticmethod
     def forward(ctx, x, op):
         ctx.op = op
+        ctx.op_label = UNARY[op][0][:-len("Backward0")]  # the graph panel's name: Log1P, Rsqrt, LogSigmoid, ...
         out = UNARY[op][1](xp_of(x), x)
         ctx.saved = (x, out)
         return out
@@ -443,6 +444,7 @@ class Binary(Function):
         a, b = promote(a, b)
         xp = xp_of(a) if hasattr(a, "shape") else xp_of(b)
         ctx.op = op
+        ctx.op_label = BINARY[op][0][:-len("Backward0")]  # Atan2, Hypot, ...
         out = BINARY[op][1](xp, a, b)
         ctx.saved = (a, b, out)
         return out

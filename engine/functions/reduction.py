@@ -289,6 +289,7 @@ class VectorNorm(Function):
             out = (a ** ord).sum(axis=axes, keepdims=keepdim) ** (1.0 / ord)
         ctx.saved = (x, out)
         ctx.meta = (ord, axes, keepdim)
+        ctx.op_label = "Norm"
         return out
 
     @staticmethod
@@ -338,6 +339,7 @@ class AMaxMin(Function):
         ctx.saved = (x, out)
         ctx.meta = (axes, keepdim)
         ctx.mode = mode
+        ctx.op_label = "Amax" if mode == "max" else "Amin"
         return out
 
     @staticmethod

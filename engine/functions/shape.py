@@ -199,6 +199,7 @@ class IndexAdd(Function):
         out = x.copy()
         xp_of(x).add.at(out, index, value)
         ctx.index, ctx.node_name = index, name
+        ctx.op_label = name[:-len("Backward0")]  # ScatterAdd, IndexAdd or IndexPut in the graph panel
         return out
 
     @staticmethod
@@ -219,6 +220,7 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, x, axes, shift=None):
         ctx.axes, ctx.shift = axes, shift
+        ctx.op_label = "Flip" if shift is None else "Roll"
         xp = xp_of(x)
         return xp.flip(x, axes).copy() if shift is None else xp.roll(x, shift, axes)
 

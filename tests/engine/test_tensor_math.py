@@ -811,3 +811,14 @@ def test_a_lazy_linear_finds_its_input_size_at_its_first_call():
     assert out.shape == (2, 3) and type(layer) is engine.nn.Linear and layer.in_features == 5
     assert [tuple(p.shape) for p in layer.parameters()] == [(3, 5), (3,)]
     assert float(layer.weight.abs().max()) <= 1 / np.sqrt(5)  # a Linear's start, as PyTorch's
+
+
+def test_the_graph_panel_names_the_new_nodes_by_their_op():
+    """(Not "Unary", "Binary", "Flip" for a roll: the name a learner reads in the Inside-the-step graph.)"""
+    x = engine.rand(3, 4, requires_grad=True)
+    loss = (x.log1p().atan2(x).amax(1).sum() + x.roll(1, 1).norm()
+            + x.scatter_add(0, engine.zeros(3, 4, dtype=engine.int64), x).sum()
+            + engine.nn.functional.unfold(x.reshape(1, 1, 3, 4), 2).sum())
+    ops = {node.op for node in engine.autograd.describe(loss).nodes}
+    assert {"Log1P", "Atan2", "Amax", "Roll", "Norm", "ScatterAdd", "Unfold"} <= ops
+    assert not ops & {"Unary", "Binary", "AMaxMin", "Flip", "VectorNorm", "IndexAdd", "Im2Col"}
