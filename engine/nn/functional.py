@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import creation, dtypes
 from ..autograd import no_grad
-from ..backend import xp_of
+from ..backend import to_host, xp_of
 from ..functions import BinaryCrossEntropy, Embedding, Gelu, NativeLayerNorm, NllLoss, ReLU, Sigmoid, Tanh, Unary
 from ..functions.conv import (
     AdaptiveAvgPool,
@@ -1297,3 +1297,65 @@ __all__ += ["dropout1d", "dropout2d", "dropout3d", "batch_norm", "instance_norm"
             "pixel_unshuffle", "adaptive_max_pool1d", "adaptive_max_pool2d"]
 __all__ += ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
             "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]
+
+
+# ---------------------------------------------------------------------------------------------- bags of embeddings
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2, scale_grad_by_freq=False,  # noqa: A002
+                  mode: str = "mean", sparse: bool = False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    """The rows of ``weight`` each bag picks, summed, averaged or maxed into one row a bag (a text classifier's
+    bag of words): bags are ``input``'s rows, or runs of a 1-D ``input`` starting at ``offsets``; ``padding_idx``
+    entries count for nothing; ``per_sample_weights`` scale each pick (``mode='sum'``). An empty bag gives zeros."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  f"GitHub.")
+    xp = xp_of(input._data)
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences.")
+        bags, length = input.shape
+        bag_of = np.repeat(np.arange(bags), length)
+        flat = input.reshape(-1)
+        weights = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+    elif input.dim() == 1:
+        if offsets is None or offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor but got None" if offsets is None else
+                             f"offsets has to be a 1D Tensor but got {offsets.dim()}D")
+        starts = to_host(offsets._data).astype(np.int64)
+        if include_last_offset:
+            starts = starts[:-1]
+        bags = len(starts)
+        if bags and starts[0] != 0:
+            raise ValueError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                             f"position 0. However, got {starts[0]}")
+        bag_of = np.searchsorted(starts, np.arange(input.shape[0]), side="right") - 1
+        flat, weights = input, per_sample_weights
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    keep = np.ones(len(bag_of), dtype=bool)
+    if padding_idx is not None:
+        keep = to_host(flat._data) != padding_idx % weight.shape[0]
+    rows = embedding(flat, weight, max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq)
+    if weights is not None:
+        rows = rows * weights.unsqueeze(-1)
+    picked = np.nonzero(keep)[0]
+    rows = rows.index_select(0, _wrap(xp.asarray(picked)))
+    bag_of = bag_of[picked]
+    dim = weight.shape[1]
+    if mode == "max":
+        parts = [rows.index_select(0, _wrap(xp.asarray(np.nonzero(bag_of == b)[0]))).amax(0)
+                 if (bag_of == b).any() else weight.new_zeros(dim) for b in range(bags)]
+        return creation.stack(parts) if parts else weight.new_zeros(0, dim)
+    total = weight.new_zeros(bags, dim).index_add(0, _wrap(xp.asarray(bag_of)), rows)
+    if mode == "sum":
+        return total
+    counts = np.maximum(np.bincount(bag_of, minlength=bags), 1).astype(np.float64)
+    return total / creation.tensor(counts[:, None], dtype=weight.dtype, device=weight.device)
+
+
+__all__ += ["embedding_bag"]

@@ -17,7 +17,8 @@ __all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "Const
            "ParameterDict", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "MarginRankingLoss",
            "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
            "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "Dropout1d", "Dropout2d", "Dropout3d", "Unfold",
-           "Fold", "PixelShuffle", "PixelUnshuffle", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LazyLinear"]
+           "Fold", "PixelShuffle", "PixelUnshuffle", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LazyLinear",
+           "EmbeddingBag"]
 
 
 class GroupNorm(Module):
@@ -484,3 +485,34 @@ class LazyLinear(Linear):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self._lazy['bias']}"
+
+
+class EmbeddingBag(Module):
+    """An embedding table whose lookups come in bags, each bag's rows summed, averaged or maxed into one (the
+    text-classification tutorial's bag of words): the weights start normal(0, 1), as PyTorch's."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, _weight=None,
+                 include_last_offset: bool = False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.sparse, self.include_last_offset, self.padding_idx = sparse, include_last_offset, padding_idx
+        weight = _weight if _weight is not None else creation.randn(num_embeddings, embedding_dim, dtype=dtype,
+                                                                    device=target(device))
+        if padding_idx is not None and _weight is None:
+            from ..autograd import no_grad
+
+            with no_grad():
+                weight[padding_idx] = 0.0
+        self.weight = Parameter(weight)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):  # noqa: A002
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}, mode='{self.mode}'"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s

@@ -822,3 +822,43 @@ def test_the_graph_panel_names_the_new_nodes_by_their_op():
     ops = {node.op for node in engine.autograd.describe(loss).nodes}
     assert {"Log1P", "Atan2", "Amax", "Roll", "Norm", "ScatterAdd", "Unfold"} <= ops
     assert not ops & {"Unary", "Binary", "AMaxMin", "Flip", "VectorNorm", "IndexAdd", "Im2Col"}
+
+
+BAG_INPUT, BAG_OFFSETS = np.array([1, 2, 4, 5, 4, 3, 2]), np.array([0, 2, 2, 5])  # bag 1 empty
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("settings", [{"mode": "mean"}, {"mode": "sum"}, {"mode": "max"},
+                                      {"mode": "sum", "weights": True}, {"mode": "mean", "padding_idx": 4},
+                                      {"mode": "sum", "rows": True}], ids=str)
+def test_embedding_bags_give_torchs_values_and_gradients(settings):
+    """The text-classification tutorial's bag of words: bags by offsets (one of them empty) or by rows, summed,
+    averaged or maxed, padding left out, per-sample weights."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    table, scales = rng.standard_normal((10, 4)), rng.uniform(0.5, 1.5, 7)
+    results = []
+    for lib in (engine, torch):
+        w = lib.tensor(table, requires_grad=True)
+        p = lib.tensor(scales, requires_grad=True) if settings.get("weights") else None
+        bag = lib.nn.functional.embedding_bag
+        if settings.get("rows"):
+            out = bag(lib.tensor(BAG_INPUT[:6].reshape(2, 3)), w, mode=settings["mode"])
+        else:
+            out = bag(lib.tensor(BAG_INPUT), w, lib.tensor(BAG_OFFSETS), mode=settings["mode"], per_sample_weights=p,
+                      padding_idx=settings.get("padding_idx"))
+        (out * lib.tensor(np.linspace(0, 1, out.numel()).reshape(tuple(out.shape)))).sum().backward()
+        results.append([out.detach().numpy(), w.grad.numpy()] + ([p.grad.numpy()] if p is not None else []))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_an_embedding_bag_layer_prints_and_refuses_as_torchs():
+    assert repr(engine.nn.EmbeddingBag(10, 4)) == "EmbeddingBag(10, 4, mode='mean')"
+    layer = engine.nn.EmbeddingBag(10, 4, mode="sum", padding_idx=0)
+    assert repr(layer) == "EmbeddingBag(10, 4, mode='sum', padding_idx=0)" and layer.weight[0].tolist() == [0.0] * 4
+    assert layer(engine.tensor([[0, 0], [1, 0]])).tolist()[0] == [0.0] * 4  # padding only: zeros
+    with pytest.raises(ValueError, match="offsets\\[0\\] has to be 0"):
+        layer(engine.tensor([1, 2]), engine.tensor([1]))
+    with pytest.raises(NotImplementedError, match="per_sample_weights is only supported for mode='sum'"):
+        engine.nn.functional.embedding_bag(engine.tensor([[1]]), layer.weight, per_sample_weights=engine.ones(1, 1))
