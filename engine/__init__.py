@@ -26,6 +26,7 @@ from . import (
 from . import random as _random_module
 from .amp import autocast
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import functional as _autograd_functional  # noqa: F401 - torch.autograd.functional
 from .backend import CudaUnavailableError, device, get_default_device, set_default_device
 from .creation import (
     arange,

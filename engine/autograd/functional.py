@@ -1,0 +1,129 @@
+"""``torch.autograd.functional``: a function's Jacobian and its vector products, for one who checks an engine's
+derivatives whole (every output against every input), built on first-order ``autograd.grad``: one backward pass
+per output element. The engine has no higher-order gradients, so ``hessian`` and ``create_graph=True`` are
+PyTorch's but not the engine's, and say so."""
+
+from __future__ import annotations
+
+from ..creation import stack
+from ..tensor import Tensor
+from .grad_mode import enable_grad
+from .graph import grad
+
+__all__ = ["jacobian", "vjp", "jvp", "hessian"]
+
+
+def _as_tuple(value, what: str) -> tuple[tuple, bool]:
+    if isinstance(value, Tensor):
+        return (value,), False
+    if isinstance(value, (tuple, list)) and all(isinstance(v, Tensor) for v in value):
+        return tuple(value), True
+    raise TypeError(f"The {what} given to jacobian/vjp/jvp must be either a Tensor or a tuple of Tensors but the "
+                    f"given {what} has type {type(value).__name__}.")
+
+
+def _no_create_graph(create_graph: bool, name: str) -> None:
+    if create_graph:
+        raise NotImplementedError(f"{name}(create_graph=True) needs higher-order gradients: PyTorch's, but not the "
+                                  "engine's")
+
+
+def _run(func, inputs):
+    with enable_grad():
+        leaves = tuple(t.detach().requires_grad_(True) for t in inputs)
+        outputs = func(*leaves)
+    return leaves, outputs
+
+
+def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+             strategy: str = "reverse-mode"):
+    """The Jacobian of ``func`` at ``inputs``: for one input and one output, a tensor of shape
+    ``output.shape + input.shape``; tuples of them otherwise, as PyTorch's (outputs first, then inputs). An input
+    an output does not depend on gets zeros (``strict=True`` refuses it)."""
+    _no_create_graph(create_graph, "jacobian")
+    if strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    inputs, many_in = _as_tuple(inputs, "inputs")
+    leaves, outputs = _run(func, inputs)
+    outputs, many_out = _as_tuple(outputs, "outputs")
+    table = []
+    for i, out in enumerate(outputs):
+        rows = []
+        flat = out.reshape(-1)
+        for k in range(flat.numel()):
+            if not flat.requires_grad:
+                grads = (None,) * len(leaves)
+            else:
+                grads = grad(flat[k], leaves, retain_graph=True, allow_unused=True)
+            rows.append(grads)
+        per_input = []
+        for j, leaf in enumerate(leaves):
+            if strict and any(r[j] is None for r in rows):
+                raise RuntimeError(f"Output {i} of the user-provided function is independent of input {j}. This is "
+                                   "not allowed in strict mode.")
+            parts = [leaf.new_zeros(*leaf.shape) if r[j] is None else r[j] for r in rows]
+            stacked = stack([p.detach() for p in parts]) if parts else leaf.new_zeros(0, *leaf.shape)
+            per_input.append(stacked.reshape(*out.shape, *leaf.shape))
+        table.append(tuple(per_input) if many_in else per_input[0])
+    return tuple(table) if many_out else table[0]
+
+
+def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), v^T J)``: the vector-Jacobian product, one backward pass (``v`` may be left out for an
+    output of one element)."""
+    _no_create_graph(create_graph, "vjp")
+    inputs, many_in = _as_tuple(inputs, "inputs")
+    leaves, outputs = _run(func, inputs)
+    outs, many_out = _as_tuple(outputs, "outputs")
+    if v is None:
+        if len(outs) != 1 or outs[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor "
+                               "with a single element.")
+        vs = None
+    else:
+        vs, _ = _as_tuple(v, "v")
+        for o, w in zip(outs, vs):
+            if tuple(o.shape) != tuple(w.shape):
+                raise RuntimeError(f"Mismatch in shape: output has shape {list(o.shape)} while v has shape "
+                                   f"{list(w.shape)}")
+    grads = grad(outs, leaves, grad_outputs=vs, allow_unused=True)
+    if strict and any(g is None for g in grads):
+        raise RuntimeError("The output of the user-provided function is independent of an input. This is not allowed "
+                           "in strict mode.")
+    grads = tuple(leaf.new_zeros(*leaf.shape) if g is None else g for g, leaf in zip(grads, leaves))
+    detached = tuple(o.detach() for o in outs)
+    return (detached if many_out else detached[0]), (grads if many_in else grads[0])
+
+
+def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), J v)``: the Jacobian-vector product, here from the whole Jacobian (PyTorch's double
+    backward needs higher-order gradients, which the engine has not)."""
+    _no_create_graph(create_graph, "jvp")
+    inputs_t, many_in = _as_tuple(inputs, "inputs")
+    if v is None:
+        if len(inputs_t) != 1 or inputs_t[0].numel() != 1:
+            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single "
+                               "Tensor with a single element.")
+        vs = tuple(t.new_ones(*t.shape) for t in inputs_t)
+    else:
+        vs, _ = _as_tuple(v, "v")
+    with enable_grad():
+        outputs = func(*inputs_t)
+    outs, many_out = _as_tuple(outputs, "outputs")
+    jac = jacobian(func, inputs_t, strict=strict)
+    jac = jac if many_out else (jac,)
+    products = []
+    for o, row in zip(outs, jac):
+        total = None
+        for j, w in zip(row, vs):
+            term = (j.reshape(o.numel(), -1) @ w.reshape(-1).to(j.dtype)).reshape(*o.shape)
+            total = term if total is None else total + term
+        products.append(total)
+    detached = tuple(o.detach() for o in outs)
+    return (detached if many_out else detached[0]), (tuple(products) if many_out else products[0])
+
+
+def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode"):
+    raise NotImplementedError("autograd.functional.hessian needs higher-order gradients: PyTorch's, but not the "
+                              "engine's (its backward is first-order; jacobian of a hand-written gradient works)")
