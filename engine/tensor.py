@@ -1196,28 +1196,23 @@ class Tensor(TensorMath):
 
     def cumsum(self, dim=None, dtype=None, *, axis=None):
         """The running sum along ``dim`` (an integer or boolean tensor's in int64, as PyTorch's)."""
-        dim = _required_dim(dim, axis, "cumsum")
-        t = self if dtype is None else self.to(dtype)
-        nd = t._data.ndim
-        if not -max(nd, 1) <= dim < max(nd, 1):
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], "
-                             f"but got {dim})")
-        if nd == 0:
-            return _fn.Cumsum.apply(t.view(1), dim=0).view(())
-        return _fn.Cumsum.apply(t, dim=dim % nd)
+        return self._running(_fn.Cumsum, "cumsum", dim, dtype, axis)
 
     def cumprod(self, dim=None, dtype=None, *, axis=None):
         """The running product along ``dim`` (an integer or boolean tensor's in int64, as PyTorch's); its gradient
         is exact where an element is 0."""
-        dim = _required_dim(dim, axis, "cumprod")
+        return self._running(_fn.Cumprod, "cumprod", dim, dtype, axis)
+
+    def _running(self, fn, name, dim, dtype, axis):
+        dim = _required_dim(dim, axis, name)
         t = self if dtype is None else self.to(dtype)
         nd = t._data.ndim
         if not -max(nd, 1) <= dim < max(nd, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], "
                              f"but got {dim})")
         if nd == 0:
-            return _fn.Cumprod.apply(t.view(1), dim=0).view(())
-        return _fn.Cumprod.apply(t, dim=dim % nd)
+            return fn.apply(t.view(1), dim=0).view(())
+        return fn.apply(t, dim=dim % nd)
 
     def unflatten(self, dim, sizes):
         """Dimension ``dim`` split into ``sizes`` (one of them may be -1: what is left), a view."""
