@@ -1359,3 +1359,89 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
 
 
 __all__ += ["embedding_bag"]
+
+
+# ---------------------------------------------------------------------------------------------- spatial transformers
+
+def _default_corners(align_corners):
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.", UserWarning, stacklevel=3)
+        return False
+    return align_corners
+
+
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+    """The sampling grid ``(N, H, W, 2)`` of the 2-D affine maps ``theta`` ``(N, 2, 3)`` over an output of ``size``
+    ``(N, C, H, W)``: each output pixel's (x, y) in [-1, 1] (pixel centres, or the corners with
+    ``align_corners=True``), mapped by theta; ``grid_sample`` reads the input there."""
+    align_corners = _default_corners(align_corners)
+    if theta.dim() != 3 or tuple(theta.shape[1:]) != (2, 3):
+        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {list(size)}. Got "
+                         f"{list(theta.shape)}.")
+    n, _, h, w = size
+    if theta.shape[0] != n:
+        raise ValueError(f"Expected theta's batch of {theta.shape[0]} to match the size's {n}")
+
+    def axis(count):
+        if align_corners:
+            return np.linspace(-1.0, 1.0, count) if count > 1 else np.zeros(1)
+        return (np.arange(count) * 2 + 1) / count - 1
+
+    xs, ys = np.meshgrid(axis(w), axis(h))
+    base = np.stack([xs, ys, np.ones_like(xs)], axis=-1).reshape(1, h * w, 3)
+    base_t = creation.tensor(base, dtype=theta.dtype, device=theta.device)
+    return (base_t @ theta.transpose(1, 2)).reshape(n, h, w, 2)
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
+                align_corners: bool | None = None) -> Tensor:
+    """``input`` ``(N, C, H, W)`` read at the points of ``grid`` ``(N, H_out, W_out, 2)`` (x, y in [-1, 1]):
+    ``'bilinear'`` weighs the four pixels around each point, ``'nearest'`` takes the closest; a point off the image
+    reads zeros (``padding_mode='zeros'``) or the edge (``'border'``). The gradient reaches the input and the
+    grid (bilinear), as PyTorch's: what a spatial transformer learns through."""
+    align_corners = _default_corners(align_corners)
+    if mode not in ("bilinear", "nearest"):
+        raise NotImplementedError(f"grid_sample(mode={mode!r}) is PyTorch's but not the engine's (bilinear and "
+                                  f"nearest are)")
+    if padding_mode not in ("zeros", "border"):
+        raise NotImplementedError(f"grid_sample(padding_mode={padding_mode!r}) is PyTorch's but not the engine's "
+                                  f"(zeros and border are)")
+    if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sample(): expected a 4D input and a 4D grid (N, H_out, W_out, 2) of the same batch, "
+                           f"but got input of shape {list(input.shape)} and grid of shape {list(grid.shape)}")
+    n, c, h, w = input.shape
+    _, ho, wo, _ = grid.shape
+
+    def place(coord, size):
+        if align_corners:
+            out = (coord + 1) / 2 * (size - 1)
+        else:
+            out = ((coord + 1) * size - 1) / 2
+        return out.clamp(0, size - 1) if padding_mode == "border" else out
+
+    ix, iy = place(grid[..., 0], w), place(grid[..., 1], h)  # (N, H_out, W_out)
+    flat = input.reshape(n, c, h * w)
+
+    def read(x, y):
+        """The pixels at integer (x, y) (as tensors without gradient), zero off the image."""
+        inside = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
+        index = (y.clamp(0, h - 1) * w + x.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
+        values = flat.gather(2, index).reshape(n, c, ho, wo)
+        return values * inside.unsqueeze(1).to(input.dtype)
+
+    if mode == "nearest":
+        return read(ix.detach().round(), iy.detach().round())
+    x0, y0 = ix.detach().floor(), iy.detach().floor()
+    x1, y1 = x0 + 1, y0 + 1
+    weights = ((x1 - ix) * (y1 - iy), (ix - x0) * (y1 - iy), (x1 - ix) * (iy - y0), (ix - x0) * (iy - y0))
+    corners = ((x0, y0), (x1, y0), (x0, y1), (x1, y1))
+    out = None
+    for (cx, cy), wt in zip(corners, weights):
+        term = read(cx, cy) * wt.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+__all__ += ["affine_grid", "grid_sample"]

@@ -406,7 +406,7 @@ def _sgd():
 BEYOND = [  # (what raises, the PyTorch name it lacks, or None for a script's own mistake)
     (lambda: engine.zeros(2).cummax(0), "torch.Tensor.cummax"),
     (lambda: engine.nn.CTCLoss, "torch.nn.CTCLoss"),
-    (lambda: engine.nn.functional.grid_sample, "torch.nn.functional.grid_sample"),
+    (lambda: engine.nn.functional.multi_margin_loss, "torch.nn.functional.multi_margin_loss"),
     (lambda: engine.nn.Linear(2, 1).register_full_backward_hook, "torch.nn.Module.register_full_backward_hook"),
     (lambda: _OwnNet().register_full_backward_hook, "torch.nn.Module.register_full_backward_hook"),  # its own
     (lambda: _sgd().register_step_pre_hook, "torch.optim.Optimizer.register_step_pre_hook"),

@@ -196,6 +196,17 @@ CASES = {
     "index_put": ([(4, 3), (3, 3)], (-1.0, 1.0),
                   lambda lib, x, v: x.index_put((lib.tensor([0, 2, 0]),), v, accumulate=True)
                   + x.index_put((lib.tensor([1, 3, 2]), lib.tensor([0, 2, 1])), v[:, 0] * 1.0)),
+    "affine_grid and grid_sample": (
+        [(2, 3, 5, 6), (2, 2, 3)], (-1.0, 1.0),
+        lambda lib, x, theta: lib.nn.functional.grid_sample(
+            x, lib.nn.functional.affine_grid(theta + lib.eye(2, 3, dtype=lib.float64), (2, 3, 4, 7),
+                                             align_corners=False), align_corners=False)),
+    "grid_sample border, corners": (
+        [(1, 2, 4, 5), (1, 3, 4, 2)], (-1.3, 1.3),
+        lambda lib, x, grid: lib.nn.functional.grid_sample(x, grid, padding_mode="border", align_corners=True)),
+    "grid_sample nearest": (
+        [(1, 2, 4, 5), (1, 3, 4, 2)], (-1.3, 1.3),
+        lambda lib, x, grid: lib.nn.functional.grid_sample(x, grid, mode="nearest", align_corners=False) * 2),
     "hardtanh, relu6, hardsigmoid, hardswish": (
         [(3, 4)], (-8.0, 8.0),
         lambda lib, x: lib.nn.functional.hardtanh(x, -2.0, 3.0) + lib.nn.functional.relu6(x) * 2
@@ -285,7 +296,8 @@ def test_values_and_gradients_equal_torchs(name):
         np.testing.assert_allclose(g, h, rtol=FLOAT32_CONSTANTS.get(name, 1e-12), atol=1e-13)
 
 
-PIECEWISE = ("median", "frac", "remainder", "fmod", "nan_to_num", "hardtanh", "softshrink", "kthvalue", "quantile")
+PIECEWISE = ("median", "frac", "remainder", "fmod", "nan_to_num", "hardtanh", "softshrink", "kthvalue", "quantile",
+             "grid_sample nearest")
 
 
 def test_interpolate_refuses_what_pytorch_refuses():
@@ -475,7 +487,7 @@ def _each_on_the_stand_in(arrays, cpu_results, cuda_device):
                  "index_add", "diagonal", "diag of a vector", "median dim", "in place", "hypot", "xlogy", "cdist",
                  "tensordot", "quantile", "kthvalue", "cross", "repeat_interleave flat",
                  "interpolate bilinear", "cumprod with zeros", "unfold and fold", "adaptive max pool",
-                 "index_put"):
+                 "index_put", "affine_grid and grid_sample"):
         cpu, cpu_grads = cpu_results[name]
         leaves = [engine.tensor(a, dtype=engine.float64, device=cuda_device, requires_grad=True)
                   for a in arrays[name]]
@@ -862,3 +874,16 @@ def test_an_embedding_bag_layer_prints_and_refuses_as_torchs():
         layer(engine.tensor([1, 2]), engine.tensor([1]))
     with pytest.raises(NotImplementedError, match="per_sample_weights is only supported for mode='sum'"):
         engine.nn.functional.embedding_bag(engine.tensor([[1]]), layer.weight, per_sample_weights=engine.ones(1, 1))
+
+
+def test_grid_sample_warns_of_its_default_and_refuses_what_it_has_not():
+    F = engine.nn.functional
+    with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+        F.grid_sample(engine.ones(1, 1, 2, 2), engine.zeros(1, 1, 1, 2))
+    identity = F.affine_grid(engine.eye(2, 3).unsqueeze(0), (1, 1, 3, 4), align_corners=False)
+    image = engine.arange(12.0).reshape(1, 1, 3, 4)
+    assert engine.allclose(F.grid_sample(image, identity, align_corners=False), image)  # the identity map
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        F.grid_sample(image, identity, mode="bicubic", align_corners=False)
+    with pytest.raises(NotImplementedError, match="reflection"):
+        F.grid_sample(image, identity, padding_mode="reflection", align_corners=False)
