@@ -55,12 +55,15 @@ _METHOD_OPS = {
     "__neg__": "Neg", "neg": "Neg", "__lt__": "Compare", "__le__": "Compare", "__gt__": "Compare",
     "__ge__": "Compare", "__iadd__": "Add_", "__isub__": "Sub_", "__imul__": "Mul_", "__itruediv__": "Div_",
     "add_": "Add_", "sub_": "Sub_", "mul_": "Mul_", "div_": "Div_", "zero_": "Zero_", "fill_": "Fill_",
-    "detach": "Detach", "item": "Item", "view": "Reshape", "reshape": "Reshape",
+    "detach": "Detach", "item": "Item", "view": "Reshape", "reshape": "Reshape", "flip": "Flip", "roll": "Roll",
+    "movedim": "Permute", "swapaxes": "Transpose",
 }
 
-_MATRIX = frozenset({"MatMul", "Linear", "Convolution"})  # a convolution: gathered columns, then a product
+# a convolution, plain or transposed: gathered columns, then a product
+_MATRIX = frozenset({"MatMul", "Linear", "Convolution", "ConvTranspose"})
 UNDO_BROADCAST = "Undo broadcast (sum)"  # the backward walk's sums of gradients down to their inputs' shapes
-_SHAPE = frozenset({"Transpose", "Reshape", "Permute", "Expand", "Detach", "GetItem", "Clone", "View"})
+_SHAPE = frozenset({"Transpose", "Reshape", "Permute", "Expand", "Detach", "GetItem", "Clone", "View", "Flip", "Roll",
+                    "Unfold", "Fold"})
 
 
 def category_of(op: str) -> str:
@@ -282,13 +285,17 @@ class _Recorder:
     def node_end(self, node, token):
         if token is None:
             return
+        # named when collected (the class), or now where the node says what it is (one Function of many ops: Unary
+        # for log1p, Flip for a roll)
+        label = getattr(node, "op_label", None)
+        named = node.__class__ if label is None else f"{label} backward"
         if token.__class__ is float:
-            self.raw.append((node.__class__, "backward", _clock() - token, None))  # named when collected
+            self.raw.append((named, "backward", _clock() - token, None))
         else:
             events, t0 = token
             dt = _clock() - t0
             events[1].record()
-            self.raw.append((node.__class__, "backward", dt, events))
+            self.raw.append((named, "backward", dt, events))
         self.depth = 0
 
 
@@ -328,9 +335,11 @@ def _patches():
     from .tensor import Tensor
 
     out = []
-    for name, value in list(Tensor.__dict__.items()):
-        if isinstance(value, types.FunctionType) and name not in _NOT_OPS:
-            out.append((Tensor, name, _wrap_method(name, value)))
+    for owner in Tensor.__mro__[:-1]:  # Tensor and the methods it inherits (engine/tensor_math.py)
+        for name, value in list(owner.__dict__.items()):
+            if isinstance(value, types.FunctionType) and name not in _NOT_OPS and (
+                    owner is Tensor or name not in Tensor.__dict__):
+                out.append((owner, name, _wrap_method(name, value)))
     for cls in [optim.Optimizer, *optim.Optimizer.__subclasses__()]:
         for name in ("step", "zero_grad"):
             if name in cls.__dict__:

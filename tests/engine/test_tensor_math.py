@@ -887,3 +887,20 @@ def test_grid_sample_warns_of_its_default_and_refuses_what_it_has_not():
         F.grid_sample(image, identity, mode="bicubic", align_corners=False)
     with pytest.raises(NotImplementedError, match="reflection"):
         F.grid_sample(image, identity, padding_mode="reflection", align_corners=False)
+
+
+def test_the_profile_times_the_new_methods_and_names_their_backward_rows():
+    """The Time view's rows: x.log1p() and x.roll() timed as calls of their own (they live in tensor_math, not in
+    Tensor's own dict), each node's backward by its op (not "Unary backward"), a roll counted as a shape op, and the
+    methods put back afterwards."""
+    method = engine.Tensor.log1p
+    x = engine.rand(3, 4, requires_grad=True)
+    with engine.profiler.profile() as prof:
+        x.log1p().roll(1, 1).amax(1).sum().backward()
+    rows = {(r["phase"], r["op"]): r["category"] for r in prof.by_op()}
+    assert rows[("forward", "log1p")] == "elementwise" and rows[("backward", "Log1P backward")] == "elementwise"
+    assert rows[("forward", "Roll")] == "shape" and rows[("backward", "Roll backward")] == "shape"
+    assert ("backward", "Amax backward") in rows
+    assert not any("Unary" in op or "AMaxMin" in op for _, op in rows)
+    assert engine.Tensor.log1p is method
+    assert engine.profiler.category_of("ConvTranspose backward") == "matrix product"
