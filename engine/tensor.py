@@ -865,7 +865,7 @@ class Tensor(TensorMath):
         return _fn.Cos.apply(self._floating())
 
     def erf(self):
-        return _fn.Erf.apply(self._floating())
+        return _fn.Unary.apply(self._floating(), op="erf")
 
     def relu(self):
         return _fn.ReLU.apply(self)

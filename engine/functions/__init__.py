@@ -12,7 +12,6 @@ from .elementwise import (
     BinaryCrossEntropy,
     Clamp,
     Cos,
-    Erf,
     Exp,
     Gelu,
     Log,
@@ -53,7 +52,7 @@ from .shape import (
 __all__ = [
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
-    "Rounding", "BinaryCrossEntropy", "Erf", "Gelu", "NllLoss", "Unary", "Binary",
+    "Rounding", "BinaryCrossEntropy", "Gelu", "NllLoss", "Unary", "Binary",
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm", "AMaxMin",
     "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "Clone", "Cast", "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",

@@ -295,21 +295,6 @@ class BinaryCrossEntropy(Function):
         return gx, gt
 
 
-class Erf(Function):
-    raw = True
-    backward_name = "ErfBackward0"
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.saved = (x,)
-        return _kernels.erf(x)
-
-    @staticmethod
-    def backward(ctx, gy):
-        x = ctx.saved[0]
-        return gy * (_kernels.TWO_OVER_SQRT_PI * xp_of(x).exp(-x * x))
-
-
 class Gelu(Function):
     """``x * Phi(x)``, Phi the standard normal's distribution function (``approximate='none'``), or Hendrycks and
     Gimpel's ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` (``'tanh'``); PyTorch's formulas, forward and
@@ -359,6 +344,8 @@ UNARY = {
     "frac": ("FracBackward0", lambda xp, x: x - xp.trunc(x), lambda xp, gy, x, out: gy),
     "deg2rad": ("Deg2RadBackward0", lambda xp, x: x * _DEG, lambda xp, gy, x, out: gy * _DEG),
     "rad2deg": ("Rad2DegBackward0", lambda xp, x: x / _DEG, lambda xp, gy, x, out: gy / _DEG),
+    "erf": ("ErfBackward0", lambda xp, x: _kernels.erf(x),
+            lambda xp, gy, x, out: gy * (_kernels.TWO_OVER_SQRT_PI * xp.exp(-x * x))),
     # log(sigmoid(x)) without the overflow of exp(-x): min(x, 0) - log1p(exp(-|x|))
     "log_sigmoid": ("LogSigmoidBackward0",
                     lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-abs(x))),

@@ -1129,9 +1129,7 @@ class _InstanceNorm(Module):
         out = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
         return out.squeeze(0) if unbatched else out
 
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.has_bias}, track_running_stats={self.track_running_stats}")
+    extra_repr = _BatchNorm.extra_repr  # the same settings, printed alike
 
 
 class InstanceNorm1d(_InstanceNorm):

@@ -73,7 +73,6 @@ EXAMPLES = {
     "Cumsum": (lambda g: (_x(g),), {"dim": 1}),
     "Cumprod": (lambda g: (_x(g),), {"dim": 0}),
     "Triangle": (lambda g: (_x(g, (2, 3, 3)),), {"side": "upper", "diagonal": 1}),
-    "Erf": (lambda g: (_x(g, low=-1.5),), {}),
     "Gelu": (lambda g: (_x(g, low=-1.5),), {"approximate": "tanh"}),
     "NllLoss": (lambda g: (_x(g, (2, 3, 2)), np.array([[0, 2], [-100, 1]])), {"weight": np.array([1.0, 0.5, 2.0]),
                                                                              "reduction": "mean", "masked": True}),
