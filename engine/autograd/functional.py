@@ -1,12 +1,13 @@
-"""``torch.autograd.functional``: a function's Jacobian and its vector products, for one who checks an engine's
-derivatives whole (every output against every input), built on first-order ``autograd.grad``: one backward pass
-per output element. The engine has no higher-order gradients, so ``hessian`` and ``create_graph=True`` are
-PyTorch's but not the engine's, and say so."""
+"""``torch.autograd.functional``: a function's Jacobian, its vector products and its Hessian, for one who checks an
+engine's derivatives whole (every output against every input), built on ``autograd.grad``: one backward pass per
+output element. ``create_graph=True`` keeps the results differentiable, and ``hessian`` is the Jacobian of the
+gradient, through the recorded backward of engine.autograd.higher."""
 
 from __future__ import annotations
 
 from ..creation import stack
 from ..tensor import Tensor
+from . import higher as _higher  # noqa: F401 - registers the walk create_graph=True runs (engine.autograd.higher)
 from .grad_mode import enable_grad
 from .graph import grad
 
@@ -22,17 +23,17 @@ def _as_tuple(value, what: str) -> tuple[tuple, bool]:
                     f"given {what} has type {type(value).__name__}.")
 
 
-def _no_create_graph(create_graph: bool, name: str) -> None:
-    if create_graph:
-        raise NotImplementedError(f"{name}(create_graph=True) needs higher-order gradients: PyTorch's, but not the "
-                                  "engine's")
-
-
-def _run(func, inputs):
+def _run(func, inputs, create_graph=False):
+    """``func`` on leaves of its own; with ``create_graph`` the inputs themselves where they require a gradient (so
+    that the results stay connected to them, as PyTorch's)."""
     with enable_grad():
-        leaves = tuple(t.detach().requires_grad_(True) for t in inputs)
+        leaves = tuple(t if create_graph and t.requires_grad else t.detach().requires_grad_(True) for t in inputs)
         outputs = func(*leaves)
     return leaves, outputs
+
+
+def _kept(t, create_graph):
+    return t if create_graph else t.detach()
 
 
 def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
@@ -40,11 +41,10 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
     """The Jacobian of ``func`` at ``inputs``: for one input and one output, a tensor of shape
     ``output.shape + input.shape``; tuples of them otherwise, as PyTorch's (outputs first, then inputs). An input
     an output does not depend on gets zeros (``strict=True`` refuses it)."""
-    _no_create_graph(create_graph, "jacobian")
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     inputs, many_in = _as_tuple(inputs, "inputs")
-    leaves, outputs = _run(func, inputs)
+    leaves, outputs = _run(func, inputs, create_graph)
     outputs, many_out = _as_tuple(outputs, "outputs")
     table = []
     for i, out in enumerate(outputs):
@@ -54,7 +54,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
             if not flat.requires_grad:
                 grads = (None,) * len(leaves)
             else:
-                grads = grad(flat[k], leaves, retain_graph=True, allow_unused=True)
+                grads = grad(flat[k], leaves, retain_graph=True, create_graph=create_graph, allow_unused=True)
             rows.append(grads)
         per_input = []
         for j, leaf in enumerate(leaves):
@@ -62,7 +62,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
                 raise RuntimeError(f"Output {i} of the user-provided function is independent of input {j}. This is "
                                    "not allowed in strict mode.")
             parts = [leaf.new_zeros(*leaf.shape) if r[j] is None else r[j] for r in rows]
-            stacked = stack([p.detach() for p in parts]) if parts else leaf.new_zeros(0, *leaf.shape)
+            stacked = stack([_kept(p, create_graph) for p in parts]) if parts else leaf.new_zeros(0, *leaf.shape)
             per_input.append(stacked.reshape(*out.shape, *leaf.shape))
         table.append(tuple(per_input) if many_in else per_input[0])
     return tuple(table) if many_out else table[0]
@@ -71,9 +71,8 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(inputs), v^T J)``: the vector-Jacobian product, one backward pass (``v`` may be left out for an
     output of one element)."""
-    _no_create_graph(create_graph, "vjp")
     inputs, many_in = _as_tuple(inputs, "inputs")
-    leaves, outputs = _run(func, inputs)
+    leaves, outputs = _run(func, inputs, create_graph)
     outs, many_out = _as_tuple(outputs, "outputs")
     if v is None:
         if len(outs) != 1 or outs[0].numel() != 1:
@@ -86,19 +85,19 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
             if tuple(o.shape) != tuple(w.shape):
                 raise RuntimeError(f"Mismatch in shape: output has shape {list(o.shape)} while v has shape "
                                    f"{list(w.shape)}")
-    grads = grad(outs, leaves, grad_outputs=vs, allow_unused=True)
+    grads = grad(outs, leaves, grad_outputs=vs, create_graph=create_graph, allow_unused=True)
     if strict and any(g is None for g in grads):
         raise RuntimeError("The output of the user-provided function is independent of an input. This is not allowed "
                            "in strict mode.")
-    grads = tuple(leaf.new_zeros(*leaf.shape) if g is None else g for g, leaf in zip(grads, leaves))
-    detached = tuple(o.detach() for o in outs)
-    return (detached if many_out else detached[0]), (grads if many_in else grads[0])
+    grads = tuple(leaf.new_zeros(*leaf.shape) if g is None else _kept(g, create_graph)
+                  for g, leaf in zip(grads, leaves))
+    kept = tuple(_kept(o, create_graph) for o in outs)
+    return (kept if many_out else kept[0]), (grads if many_in else grads[0])
 
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), J v)``: the Jacobian-vector product, here from the whole Jacobian (PyTorch's double
-    backward needs higher-order gradients, which the engine has not)."""
-    _no_create_graph(create_graph, "jvp")
+    """``(func(inputs), J v)``: the Jacobian-vector product, here from the whole Jacobian (PyTorch's double-backward
+    trick would need every op of ``func`` to have a recorded backward; this needs only first-order ones)."""
     inputs_t, many_in = _as_tuple(inputs, "inputs")
     if v is None:
         if len(inputs_t) != 1 or inputs_t[0].numel() != 1:
@@ -110,7 +109,7 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     with enable_grad():
         outputs = func(*inputs_t)
     outs, many_out = _as_tuple(outputs, "outputs")
-    jac = jacobian(func, inputs_t, strict=strict)
+    jac = jacobian(func, inputs_t, create_graph=create_graph, strict=strict)
     jac = jac if many_out else (jac,)
     products = []
     for o, row in zip(outs, jac):
@@ -119,11 +118,32 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
             term = (j.reshape(o.numel(), -1) @ w.reshape(-1).to(j.dtype)).reshape(*o.shape)
             total = term if total is None else total + term
         products.append(total)
-    detached = tuple(o.detach() for o in outs)
-    return (detached if many_out else detached[0]), (tuple(products) if many_out else products[0])
+    kept = tuple(_kept(o, create_graph) for o in outs)
+    return (kept if many_out else kept[0]), (tuple(products) if many_out else products[0])
 
 
 def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
             outer_jacobian_strategy: str = "reverse-mode"):
-    raise NotImplementedError("autograd.functional.hessian needs higher-order gradients: PyTorch's, but not the "
-                              "engine's (its backward is first-order; jacobian of a hand-written gradient works)")
+    """The Hessian of ``func`` (which returns one element) at ``inputs``: the Jacobian of its gradient, the gradient
+    recorded (``create_graph=True``) so that it can be differentiated once more. One input: a tensor of shape
+    ``input.shape + input.shape``; several: a tuple of tuples, as PyTorch's."""
+    inputs_t, many_in = _as_tuple(inputs, "inputs")
+
+    def gradient(*xs):
+        out = func(*xs)
+        if not isinstance(out, Tensor):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.numel() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
+        if not out.requires_grad:
+            grads = (None,) * len(xs)
+        else:
+            grads = grad(out.reshape(()), xs, create_graph=True, allow_unused=True)
+        if strict and any(g is None for g in grads):
+            raise RuntimeError("The output of the user-provided function is independent of an input. This is not "
+                               "allowed in strict mode.")
+        grads = tuple(x.new_zeros(*x.shape) if g is None else g for g, x in zip(grads, xs))
+        return grads if many_in else grads[0]
+
+    return jacobian(gradient, inputs if many_in else inputs_t[0], create_graph=create_graph, strict=False,
+                    strategy=outer_jacobian_strategy)

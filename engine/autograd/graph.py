@@ -323,22 +323,53 @@ def _seed_grads(tensors, grad_tensors, who):
 
 _xp = xp_of
 
+# engine.autograd.higher's walk, and its run_hooks on Tensors, which it registers here when imported: the walk
+# that runs with create_graph=True
+_create_walk = _create_hooks = None
+
+
+def _seed_tensors(tensors, grad_tensors, who):
+    """The roots' gradients as Tensors, for the walk that records (create_graph=True): a gradient given as a Tensor
+    is used as it is, so that what is computed from it stays connected to it (a double-backward's ``v``)."""
+    grads = _seed_grads(tensors, grad_tensors, who)
+    out = []
+    for i, g in enumerate(grads):
+        given = grad_tensors[i] if grad_tensors is not None else None
+        if isinstance(given, Tensor) and given._data.dtype == g.dtype:
+            out.append(given)
+        else:
+            out.append(_wrap(g))
+    return out
+
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on."""
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by this engine")
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on. With
+    ``create_graph=True`` the gradients are recorded too (engine.autograd.higher): ``.grad`` gets a ``grad_fn``."""
+    if retain_graph is None:
+        retain_graph = create_graph  # PyTorch's default
     if isinstance(tensors, Tensor):
         tensors = (tensors,)
     if isinstance(grad_tensors, Tensor) or (grad_tensors is not None and not isinstance(grad_tensors, (list, tuple))):
         grad_tensors = (grad_tensors,)
     tensors = tuple(tensors)
-    grads = _seed_grads(tensors, grad_tensors, "backward()")
+    if create_graph:
+        grads = _seed_tensors(tensors, grad_tensors, "backward()")
+        if inputs is None:
+            return _create_walk(tensors, grads, bool(retain_graph))
+    else:
+        grads = _seed_grads(tensors, grad_tensors, "backward()")
     if inputs is not None:
         wanted = tuple(inputs) if not isinstance(inputs, Tensor) else (inputs,)
-        captured = grad(tensors, wanted, [_wrap(g) for g in grads], retain_graph=retain_graph, allow_unused=True)
+        seeds = grads if create_graph else [_wrap(g) for g in grads]
+        captured = grad(tensors, wanted, seeds, retain_graph=retain_graph, create_graph=create_graph,
+                        allow_unused=True)
         for t, g in zip(wanted, captured):
-            if g is not None:
+            if g is None:
+                continue
+            if create_graph:
+                if t._rg:
+                    t._grad = g if t._grad is None or t._grad.__class__ is _LazyZeros else t._grad + g
+            else:
                 _accumulate_leaf(t, g._data, set())
         return
     _run(tensors, grads, bool(retain_graph))
@@ -346,9 +377,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
          materialize_grads=False):
-    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is left alone)."""
-    if create_graph:
-        raise NotImplementedError("create_graph=True (higher-order gradients) is not supported by this engine")
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is left alone). With
+    ``create_graph=True`` they are recorded (engine.autograd.higher): they can be differentiated in turn."""
+    if retain_graph is None:
+        retain_graph = create_graph  # PyTorch's default
     if isinstance(outputs, Tensor):
         outputs = (outputs,)
     single_input = isinstance(inputs, Tensor)
@@ -359,15 +391,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, t in enumerate(inputs):
         if not t._rg:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
-    grads = _seed_grads(outputs, grad_outputs, "grad()")
     capture: dict = {id(t): None for t in inputs}
     capture["__targets__"] = [t for t in inputs if t.grad_fn is not None]
-    _run(outputs, grads, bool(retain_graph), capture)
+    if create_graph:
+        _create_walk(outputs, _seed_tensors(outputs, grad_outputs, "grad()"), bool(retain_graph), capture)
+    else:
+        _run(outputs, _seed_grads(outputs, grad_outputs, "grad()"), bool(retain_graph), capture)
     result = []
     for i, t in enumerate(inputs):
         g = capture.get(id(t))
         if g is not None and t.grad_fn is None and _leaf_hooks and t.__dict__.get("_grad_hooks"):
-            g = run_hooks(t._grad_hooks, g)  # a leaf's hooks see its whole gradient, as in backward()
+            # a leaf's hooks see its whole gradient, as in backward()
+            g = _create_hooks(t._grad_hooks, g) if create_graph else run_hooks(t._grad_hooks, g)
         if g is None:
             if materialize_grads:
                 g = _xp(t._data).zeros_like(t._data)
@@ -376,7 +411,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     f"One of the differentiated Tensors (input {i}) appears to not have been used in the "
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
-        result.append(_wrap(g) if g is not None else None)
+        result.append(g if isinstance(g, Tensor) else _wrap(g) if g is not None else None)
     return tuple(result)
 
 

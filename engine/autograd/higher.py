@@ -1,0 +1,573 @@
+"""Higher-order gradients: the backward walk with ``create_graph=True``.
+
+The first-order walk (:mod:`.graph`) runs each built-in's backward on raw arrays, which records nothing. With
+``create_graph=True`` this walk runs instead: every gradient is a Tensor, and each node's backward is written here
+again in Tensor ops, so the gradients are themselves recorded and can be differentiated (the gradient penalty of a
+WGAN-GP, the derivatives a physics-informed network puts in its loss, MAML's inner step, a Hessian). A user's own
+Function runs its ``backward`` with grad mode on, as PyTorch runs it: written in Tensor ops, it is differentiable.
+
+Each entry of :data:`DOUBLE` is one built-in's backward in Tensor ops: the same formula as the raw one (PyTorch's
+derivatives.yaml), reading the node's inputs as the Tensors they were (so that the gradient stays connected to
+them) and what it saved as constants. Masks (ReLU's, clamp's, max's) are constants, as in PyTorch. An op without an
+entry refuses by name; nothing falls back to a gradient that would silently not be differentiable.
+
+Registered with :mod:`.graph` when imported (engine/__init__ imports it through :mod:`.functional`), so that the
+walk's module does not import the ops it runs.
+"""
+
+from __future__ import annotations
+
+import math
+from heapq import heappop, heappush
+
+import numpy as np
+
+from .. import functions as F
+from ..backend import xp_of
+from ..errors import FREED_GRAPH
+from ..functions.elementwise import BINARY, UNARY
+from ..functions.shape import _has_integer_arrays
+from ..tensor import Tensor, _LazyZeros, _wrap
+from . import graph as _graph
+from .grad_mode import enable_grad
+
+__all__ = ["run", "DOUBLE"]
+
+
+def _const(value):
+    """A saved value as a constant of the new graph: arrays as Tensors that need no gradient, numbers as they are."""
+    if value is None or value.__class__ in (int, float, bool):
+        return value
+    if isinstance(value, np.generic):
+        value = np.asarray(value)
+    return _wrap(value)
+
+
+def _operand(node, i, saved):
+    """Input ``i`` of ``node`` as the Tensor it was, where it needs a gradient (so the new graph reaches it), in the
+    dtype the forward computed in; else the value the forward saved, as a constant."""
+    t = node._inputs[i] if i < len(node._inputs) else None
+    if t is None:
+        return _const(saved)
+    dtype = getattr(saved, "dtype", None)
+    if dtype is not None and t._data.dtype != dtype:
+        return F.Cast.apply(t, dtype)  # promoted in the forward (float32 * float64)
+    return t
+
+
+def _where(mask, a, b):
+    """``where(mask, a, b)`` with a constant mask (an array); ``a``, ``b`` Tensors or numbers."""
+    return F.Where.apply(mask, a, b)
+
+
+class _TensorMath:
+    """The ``xp`` the elementwise tables' gradient formulas call (``xp.exp``, ``xp.cosh``, ...), on Tensors."""
+
+    exp = staticmethod(lambda t: t.exp())
+    log = staticmethod(lambda t: t.log())
+    sqrt = staticmethod(lambda t: t.sqrt())
+    sin = staticmethod(lambda t: t.sin())
+    cos = staticmethod(lambda t: t.cos())
+    sinh = staticmethod(lambda t: t.sinh())
+    cosh = staticmethod(lambda t: t.cosh())
+    floor = staticmethod(lambda t: t.floor())
+    trunc = staticmethod(lambda t: t.trunc())
+
+
+def _expand_back(gy, shape, axes, keepdim):
+    """A reduction's gradient broadcast back to its input's ``shape`` (Tensor ops: the graph records it)."""
+    if axes is None:
+        gy = gy.reshape((1,) * len(shape))
+    elif not keepdim:
+        for a in sorted(axes):
+            gy = gy.unsqueeze(a)
+    return gy.expand(*shape) if tuple(gy.shape) != tuple(shape) else gy
+
+
+# ---------------------------------------------------------------------------- one backward per built-in
+
+def _add(node, gy):
+    return gy, gy
+
+
+def _sub(node, gy):
+    return gy, (-gy if node.needs_input_grad[1] else None)
+
+
+def _mul(node, gy):
+    a, b = node.saved
+    need_a, need_b = node.needs_input_grad
+    return (gy * _operand(node, 1, b) if need_a else None), (gy * _operand(node, 0, a) if need_b else None)
+
+
+def _div(node, gy):
+    a, b = node.saved
+    need_a, need_b = node.needs_input_grad
+    B = _operand(node, 1, b)
+    ga = gy / B if need_a else None
+    gb = -gy * _operand(node, 0, a) / (B * B) if need_b else None
+    return ga, gb
+
+
+def _pow(node, gy):
+    a, b, _ = node.saved
+    need_a, need_b = node.needs_input_grad
+    A, B = _operand(node, 0, a), _operand(node, 1, b)
+    ga = gb = None
+    if need_a:
+        ga = gy * (B * A ** (B - 1))
+    if need_b:
+        log_a = A.log() if isinstance(A, Tensor) else math.log(A)
+        gb = gy * (A ** B) * log_a
+    return ga, gb
+
+
+def _neg(node, gy):
+    return -gy
+
+
+def _matmul(node, gy):
+    a, b = node.saved
+    need_a, need_b = node.needs_input_grad
+    A, B = _operand(node, 0, a), _operand(node, 1, b)
+    if a.ndim == 1 and b.ndim == 1:  # a dot product: gy is 0-d
+        return (gy * B if need_a else None), (gy * A if need_b else None)
+    a2 = A.unsqueeze(0) if a.ndim == 1 else A
+    b2 = B.unsqueeze(-1) if b.ndim == 1 else B
+    g2 = gy.unsqueeze(-1) if b.ndim == 1 else gy
+    if a.ndim == 1:
+        g2 = g2.unsqueeze(-2)
+    ga = gb = None
+    if need_a:  # (batch dimensions a did not have are summed by the walk)
+        ga = g2 @ b2.transpose(-1, -2)
+        if a.ndim == 1:
+            ga = ga.squeeze(-2)
+    if need_b:
+        gb = a2.transpose(-1, -2) @ g2
+        if b.ndim == 1:
+            gb = gb.squeeze(-1)
+    return ga, gb
+
+
+def _exp(node, gy):
+    return gy * node._inputs[0].exp()
+
+
+def _log(node, gy):
+    return gy / node._inputs[0]
+
+
+def _sin(node, gy):
+    return gy * node._inputs[0].cos()
+
+
+def _cos(node, gy):
+    return -gy * node._inputs[0].sin()
+
+
+def _abs(node, gy):
+    return gy * _const(xp_of(node.saved[0]).sign(node.saved[0]))
+
+
+def _sqrt(node, gy):
+    return gy / (2 * node._inputs[0].sqrt())
+
+
+def _sigmoid(node, gy):
+    s = node._inputs[0].sigmoid()
+    return gy * s * (1 - s)
+
+
+def _tanh(node, gy):
+    t = node._inputs[0].tanh()
+    return gy * (1 - t * t)
+
+
+def _relu(node, gy):
+    return _where(node.saved[0] > 0, gy, 0)
+
+
+def _clamp(node, gy):
+    x = node.saved[0]
+    lo, hi = node.bounds
+    if hi is None:
+        keep = x >= lo
+    elif lo is None:
+        keep = x <= hi
+    else:
+        keep = (x >= lo) & (x <= hi)
+    return _where(keep, gy, 0)
+
+
+def _maximum(node, gy):
+    a, b = node.saved
+    shared = _where(a == b, gy / 2, gy)
+    a_loses, b_loses = (a < b, a > b) if node.mode == "max" else (a > b, a < b)
+    need_a, need_b = node.needs_input_grad
+    return (_where(a_loses, 0, shared) if need_a else None), (_where(b_loses, 0, shared) if need_b else None)
+
+
+def _where_backward(node, gy):
+    cond = node.saved[0]
+    _, need_a, need_b = node.needs_input_grad
+    return None, (_where(cond, gy, 0) if need_a else None), (_where(cond, 0, gy) if need_b else None)
+
+
+def _rounding(node, gy):
+    return gy * 0  # piecewise constant: a zero gradient, itself with a zero gradient
+
+
+def _gelu(node, gy):
+    x = node._inputs[0]
+    if node.approximate == "tanh":
+        k, c = math.sqrt(2 / math.pi), 0.044715
+        t = (k * (x + c * x * x * x)).tanh()
+        return gy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x))
+    cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+    pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+    return gy * (cdf + x * pdf)
+
+
+def _unary(node, gy):
+    x = node._inputs[0]
+    return UNARY[node.op][2](_TensorMath, gy, x, F.Unary.apply(x, op=node.op))
+
+
+def _binary(node, gy):
+    if node.op == "xlogy":
+        raise _refused(node)
+    a, b, _ = node.saved
+    A, B = _operand(node, 0, a), _operand(node, 1, b)
+    ga, gb = BINARY[node.op][2](_TensorMath, gy, A, B, F.Binary.apply(A, B, op=node.op))
+    need_a, need_b = node.needs_input_grad
+    return (ga if need_a else None), (gb if need_b else None)
+
+
+def _sum(node, gy):
+    shape, axes, keepdim = node.meta
+    return _expand_back(gy, shape, axes, keepdim)
+
+
+def _mean(node, gy):
+    shape, axes, keepdim = node.meta
+    return _expand_back(gy / node.count, shape, axes, keepdim)
+
+
+def _max_min(node, gy):
+    x, out = node.saved
+    mask = x == out
+    return gy * _const((mask / mask.sum()).astype(x.dtype))
+
+
+def _max_min_dim(node, gy):
+    (idx_k,) = node.saved
+    shape, axis, keepdim = node.meta
+    xp = xp_of(idx_k)
+    if not keepdim:
+        gy = gy.unsqueeze(axis)
+    positions = xp.arange(shape[axis]).reshape([-1 if i == axis else 1 for i in range(len(shape))])
+    return gy * _const((positions == idx_k).astype(gy._data.dtype))
+
+
+def _softmax(node, gy):
+    x, dim = node._inputs[0], node.meta
+    if x.dim() == 0:
+        raise _refused(node)
+    if node.log:
+        return gy - x.log_softmax(dim).exp() * gy.sum(dim, keepdim=True)
+    out = x.softmax(dim)
+    return out * (gy - (gy * out).sum(dim, keepdim=True))
+
+
+def _vector_norm(node, gy):
+    x_saved, norm_saved = node.saved
+    p, axes, keepdim = node.meta
+    if p not in (1, 2):
+        raise _refused(node, f"the {p}-norm")
+    x = node._inputs[0]
+    keep = tuple(range(x_saved.ndim)) if axes is None else axes
+    if not keepdim:
+        for a in sorted(keep):
+            gy = gy.unsqueeze(a)
+    if p == 1:
+        return gy * _const(xp_of(x_saved).sign(x_saved))
+    norm = F.VectorNorm.apply(x, ord=2.0, dim=axes, keepdim=True)
+    zero = norm_saved == 0
+    if not keepdim:
+        zero = xp_of(zero).expand_dims(zero, keep)
+    safe = _where(zero, 1, norm)  # a zero vector's gradient is 0, as PyTorch's: no 0 / 0 on either pass
+    return _where(zero, 0, gy * x / safe)
+
+
+def _reshape(node, gy):
+    return gy.reshape(node.shape)
+
+
+def _transpose(node, gy):
+    return gy.transpose(*node.dims)
+
+
+def _permute(node, gy):
+    return gy.permute(*np.argsort(node.dims).tolist())
+
+
+def _identity(node, gy):
+    return gy
+
+
+def _get_item(node, gy):
+    shape, dtype, index = node.meta
+    zeros = _wrap(xp_of(gy._data).zeros(shape, dtype=gy._data.dtype))
+    if _has_integer_arrays(index):
+        return F.IndexAdd.apply(zeros, gy, index=index)  # a repeated index adds up
+    return F.SetItem.apply(zeros, gy, index=index)
+
+
+def _set_item(node, gy):
+    need_x, need_value = node.needs_input_grad
+    gx = F.SetItem.apply(gy, 0.0, index=node.index) if need_x else None
+    return gx, (gy[node.index] if need_value else None)
+
+
+def _index_add(node, gy):
+    need_x, need_value = node.needs_input_grad
+    return (gy if need_x else None), (gy[node.index] if need_value else None)
+
+
+def _cat(node, gy):
+    out, start = [], 0
+    lead = (slice(None),) * node.axis
+    for size in node.sizes:
+        out.append(gy[lead + (slice(start, start + size),)])
+        start += size
+    return tuple(out)
+
+
+def _stack(node, gy):
+    lead = (slice(None),) * node.axis
+    return tuple(gy[lead + (i,)] for i in range(node.count))
+
+
+def _cast(node, gy):
+    return F.Cast.apply(gy, node.src) if node.src.kind == "f" else None
+
+
+def _to_device(node, gy):
+    dev, dtype = node.src
+    return F.ToDevice.apply(gy, dev, dtype) if dtype.kind == "f" else None
+
+
+def _cumsum(node, gy):
+    dim = node.meta
+    return gy.flip(dim).cumsum(dim).flip(dim)
+
+
+def _flip(node, gy):
+    if node.shift is None:
+        return F.Flip.apply(gy, node.axes)
+    return F.Flip.apply(gy, node.axes, shift=tuple(-s for s in node.shift))
+
+
+def _triangle(node, gy):
+    return _where(node.meta[1], gy, 0)
+
+
+def _take_along(node, gy):
+    shape, repeats = node.meta
+    zeros = _wrap(xp_of(gy._data).zeros(shape, dtype=gy._data.dtype))
+    put = F.IndexAdd if repeats else F.SetItem  # (sort and topk pick each entry at most once)
+    return put.apply(zeros, gy, index=node.saved), None
+
+
+def _embedding(node, gy):
+    shape, indices, padding_idx, scale = node.meta
+    if scale:
+        raise _refused(node, "scale_grad_by_freq")
+    xp = xp_of(gy._data)
+    flat = indices.reshape(-1)
+    rows = gy.reshape(-1, shape[1])
+    if padding_idx is not None:
+        rows = rows * _const((flat != padding_idx).astype(gy._data.dtype).reshape(-1, 1))
+    return F.IndexAdd.apply(_wrap(xp.zeros(shape, dtype=gy._data.dtype)), rows, index=(flat,)), None
+
+
+def _nll_loss(node, gy):
+    shape, classes, dtype = node.meta
+    rows, target, scale = node.saved
+    xp = xp_of(rows)
+    g = gy.reshape(-1) if gy.dim() else gy
+    values = -(g if scale is None else g * _const(scale))
+    if values.dim() == 0:
+        values = values.expand(rows.shape[0])
+    out = F.SetItem.apply(_wrap(xp.zeros((rows.shape[0], classes), dtype=dtype)), values, index=(rows, target))
+    if len(shape) == 1:
+        return out.reshape(shape), None
+    if len(shape) > 2:
+        return out.reshape(shape[0], *shape[2:], shape[1]).movedim(-1, 1), None
+    return out, None
+
+
+DOUBLE = {
+    F.Add: _add, F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
+    F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
+    F.Tanh: _tanh, F.ReLU: _relu, F.Clamp: _clamp, F.Maximum: _maximum, F.Where: _where_backward,
+    F.Rounding: _rounding, F.Gelu: _gelu, F.Unary: _unary, F.Binary: _binary,
+    F.Sum: _sum, F.Mean: _mean, F.MaxMin: _max_min, F.MaxMinDim: _max_min_dim, F.Softmax: _softmax,
+    F.VectorNorm: _vector_norm,
+    F.Reshape: _reshape, F.Transpose: _transpose, F.Permute: _permute, F.Expand: _identity, F.Clone: _identity,
+    F.GetItem: _get_item, F.SetItem: _set_item, F.IndexAdd: _index_add, F.Cat: _cat, F.Stack: _stack,
+    F.Cast: _cast, F.ToDevice: _to_device, F.Cumsum: _cumsum, F.Flip: _flip, F.Triangle: _triangle,
+    F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
+}
+
+
+def _refused(node, what: str | None = None) -> NotImplementedError:
+    covered = ", ".join(sorted({fn.__name__.lstrip("_") for fn in DOUBLE.values()}))
+    part = f"{node.name()} ({what})" if what else node.name()
+    return NotImplementedError(
+        f"create_graph=True: the engine has no differentiable backward for {part}; higher-order gradients cover "
+        f"{covered}, and a user's own Function whose backward is written in Tensor ops")
+
+
+# ---------------------------------------------------------------------------- the walk
+
+def _node_backward(node, gouts):
+    """One node's backward in Tensor ops: a tuple of Tensors (or None), one per input."""
+    if node._freed:
+        raise RuntimeError(FREED_GRAPH)
+    if not node.raw:  # a user's Function: its backward, with grad mode on (this walk runs under enable_grad)
+        gins = node.backward(node, *gouts)
+        if not isinstance(gins, tuple):
+            gins = (gins,)
+        n = len(node._inputs)
+        if len(gins) > n and all(g is None for g in gins[n:]):
+            gins = gins[:n]
+        if len(gins) != n:
+            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
+                               f"got {len(gins)})")
+        return tuple(g if g is None or isinstance(g, Tensor) else _const(g) for g in gins)
+    rule = DOUBLE.get(type(node))
+    if rule is None or node._n_out != 1:
+        raise _refused(node)
+    gins = rule(node, gouts[0])
+    return gins if gins.__class__ is tuple else (gins,)
+
+
+def _unbroadcast(g, shape):
+    """``g`` summed down to ``shape`` (broadcasting undone), in Tensor ops."""
+    shape = tuple(shape)
+    if tuple(g.shape) == shape:
+        return g
+    extra = g.dim() - len(shape)
+    if extra > 0:
+        g = g.sum(tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axes, keepdim=True)
+    return g.reshape(shape) if tuple(g.shape) != shape else g
+
+
+def _hooked(table, g):
+    for hook in list(table.values()):
+        out = hook(g)
+        if out is not None:
+            if not isinstance(out, Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")
+            if tuple(out.shape) != tuple(g.shape):
+                raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has changed the size of value")
+            g = out
+    return g
+
+
+def _add_to(table, key, g):
+    prev = table.get(key)
+    table[key] = g if prev is None else prev + g
+
+
+def run(roots, root_grads, retain_graph, capture=None):
+    """The walk of :func:`engine.autograd.graph._run` with Tensor gradients, recorded: into the leaves' ``.grad``
+    (which then have a ``grad_fn``) or, with ``capture`` (id -> None of the wanted tensors, and ``"__targets__"``),
+    into ``capture`` as Tensors."""
+    with enable_grad():
+        _walk(roots, root_grads, retain_graph, capture)
+
+
+def _walk(roots, root_grads, retain_graph, capture):
+    pending: dict = {}
+    heap: list = []
+    leaves: dict = {}  # id -> (leaf, summed gradient): hooks see the sum, then it goes to .grad
+    wanted_nodes: dict = {}
+    if capture is not None:
+        for t in capture.pop("__targets__", ()):
+            wanted_nodes.setdefault(t.grad_fn, []).append(t)
+
+    def arrive(t, g):
+        node = t.grad_fn
+        if node is None:
+            if capture is not None:
+                if id(t) in capture:
+                    _add_to(capture, id(t), g)
+            elif t._rg:
+                prev = leaves.get(id(t))
+                leaves[id(t)] = (t, g if prev is None else prev[1] + g)
+            return
+        if node not in pending:
+            heappush(heap, (-node._seq, node))
+            pending[node] = [None] * node._n_out
+        slots = pending[node]
+        i = t._out_index
+        slots[i] = g if slots[i] is None else slots[i] + g
+
+    for t, g in zip(roots, root_grads):
+        arrive(t, g)
+    while heap:
+        node = heappop(heap)[1]
+        gouts = pending.pop(node)
+        if node._hooks:
+            for index, table in node._hooks.items():
+                if table and gouts[index] is not None:
+                    gouts[index] = _hooked(table, gouts[index])
+        if node._retained is not None and capture is None:
+            for index, ref in node._retained.items():
+                t = ref()
+                if t is not None and gouts[index] is not None:
+                    t.grad = gouts[index] if t.grad is None else t.grad + gouts[index]
+        for t in wanted_nodes.get(node, ()):
+            if gouts[t._out_index] is not None:
+                _add_to(capture, id(t), gouts[t._out_index])
+        for i, g in enumerate(gouts):
+            if g is None:  # an output no path used: zeros of its shape
+                shape, np_dtype, xp = node._out_meta[i]
+                gouts[i] = _wrap(xp.zeros(shape, dtype=np_dtype))
+        gins = _node_backward(node, gouts)
+        for inp, g in zip(node._inputs, gins):
+            if inp is None or g is None:
+                continue
+            if tuple(g.shape) != tuple(inp._data.shape):
+                g = _unbroadcast(g, inp._data.shape)
+            if g._data.dtype != inp._data.dtype:
+                g = F.Cast.apply(g, inp._data.dtype)
+            arrive(inp, g)
+        if not retain_graph:
+            if node.saved is not None:
+                node._freed = True
+                node.saved = None
+            if not node.raw and node._saved:
+                node._freed = True
+                node._saved = ()
+    given = {id(g) for g in root_grads}
+    for leaf, g in leaves.values():
+        table = leaf.__dict__.get("_grad_hooks")
+        if table:
+            g = _hooked(table, g)
+        existing = leaf._grad
+        if existing is None or existing.__class__ is _LazyZeros:
+            # .grad is a tensor of its own: not a root's gradient, nor the one another leaf got (Add gives both
+            # of its inputs the same gradient), whatever is later done to it in place
+            leaf._grad = g.clone() if id(g) in given else g
+            given.add(id(g))
+        else:
+            leaf._grad = existing + g  # out of place, as PyTorch accumulates a recorded gradient
+
+
+_graph._create_walk, _graph._create_hooks = run, _hooked

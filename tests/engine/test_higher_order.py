@@ -1,0 +1,384 @@
+"""Higher-order gradients (``create_graph=True``, engine/autograd/higher.py): each op's gradient recorded and
+differentiated once more. Every call below runs with the engine and with PyTorch 2.13 from the same float64 arrays:
+the gradient, and the gradient of ``<gradient, v>`` (a Hessian-vector product), must agree at 1e-12; without
+PyTorch the second is held to central differences of the first-order gradient. Then what a learner's script does
+with them (a physics-informed network, a WGAN-GP gradient penalty, MAML's inner step, hessian), the refusals, and
+the CuPy stand-in."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import engine
+from engine.autograd import functional as AF
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+F64 = {"dtype": "float64"}
+
+# name: (input shapes, a domain for the random inputs, the call with lib = engine or torch); domains keep clear of
+# kinks, where finite differences would cross a step
+IDX = np.array([2, 0, 2, 1])
+CASES = {
+    "add, sub, neg": ([(3, 4), (4,)], (-1.0, 1.0), lambda lib, a, b: (a + b) * (a - b) - (-a) * b),
+    "mul, div": ([(3, 4), (3, 4)], (0.5, 2.0), lambda lib, a, b: a * b / (a + b) + 3 / b),
+    "pow": ([(3, 4)], (0.5, 2.0), lambda lib, a: a ** 3 + a ** 2 - a ** 0.5 + 2 ** a),
+    "pow of tensors": ([(3, 4), (3, 4)], (0.5, 2.0), lambda lib, a, b: a ** b),
+    "mm and F.linear": ([(3, 4), (5, 4), (5,)], (-1.0, 1.0),
+                        lambda lib, x, w, c: lib.nn.functional.linear(x, w, c) ** 2 @ w),
+    "matmul vectors": ([(4,), (4, 3), (3,)], (-1.0, 1.0), lambda lib, v, m, u: (v @ m) * (m @ u).sum() + (v @ v)),
+    "matmul batched": ([(2, 3, 4), (4, 5), (2, 5, 3)], (-1.0, 1.0), lambda lib, a, b, c: (a @ b) ** 2 @ c),
+    "exp, log, sqrt": ([(3, 4)], (0.5, 2.0), lambda lib, a: a.exp() * a.log() + a.sqrt() ** 3),
+    "sin, cos, tanh, sigmoid": ([(3, 4)], (-2.0, 2.0),
+                                lambda lib, a: a.sin() * a.cos() + a.tanh() ** 2 + a.sigmoid() * a),
+    "abs, relu, leaky_relu, elu": ([(3, 4)], (-2.0, 2.0), lambda lib, a: lib.relu(a) ** 2 + a.abs() * a
+                                   + lib.nn.functional.leaky_relu(a, 0.2) ** 3 + lib.nn.functional.elu(a) * a),
+    "clamp, maximum, where": ([(3, 4), (3, 4)], (-2.0, 2.0),
+                              lambda lib, a, b: a.clamp(-0.5, 0.7) * a + lib.maximum(a, b) ** 2
+                              + lib.where(a > b, a * b, a + b) ** 2 + a.clamp(min=0.1) * b),
+    "softplus, silu, gelu": ([(3, 4)], (-2.0, 2.0),
+                             lambda lib, a: lib.nn.functional.softplus(a) * a + lib.nn.functional.silu(a) ** 2
+                             + lib.nn.functional.gelu(a) * a + lib.nn.functional.gelu(a, approximate="tanh") ** 2),
+    "the one-tensor table": ([(3, 4)], (0.2, 0.8),
+                             lambda lib, a: a.log1p() * a.expm1() + a.rsqrt() * a.asin() + a.atan() * a.cosh()
+                             + a.reciprocal() * a.erf() + lib.nn.functional.logsigmoid(a) ** 2),
+    "the two-tensor table": ([(3, 4), (3, 4)], (0.5, 2.0),
+                             lambda lib, a, b: lib.atan2(a, b) * a + lib.hypot(a, b) ** 2 + a.logaddexp(b) * b),
+    "sum, mean": ([(2, 3, 4)], (-1.0, 1.0),
+                  lambda lib, a: (a.sum(1) ** 2).mean(0) * a.mean() + (a.sum((0, 2), keepdim=True) * a).sum((0, 1))),
+    "max, min": ([(3, 4)], (-1.0, 1.0), lambda lib, a: a.max(1).values * a.min(0).values[:3] + a.max() * a[0, :3]),
+    "softmax, log_softmax": ([(3, 4)], (-2.0, 2.0),
+                             lambda lib, a: a.softmax(1) * a + a.log_softmax(0) ** 2),
+    "norm": ([(3, 4)], (-1.0, 1.0), lambda lib, a: (a.norm(2, dim=1) - 1) ** 2 + a.norm() * a.norm(1, dim=0)[:3]),
+    "shapes": ([(2, 3, 4)], (-1.0, 1.0),
+               lambda lib, a: (a.reshape(6, 4) ** 2).t() @ a.permute(2, 0, 1).reshape(6, 4)
+               + (a.transpose(0, 2).reshape(4, 6) * a.view(4, 6)) @ a.view(6, 4) + a[0, 0, :1].expand(4, 4) ** 2),
+    "indexing": ([(4, 5)], (-1.0, 1.0),
+                 lambda lib, a: a[:, 1:3] ** 2 @ a[1:3] + a[lib.tensor(IDX)] ** 2 + a[a > 0.2].sum() * a[0]),
+    "cat, stack, cumsum, flip, roll, tril": ([(3, 3), (3, 3)], (-1.0, 1.0),
+                                             lambda lib, a, b: lib.cat([a * b, a ** 2]).cumsum(0) * lib.stack(
+                                                 [a, b.flip(1)]).sum(0).roll(1, 0).repeat(2, 1)
+                                             + (a @ b).tril().repeat(2, 1) ** 2),
+    "gather, embedding": ([(3, 4), (5, 3)], (-1.0, 1.0),
+                          lambda lib, a, w: a.gather(1, lib.tensor([[0, 0], [3, 1], [2, 2]])) ** 2
+                          + (lib.nn.functional.embedding(lib.tensor([1, 4, 1]), w) ** 3)[:, :2]),
+    "cross_entropy, mse_loss": ([(4, 3), (4, 3)], (-1.0, 1.0),
+                                lambda lib, a, b: lib.nn.functional.cross_entropy(a * b, lib.tensor([0, 2, 1, 2]))
+                                * lib.nn.functional.mse_loss(a, b) + lib.nn.functional.cross_entropy(
+                                    a ** 2, lib.tensor([1, 1, 0, 2]), reduction="none").sum()),
+    "casts": ([(3, 4)], (-1.0, 1.0), lambda lib, a: (a.float() ** 2).double() * a),
+}
+
+
+def _inputs(shapes, domain, seed=5):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(*domain, size=s) for s in shapes]
+
+
+def _second_order(lib, name, arrays):
+    """The call's gradient ``g`` (of ``sum(out * w)``) with create_graph, then the gradient of ``sum(g * v)``:
+    both as NumPy arrays, one per input."""
+    shapes, _, fn = CASES[name]
+    leaves = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays]
+    out = fn(lib, *leaves)
+    w = lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)), dtype=lib.float64)
+    grads = lib.autograd.grad((out * w).sum(), leaves, create_graph=True)
+    vs = _inputs(shapes, (-1.0, 1.0), seed=11)
+    total = sum((g * lib.tensor(v, dtype=lib.float64)).sum() for g, v in zip(grads, vs))
+    second = lib.autograd.grad(total, leaves, allow_unused=True)
+    return ([g.detach().numpy() for g in grads],
+            [np.zeros_like(a) if s is None else s.numpy() for s, a in zip(second, arrays)], vs)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradients_of_gradients_equal_torchs(name):
+    torch = pytest.importorskip("torch")
+    arrays = _inputs(*CASES[name][:2])
+    ours, our_second, _ = _second_order(engine, name, arrays)
+    theirs, their_second, _ = _second_order(torch, name, arrays)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+    for a, b in zip(our_second, their_second):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n != "casts"))
+def test_gradients_of_gradients_equal_finite_differences(name):
+    """``H v`` against ``(g(x + e v) - g(x - e v)) / 2e``, g the first-order gradient (held to PyTorch's and to
+    finite differences by the other tests). (The casts, through float32, are held to PyTorch alone: float32's
+    rounding is far above a difference of 1e-6.)"""
+    shapes, domain, fn = CASES[name]
+    arrays = _inputs(shapes, domain)
+    _, second, vs = _second_order(engine, name, arrays)
+
+    def first(xs):
+        leaves = [engine.tensor(a, dtype=engine.float64, requires_grad=True) for a in xs]
+        out = fn(engine, *leaves)
+        w = engine.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)), dtype=engine.float64)
+        grads = engine.autograd.grad((out * w).sum(), leaves, allow_unused=True)
+        return [np.zeros_like(a) if g is None else g.numpy() for g, a in zip(grads, xs)]
+
+    eps = 1e-6
+    up = first([a + eps * v for a, v in zip(arrays, vs)])
+    down = first([a - eps * v for a, v in zip(arrays, vs)])
+    for s, u, d in zip(second, up, down):
+        np.testing.assert_allclose(s, (u - d) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+
+def test_a_known_second_derivative_by_hand():
+    """d/dx of x^3 is 3x^2, and d2/dx2 is 6x: at x = 2, 12 and 12; the third, 6."""
+    x = engine.tensor(2.0, requires_grad=True)
+    (dx,) = engine.autograd.grad(x ** 3, x, create_graph=True)
+    (dxx,) = engine.autograd.grad(dx, x, create_graph=True)
+    (dxxx,) = engine.autograd.grad(dxx, x)
+    assert (dx.item(), dxx.item(), dxxx.item()) == (12.0, 12.0, 6.0)
+    assert dx.requires_grad and dx.grad_fn is not None
+    assert dxxx.grad_fn is None  # the last without create_graph: a plain gradient
+
+
+def _pinn(lib):
+    """A physics-informed network fitting u'' + u = 0: the derivatives of its output by its input go into its loss."""
+    rng = np.random.default_rng(0)
+    x = lib.tensor(np.linspace(-1, 1, 9).reshape(-1, 1), requires_grad=True)
+    params = [lib.tensor(rng.normal(size=s), requires_grad=True) for s in ((1, 6), (6,), (6, 1), (1,))]
+    w1, b1, w2, b2 = params
+    u = lib.tanh(x @ w1 + b1) @ w2 + b2
+    (ux,) = lib.autograd.grad(u, x, grad_outputs=lib.ones_like(u), create_graph=True)
+    (uxx,) = lib.autograd.grad(ux, x, grad_outputs=lib.ones_like(ux), create_graph=True)
+    loss = ((uxx + u) ** 2).mean() + ((u[4] - 1) ** 2).sum()
+    loss.backward()
+    return [loss.item()] + [p.grad.numpy() for p in params]
+
+
+def _gradient_penalty(lib):
+    """WGAN-GP's penalty: the critic's gradient at points between real and fake samples, held near norm 1."""
+    rng = np.random.default_rng(1)
+    lib.manual_seed(0)
+    critic = lib.nn.Sequential(lib.nn.Linear(3, 8), lib.nn.LeakyReLU(0.2), lib.nn.Linear(8, 8), lib.nn.Tanh(),
+                               lib.nn.Linear(8, 1)).double()
+    with lib.no_grad():
+        for p, a in zip(critic.parameters(), (rng.normal(size=tuple(q.shape)) for q in critic.parameters())):
+            p.copy_(lib.tensor(a))
+    points = lib.tensor(rng.normal(size=(5, 3)), requires_grad=True)
+    score = critic(points)
+    (grads,) = lib.autograd.grad(score, points, grad_outputs=lib.ones_like(score), create_graph=True,
+                                 retain_graph=True)
+    penalty = ((grads.norm(2, dim=1) - 1) ** 2).mean() * 10 - score.mean()
+    penalty.backward()
+    return [penalty.item()] + [p.grad.numpy() for p in critic.parameters()]
+
+
+def _maml_step(lib):
+    """MAML: one inner SGD step on a task, then the loss after it, differentiated back through the step."""
+    rng = np.random.default_rng(2)
+    w = lib.tensor(rng.normal(size=(4, 3)), requires_grad=True)
+    b = lib.tensor(rng.normal(size=3), requires_grad=True)
+    x, y = lib.tensor(rng.normal(size=(6, 4))), lib.tensor([0, 2, 1, 1, 0, 2])
+    inner = lib.nn.functional.cross_entropy(x @ w + b, y)
+    gw, gb = lib.autograd.grad(inner, (w, b), create_graph=True)
+    w2, b2 = w - 0.5 * gw, b - 0.5 * gb
+    outer = lib.nn.functional.cross_entropy(lib.relu(x) @ w2 + b2, y)
+    outer.backward()
+    return [outer.item(), w.grad.numpy(), b.grad.numpy()]
+
+
+SCRIPTS = {"physics-informed network": _pinn, "gradient penalty": _gradient_penalty, "MAML step": _maml_step}
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_a_learners_script_gets_torchs_numbers(name):
+    torch = pytest.importorskip("torch")
+    torch.set_default_dtype(torch.float64)
+    engine.set_default_dtype(engine.float64)
+    try:
+        ours, theirs = SCRIPTS[name](engine), SCRIPTS[name](torch)
+    finally:
+        torch.set_default_dtype(torch.float32)
+        engine.set_default_dtype(engine.float32)
+    assert ours[0] == pytest.approx(theirs[0], rel=1e-12)
+    for a, b in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_the_physics_informed_networks_gradient_equals_finite_differences():
+    """Without PyTorch: the PINN's loss (which holds u'') as a function of one weight, against its gradient."""
+    engine.set_default_dtype(engine.float64)
+    try:
+        base = _pinn(engine)
+        rng = np.random.default_rng(0)
+        shapes = ((1, 6), (6,), (6, 1), (1,))
+        start = [rng.normal(size=s) for s in shapes]
+
+        def loss_at(delta):
+            x = engine.tensor(np.linspace(-1, 1, 9).reshape(-1, 1), requires_grad=True)
+            w1, b1, w2, b2 = [engine.tensor(a, requires_grad=True) for a in start]
+            w1 = w1 + engine.tensor(delta)
+            u = engine.tanh(x @ w1 + b1) @ w2 + b2
+            (ux,) = engine.autograd.grad(u, x, engine.ones_like(u), create_graph=True)
+            (uxx,) = engine.autograd.grad(ux, x, engine.ones_like(ux), create_graph=True)
+            return (((uxx + u) ** 2).mean() + ((u[4] - 1) ** 2).sum()).item()
+
+        for j in range(6):
+            e = np.zeros((1, 6))
+            e[0, j] = 1e-6
+            assert base[1][0, j] == pytest.approx((loss_at(e) - loss_at(-e)) / 2e-6, rel=1e-6, abs=1e-8)
+    finally:
+        engine.set_default_dtype(engine.float32)
+
+
+def test_hessian_and_friends_equal_torchs():
+    torch = pytest.importorskip("torch")
+    x = np.array([0.3, -1.2, 2.0])
+    y = np.array([[0.5, 1.5], [-0.7, 0.2]])
+
+    def f(lib):
+        return lambda a, b: (a.sin() * a ** 3).sum() * (b ** 2).sum() + a.norm() + (b @ b).trace()
+
+    ours = AF.hessian(f(engine), (engine.tensor(x), engine.tensor(y)))
+    theirs = torch.autograd.functional.hessian(f(torch), (torch.tensor(x), torch.tensor(y)))
+    assert len(ours) == 2 and all(len(row) == 2 for row in ours)
+    for row, trow in zip(ours, theirs):
+        for a, b in zip(row, trow):
+            assert tuple(a.shape) == tuple(b.shape)
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-13)
+    one = AF.hessian(lambda a: (a ** 4).sum(), engine.tensor(x))
+    np.testing.assert_allclose(one.numpy(), np.diag(12 * x ** 2), rtol=1e-15)  # by hand: 12 x^2 on the diagonal
+    v = np.array([0.5, 1.5, 1.0])
+    a, ta = engine.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    _, ours_vjp = AF.vjp(lambda t: t.exp() * t, a, engine.tensor(v), create_graph=True)
+    _, their_vjp = torch.autograd.functional.vjp(lambda t: t.exp() * t, ta, torch.tensor(v), create_graph=True)
+    assert ours_vjp.requires_grad and their_vjp.requires_grad
+    np.testing.assert_allclose(engine.autograd.grad(ours_vjp.sum(), a)[0].numpy(),
+                               torch.autograd.grad(their_vjp.sum(), ta)[0].numpy(), rtol=1e-13)
+
+
+def test_hessian_by_hand_without_torch():
+    """f(a, b) = a^2 b + b^3: H = [[2b, 2a], [2a, 6b]] at (a, b) = (1.5, -2)."""
+    h = AF.hessian(lambda a, b: a * a * b + b ** 3, (engine.tensor(1.5, **F64), engine.tensor(-2.0, **F64)))
+    assert [[h[i][j].item() for j in range(2)] for i in range(2)] == [[-4.0, 3.0], [3.0, -12.0]]
+    with pytest.raises(RuntimeError, match="should contain a single element"):
+        AF.hessian(lambda a: a * 2, engine.tensor([1.0, 2.0]))
+    zeros = AF.hessian(lambda a, b: (a ** 2).sum(), (engine.tensor([1.0, 2.0]), engine.tensor([3.0])))
+    assert zeros[1][1].tolist() == [[0.0]] and zeros[0][0].tolist() == [[2.0, 0.0], [0.0, 2.0]]
+
+
+def test_backward_with_create_graph_leaves_a_grad_that_can_be_differentiated():
+    """``loss.backward(create_graph=True)``: each ``.grad`` has a ``grad_fn``; a penalty on the gradient's norm then
+    reaches the weights (d/dw |2 w x^2|^2 ... by hand below)."""
+    w = engine.tensor([1.0, -2.0], requires_grad=True)
+    x = engine.tensor([3.0, 0.5])
+    (w * w * x).sum().backward(create_graph=True)  # grad = 2 w x
+    assert w.grad.tolist() == [6.0, -2.0] and w.grad.grad_fn is not None
+    penalty = (w.grad ** 2).sum()  # 4 w^2 x^2, whose gradient is 8 w x^2
+    g = w.grad
+    w.grad = None
+    penalty.backward()
+    assert w.grad.tolist() == [72.0, -4.0]
+    assert g.grad_fn is not None  # the first .grad kept its graph
+    a = engine.tensor([1.0, 2.0], requires_grad=True)
+    (a * a).sum().backward(create_graph=True)
+    (a * a).sum().backward(create_graph=True)  # accumulated out of place, still recorded
+    assert a.grad.tolist() == [4.0, 8.0] and a.grad.grad_fn is not None
+
+
+def test_the_same_gradient_is_not_shared_between_two_grads():
+    a, b = engine.tensor([1.0], requires_grad=True), engine.tensor([2.0], requires_grad=True)
+    (a + b).sum().backward(create_graph=True)  # Add gives both inputs the one gradient it got
+    assert a.grad is not b.grad
+    a.grad.data.mul_(5)
+    assert b.grad.tolist() == [1.0]
+
+
+def test_grad_outputs_that_require_grad_stay_connected():
+    """The double-backward trick for a Jacobian-vector product: the gradient is linear in ``grad_outputs``, so its
+    gradient by them is J v."""
+    x = engine.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = engine.stack([x[0] * x[1], x[1] ** 2, x[2].exp()])
+    u = engine.zeros(3, requires_grad=True)
+    (g,) = engine.autograd.grad(y, x, grad_outputs=u, create_graph=True)
+    (jv,) = engine.autograd.grad(g, u, grad_outputs=engine.tensor([1.0, 0.0, 1.0]))
+    np.testing.assert_allclose(jv.numpy(), [1.0, 0.0, np.exp(2.0)], rtol=1e-6)  # J (1, 0, 1): x1, 0, e^x2
+
+
+def test_a_users_function_whose_backward_is_written_in_tensor_ops_is_differentiable():
+    """The tutorial's LegendrePolynomial3: its backward, 1.5 (5 x^2 - 1) g, written with Tensors, is recorded."""
+
+    class Legendre(engine.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return 0.5 * (5 * x ** 3 - 3 * x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 1.5 * (5 * x ** 2 - 1)
+
+    x = engine.tensor(0.5, requires_grad=True)
+    (d1,) = engine.autograd.grad(Legendre.apply(x), x, create_graph=True)
+    (d2,) = engine.autograd.grad(d1, x)
+    assert d1.item() == pytest.approx(1.5 * (5 * 0.25 - 1)) and d2.item() == pytest.approx(15 * 0.5)
+
+
+def test_hooks_and_retained_grads_see_the_recorded_gradient():
+    x = engine.tensor([1.0, 2.0], requires_grad=True)
+    h = x * x
+    h.retain_grad()
+    seen = []
+    h.register_hook(lambda g: seen.append(g.requires_grad) or g * 2)
+    (h * x).sum().backward(create_graph=True)
+    assert seen == [True]
+    assert h.grad.tolist() == [2.0, 4.0]  # d/dh of h x is x, doubled by the hook (retain_grad's runs last)
+    assert x.grad.tolist() == [5.0, 20.0]  # h directly, and 2x through h: x^2 + 2x (2x) = 5 x^2
+    assert h.grad.grad_fn is not None and x.grad.grad_fn is not None
+
+
+def test_what_has_no_recorded_backward_is_refused_by_name():
+    x = engine.randn(1, 1, 4, 4, requires_grad=True)
+    conv = engine.nn.Conv2d(1, 1, 3)
+    with pytest.raises(NotImplementedError, match=r"no differentiable backward for ConvolutionBackward0.*cover "):
+        engine.autograd.grad(conv(x).sum(), x, create_graph=True)
+    with pytest.raises(NotImplementedError, match=r"ProdBackward0"):
+        engine.autograd.grad(x.prod(), x, create_graph=True)
+    with pytest.raises(NotImplementedError, match=r"LinalgVectorNormBackward0 \(the inf-norm\)"):
+        engine.autograd.grad(x.norm(float("inf")), x, create_graph=True)
+
+
+def test_the_graph_is_kept_by_default_and_freed_when_asked():
+    x = engine.tensor([1.0, 2.0], requires_grad=True)
+    y = (x ** 3).sum()
+    engine.autograd.grad(y, x, create_graph=True)
+    (again,) = engine.autograd.grad(y, x)  # retain_graph defaults to create_graph, as PyTorch's
+    assert again.tolist() == [3.0, 12.0]
+    z = (x ** 3).sum()
+    engine.autograd.grad(z, x, create_graph=True, retain_graph=False)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        engine.autograd.grad(z, x)
+
+
+def test_jacobian_with_create_graph_is_differentiable():
+    x = engine.tensor([0.5, -1.0], requires_grad=True)
+    jac = AF.jacobian(lambda a: a ** 3, x, create_graph=True)  # diag(3 x^2)
+    assert jac.requires_grad
+    (g,) = engine.autograd.grad(jac.sum(), x)  # d/dx of 3 x^2 summed: 6 x
+    assert g.tolist() == [3.0, -6.0]
+    values, products = AF.jvp(lambda a: a ** 2, x, engine.tensor([1.0, 1.0]), create_graph=True)
+    assert products.requires_grad and products.tolist() == [1.0, -2.0]
+
+
+def test_on_the_cupy_stand_in_the_second_order_equals_the_cpus(cuda_device):
+    results = {}
+    for device in ("cpu", cuda_device):
+        x = engine.tensor(np.linspace(-1, 1, 5).reshape(-1, 1), dtype=engine.float64, device=device,
+                          requires_grad=True)
+        w = engine.tensor(np.linspace(-2, 2, 6).reshape(1, 6), dtype=engine.float64, device=device,
+                          requires_grad=True)
+        v = engine.tensor(np.linspace(1, 0, 6).reshape(6, 1), dtype=engine.float64, device=device)
+        u = engine.tanh(x @ w).softmax(1) @ v
+        (ux,) = engine.autograd.grad(u.sum(), x, create_graph=True)
+        ((ux ** 2).sum() + (u[1:3] ** 2).sum()).backward()
+        assert w.grad.device.type == device.split(":")[0]
+        results[device] = w.grad.cpu().numpy()
+    np.testing.assert_allclose(results[cuda_device], results["cpu"], rtol=1e-13)
