@@ -4,8 +4,9 @@ own listings are here as they were given (the NumPy warm-up, tensors, the custom
 tests/engine/test_seeds.py runs them), with the tutorial's autograd, nn and optim programs and today's fit of
 sin(x), and that fit as one's own training script is often written (a DataLoader's shuffled mini-batches, a
 learning-rate schedule, a held-out set, a checkpoint saved and loaded back), a first convolutional net on digits
-it draws itself, a denoising autoencoder that rebuilds those digits from noise with transposed convolutions, a character-level model that makes up names (makemore's, after the tutorial), a recurrent net
-that reads a surname letter by letter and tells its language, and a small GPT
+it draws itself, a denoising autoencoder that rebuilds those digits from noise with transposed convolutions, a
+physics-informed network that learns sin(x) from the equation it solves (gradients of gradients), a character-level
+model that makes up names (makemore's, after the tutorial), a recurrent net that reads a surname letter by letter and tells its language, and a small GPT
 built as GPT-2 is (nanoGPT's), writing like the text it read."""
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ TITLES = {
     "minibatch_schedule_checkpoint.py": "Past the tutorial: mini-batches, a schedule, a checkpoint",
     "cnn_digits.py": "Past the tutorial: a small CNN reads drawn digits (Conv2d, MaxPool2d)",
     "denoising_autoencoder.py": "Past the tutorial: an autoencoder cleans noisy digits (ConvTranspose2d, OneCycleLR)",
+    "physics_informed.py": "Past the tutorial: a physics-informed net learns sin(x) from u'' + u = 0 (create_graph)",
     "names_mlp.py": "Past the tutorial: a character-level model makes up names (Embedding, multinomial)",
     "names_rnn.py": "Past the tutorial: a recurrent net tells a surname's language (nn.RNN, letter by letter)",
     "tiny_gpt.py": "Past the tutorial: a small GPT learns to write like a text (attention, GELU, AdamW, top-k)",

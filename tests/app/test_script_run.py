@@ -223,7 +223,7 @@ def test_the_examples_run_on_the_engine():
     from app.examples import examples
 
     found = dict((title, path) for title, path in examples())
-    assert len(found) == 15
+    assert len(found) == 16
     for title, path in found.items():
         run, out, err = run_to_end(path, timeout=120)
         assert run.status()[0] == "done", (title, err[-500:])

@@ -125,7 +125,7 @@ def test_the_examples_menu_lists_the_tutorials_programs(window):
     file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
     examples = next(a.menu() for a in file_menu.actions() if a.text() == "E&xamples")
     titles = [a.text() for a in examples.actions()]
-    assert len(titles) == 15 and titles[0].startswith("Two-layer net: NumPy")
+    assert len(titles) == 16 and titles[0].startswith("Two-layer net: NumPy")
     assert titles[-6:] == ["Past the tutorial: mini-batches, a schedule, a checkpoint",
                            "Past the tutorial: a small CNN reads drawn digits (Conv2d, MaxPool2d)",
                            "Past the tutorial: an autoencoder cleans noisy digits (ConvTranspose2d, OneCycleLR)",
