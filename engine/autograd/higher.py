@@ -25,10 +25,13 @@ import numpy as np
 from .. import functions as F
 from ..backend import xp_of
 from ..errors import FREED_GRAPH
+from ..functions import conv as _conv
 from ..functions.elementwise import BINARY, UNARY
 from ..functions.shape import _has_integer_arrays
+from ..nn.functional import pad as _pad
 from ..tensor import Tensor, _LazyZeros, _wrap
 from . import graph as _graph
+from .function import Function
 from .grad_mode import enable_grad
 
 __all__ = ["run", "DOUBLE"]
@@ -407,6 +410,118 @@ def _nll_loss(node, gy):
     return out, None
 
 
+def _layer_norm(node, gy):
+    xhat_saved, _, weight = node.saved
+    axes, lead = node.meta
+    need_x, need_w, need_b = node.needs_input_grad
+    x = node._inputs[0]
+    if x is not None:  # the normalised input again, from the input, so that its gradient reaches it
+        centred = x - x.mean(axes, keepdim=True)
+        rstd = ((centred * centred).mean(axes, keepdim=True) + node.eps).rsqrt()
+        xhat = centred * rstd
+    else:
+        xhat = _const(xhat_saved)
+    samples = tuple(range(lead))
+    gx = gw = gb = None
+    if need_x:
+        g = gy if weight is None else gy * _operand(node, 1, weight)
+        gx = rstd * (g - g.mean(axes, keepdim=True) - xhat * (g * xhat).mean(axes, keepdim=True))
+    if need_w:
+        gw = (gy * xhat).sum(samples) if samples else gy * xhat
+    if need_b:
+        gb = gy.sum(samples) if samples else gy
+    return gx, gw, gb
+
+
+def _convolution(node, gy):
+    cols, w2 = node.saved
+    x_shape, pad_shape, padding, stride, dilation, kernel, out, w_shape = node.meta
+    need_x, need_w, need_b = node.needs_input_grad
+    groups, n, positions = w2.shape[0], x_shape[0], math.prod(out)
+    gx = gw = gb = None
+    if need_x:  # the transposed convolution of the gradient, then the padding cut away
+        full = tuple((o - 1) * s + d * (k - 1) + 1 for o, s, d, k in zip(out, stride, dilation, kernel))
+        gpad = F.ConvTranspose.apply(gy, _operand(node, 1, w2.reshape(w_shape)), None, stride=stride,
+                                     padding=(0,) * len(kernel), dilation=dilation, groups=groups,
+                                     output_padding=tuple(p - f for p, f in zip(pad_shape[2:], full)))
+        gx = gpad[(slice(None), slice(None)) + tuple(slice(lo, lo + size) for (lo, _), size in zip(padding,
+                                                                                               x_shape[2:]))]
+    if need_w:  # each output position's gradient times the window of the input it saw (im2col)
+        x = node._inputs[0]
+        if x is None:
+            windows = _const(cols).reshape(groups, -1, n, positions).permute(2, 0, 3, 1)  # (N, g, L, C / g * K)
+        else:
+            even = all(lo == hi for lo, hi in padding)
+            if not even:  # padding="same" with an even kernel: more on one side, padded here first
+                x = _pad(x, [p for pair in reversed(padding) for p in pair])
+            windows = F.Im2Col.apply(x, kernel, dilation, tuple(lo if even else 0 for lo, _ in padding),
+                                     stride)  # (N, C K, L)
+            windows = windows.reshape(n, groups, -1, positions).transpose(-1, -2)
+        gw = (gy.reshape(n, groups, -1, positions) @ windows).sum(0).reshape(w_shape)
+    if need_b:
+        gb = gy.sum((0,) + tuple(range(2, gy.dim())))
+    return gx, gw, gb
+
+
+def _conv_transpose(node, gy):
+    x2, w2 = node.saved
+    x_shape, w_shape, pads, stride, dilation, kernel, size = node.meta
+    need_x, need_w, need_b = node.needs_input_grad
+    groups, n = w2.shape[0], x_shape[0]
+    gx = gw = gb = None
+    if need_x:  # the convolution of the gradient: a transposed convolution's input gradient
+        gx = F.Convolution.apply(gy, _operand(node, 1, w2.reshape(w_shape)), None, stride=stride, padding=pads,
+                                 dilation=dilation, groups=groups)
+    if need_w:  # each input position times the window of the gradient it spread into
+        x = node._inputs[0]
+        x = _const(x2).reshape(groups, -1, n, math.prod(size)).transpose(0, 1) if x is None else \
+            x.reshape(n, groups, x_shape[1] // groups, -1)  # (N, g, C_in / g, S)
+        windows = F.Im2Col.apply(gy, kernel, dilation, tuple(lo for lo, _ in pads), stride)  # (N, C_out K, S)
+        windows = windows.reshape(n, groups, -1, windows.shape[-1]).transpose(-1, -2)
+        gw = (x @ windows).sum(0).reshape(w_shape)
+    if need_b:
+        gb = gy.sum((0,) + tuple(range(2, gy.dim())))
+    return gx, gw, gb
+
+
+class _PoolGradient(Function):
+    """A pooling's gradient as a node of its own (max or average pooling's backward is linear in the gradient,
+    with the windows and the places of the maxima fixed): its backward is the pooling again, at those places."""
+
+    raw = True
+
+    def backward_name(self):
+        return self.name_of_pool[:-len("0")] + "Backward0"  # PyTorch's: MaxPool2DWithIndicesBackwardBackward0
+
+    @staticmethod
+    def forward(ctx, gy, pool):
+        ctx.name_of_pool = pool.name()
+        ctx.op_label = type(pool).__name__ + "Backward"
+        ctx.arg = pool.saved[0] if isinstance(pool, F.MaxPool) else None  # (kept: the pool's own may be freed)
+        ctx.meta = pool.meta
+        return pool.backward(pool, gy)
+
+    @staticmethod
+    def backward(ctx, ggx):
+        kernel, stride, dilation, out, pads = ctx.meta[:5]
+        xp = xp_of(ggx)
+        padded = _conv._pad(xp, ggx, pads, 0)
+        total = None
+        for i, offset in enumerate(_conv._offsets(kernel)):
+            v = padded[(Ellipsis,) + _conv._window(offset, dilation, stride, out)]
+            if ctx.arg is not None:
+                v = xp.where(ctx.arg == i, v, ggx.dtype.type(0))
+            total = v.copy() if total is None else total.__iadd__(v)
+        if ctx.arg is None:
+            divisor = ctx.meta[6]
+            total = total / (ggx.dtype.type(divisor) if isinstance(divisor, int) else divisor)
+        return total, None
+
+
+def _pool(node, gy):
+    return _PoolGradient.apply(gy, node)
+
+
 DOUBLE = {
     F.Add: _add, F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
@@ -418,6 +533,8 @@ DOUBLE = {
     F.GetItem: _get_item, F.SetItem: _set_item, F.IndexAdd: _index_add, F.Cat: _cat, F.Stack: _stack,
     F.Cast: _cast, F.ToDevice: _to_device, F.Cumsum: _cumsum, F.Flip: _flip, F.Triangle: _triangle,
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
+    F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,
+    F.MaxPool: _pool, F.AvgPool: _pool,
 }
 
 

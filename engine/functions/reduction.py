@@ -207,6 +207,7 @@ class NativeLayerNorm(Function):
             out = out + bias
         ctx.saved = (xhat, rstd, weight)
         ctx.meta = (axes, x.ndim - nd)
+        ctx.eps = eps  # (for the recorded backward of create_graph=True: engine.autograd.higher)
         return out
 
     @staticmethod
