@@ -522,6 +522,75 @@ def _pool(node, gy):
     return _PoolGradient.apply(gy, node)
 
 
+def _amax_min(node, gy):
+    x, out = node.saved
+    axes, keepdim = node.meta
+    xp = xp_of(x)
+    if not keepdim:
+        keep = tuple(range(x.ndim)) if axes is None else axes
+        out = xp.expand_dims(out, keep)
+        for a in sorted(keep):
+            gy = gy.unsqueeze(a)
+    mask = x == out
+    return gy * _const((mask / mask.sum(axis=axes, keepdims=True)).astype(x.dtype))  # ties share, as PyTorch's
+
+
+def _adaptive_avg_pool(node, gy):
+    nd = len(node.meta)
+    g = gy
+    for i, (m, lengths) in enumerate(node.meta):
+        axis = gy.dim() - nd + i
+        g = ((g.movedim(axis, -1) / _const(lengths)) @ _const(m)).movedim(-1, axis)
+    return g
+
+
+def _im2col(node, gy):
+    shape, pad_shape, pads, kernel, dilation, stride, out = node.meta
+    padding = tuple(lo for lo, _ in pads)
+    if node.fold:  # fold's gradient is unfold's forward, and unfold's is fold's
+        return F.Im2Col.apply(gy, kernel, dilation, padding, stride)
+    return F.Im2Col.apply(gy, kernel, dilation, padding, stride, fold=True, output_size=tuple(shape[2:]))
+
+
+def _binary_cross_entropy(node, gy):
+    x_saved, y_saved = node.saved
+    need_x, need_y = node.needs_input_grad
+    x, y = _operand(node, 0, x_saved), _operand(node, 1, y_saved)
+    gx = gy * (x - y) / ((1 - x) * x).clamp(min=1e-12) if need_x else None  # PyTorch's, held off 0 / 0
+    gt = gy * ((1 - x).log() - x.log()) if need_y else None
+    return gx, gt
+
+
+def _einsum(node, gy):
+    arrays = node.saved
+    lhs, out = node.meta.split("->")
+    subs = lhs.split(",")
+    operands = [_operand(node, i, a) for i, a in enumerate(arrays)]
+    grads = []
+    for k, (a, sub) in enumerate(zip(arrays, subs)):
+        if not node.needs_input_grad[k]:
+            grads.append(None)
+            continue
+        others = [(s, operands[i]) for i, s in enumerate(subs) if i != k]
+        seen = set(out).union(*(set(s) for s, _ in others))
+        unique = "".join(dict.fromkeys(sub))
+        kept = "".join(c for c in unique if c in seen)
+        g = F.Einsum.apply(gy, *[t for _, t in others], equation=",".join([out] + [s for s, _ in others]) + "->" + kept)
+        size = {c: n for c, n in zip(sub, a.shape)}
+        if kept != unique:  # summed within this operand alone: the same gradient along those subscripts
+            g = g.reshape([size[c] if c in kept else 1 for c in unique]).expand(*[size[c] for c in unique])
+        if unique != sub:  # a repeated subscript: on that diagonal, zero off it
+            g = g.reshape([size[c] if sub.index(c) == p else 1 for p, c in enumerate(sub)]).expand(*a.shape)
+            xp = xp_of(a)
+            for p, c in enumerate(sub):
+                first = sub.index(c)
+                if first != p:
+                    g = g * _const(xp.eye(size[c], dtype=a.dtype).reshape(
+                        [size[c] if q in (first, p) else 1 for q in range(len(sub))]))
+        grads.append(g)
+    return tuple(grads)
+
+
 DOUBLE = {
     F.Add: _add, F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
@@ -534,7 +603,8 @@ DOUBLE = {
     F.Cast: _cast, F.ToDevice: _to_device, F.Cumsum: _cumsum, F.Flip: _flip, F.Triangle: _triangle,
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,
-    F.MaxPool: _pool, F.AvgPool: _pool,
+    F.MaxPool: _pool, F.AvgPool: _pool, F.AdaptiveAvgPool: _adaptive_avg_pool, F.Im2Col: _im2col,
+    F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum,
 }
 
 
