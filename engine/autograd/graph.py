@@ -191,14 +191,16 @@ def _deliver_retained(node, gouts):
 
 def run_hooks(table, g):
     """``g`` through a tensor's hooks in the order they were registered: each is called with the gradient as a
-    tensor, and what one returns (not None) is the gradient from there on, as PyTorch's ``register_hook``."""
+    tensor, and what one returns (not None) is the gradient from there on, as PyTorch's ``register_hook``. ``g``
+    is an array, or a Tensor in the recorded walk of create_graph=True (engine.autograd.higher)."""
+    recorded = isinstance(g, Tensor)
     for hook in list(table.values()):
-        out = hook(_wrap(g))
+        out = hook(g if recorded else _wrap(g))
         if out is not None:
             if not isinstance(out, Tensor):
                 raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")
-            new = out._data
-            if new.shape != g.shape:
+            new = out if recorded else out._data
+            if tuple(new.shape) != tuple(g.shape):
                 raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has changed the size of value")
             g = new
     return g
@@ -323,9 +325,8 @@ def _seed_grads(tensors, grad_tensors, who):
 
 _xp = xp_of
 
-# engine.autograd.higher's walk, and its run_hooks on Tensors, which it registers here when imported: the walk
-# that runs with create_graph=True
-_create_walk = _create_hooks = None
+# engine.autograd.higher's walk, which it registers here when imported: the walk that runs with create_graph=True
+_create_walk = None
 
 
 def _seed_tensors(tensors, grad_tensors, who):
@@ -402,7 +403,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         g = capture.get(id(t))
         if g is not None and t.grad_fn is None and _leaf_hooks and t.__dict__.get("_grad_hooks"):
             # a leaf's hooks see its whole gradient, as in backward()
-            g = _create_hooks(t._grad_hooks, g) if create_graph else run_hooks(t._grad_hooks, g)
+            g = run_hooks(t._grad_hooks, g)
         if g is None:
             if materialize_grads:
                 g = _xp(t._data).zeros_like(t._data)

@@ -654,18 +654,6 @@ def _unbroadcast(g, shape):
     return g.reshape(shape) if tuple(g.shape) != shape else g
 
 
-def _hooked(table, g):
-    for hook in list(table.values()):
-        out = hook(g)
-        if out is not None:
-            if not isinstance(out, Tensor):
-                raise TypeError(f"expected Variable, but hook returned '{type(out).__name__}'")
-            if tuple(out.shape) != tuple(g.shape):
-                raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has changed the size of value")
-            g = out
-    return g
-
-
 def _add_to(table, key, g):
     prev = table.get(key)
     table[key] = g if prev is None else prev + g
@@ -713,7 +701,7 @@ def _walk(roots, root_grads, retain_graph, capture):
         if node._hooks:
             for index, table in node._hooks.items():
                 if table and gouts[index] is not None:
-                    gouts[index] = _hooked(table, gouts[index])
+                    gouts[index] = _graph.run_hooks(table, gouts[index])
         if node._retained is not None and capture is None:
             for index, ref in node._retained.items():
                 t = ref()
@@ -746,7 +734,7 @@ def _walk(roots, root_grads, retain_graph, capture):
     for leaf, g in leaves.values():
         table = leaf.__dict__.get("_grad_hooks")
         if table:
-            g = _hooked(table, g)
+            g = _graph.run_hooks(table, g)
         existing = leaf._grad
         if existing is None or existing.__class__ is _LazyZeros:
             # .grad is a tensor of its own: not a root's gradient, nor the one another leaf got (Add gives both
@@ -757,4 +745,4 @@ def _walk(roots, root_grads, retain_graph, capture):
             leaf._grad = existing + g  # out of place, as PyTorch accumulates a recorded gradient
 
 
-_graph._create_walk, _graph._create_hooks = run, _hooked
+_graph._create_walk = run
