@@ -714,7 +714,15 @@ def _walk(roots, root_grads, retain_graph, capture):
             if g is None:  # an output no path used: zeros of its shape
                 shape, np_dtype, xp = node._out_meta[i]
                 gouts[i] = _wrap(xp.zeros(shape, dtype=np_dtype))
-        gins = _node_backward(node, gouts)
+        observer = _graph._observer  # a profile() block's recorder: the node's recorded backward is one row
+        if observer is None:
+            gins = _node_backward(node, gouts)
+        else:
+            token = observer.node_begin(node)
+            try:
+                gins = _node_backward(node, gouts)
+            finally:
+                observer.node_end(node, token)
         for inp, g in zip(node._inputs, gins):
             if inp is None or g is None:
                 continue

@@ -420,6 +420,26 @@ def test_jacobian_with_create_graph_is_differentiable():
     assert products.requires_grad and products.tolist() == [1.0, -2.0]
 
 
+def test_the_profile_shows_the_recorded_backward_as_backward_rows():
+    """In a profile (the Time view, --profile), the ops a node's recorded backward applies are that node's backward
+    row, as in the first-order walk, not forward rows of their own."""
+    from engine import profiler
+
+    x = engine.linspace(-1, 1, 16).reshape(-1, 1).requires_grad_()
+    w = engine.randn(1, 8, requires_grad=True)
+    with profiler.profile() as prof:
+        u = engine.tanh(x @ w).sum()
+        (ux,) = engine.autograd.grad(u, x, create_graph=True)
+        (ux ** 2).mean().backward()
+    forward = [r.op for r in prof.records if r.phase == "forward"]
+    backward = [r.op for r in prof.records if r.phase == "backward"]
+    assert forward == ["MatMul", "tanh", "Sum", "Pow", "Mean"]  # the script's own calls: none of the recorded walk's
+    # the recorded walk (one row per node), then loss.backward() through the forward and the recorded backward
+    assert backward[:4] == ["Sum backward", "Tanh backward", "MatMul backward", "Mean backward"]
+    assert backward.count("Tanh backward") == 2 and "Mul backward" in backward[4:]
+    assert w.grad is not None and w.grad.shape == (1, 8)
+
+
 def test_on_the_cupy_stand_in_the_second_order_equals_the_cpus(cuda_device):
     results = {}
     for device in ("cpu", cuda_device):
