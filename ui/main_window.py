@@ -114,17 +114,10 @@ class MainWindow(QMainWindow):
         self.runs_dock = self._dock("Runs", self.runs_list, Qt.BottomDockWidgetArea)
         self.console = Console()
         self.console_dock = self._dock("Console", self.console, Qt.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.runs_dock, self.console_dock)
-        self.runs_dock.raise_()
         self.bench_dock = self._dock("Benchmarks", scrolled(self.bench_panel), Qt.RightDockWidgetArea)
-        # one column of tabs on the right: each panel gets its whole height (a check raises Gradients)
-        self.tabifyDockWidget(self.device_dock, self.gradient_dock)
-        self.tabifyDockWidget(self.gradient_dock, self.bench_dock)
         # not in a scroll area: its plots and graph view shrink to the dock (a scroll area would size it by the
         # plots' large size hints, and the graph would sit below the fold)
         self.step_dock = self._dock("Inside the step", self.step_panel, Qt.RightDockWidgetArea)
-        self.tabifyDockWidget(self.bench_dock, self.step_dock)
-        self.device_dock.raise_()
 
         self._make_menus()
         self._connect()
@@ -137,6 +130,7 @@ class MainWindow(QMainWindow):
             self._say(self.settings_note, error=True)
         self.resize(1400, 880)
         if not self._restore_layout():
+            self._default_tabs()
             QTimer.singleShot(0, self._default_dock_sizes)  # once the window is laid out
         self._fit_screen()
         self._restore_plot_settings()
@@ -745,6 +739,17 @@ class MainWindow(QMainWindow):
         log = self.settings.value("plot/log_y")
         self.plot.apply_view_settings(log_y={"true": True, "false": False, True: True, False: False}.get(log),
                                       x_mode=number("plot/x_mode"), smoothing=number("plot/smoothing"))
+
+    def _default_tabs(self) -> None:
+        """The first launch's tabs: Runs and Console at the bottom, one column of tabs on the right (each panel
+        gets its whole height; a check raises Gradients). Only where no saved layout was restored: tabs made here
+        and then replaced by restoreState's left their tab bar behind, a row of dead "Runs | Console" tabs under
+        the Run panel."""
+        self.tabifyDockWidget(self.runs_dock, self.console_dock)
+        self.runs_dock.raise_()
+        for dock in (self.gradient_dock, self.bench_dock, self.step_dock):
+            self.tabifyDockWidget(self.device_dock, dock)
+        self.device_dock.raise_()
 
     def _default_dock_sizes(self) -> None:
         """The first launch's layout: the right-hand tabs a third of the width, the runs list room for five runs

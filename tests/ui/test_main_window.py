@@ -531,6 +531,46 @@ def test_settings_are_remembered(qtbot, tmp_path):
     second.close()
 
 
+LAUNCH = """
+import json, sys, time
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication, QTabBar
+from ui.main_window import MainWindow
+app = QApplication([])
+window = MainWindow(QSettings(sys.argv[1], QSettings.IniFormat))
+window.show()
+for _ in range(40):
+    app.processEvents()
+    time.sleep(0.01)
+print(json.dumps([[b.tabText(i) for i in range(b.count())] + [b.y()] for b in window.findChildren(QTabBar)
+                  if b.isVisible()]))
+print(json.dumps(window.controls_dock.geometry().bottom()))
+window.close()
+"""
+
+
+def test_a_restored_layout_leaves_no_dead_tab_bar_behind(tmp_path):
+    """A second launch restores the layout the first left; the tabs the window made for a first launch, replaced
+    by the restored ones, once left their "Runs | Console" tab bar visible under the Run panel, dead. (Two fresh
+    processes, as a user launches the app: inside the test's own application the dead bar did not show.)"""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = str(tmp_path / "layout.ini")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", LAUNCH, path], capture_output=True, text=True, env=env,
+                             cwd=Path(__file__).resolve().parents[2], timeout=60)
+        bars, run_panel_bottom = (json.loads(line) for line in out.stdout.splitlines()[-2:])
+        runs.append([b for b in bars if b[0] == "Runs"])
+    for found in runs:  # first launch, then the restored one
+        assert len(found) == 1 and found[0][:2] == ["Runs", "Console"], found
+        assert found[0][2] > run_panel_bottom  # under the plot, beneath the Run panel, not in it
+
+
 def test_the_plots_settings_are_remembered_too(qtbot, tmp_path):
     from ui.main_window import MainWindow
 
