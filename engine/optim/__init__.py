@@ -284,6 +284,16 @@ def _scalar(value: float, like=None) -> float:
     return float(value) if get_default_dtype() is float64 else float(np.float32(value))
 
 
+def _moments(state, g, b1, b2):
+    """NAdam's and RAdam's first and second moments moved by ``g`` in place (``exp_avg.lerp_(g, 1 - b1)``,
+    ``exp_avg_sq * b2 + (1 - b2) g^2``), as PyTorch's; returns them."""
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    _lerp(m, g, 1 - b1)
+    v *= b2
+    v += (1 - b2) * (g * g)
+    return m, v
+
+
 def _lerp(m, g, weight) -> None:
     """``m.lerp_(g, weight)`` as PyTorch computes it on the CPU: ``m + weight (g - m)`` below one half, else
     ``g - (g - m)(1 - weight)``."""
@@ -390,10 +400,7 @@ class NAdam(_DecoupledDecay):
                 mu = b1 * (1.0 - 0.5 * (0.96 ** (t * psi)))
                 mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * psi)))
                 state["mu_product"] = product = _scalar(state["mu_product"] * _scalar(mu))
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                _lerp(m, g, 1 - b1)
-                v *= b2
-                v += (1 - b2) * (g * g)
+                m, v = _moments(state, g, b1, b2)
                 denom = xp.sqrt(v / (1 - b2 ** t))
                 denom += eps
                 w += (-lr * (1.0 - mu) / (1.0 - product)) * (g / denom)
@@ -418,10 +425,7 @@ class RAdam(_DecoupledDecay):
             for p, w, g in params:
                 xp = xp_of(w)
                 state, t = self._advance(p, w, "exp_avg", "exp_avg_sq")
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                _lerp(m, g, 1 - b1)
-                v *= b2
-                v += (1 - b2) * (g * g)
+                m, v = _moments(state, g, b1, b2)
                 bias1, bias2 = 1 - b1 ** t, 1 - b2 ** t
                 corrected = m / bias1
                 rho_inf = 2 / (1 - b2) - 1
