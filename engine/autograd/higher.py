@@ -640,20 +640,6 @@ def _node_backward(node, gouts):
     return gins if gins.__class__ is tuple else (gins,)
 
 
-def _unbroadcast(g, shape):
-    """``g`` summed down to ``shape`` (broadcasting undone), in Tensor ops."""
-    shape = tuple(shape)
-    if tuple(g.shape) == shape:
-        return g
-    extra = g.dim() - len(shape)
-    if extra > 0:
-        g = g.sum(tuple(range(extra)))
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
-    if axes:
-        g = g.sum(axes, keepdim=True)
-    return g.reshape(shape) if tuple(g.shape) != shape else g
-
-
 def _add_to(table, key, g):
     prev = table.get(key)
     table[key] = g if prev is None else prev + g
@@ -727,7 +713,7 @@ def _walk(roots, root_grads, retain_graph, capture):
             if inp is None or g is None:
                 continue
             if tuple(g.shape) != tuple(inp._data.shape):
-                g = _unbroadcast(g, inp._data.shape)
+                g = _graph.unbroadcast(g, inp._data.shape)  # the walk's one, on a Tensor: recorded
             if g._data.dtype != inp._data.dtype:
                 g = F.Cast.apply(g, inp._data.dtype)
             arrive(inp, g)
