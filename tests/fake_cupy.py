@@ -223,6 +223,25 @@ def _give_memory(array: np.ndarray):
 
 
 _mems: dict[int, MemoryPointer] = {}
+_root_arrays: dict[int, weakref.ref] = {}  # id(root numpy buffer) -> the fake ndarray that owns it, while it lives
+
+
+def _base_of(wrapper, array: np.ndarray):
+    """What ``wrapper.base`` is (see ndarray.base): None where ``array`` owns its buffer (the wrapper is then the
+    buffer's owner), else the owner, made if it has died meanwhile."""
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    key = id(root)
+    if root is array:
+        ref = _root_arrays[key] = weakref.ref(wrapper, lambda ref, key=key: _root_arrays.get(key) is ref
+                                              and _root_arrays.pop(key))
+        return None
+    ref = _root_arrays.get(key)
+    owner = ref() if ref is not None else None
+    if owner is None or owner._a is not root:
+        owner = ndarray(root, wrapper._device_id)
+    return owner
 
 
 class Flags:
@@ -320,6 +339,7 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
         self._a = array
         self._device_id = _current_device() if device_id is None else device_id
         self._mem = _give_memory(array)
+        self._base = _base_of(self, array)
 
     # what makes it CuPy-like
     @property
@@ -332,13 +352,10 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
 
     @property
     def base(self):
-        return None if self._a.base is None else self._base_wrapper()
-
-    def _base_wrapper(self):
-        root = self._a
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        return ndarray(root, self._device_id)
+        """CuPy's: None for an array that owns its memory; for a view (of a view), the one array object that owns
+        it, the same object each time and for every view of it, which the view keeps alive (CuPy's ``_view`` sets
+        ``v.base = self.base if self.base is not None else self``)."""
+        return self._base
 
     @property
     def data(self):

@@ -165,6 +165,25 @@ def test_host_synchronisations_are_counted(sim):
                     "boolean-mask assignment", "cudaDeviceSynchronize"]
 
 
+def test_a_views_base_is_the_one_array_that_owns_its_memory_as_in_cupy(sim):
+    """CuPy's ``_view`` sets ``v.base = self.base if self.base is not None else self``: every view, and a view of a
+    view, names the same owner object, which it keeps alive (the engine notes in-place writes against it)."""
+    import gc
+
+    x = sim.arange(12, dtype=np.float64)
+    assert x.base is None and x.flags.owndata
+    a, b = x[2:], x.reshape(3, 4)
+    c = a[1:]
+    assert a.base is x and b.base is x and c.base is x and b.T.base is x
+    assert c.base is c.base
+    y = sim.ones((2, 3))
+    v = y[0]
+    del y
+    gc.collect()
+    assert v.base is not None and v.base.shape == (2, 3) and v.base is v[1:].base
+    assert (x + 1).base is None and x.copy().base is None
+
+
 def test_fill_with_a_device_scalar_synchronises_as_cupy_14_does(sim):
     out = sim.empty((3, 4), dtype=np.float32)
     with fake_cupy.count_syncs() as seen:
