@@ -102,14 +102,14 @@ def _inplace_op(fn_name: str, iop):
         if isinstance(other, Tensor):
             if (self._rg or other._rg) and (not _grad_off or _get_ident() not in _grad_off):
                 self._check_inplace()
-                self._rebind(getattr(_fn, fn_name).apply(self._shallow(), other))
+                self._rebind(getattr(_fn, fn_name).apply(self._before_write(), other))
                 return self
             if other._data.__class__ is not self._data.__class__:
                 _check_same_device(self, other)
             other = other._data
         elif self._rg and (not _grad_off or _get_ident() not in _grad_off):
             self._check_inplace()
-            self._rebind(getattr(_fn, fn_name).apply(self._shallow(), other))
+            self._rebind(getattr(_fn, fn_name).apply(self._before_write(), other))
             return self
         try:
             iop(self._data, other)
@@ -120,6 +120,7 @@ def _inplace_op(fn_name: str, iop):
                 raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                    f"{list(shape)}") from None
             raise  # another refusal (a read-only array's)
+        _writes.wrote(self._data)
         return self
 
     method.__name__ = f"__{iop.__name__.strip('_')}__"
@@ -288,6 +289,7 @@ class Tensor(TensorMath):
     _grad = None
     grad_fn = None
     _out_index = 0
+    _rebound_at = -1  # the tick (autograd._writes) at which an in-place op last rebound it to a recorded result
 
     def __init__(self, *args, device=None):
         if len(args) == 1 and not isinstance(args[0], (_int, np.integer)):
@@ -495,6 +497,13 @@ class Tensor(TensorMath):
         t.grad_fn = self.grad_fn
         t._out_index = self._out_index
         return t
+
+    def _before_write(self) -> Tensor:
+        """An in-place op is about to rebind this tensor to its recorded result: note the write against the array
+        it holds, before the op's own node is recorded (a node that saved that array, recorded earlier, now refuses
+        its backward, as PyTorch's does), and give the op its input: a Tensor of the value as it was."""
+        self._rebound_at = _writes.wrote(self._data)
+        return self._shallow()
 
     # ------------------------------------------------------------------ conversion
     def item(self):
@@ -913,9 +922,10 @@ class Tensor(TensorMath):
     def masked_fill_(self, mask, value):
         if self._records(value):
             self._check_inplace()
-            self._rebind(_fn.Where.apply(mask, value, self._shallow()))
+            self._rebind(_fn.Where.apply(mask, value, self._before_write()))
             return self
         self._data[...] = self.masked_fill(mask, value)._data
+        _writes.wrote(self._data)
         return self
 
     def where(self, condition, other):
@@ -1183,9 +1193,10 @@ class Tensor(TensorMath):
     def _triangle_(self, make, diagonal):
         if self._records():
             self._check_inplace()
-            self._rebind(make.__func__(self._shallow(), diagonal))
+            self._rebind(make.__func__(self._before_write(), diagonal))
             return self
         self._data[...] = make(diagonal)._data
+        _writes.wrote(self._data)
         return self
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
@@ -1358,7 +1369,7 @@ class Tensor(TensorMath):
             index = _convert_index(index, xp_of(self._data))
         if self._records(value):
             self._check_inplace()
-            out = _fn.SetItem.apply(self._shallow(), value, index=index)
+            out = _fn.SetItem.apply(self._before_write(), value, index=index)
             self._rebind(out)
             return
         if isinstance(value, Tensor):
@@ -1366,11 +1377,12 @@ class Tensor(TensorMath):
             value = value._data
         data = self._data
         if data.__class__ is _ndarray:
-            if _kernels.is_plus_zero(value) and _kernels.zero_where(data, index):
-                return  # a boolean mask set to 0 (the tutorial's grad_h[h < 0] = 0), without a branch per element
-            data[index] = value
+            if not (_kernels.is_plus_zero(value) and _kernels.zero_where(data, index)):
+                data[index] = value  # (else a boolean mask set to 0, the tutorial's grad_h[h < 0] = 0, was written
+                # without a branch per element)
         else:
-            _fn.shape.assign(self._data, index, value)
+            _fn.shape.assign(data, index, value)
+        _writes.wrote(data)
 
     # ------------------------------------------------------------------ in place
     def _check_inplace(self):
@@ -1412,9 +1424,10 @@ class Tensor(TensorMath):
     def clamp_(self, min=None, max=None):  # noqa: A002
         if self._records():
             self._check_inplace()
-            self._rebind(_fn.Clamp.apply(self._shallow(), min=_raw(min), max=_raw(max)))
+            self._rebind(_fn.Clamp.apply(self._before_write(), min=_raw(min), max=_raw(max)))
             return self
         xp_of(self._data).clip(self._data, _raw(min), _raw(max), out=self._data)
+        _writes.wrote(self._data)
         return self
 
     def relu_(self):
@@ -1432,8 +1445,9 @@ class Tensor(TensorMath):
         if (cls is Tensor and arr.__class__ is _ndarray and arr.base is None and _getrefcount(arr) <= _SOLE_REFS
                 and arr.flags.writeable):
             self.__class__ = _LazyZeros
-            return self
-        arr.fill(0)
+        else:
+            arr.fill(0)
+        _writes.wrote(arr)
         return self
 
     def fill_(self, value):
@@ -1442,27 +1456,32 @@ class Tensor(TensorMath):
             # where(False, old, value): every element becomes value, the old ones get a zero gradient
             # (self * 0 + value would turn NaN and inf elements into NaN)
             keep_none = xp_of(self._data).zeros(self._data.shape, dtype=bool)
-            self._rebind(_fn.Where.apply(keep_none, self._shallow(), _raw(value)))
+            self._rebind(_fn.Where.apply(keep_none, self._before_write(), _raw(value)))
             return self
         _backend.fill(self._data, _raw(value))
+        _writes.wrote(self._data)
         return self
 
     def copy_(self, src):
         src_data = _backend.to_device_array(_raw(src), self.device, dtype=self._data.dtype)
         if self._records(src):
             self._check_inplace()
+            self._before_write()
             moved = src.to(self.device, self.dtype) if isinstance(src, Tensor) else _wrap(src_data)
             self._rebind(moved.expand(self._data.shape).clone())
             return self
         self._data[...] = src_data
+        _writes.wrote(self._data)
         return self
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         self._data[...] = _random.normal_like(self._data, mean, std, generator)
+        _writes.wrote(self._data)
         return self
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         self._data[...] = _random.uniform_like(self._data, a, b, generator)
+        _writes.wrote(self._data)
         return self
 
 
@@ -1539,6 +1558,7 @@ _SOLE_REFS = _refs_while_zeroing(_wrap(np.zeros(1)))
 
 
 from . import functions as _fn  # noqa: E402
+from .autograd import _writes  # noqa: E402
 from .autograd import graph as _walk  # noqa: E402
 from .autograd.grad_mode import _get_ident  # noqa: E402
 from .autograd.grad_mode import _off as _grad_off  # noqa: E402

@@ -62,7 +62,7 @@ def _in_place(name):
     def method(self, *args, **kwargs):
         if self._records(*[a for a in args[:1] if isinstance(a, _t.Tensor)]):
             self._check_inplace()
-            out = getattr(self._shallow(), name)(*args, **kwargs)
+            out = getattr(self._before_write(), name)(*args, **kwargs)
         else:
             out = getattr(self, name)(*args, **kwargs)  # nothing records: no tensor here needs a gradient
         if out._data.dtype != self._data.dtype and not np.can_cast(out._data.dtype, self._data.dtype, "same_kind"):
@@ -72,6 +72,7 @@ def _in_place(name):
             self._rebind(out)
         else:
             self._data[...] = out._data
+            _t._writes.wrote(self._data)
         return self
 
     method.__name__ = name + "_"

@@ -355,9 +355,10 @@ static int heap_push(Heap *h, PyObject *node)
     return 0;
 }
 
-static PyObject *heap_pop(Heap *h) /* a new reference; the heap is not empty */
+static PyObject *heap_pop(Heap *h, long long *seq) /* a new reference; the heap is not empty */
 {
     PyObject *top = h->items[0].node;
+    *seq = h->items[0].seq;
     Entry last = h->items[--h->n];
     Py_ssize_t i = 0;
     for (;;) {
@@ -686,15 +687,80 @@ done:
     return rc;
 }
 
-/* walk(node, grad, retain_graph, observer, retained): propagate ``grad`` (the gradient of node's single output)
- * through the graph into the leaves' .grad, telling ``observer`` (when it is not None) of each node's backward and
- * giving the retained non-leaf tensors theirs through ``retained`` (when it is not None). */
+/* Whether an array ``node`` saved may have been written in place after tick ``seq``: 0 when the table of writes
+ * (_writes._written: id(owning array) -> tick) says none was, 1 when one was or this cannot tell (a user's
+ * Function), -1 on an error. The common case (a built-in's arrays, none written since) costs no Python call; where
+ * it returns 1, check_writes decides, on which gradients read what. */
+static int maybe_written(PyObject *node, long long seq, PyObject *written)
+{
+    int raw = attr_true(node, s_raw);
+    if (raw <= 0)
+        return raw < 0 ? -1 : 1;
+    PyObject *saved = PyObject_GetAttr(node, s_saved);
+    if (saved == NULL)
+        return -1;
+    PyObject *one[1] = {saved};
+    PyObject **items = one;
+    Py_ssize_t n = 1;
+    if (PyTuple_Check(saved)) {
+        items = &PyTuple_GET_ITEM(saved, 0);
+        n = PyTuple_GET_SIZE(saved);
+    }
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+        PyObject *item = items[i];
+        if (item == Py_None || PyLong_CheckExact(item) || PyFloat_CheckExact(item) || PyBool_Check(item))
+            continue;
+        PyObject *base = PyObject_GetAttr(item, s_base); /* a NumPy or CuPy array's owner, or None */
+        if (base == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                rc = -1;
+                break;
+            }
+            PyErr_Clear(); /* not an array (what a Function keeps besides): nothing written */
+            continue;
+        }
+        PyObject *key = PyLong_FromVoidPtr(base == Py_None ? item : base);
+        Py_DECREF(base);
+        if (key == NULL) {
+            rc = -1;
+            break;
+        }
+        PyObject *when = PyDict_GetItemWithError(written, key); /* borrowed */
+        Py_DECREF(key);
+        if (when == NULL) {
+            if (PyErr_Occurred())
+                rc = -1;
+            continue;
+        }
+        long long w = PyLong_AsLongLong(when);
+        if (w == -1 && PyErr_Occurred())
+            rc = -1;
+        else if (w > seq)
+            rc = 1;
+    }
+    Py_DECREF(saved);
+    return rc;
+}
+
+/* walk(node, grad, retain_graph, observer, retained, last_write, check_writes, written): propagate ``grad`` (the gradient of
+ * node's single output) through the graph into the leaves' .grad, telling ``observer`` (when it is not None) of each
+ * node's backward and giving the retained non-leaf tensors theirs through ``retained`` (when it is not None). A
+ * node recorded before ``last_write`` (the tick of the newest in-place write: _writes.py) whose saved arrays
+ * ``written`` (that module's table) may say were written since is first handed to ``check_writes``, which raises
+ * when a value its backward reads was. */
 static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "walk(node, grad, retain_graph, observer, retained)");
+    if (nargs != 8 || !PyDict_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError, "walk(node, grad, retain_graph, observer, retained, last_write, "
+                                         "check_writes, written: dict)");
         return NULL;
     }
+    PyObject *written = args[7];
+    long long last_write = PyLong_AsLongLong(args[5]);
+    if (last_write == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *check_writes = args[6];
     if (py_backward_of == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "engine.autograd._cgraph: setup_walk() was not called");
         return NULL;
@@ -714,7 +780,8 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (PyDict_SetItem(pending, args[0], args[1]) < 0 || heap_push(&heap, args[0]) < 0)
         goto done;
     while (heap.n > 0) {
-        PyObject *node = heap_pop(&heap);
+        long long seq;
+        PyObject *node = heap_pop(&heap, &seq);
         PyObject *gouts = PyDict_GetItemWithError(pending, node); /* borrowed */
         if (gouts == NULL) {
             if (!PyErr_Occurred())
@@ -724,6 +791,18 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         Py_INCREF(gouts);
         int err = PyDict_DelItem(pending, node);
+        if (!err && seq < last_write) { /* a value it saved may have been written in place since */
+            int maybe = maybe_written(node, seq, written);
+            if (maybe < 0) {
+                err = -1;
+            } else if (maybe) {
+                PyObject *r = PyObject_CallOneArg(check_writes, node);
+                if (r == NULL)
+                    err = -1;
+                else
+                    Py_DECREF(r);
+            }
+        }
         if (!err)
             err = run_node(node, gouts, retain_graph, pending, &heap, assigned, observer, retained);
         Py_DECREF(gouts);

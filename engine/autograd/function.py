@@ -9,7 +9,6 @@ runs its forward with grad mode off.
 
 from __future__ import annotations
 
-import itertools
 import weakref
 from threading import get_ident as _get_ident
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from ..backend import xp_of as _xp
 from ..errors import FREED_GRAPH
-from . import _compiled
+from . import _compiled, _writes
 from .grad_mode import _off, _switch_off
 
 __all__ = ["Function", "AccumulateGrad"]
@@ -25,8 +24,9 @@ __all__ = ["Function", "AccumulateGrad"]
 
 _hook = None  # engine.profiler's recorder while a profile() block runs: it times the outermost apply of its thread
 
-# recording order of graph nodes (the backward walk runs the newest first); next() on a count is atomic
-_next_seq = itertools.count().__next__
+# recording order of graph nodes (the backward walk runs the newest first), on the clock in-place writes are noted
+# on too (_writes); next() on a count is atomic
+_next_seq = _writes.tick
 
 
 class Function:
@@ -45,7 +45,11 @@ class Function:
     _seq = 0  # recording order, set by apply
     _n_out = 1
     _saved: tuple = ()
+    _saved_arrays: tuple = ()
     saved = None  # what a built-in keeps for its backward (arrays, not Tensors)
+    # per slot of ``saved``: the inputs whose gradients read it (None: any), so that backward refuses a saved value
+    # written in place only where a gradient it owes reads it (PyTorch saves w of w * x only when x needs a gradient)
+    saved_uses = None
     _freed = False
     _retained = None
     _hooks = None  # output index -> its tensor's register_hook() hooks (an OrderedDict by handle id)
@@ -62,6 +66,9 @@ class Function:
     # ---- ctx API
     def save_for_backward(self, *tensors):
         self._saved = tensors
+        # the arrays as saved: a saved tensor an in-place op later rebinds (x += 1 while x requires grad) no longer
+        # holds them, and backward refuses it as PyTorch does (graph._check_writes)
+        self._saved_arrays = tuple(getattr(t, "_data", None) for t in tensors)
 
     @property
     def saved_tensors(self):

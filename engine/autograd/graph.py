@@ -22,8 +22,9 @@ from heapq import heappush as _heappush
 import numpy as np
 
 from ..backend import xp_of
+from ..dtypes import from_numpy_dtype
 from ..errors import FREED_GRAPH
-from . import _compiled
+from . import _compiled, _writes
 
 __all__ = ["backward", "grad", "unbroadcast"]
 
@@ -88,7 +89,8 @@ def _walk(roots, root_grads, retain_graph, capture):
     if _cwalk is not None and capture is None and len(roots) == 1:
         node = roots[0].grad_fn
         if node is not None and node._n_out == 1:  # this function's walk, compiled (_cgraph.c)
-            _cwalk(node, root_grads[0], retain_graph, _observer, _deliver_retained if _retaining else None)
+            _cwalk(node, root_grads[0], retain_graph, _observer, _deliver_retained if _retaining else None,
+                   _writes.last, _check_writes, _writes._written)
             return
     pending: dict = {}
     heap: list = []
@@ -118,6 +120,8 @@ def _walk(roots, root_grads, retain_graph, capture):
         if (_retaining and node._retained is not None) or (wanted_nodes and node in wanted_nodes):
             delivered = _deliver_nonleaf(node, [gouts] if node._n_out == 1 else gouts, capture, wanted_nodes)
             gouts = delivered[0] if node._n_out == 1 else delivered  # as a hook left them
+        if node._seq < _writes.last:
+            _check_writes(node)
         if _observer is not None:
             token = _observer.node_begin(node)
         gins = _backward_of(node, gouts)
@@ -157,6 +161,42 @@ def _walk(roots, root_grads, retain_graph, capture):
             if not node.raw and node._saved:  # (built-ins never save_for_backward)
                 node._freed = True
                 node._saved = ()
+
+
+def _check_writes(node):
+    """Refuse to run ``node``'s backward when a value it saved has been written in place since it was recorded
+    (PyTorch's check of a saved tensor's version). The walks call it only for a node older than the newest write
+    (:mod:`._writes`). A built-in is checked on the arrays in its ``saved`` that the gradients it owes read
+    (``saved_uses``); a user's Function on the tensors it gave ``save_for_backward``, which an in-place op may also
+    have rebound to a new array."""
+    seq = node._seq
+    if node.raw:
+        saved = node.saved
+        if saved is None:
+            return  # freed: the walk says so
+        uses, needs = node.saved_uses, node.needs_input_grad
+        for k, arr in enumerate(saved if saved.__class__ is tuple else (saved,)):
+            if uses is not None and uses[k] is not None and not any(needs[j] for j in uses[k] if j < len(needs)):
+                continue  # read only for a gradient no input needs (w in w * x where x needs none)
+            if hasattr(arr, "base") and _writes.written_after(arr, seq):
+                raise RuntimeError(modified_message(node, arr))
+        return
+    for t, arr in zip(node._saved, node._saved_arrays):
+        if arr is not None and (t._data is not arr or _writes.written_after(arr, seq)):
+            raise RuntimeError(modified_message(node, arr))
+
+
+def modified_message(node, arr, what="saved") -> str:
+    """PyTorch's words for a saved value written in place (its first sentence, which is what one searches for)."""
+    kind = "torch." if isinstance(arr, np.ndarray) else "torch.cuda."
+    try:
+        kind += from_numpy_dtype(arr.dtype).legacy_name
+    except (KeyError, TypeError, ValueError):
+        kind += "Tensor"
+    return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"[{kind} {list(arr.shape)}], which {node.name()} {what}, was written in place after the forward pass "
+            f"used it. Hint: make the in-place change after backward(), or on a clone() (x = x.clone() first), so "
+            f"that the value the forward used stays as it was.")
 
 
 def _backward_of(node, gouts):

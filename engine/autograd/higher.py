@@ -30,6 +30,7 @@ from ..functions.elementwise import BINARY, UNARY
 from ..functions.shape import _has_integer_arrays
 from ..nn.functional import pad as _pad
 from ..tensor import Tensor, _LazyZeros, _wrap
+from . import _writes
 from . import graph as _graph
 from .function import Function
 from .grad_mode import enable_grad
@@ -434,7 +435,7 @@ def _layer_norm(node, gy):
 
 
 def _convolution(node, gy):
-    cols, w2 = node.saved
+    cols, w2, _ = node.saved
     x_shape, pad_shape, padding, stride, dilation, kernel, out, w_shape = node.meta
     need_x, need_w, need_b = node.needs_input_grad
     groups, n, positions = w2.shape[0], x_shape[0], math.prod(out)
@@ -464,7 +465,7 @@ def _convolution(node, gy):
 
 
 def _conv_transpose(node, gy):
-    x2, w2 = node.saved
+    x2, w2, _ = node.saved
     x_shape, w_shape, pads, stride, dilation, kernel, size = node.meta
     need_x, need_w, need_b = node.needs_input_grad
     groups, n = w2.shape[0], x_shape[0]
@@ -608,6 +609,27 @@ DOUBLE = {
 }
 
 
+# The entries above whose formula reads the node's inputs as the Tensors they are now (to stay connected to them),
+# not only what the node saved: an in-place op since the forward (x += 1 rebinds x) would change what they read
+_READS_INPUTS = frozenset({
+    F.Mul, F.Div, F.Pow, F.MatMul, F.Exp, F.Log, F.Sin, F.Cos, F.Sqrt, F.Sigmoid, F.Tanh, F.Gelu, F.Unary, F.Binary,
+    F.Softmax, F.VectorNorm, F.NativeLayerNorm, F.Convolution, F.ConvTranspose, F.BinaryCrossEntropy, F.Einsum,
+})
+
+
+def _check_writes(node):
+    """As the first-order walk refuses a node whose saved values were written in place since its forward; and,
+    since this walk reads a node's inputs again, one whose inputs were (PyTorch's double backward reads saved
+    values instead, so it refuses less, but a value read here after a write would be silently wrong)."""
+    _graph._check_writes(node)
+    if type(node) not in _READS_INPUTS:
+        return
+    seq = node._seq
+    for t in node._inputs:
+        if t is not None and (t._rebound_at > seq or _writes.written_after(t._data, seq)):
+            raise RuntimeError(_graph.modified_message(node, t._data, "reads again for create_graph=True"))
+
+
 def _refused(node, what: str | None = None) -> NotImplementedError:
     covered = ", ".join(sorted({fn.__name__.lstrip("_") for fn in DOUBLE.values()}))
     part = f"{node.name()} ({what})" if what else node.name()
@@ -700,6 +722,8 @@ def _walk(roots, root_grads, retain_graph, capture):
             if g is None:  # an output no path used: zeros of its shape
                 shape, np_dtype, xp = node._out_meta[i]
                 gouts[i] = _wrap(xp.zeros(shape, dtype=np_dtype))
+        if node._seq < _writes.last:
+            _check_writes(node)
         observer = _graph._observer  # a profile() block's recorder: the node's recorded backward is one row
         if observer is None:
             gins = _node_backward(node, gouts)

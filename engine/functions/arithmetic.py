@@ -48,6 +48,7 @@ class Sub(Function):
 class Mul(Function):
     raw = True
     backward_name = "MulBackward0"
+    saved_uses = ((1,), (0,))  # a is read for b's gradient, b for a's
 
     @staticmethod
     def forward(ctx, a, b):
@@ -66,6 +67,7 @@ class Mul(Function):
 class Div(Function):
     raw = True
     backward_name = "DivBackward0"
+    saved_uses = ((1,), None)  # a is read for b's gradient only
 
     @staticmethod
     def forward(ctx, a, b):
@@ -84,6 +86,7 @@ class Div(Function):
 
 class Pow(Function):
     raw = True
+    saved_uses = (None, (0,), (1,))  # the output is read for the exponent's gradient only
     number_exponent = True  # False where the exponent is an array (the name must outlive .saved, freed by backward)
 
     def backward_name(self):  # a Python number as the exponent; else a tensor (Tensor.__rpow__ names a number base)
@@ -147,6 +150,7 @@ class MatMul(Function):
 
     raw = True
     dims = (2, 2)  # the operands' dimensions where they are not both 2 (the name must outlive .saved)
+    saved_uses = ((1,), (0,))  # a is read for b's gradient, b for a's
 
     def backward_name(self):
         """What PyTorch's matmul ends in for these dimensions (past two it reshapes a bmm or mm's result)."""
@@ -233,6 +237,8 @@ class Einsum(Function):
     @staticmethod
     def forward(ctx, *arrays, equation):
         ctx.saved = arrays
+        # each operand is read for the others' gradients
+        ctx.saved_uses = tuple(tuple(j for j in range(len(arrays)) if j != k) for k in range(len(arrays)))
         ctx.meta = equation
         return _einsum(xp_of(arrays[0]), equation, arrays)
 

@@ -77,6 +77,10 @@ class Convolution(Function):
     """``conv1d/2d/3d``: input ``(N, C, *S)``, weight ``(O, C / groups, *K)``, bias ``(O,)`` or None."""
 
     raw = True
+    # the input's columns are read for the weight's gradient; the weight is checked always and the input itself,
+    # kept by reference, for the weight's gradient: a write into either before backward is refused as PyTorch's
+    # convolution refuses it
+    saved_uses = ((1,), None, (1,))
     backward_name = "ConvolutionBackward0"
 
     @staticmethod
@@ -95,13 +99,13 @@ class Convolution(Function):
         y = xp.ascontiguousarray(y.reshape((o, n) + out).swapaxes(0, 1))
         if b is not None:
             y += b.reshape((1, o) + (1,) * len(out))
-        ctx.saved = (cols, w2)
+        ctx.saved = (cols, w2, x)
         ctx.meta = (x.shape, xpad.shape, padding, stride, dilation, kernel, out, w.shape)
         return y
 
     @staticmethod
     def backward(ctx, gy):
-        cols, w2 = ctx.saved
+        cols, w2, _ = ctx.saved
         x_shape, pad_shape, padding, stride, dilation, kernel, out, w_shape = ctx.meta
         need_x, need_w, need_b = ctx.needs_input_grad
         xp = xp_of(gy)
@@ -134,6 +138,7 @@ class ConvTranspose(Function):
     weight gradient."""
 
     raw = True
+    saved_uses = ((1,), None, (1,))  # as Convolution's: a copy of the input, the weight, the input itself
     backward_name = "ConvolutionBackward0"
 
     @staticmethod
@@ -154,13 +159,13 @@ class ConvTranspose(Function):
         y = xp.ascontiguousarray(_unpad(y, pads))
         if b is not None:
             y += b.reshape((1, c_out) + (1,) * len(size))
-        ctx.saved = (x2, w2)
+        ctx.saved = (x2, w2, x)
         ctx.meta = (x.shape, w.shape, pads, stride, dilation, kernel, size)
         return y
 
     @staticmethod
     def backward(ctx, gy):
-        x2, w2 = ctx.saved
+        x2, w2, _ = ctx.saved
         x_shape, w_shape, pads, stride, dilation, kernel, size = ctx.meta
         need_x, need_w, need_b = ctx.needs_input_grad
         xp = xp_of(gy)

@@ -353,6 +353,13 @@ UNARY = {
 }
 
 
+# The ops whose gradient formula above reads the output, and those that read neither the input nor the output; the
+# rest read the input. A node keeps only what its formula reads, as PyTorch's does (tan saves its result, sinh its
+# input): less memory held, and an in-place write to the value it does not read leaves its backward free to run.
+_READS_OUT = frozenset({"expm1", "exp2", "rsqrt", "reciprocal", "tan", "log_sigmoid"})
+_READS_NONE = frozenset({"frac", "deg2rad", "rad2deg"})
+
+
 class Unary(Function):
     """An elementwise function of one tensor from the :data:`UNARY` table (``op=`` its name)."""
 
@@ -366,7 +373,12 @@ class Unary(Function):
         ctx.op = op
         ctx.op_label = UNARY[op][0][:-len("Backward0")]  # the graph panel's name: Log1P, Rsqrt, LogSigmoid, ...
         out = UNARY[op][1](xp_of(x), x)
-        ctx.saved = (x, out)
+        if op in _READS_OUT:
+            ctx.saved = (None, out)
+        elif op in _READS_NONE:
+            ctx.saved = (None, None)
+        else:
+            ctx.saved = (x, None)
         return out
 
     @staticmethod
@@ -433,7 +445,7 @@ class Binary(Function):
         ctx.op = op
         ctx.op_label = BINARY[op][0][:-len("Backward0")]  # Atan2, Hypot, ...
         out = BINARY[op][1](xp, a, b)
-        ctx.saved = (a, b, out)
+        ctx.saved = (a, b, out if op == "hypot" else None)  # (only hypot's gradients read the output)
         return out
 
     @staticmethod

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..autograd._writes import wrote as _wrote
 from ..backend import to_device_array, xp_of
 from ..tensor import Tensor, _wrap
 
@@ -64,6 +65,7 @@ class Optimizer:
                     g = -g
                 if wd:
                     g = g + wd * w
+                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
                 params.append((p, w, g))
             yield group, params
 
@@ -209,6 +211,7 @@ class AdamW(Adam):
                     g = -g
                 if decay:
                     w *= 1 - lr * decay
+                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
                 params.append((p, w, g))
             yield group, params
 
@@ -322,6 +325,7 @@ class _DecoupledDecay(Optimizer):
                         w *= 1 - group["lr"] * decay
                     else:
                         g = g + decay * w
+                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
                 params.append((p, w, g))
             yield group, params
 

@@ -280,9 +280,9 @@ def test_under_the_profiler_backward_walks_compiled(graph_core, monkeypatch):
     seen = []
     real = graph._cwalk
 
-    def counting(node, grad, retain_graph, observer, retained):
+    def counting(node, grad, retain_graph, observer, retained, *writes):
         seen.append(observer)
-        return real(node, grad, retain_graph, observer, retained)
+        return real(node, grad, retain_graph, observer, retained, *writes)
 
     monkeypatch.setattr(graph, "_cwalk", counting)
     x = engine.tensor(np.ones((4, 3)), requires_grad=True)

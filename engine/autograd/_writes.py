@@ -1,0 +1,57 @@
+"""In-place writes, on the clock that numbers graph nodes: how ``backward()`` sees that a value a node saved for it
+was written in place after the node saved it (PyTorch's "modified by an inplace operation" error).
+
+PyTorch keeps a version counter per tensor storage, and each saved tensor remembers the version it was saved at.
+The engine's nodes save raw arrays (a view, the tensor's own array, or the forward's output), so the record is kept
+per array: every in-place write (an in-place operator or method, a setitem, ``zero_``/``fill_``/``copy_``, an
+optimizer's step) notes its time against the array that owns the memory it wrote (a NumPy or CuPy view's
+``base``; both collapse a view of a view to the owner). The time is a tick of the same clock that numbers graph
+nodes as they are recorded (their ``_seq``). At backward, a node recorded before the newest write looks up what it
+saved: a write to it after the node's own tick means the value its backward would read is not the one its forward
+used. In the usual loop (the optimizer writes, then the next forward records) every node is newer than the newest
+write, and the walk looks nothing up.
+
+The table is keyed by ``id`` of the owning array and holds no reference to it. An entry that outlives its array
+cannot raise by mistake: a node holds what it saved (so its owner's id is not reused while the node lives), and a
+write noted before the node was recorded is older than the node. Past 4096 owners the table keeps the half written
+most recently; an entry dropped from it can only miss a write, never invent one.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+__all__ = ["tick", "wrote", "written_after", "last"]
+
+tick = itertools.count().__next__  # the one clock: graph nodes' _seq and in-place writes
+
+_LIMIT = 4096
+_written: dict = {}  # id(owning array) -> tick of its newest in-place write, oldest first
+last = -1  # the tick of the newest write anywhere (a node newer than this has nothing to look up)
+
+
+def wrote(arr) -> int:
+    """Note an in-place write into ``arr`` (a NumPy or CuPy array), now; its tick."""
+    global last
+    t = tick()
+    base = arr.base
+    _written[id(arr if base is None else base)] = t
+    if len(_written) > _LIMIT:
+        _forget_older_half()
+    last = t
+    return t
+
+
+def _forget_older_half():
+    """Keep the half of the table written most recently (by tick, not by when an owner was first written: the
+    parameters an optimizer writes every step stay)."""
+    cutoff = sorted(_written.values())[len(_written) // 2]
+    for key in [key for key, when in _written.items() if when < cutoff]:
+        del _written[key]
+
+
+def written_after(arr, seq) -> bool:
+    """Whether the memory of ``arr`` was written in place after tick ``seq``."""
+    base = getattr(arr, "base", None)
+    when = _written.get(id(arr if base is None else base))
+    return when is not None and when > seq

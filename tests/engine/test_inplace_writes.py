@@ -1,0 +1,500 @@
+"""A value saved for backward, written in place before backward: refused as PyTorch refuses it.
+
+Before this check the engine ran such a backward and used whatever the array held by then: ``y = (w * x).sum();
+x += 10; y.backward()`` gave w.grad = x + 10, silently (PyTorch raises "one of the variables needed for gradient
+computation has been modified by an inplace operation"). Each case below says what PyTorch does: raise, or the
+gradient (worked out by hand, so the table runs without torch); with torch installed, each is also run on torch
+and must end the same way. Every case runs with both graph cores (the compiled walk and the Python one) and on the
+CuPy stand-in.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import engine
+from engine.autograd import _writes
+from tests.engine.helpers import HAVE_TORCH
+
+pytestmark = pytest.mark.usefixtures("graph_core")
+
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+RAISES = "raises"
+
+
+def _t(lib, dev, values, rg=False):
+    t = lib.tensor(values, dtype=lib.float64, device=dev)
+    return t.requires_grad_() if rg else t
+
+
+# ---------------------------------------------------------------------------------------------------- refused
+
+def mul_operand_written(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0])
+    y = (w * x).sum()
+    x += 10  # x does not require grad: written in place, the array MulBackward0 saved for w's gradient
+    y.backward()
+    return w.grad
+
+
+def mul_operand_zeroed(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0])
+    y = (w * x).sum()
+    x.zero_()
+    y.backward()
+    return w.grad
+
+
+def mul_operand_setitem(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0])
+    y = (w * x).sum()
+    x[0] = 7.0
+    y.backward()
+    return w.grad
+
+
+def mul_operand_written_through_a_view(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0])
+    y = (w * x).sum()
+    v = x[1:]
+    v += 5  # the same memory, through another tensor
+    y.backward()
+    return w.grad
+
+
+def mul_operand_written_through_detach(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0])
+    y = (w * x).sum()
+    x.detach().mul_(3)
+    y.backward()
+    return w.grad
+
+
+def mul_operand_masked_fill(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0])
+    y = (w * x).sum()
+    x.masked_fill_(x > 1, 0.0)
+    y.backward()
+    return w.grad
+
+
+def exp_output_written_without_grad(lib, dev):
+    w = _t(lib, dev, [1.0, 1.0, 1.0], True)
+    z = (w * 2).exp()  # saves its output
+    with lib.no_grad():
+        z += 1
+    z.sum().backward()
+    return w.grad
+
+
+def exp_output_written_with_grad(lib, dev):
+    w = _t(lib, dev, [1.0, 1.0, 1.0], True)
+    z = (w * 2).exp()
+    z += 1  # recorded: z now points at an AddBackward0, and ExpBackward0's output was written
+    z.sum().backward()
+    return w.grad
+
+
+def sigmoid_then_relu_(lib, dev):
+    w = _t(lib, dev, [1.0, -1.0, 2.0], True)
+    h = lib.sigmoid(w)
+    h.relu_()
+    h.sum().backward()
+    return w.grad
+
+
+def tanh_then_mul_(lib, dev):
+    w = _t(lib, dev, [1.0, -1.0, 2.0], True)
+    h = lib.tanh(w)
+    h.mul_(2)
+    h.sum().backward()
+    return w.grad
+
+
+def mul_input_rebound(lib, dev):
+    w, v = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0], True)
+    h = w * 2
+    z = h * v  # saves h for v's gradient
+    h += 1
+    z.sum().backward()
+    return w.grad
+
+
+def pow_base_rebound(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 3.0], True)
+    g = w + 1
+    h = g ** 2
+    g += 1
+    h.sum().backward()
+    return w.grad
+
+
+def clamp_input_zeroed(lib, dev):
+    w = _t(lib, dev, [1.0, 0.2, 3.0], True)
+    g = w * 1
+    h = g.clamp(min=0.5)
+    g.zero_()
+    h.sum().backward()
+    return w.grad
+
+
+def div_denominator_written(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 4.0])
+    y = (w / x).sum()
+    x += 1
+    y.backward()
+    return w.grad
+
+
+def div_numerator_written(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 4.0])
+    y = (x / w).sum()  # the numerator is read for the denominator's gradient
+    x += 1
+    y.backward()
+    return w.grad
+
+
+def optimizer_step_between_two_backwards(lib, dev):
+    """The GAN mistake: a step on weights a retained graph saved, then a second backward through it."""
+    x = _t(lib, dev, [[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+    w1 = _t(lib, dev, [[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]], True)
+    w2 = _t(lib, dev, [[0.7], [-0.8]], True)
+    out = (lib.tanh(x @ w1) @ w2).sum()
+    out.backward(retain_graph=True)
+    lib.optim.SGD([w1, w2], lr=0.1).step()
+    out.backward()
+    return w1.grad
+
+
+def conv_input_written(lib, dev):
+    x = _t(lib, dev, np.linspace(-1, 1, 2 * 25).reshape(1, 2, 5, 5).tolist())
+    w = _t(lib, dev, np.linspace(-0.5, 0.5, 3 * 2 * 9).reshape(3, 2, 3, 3).tolist(), True)
+    y = lib.nn.functional.conv2d(x, w, padding=1).sum()
+    x += 1  # (the engine's convolution keeps its input as columns, a copy; it keeps the input too, to see this)
+    y.backward()
+    return w.grad
+
+
+def conv_weight_written(lib, dev):
+    x = _t(lib, dev, np.linspace(-1, 1, 2 * 25).reshape(1, 2, 5, 5).tolist())
+    w = _t(lib, dev, np.linspace(-0.5, 0.5, 3 * 2 * 9).reshape(3, 2, 3, 3).tolist(), True)
+    y = lib.nn.functional.conv2d(x, w).sum()
+    with lib.no_grad():
+        w += 1  # PyTorch's convolution saves its weight whether or not the input needs a gradient
+    y.backward()
+    return w.grad
+
+
+def conv_transpose_input_written(lib, dev):
+    x = _t(lib, dev, np.linspace(-1, 1, 2 * 16).reshape(1, 2, 4, 4).tolist())
+    w = _t(lib, dev, np.linspace(-0.5, 0.5, 2 * 3 * 9).reshape(2, 3, 3, 3).tolist(), True)
+    y = lib.nn.functional.conv_transpose2d(x, w, stride=2).sum()
+    x.mul_(2)
+    y.backward()
+    return w.grad
+
+
+def _square(lib):
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    return Square
+
+
+def user_function_input_rebound(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 3.0], True)
+    g = w * 1
+    h = _square(lib).apply(g)
+    g += 1  # rebinds g: what the Function saved is no longer what it holds
+    h.sum().backward()
+    return w.grad
+
+
+def user_function_input_written(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 3.0], True)
+    g = w * 1
+    h = _square(lib).apply(g)
+    with lib.no_grad():
+        g += 1
+    h.sum().backward()
+    return w.grad
+
+
+# ---------------------------------------------------------------------------------------------------- allowed
+
+def mul_leaf_written_where_not_saved(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0])
+    y = (w * x).sum()  # w is read only for x's gradient, which x does not need: PyTorch does not save it
+    with lib.no_grad():
+        w += 1
+    y.backward()
+    return w.grad
+
+
+def exp_input_rebound(lib, dev):
+    w = _t(lib, dev, [1.0, 1.0, 1.0], True)
+    h = w * 2
+    z = h.exp()  # saves its output, not its input
+    h += 1
+    z.sum().backward()
+    return w.grad
+
+
+def add_input_rebound(lib, dev):
+    w = _t(lib, dev, [1.0, 1.0, 1.0], True)
+    h = w * 2
+    z = h + 1  # saves nothing
+    h += 1
+    z.sum().backward()
+    return w.grad
+
+
+def written_before_the_forward(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0])
+    x += 1
+    y = (w * x).sum()
+    y.backward()
+    return w.grad
+
+
+def pow_output_rebound(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 3.0], True)
+    h = (w + 1) ** 2  # a number exponent: the output is not read
+    h += 1
+    h.sum().backward()
+    return w.grad
+
+
+def div_numerator_written_where_not_read(lib, dev):
+    w, x = _t(lib, dev, [1.0, 2.0, 4.0]), _t(lib, dev, [1.0, 1.0, 1.0], True)
+    y = (x / w).sum()  # only x needs a gradient, and it reads w alone
+    with lib.no_grad():
+        x += 1
+    y.backward()
+    return x.grad
+
+
+def reciprocal_input_rebound(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 4.0], True)
+    g = w * 1
+    r = g.reciprocal()  # saves its output
+    g += 1
+    r.sum().backward()
+    return w.grad
+
+
+def one_layer_step_between_two_backwards(lib, dev):
+    x = _t(lib, dev, [[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+    w = _t(lib, dev, [[0.1], [0.3], [-0.5]], True)
+    out = (x @ w).sum()  # the input needs no gradient: the weight is not saved
+    out.backward(retain_graph=True)
+    lib.optim.SGD([w], lr=0.1).step()
+    out.backward()
+    return w.grad
+
+
+def relu_in_place_after_a_linear_layer(lib, dev):
+    x = _t(lib, dev, [[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+    w = _t(lib, dev, [[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]], True)
+    b = _t(lib, dev, [0.05, -0.05], True)
+    h = lib.nn.functional.relu(x @ w + b, inplace=True)
+    h.sum().backward()
+    return w.grad
+
+
+def _relu_linear_expected():
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+    w = np.array([[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]])
+    return (x.T @ ((x @ w + [0.05, -0.05]) > 0)).tolist()
+
+
+def _step_expected():
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+    return (2 * x.sum(axis=0)[:, None]).tolist()  # two backwards, each adding x's column sums
+
+
+E2 = 2 * math.exp(2.0)
+CASES = {
+    "mul_operand_written": RAISES,
+    "mul_operand_zeroed": RAISES,
+    "mul_operand_setitem": RAISES,
+    "mul_operand_written_through_a_view": RAISES,
+    "mul_operand_written_through_detach": RAISES,
+    "mul_operand_masked_fill": RAISES,
+    "exp_output_written_without_grad": RAISES,
+    "exp_output_written_with_grad": RAISES,
+    "sigmoid_then_relu_": RAISES,
+    "tanh_then_mul_": RAISES,
+    "mul_input_rebound": RAISES,
+    "pow_base_rebound": RAISES,
+    "clamp_input_zeroed": RAISES,
+    "div_denominator_written": RAISES,
+    "div_numerator_written": RAISES,
+    "optimizer_step_between_two_backwards": RAISES,
+    "user_function_input_rebound": RAISES,
+    "user_function_input_written": RAISES,
+    "conv_input_written": RAISES,
+    "conv_weight_written": RAISES,
+    "conv_transpose_input_written": RAISES,
+    "mul_leaf_written_where_not_saved": [1.0, 2.0, 3.0],
+    "exp_input_rebound": [E2, E2, E2],
+    "add_input_rebound": [2.0, 2.0, 2.0],
+    "written_before_the_forward": [2.0, 3.0, 4.0],
+    "pow_output_rebound": [4.0, 6.0, 8.0],
+    "div_numerator_written_where_not_read": [1.0, 0.5, 0.25],
+    "reciprocal_input_rebound": [-1.0, -0.25, -0.0625],
+    "one_layer_step_between_two_backwards": _step_expected(),
+    "relu_in_place_after_a_linear_layer": _relu_linear_expected(),
+}
+
+
+def _outcome(lib, name, dev="cpu"):
+    try:
+        grad = globals()[name](lib, dev)
+    except RuntimeError as exc:
+        return RAISES, str(exc)
+    return grad.detach().cpu().numpy().tolist(), None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_as_pytorch_refuses_or_runs(name):
+    outcome, message = _outcome(engine, name)
+    expected = CASES[name]
+    if expected == RAISES:
+        assert outcome == RAISES, f"ran, giving {outcome}"
+        assert message.startswith(MODIFIED + ": [torch.DoubleTensor ["), message
+        assert "Hint:" in message and "clone()" in message
+    else:
+        assert outcome != RAISES, message
+        np.testing.assert_allclose(outcome, expected, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed (the table's outcomes stand alone)")
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_table_is_what_pytorch_does(name):
+    import torch
+
+    outcome, message = _outcome(torch, name)
+    if CASES[name] == RAISES:
+        assert outcome == RAISES and message.startswith(MODIFIED), (outcome, message)
+    else:
+        assert outcome != RAISES, message
+        np.testing.assert_allclose(outcome, CASES[name], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", ["mul_operand_written", "mul_operand_written_through_a_view", "mul_input_rebound",
+                                  "exp_output_written_without_grad", "user_function_input_written",
+                                  "optimizer_step_between_two_backwards", "mul_leaf_written_where_not_saved",
+                                  "exp_input_rebound", "one_layer_step_between_two_backwards"])
+def test_on_the_cupy_stand_in(name, simulated_gpu):
+    """CuPy's views name the array that owns their memory as their ``base`` (the stand-in holds to it), which is
+    what a write through a view is noted against."""
+    outcome, message = _outcome(engine, name, "cuda")
+    if CASES[name] == RAISES:
+        assert outcome == RAISES, f"ran, giving {outcome}"
+        assert message.startswith(MODIFIED + ": [torch.cuda.DoubleTensor ["), message
+    else:
+        assert outcome != RAISES, message
+        np.testing.assert_allclose(outcome, CASES[name], rtol=1e-12, atol=1e-15)
+
+
+def test_the_message_names_the_node_and_what_it_saved():
+    with pytest.raises(RuntimeError) as info:
+        mul_operand_written(engine, "cpu")
+    assert str(info.value).startswith(MODIFIED + ": [torch.DoubleTensor [3]], which MulBackward0 saved, was written "
+                                      "in place after the forward pass used it.")
+    x = engine.ones(2, 2, requires_grad=True)
+    y = x * 1
+    z = y.exp()
+    with engine.no_grad():
+        z.mul_(2)
+    with pytest.raises(RuntimeError, match=r"\[torch.FloatTensor \[2, 2\]\], which ExpBackward0 saved"):
+        z.sum().backward()
+
+
+def test_a_refused_backward_leaves_the_graph_to_a_clone_that_runs():
+    """The hint's way out: writing into a clone leaves the saved value as it was."""
+    w, x = engine.ones(3, dtype=engine.float64, requires_grad=True), engine.tensor([1.0, 2.0, 3.0],
+                                                                                   dtype=engine.float64)
+    y = (w * x).sum()
+    x = x.clone()
+    x += 10
+    y.backward()
+    assert w.grad.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_a_training_loop_writes_every_step_and_never_trips_it():
+    """The tutorial's loops: the optimizer's (or the hand-written) in-place update after backward, BatchNorm's
+    running statistics written during the forward, gradients zeroed in place; the losses fall as before."""
+    engine.manual_seed(0)
+    x = engine.randn(64, 3)
+    y = (x ** 3).sum(1, keepdim=True)
+    model = engine.nn.Sequential(engine.nn.Linear(3, 16), engine.nn.BatchNorm1d(16), engine.nn.ReLU(inplace=True),
+                                 engine.nn.Linear(16, 1))
+    optimizer = engine.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(60):
+        loss = engine.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad(set_to_none=False)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+    w = engine.randn(3, 1, requires_grad=True)
+    for _ in range(5):  # the tutorial's manual update under no_grad, and w.grad.zero_()
+        loss = ((x @ w - y) ** 2).sum()
+        loss.backward()
+        with engine.no_grad():
+            w -= 1e-4 * w.grad
+            w.grad.zero_()
+
+
+def test_create_graph_refuses_an_input_written_since_the_forward():
+    """The recorded walk (create_graph=True) reads a node's inputs again, where PyTorch's double backward reads
+    what it saved: an input rebound since the forward is refused there rather than read with its new value (the
+    gradient came out as exp(x + 1) for exp(x) before). PyTorch runs this one and gives exp(x)."""
+    x = engine.tensor([0.5, 1.0], dtype=engine.float64, requires_grad=True)
+    h = x * 1
+    y = h.exp()
+    h += 1
+    with pytest.raises(RuntimeError, match="which ExpBackward0 reads again for create_graph=True"):
+        engine.autograd.grad(y.sum(), x, create_graph=True)
+    x = engine.tensor([0.5, 1.0], dtype=engine.float64, requires_grad=True)
+    h = x * 1
+    y = h + 1  # its recorded backward reads no input: nothing to refuse
+    h += 1
+    (g,) = engine.autograd.grad(y.sum(), x, create_graph=True)
+    assert g.tolist() == [1.0, 1.0]
+    x = engine.tensor([0.5, 1.0], dtype=engine.float64, requires_grad=True)
+    y = (x ** 3).sum()
+    (g,) = engine.autograd.grad(y, x, create_graph=True)  # 3 x^2, recorded: its PowBackward0 saved x
+    x.detach().mul_(2)  # (PyTorch raises here too)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        g.sum().backward()
+
+
+def test_old_entries_of_freed_arrays_never_refuse():
+    """The table is keyed by the owning array's id and keeps no reference: after thousands of arrays written and
+    freed (their ids reused by the allocator), fresh graphs run; and the table stays bounded."""
+    for _ in range(3 * _writes._LIMIT):
+        t = engine.ones(4, dtype=engine.float64)
+        t += 1
+    assert len(_writes._written) <= _writes._LIMIT
+    for _ in range(200):
+        w = engine.ones(4, dtype=engine.float64, requires_grad=True)
+        x = engine.ones(4, dtype=engine.float64) * 2
+        (w * x).sum().backward()
+        assert w.grad.tolist() == [2.0] * 4
+    with pytest.raises(RuntimeError, match=MODIFIED):  # and a write after the save still counts
+        mul_operand_written(engine, "cpu")
