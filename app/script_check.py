@@ -72,7 +72,7 @@ def leaves_of(loss) -> list:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        for inp in reversed(getattr(node, "_inputs", ()) or ()):
+        for inp in reversed(node._inputs_as_recorded() if hasattr(node, "_inputs_as_recorded") else ()):
             if inp is not None and hasattr(inp, "grad_fn"):
                 stack.append(inp)
     return leaves

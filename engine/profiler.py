@@ -40,7 +40,8 @@ _NOT_OPS = frozenset({
     "__init__", "is_floating_point", "size", "dim", "numel", "nelement", "element_size", "get_device",
     "requires_grad_", "retain_grad", "_shallow", "tolist", "numpy", "__array__", "_moved", "is_contiguous",
     "__repr__", "__str__", "__format__", "__len__", "__iter__", "__bool__", "__float__", "__int__", "__index__",
-    "__reduce__", "__deepcopy__", "_records", "_check_inplace", "_rebind", "backward",
+    "__reduce__", "__deepcopy__", "_records", "_check_inplace", "_rebind", "backward", "_before_write",
+    "_remember", "_as_it_was", "_view_chain",
 })
 
 # method -> the op's name, so a step written with methods (no graph) and the same step recorded (Functions) read

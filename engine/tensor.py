@@ -290,6 +290,7 @@ class Tensor(TensorMath):
     grad_fn = None
     _out_index = 0
     _rebound_at = -1  # the tick (autograd._writes) at which an in-place op last rebound it to a recorded result
+    _history = None  # [(tick, grad_fn, out_index, requires_grad) before each such rebind]: _as_it_was
 
     def __init__(self, *args, device=None):
         if len(args) == 1 and not isinstance(args[0], (_int, np.integer)):
@@ -489,6 +490,7 @@ class Tensor(TensorMath):
     def detach_(self) -> Tensor:
         self.grad_fn = None
         self._rg = False
+        self.__dict__.pop("_history", None)
         return self
 
     def _shallow(self) -> Tensor:
@@ -501,9 +503,70 @@ class Tensor(TensorMath):
     def _before_write(self) -> Tensor:
         """An in-place op is about to rebind this tensor to its recorded result: note the write against the array
         it holds, before the op's own node is recorded (a node that saved that array, recorded earlier, now refuses
-        its backward, as PyTorch's does), and give the op its input: a Tensor of the value as it was."""
+        its backward, as PyTorch's does), and give the op its input: a Tensor of the value as it was.
+
+        Where this tensor is a view of one that requires grad (``h[0]``, ``h.t()``, made by recorded view ops),
+        :meth:`_rebind` then writes the result into the view's memory and gives the base its new node, as
+        PyTorch does; the op gets a copy of the view's values, which that write would otherwise change under it."""
         self._rebound_at = _writes.wrote(self._data)
+        node = self.grad_fn
+        if node is not None and self._data.base is not None:
+            chain = self._view_chain()
+            if chain is not None:
+                self._pending_view = chain
+                t = _wrap(self._data.copy(), self._rg)
+                t.grad_fn = node
+                t._out_index = self._out_index
+                return t
         return self._shallow()
+
+    def _remember(self):
+        """Before an in-place op rebinds this tensor (at tick ``_rebound_at``): keep where it stood in the graph,
+        for the nodes that took it as an input before (:meth:`_as_it_was`)."""
+        history = self.__dict__.get("_history")
+        if history is None:
+            history = self._history = []
+        history.append((self._rebound_at, self.grad_fn, self._out_index, self._rg))
+
+    def _as_it_was(self, seq) -> Tensor:
+        """This tensor as the node recorded at tick ``seq`` took it as an input: where an in-place op has rebound it
+        since, a Tensor standing where it stood then in the graph (a node's inputs are Tensor objects, so without
+        this the gradient of ``z = h * 3`` would flow through a later ``h *= 2``)."""
+        if self._rebound_at > seq:
+            for tick, grad_fn, out_index, rg in self._history:
+                if tick > seq:
+                    t = _wrap(self._data, rg)
+                    t.grad_fn = grad_fn
+                    t._out_index = out_index
+                    return t
+        return self
+
+    def _view_chain(self):
+        """(base, steps) where this tensor is, by recorded view ops (indexing with ints and slices, transposes,
+        permutes, views), a view of the memory of ``base``, a tensor made by an op; None where it is not. A view of
+        a leaf that requires grad is refused, as PyTorch refuses an in-place op on it."""
+        steps, t = [], self
+        while t.grad_fn is not None:
+            node = t.grad_fn
+            step = _fn.shape.view_step(node, t._data.shape)
+            if step is None:
+                break
+            steps.append(step)
+            t = node._inputs[0]._as_it_was(node._seq)
+        if not steps:
+            return None
+        steps.reverse()
+        try:
+            view = _fn.shape.replay_view(t._data, steps)
+        except (ValueError, IndexError, TypeError):
+            return None
+        mine = self._data
+        if (view.shape != mine.shape or view.strides != mine.strides or view.dtype != mine.dtype
+                or _data_ptr(view) != _data_ptr(mine)):
+            return None  # a view op that copied (a reshape of a transpose), or a base rebound since
+        if t.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        return t, tuple(steps)
 
     # ------------------------------------------------------------------ conversion
     def item(self):
@@ -1395,6 +1458,18 @@ class Tensor(TensorMath):
     def _rebind(self, out: Tensor):
         if out._data.dtype != self._data.dtype:
             out = _fn.Cast.apply(out, self._data.dtype)  # an in-place op keeps the tensor's dtype
+        view = self.__dict__.pop("_pending_view", None)
+        if view is not None:  # a view of a tensor that requires grad (_before_write): written through, as PyTorch
+            base, steps = view
+            written = _fn.WriteView.apply(base._shallow(), out, steps=steps)  # writes out into base's memory
+            _writes.wrote(self._data)
+            base._rebound_at = self._rebound_at
+            base._remember()
+            base._rg, base.grad_fn, base._out_index = True, written.grad_fn, 0
+            self._remember()
+            self._rg, self.grad_fn, self._out_index = out._rg, out.grad_fn, out._out_index  # (its array stays)
+            return
+        self._remember()
         self._data = out._data
         self._rg = out._rg
         self.grad_fn = out.grad_fn
@@ -1483,6 +1558,11 @@ class Tensor(TensorMath):
         self._data[...] = _random.uniform_like(self._data, a, b, generator)
         _writes.wrote(self._data)
         return self
+
+
+def _data_ptr(arr) -> int:
+    """Where an array's first element is (NumPy or CuPy)."""
+    return arr.__array_interface__["data"][0] if arr.__class__ is np.ndarray else arr.data.ptr
 
 
 def _direct(op, a, b):

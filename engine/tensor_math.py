@@ -405,8 +405,7 @@ class TensorMath:
         return strides if dim is None else strides[_dims(dim, self._data.ndim, "stride")[0]]
 
     def data_ptr(self):
-        data = self._data
-        return data.__array_interface__["data"][0] if data.__class__ is np.ndarray else data.data.ptr
+        return _t._data_ptr(self._data)
 
     # ------------------------------------------------------------------ indexing
     def index_select(self, dim, index):

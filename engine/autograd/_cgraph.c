@@ -27,7 +27,7 @@
 static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writeable, *s_raw, *s_n_out, *s_freed,
     *s_backward, *s_inputs, *s_data, *s_shape, *s_dtype, *s_grad_fn, *s_seq, *s_saved, *s_saved_user, *s_astype,
     *s_out_index, *s_hook, *s_depth, *s_thread, *s_forward, *s_needs_input_grad, *s_node_begin, *s_node_end,
-    *s_unbroadcast, *s_retained;
+    *s_unbroadcast, *s_retained, *s_rebound_at;
 /* the walk's: graph.py's helpers, the freed-graph message, the types it tells apart, the _data slot's get and set */
 static PyObject *py_unbroadcast, *py_accumulate_leaf, *py_add_pending, *py_backward_of, *freed_message;
 static int leaf_hooks = 0; /* some leaf has had register_hook(): every leaf's gradient goes to _accumulate_leaf */
@@ -588,7 +588,7 @@ static int free_saved(PyObject *node, int raw)
 
 /* One node: its backward on ``gouts``, and each input's gradient delivered. 0, or -1 on an error. */
 static int run_node(PyObject *node, PyObject *gouts, int retain_graph, PyObject *pending, Heap *heap,
-                    PyObject *assigned, PyObject *observer, PyObject *retained)
+                    PyObject *assigned, PyObject *observer, PyObject *retained, PyObject *as_it_was, long long seq)
 {
     PyObject *hooked = NULL; /* the gradient(s) a tensor hook gave back in place of gouts */
     if (retained != NULL) { /* a non-leaf whose .grad is kept or that has hooks: retained(node, gouts) when
@@ -672,8 +672,30 @@ static int run_node(PyObject *node, PyObject *gouts, int retain_graph, PyObject 
         PyObject *g = PyTuple_GET_ITEM(gins, i);
         if (inp == Py_None || g == Py_None)
             continue;
+        PyObject *then = NULL; /* inp as this node took it, where an in-place op has rebound it since */
+        if (as_it_was != NULL) {
+            PyObject *at = PyObject_GetAttr(inp, s_rebound_at);
+            if (at == NULL)
+                goto done;
+            long long rebound = PyLong_AsLongLong(at);
+            Py_DECREF(at);
+            if (rebound == -1 && PyErr_Occurred())
+                goto done;
+            if (rebound > seq) {
+                PyObject *seq_obj = PyLong_FromLongLong(seq);
+                if (seq_obj == NULL)
+                    goto done;
+                then = call2(as_it_was, inp, seq_obj);
+                Py_DECREF(seq_obj);
+                if (then == NULL)
+                    goto done;
+                inp = then;
+            }
+        }
         Py_INCREF(g);
-        if (deliver(inp, g, pending, heap, assigned, observer) < 0)
+        int delivered = deliver(inp, g, pending, heap, assigned, observer);
+        Py_XDECREF(then);
+        if (delivered < 0)
             goto done;
     }
     if (!retain_graph && free_saved(node, raw) < 0)
@@ -748,15 +770,16 @@ static int maybe_written(PyObject *node, long long seq, PyObject *written)
  * node's backward and giving the retained non-leaf tensors theirs through ``retained`` (when it is not None). A
  * node recorded before ``last_write`` (the tick of the newest in-place write: _writes.py) whose saved arrays
  * ``written`` (that module's table) may say were written since is first handed to ``check_writes``, which raises
- * when a value its backward reads was. */
+ * when a value its backward reads was; and its inputs that an in-place op has rebound since go to
+ * ``as_it_was(input, seq)`` (Tensor._as_it_was) for where they stood in the graph when it took them. */
 static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 8 || !PyDict_Check(args[7])) {
+    if (nargs != 9 || !PyDict_Check(args[7])) {
         PyErr_SetString(PyExc_TypeError, "walk(node, grad, retain_graph, observer, retained, last_write, "
-                                         "check_writes, written: dict)");
+                                         "check_writes, written: dict, as_it_was)");
         return NULL;
     }
-    PyObject *written = args[7];
+    PyObject *written = args[7], *as_it_was = args[8];
     long long last_write = PyLong_AsLongLong(args[5]);
     if (last_write == -1 && PyErr_Occurred())
         return NULL;
@@ -804,7 +827,8 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
         if (!err)
-            err = run_node(node, gouts, retain_graph, pending, &heap, assigned, observer, retained);
+            err = run_node(node, gouts, retain_graph, pending, &heap, assigned, observer, retained,
+                           seq < last_write ? as_it_was : NULL, seq);
         Py_DECREF(gouts);
         Py_DECREF(node);
         if (err < 0)
@@ -892,6 +916,7 @@ PyMODINIT_FUNC PyInit__cgraph(void)
     INTERN(s_dtype, "dtype");
     INTERN(s_grad_fn, "grad_fn");
     INTERN(s_seq, "_seq");
+    INTERN(s_rebound_at, "_rebound_at");
     INTERN(s_saved, "saved");
     INTERN(s_saved_user, "_saved");
     INTERN(s_astype, "astype");

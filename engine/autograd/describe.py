@@ -125,7 +125,7 @@ def describe(root: Tensor, names: dict | None = None, stats: bool = False) -> Gr
         k = order[i]
         ins = []
         if not isinstance(k, Tensor):
-            for t in k._inputs:
+            for t in k._inputs_as_recorded():
                 if t is not None and (t.grad_fn is not None or t._rg):
                     ins.append(visit(t))
         inputs_of[i] = tuple(ins)

@@ -99,7 +99,11 @@ class Function:
         """``((node, output index), ...)``, one per input, as in PyTorch: the node that made the input, an
         :class:`AccumulateGrad` for a leaf that requires a gradient, and ``(None, 0)`` for an input that needs none."""
         return tuple(((t.grad_fn, t._out_index) if t.grad_fn is not None else (_accumulator(t), 0))
-                     if t is not None else (None, 0) for t in self._inputs)
+                     if t is not None else (None, 0) for t in self._inputs_as_recorded())
+
+    def _inputs_as_recorded(self) -> tuple:
+        """The inputs, each as this node took it: one an in-place op has rebound since stands where it stood then."""
+        return tuple(t._as_it_was(self._seq) if t is not None else None for t in self._inputs)
 
     # ---- applying: Cls.apply(*args, **kwargs) is _apply below, or its compiled form (set after the class)
     apply = None

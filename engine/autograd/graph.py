@@ -90,7 +90,7 @@ def _walk(roots, root_grads, retain_graph, capture):
         node = roots[0].grad_fn
         if node is not None and node._n_out == 1:  # this function's walk, compiled (_cgraph.c)
             _cwalk(node, root_grads[0], retain_graph, _observer, _deliver_retained if _retaining else None,
-                   _writes.last, _check_writes, _writes._written)
+                   _writes.last, _check_writes, _writes._written, Tensor._as_it_was)
             return
     pending: dict = {}
     heap: list = []
@@ -127,9 +127,12 @@ def _walk(roots, root_grads, retain_graph, capture):
         gins = _backward_of(node, gouts)
         if _observer is not None:
             _observer.node_end(node, token)
+        rebound = node._seq < _writes.last  # (an input rebound by an in-place op since is taken as it was then)
         for inp, g in zip(node._inputs, gins):
             if inp is None or g is None:
                 continue
+            if rebound:
+                inp = inp._as_it_was(node._seq)
             data = inp._data
             if g.shape != data.shape:
                 g = unbroadcast(g, data.shape) if _observer is None else _observer.unbroadcast(g, data.shape)

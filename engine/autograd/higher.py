@@ -736,6 +736,7 @@ def _walk(roots, root_grads, retain_graph, capture):
         for inp, g in zip(node._inputs, gins):
             if inp is None or g is None:
                 continue
+            inp = inp._as_it_was(node._seq)  # where an in-place op has rebound it since, as it was then
             if tuple(g.shape) != tuple(inp._data.shape):
                 g = _graph.unbroadcast(g, inp._data.shape)  # the walk's one, on a Tensor: recorded
             if g._data.dtype != inp._data.dtype:

@@ -72,6 +72,15 @@ class Expand(Function):
         return gy
 
 
+def index_view(x, index):
+    """``x[index]``, where NumPy's would be a scalar (``x[0]`` of a vector: a copy) a 0-d view instead, as PyTorch's
+    ``x[0]`` is (``x[0].add_(1)`` changes ``x``)."""
+    out = x[index]
+    if out.__class__ is not x.__class__:
+        out = x[(index if index.__class__ is tuple else (index,)) + (Ellipsis,)]
+    return out
+
+
 def is_basic_index(index) -> bool:
     """Only ints, slices, None and Ellipsis: the result is a view and no element repeats."""
     parts = index if isinstance(index, tuple) else (index,)
@@ -133,7 +142,7 @@ class GetItem(Function):
     @staticmethod
     def forward(ctx, x, index):
         ctx.meta = (x.shape, x.dtype, index)
-        return x[index]
+        return index_view(x, index)
 
     @staticmethod
     def backward(ctx, gy):
@@ -158,6 +167,66 @@ def assign(data, index, value) -> None:
         xp_of(data).copyto(data, value, casting="unsafe", where=index)
     else:
         data[index] = value
+
+
+def view_step(node, out_shape):
+    """How ``node`` made its output as a view of its input, to be replayed on an array (:func:`replay_view`): a
+    ``(kind, argument)`` pair, or None where the node is not one of the view ops (or indexed with an array, which
+    copies)."""
+    cls = node.__class__
+    if cls is GetItem:
+        index = node.meta[2]
+        return ("index", index) if is_basic_index(index) else None
+    if cls is Transpose:
+        return ("swap", node.dims)
+    if cls is Permute:
+        return ("permute", node.dims)
+    if cls is Reshape:
+        return ("reshape", out_shape)
+    return None
+
+
+def replay_view(arr, steps):
+    """The view ``steps`` (oldest first) make of ``arr``: ``arr[index]``, ``swapaxes``, ``transpose``, ``reshape``."""
+    for kind, arg in steps:
+        if kind == "index":
+            arr = index_view(arr, arg)
+        elif kind == "swap":
+            arr = arr.swapaxes(*arg)
+        elif kind == "permute":
+            arr = arr.transpose(arg)
+        else:
+            arr = arr.reshape(arg)
+    return arr
+
+
+class WriteView(Function):
+    """An in-place op on a view of a tensor that requires grad (``h[0].mul_(2)``, ``h.t().add_(1)``): the op's result
+    written into the base's memory, and this node made the base's (PyTorch's CopySlices). The gradient of the
+    viewed region goes to the op's result, the rest to the base as it was. ``Tensor._before_write`` finds the base
+    and the view's ``steps`` from the graph; the forward writes through the same view, and returns the base's array
+    itself."""
+
+    raw = True
+    backward_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, value, steps):
+        ctx.steps = steps
+        replay_view(base, steps)[...] = value
+        return base
+
+    @staticmethod
+    def backward(ctx, gy):
+        # the region by position: the view's steps replayed on the flat positions of the base (reshape's meaning
+        # does not depend on memory layout, so they select the same elements of a contiguous gradient)
+        xp = xp_of(gy)
+        flat = xp.ascontiguousarray(gy).reshape(-1)
+        where = replay_view(xp.arange(flat.size).reshape(gy.shape), ctx.steps)
+        gvalue = flat[where]
+        gbase = flat.copy()
+        gbase[where] = 0
+        return gbase.reshape(gy.shape), gvalue
 
 
 class SetItem(Function):

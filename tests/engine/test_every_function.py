@@ -52,6 +52,7 @@ EXAMPLES = {
     "Permute": (lambda g: (_x(g), (1, 0)), {}),
     "Expand": (lambda g: (_x(g, (1, 3)), (4, 3)), {}),
     "GetItem": (lambda g: (_x(g),), {"index": (slice(None), 1)}),
+    "WriteView": (lambda g: (_x(g), _x(g, (3,)) * 2), {"steps": (("swap", (0, 1)), ("index", (slice(None), 1)))}),
     "SetItem": (lambda g: (_x(g), _x(g, (2,))), {"index": (slice(None), 1)}),
     "Clone": (lambda g: (_x(g),), {}),
     "Cast": (lambda g: (_x(g), np.dtype(np.float32)), {}),

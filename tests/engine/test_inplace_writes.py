@@ -22,6 +22,7 @@ from tests.engine.helpers import HAVE_TORCH
 pytestmark = pytest.mark.usefixtures("graph_core")
 
 MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+LEAF_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 RAISES = "raises"
 
 
@@ -313,6 +314,86 @@ def relu_in_place_after_a_linear_layer(lib, dev):
     return w.grad
 
 
+# ---------------------------------------------------------------------- a tensor consumed, then rebound in place
+# A node's inputs are Tensor objects; before, the gradient of a node that took h before `h *= 2` went through the
+# `*= 2` too (z = h * 3 gave 6 for 3)
+
+def consumer_before_a_rebind(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    h = w * 1
+    z = h * 3  # 3 is a number: nothing of h is saved
+    h *= 2
+    (z.sum() + h.sum()).backward()
+    return w.grad
+
+
+def consumer_before_a_rebind_through_add(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    h = w * 1
+    z = h + 1
+    h.mul_(3)
+    z.sum().backward()
+    return w.grad
+
+
+# ---------------------------------------------------------------------- in place on a view: the base changes too
+# Before, the view alone was rebound to the result: its base kept its old values and its old gradient
+
+def view_slice_scaled(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 3.0], True)
+    h = w * 2
+    h[1:].mul_(3)
+    (h * _t(lib, dev, [1.0, 10.0, 100.0])).sum().backward()
+    return lib.cat([h.detach(), w.grad])
+
+
+def view_slice_written_after_use(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 3.0], True)
+    h = w * 2
+    v = h[1:]
+    v += 10
+    h.sum().backward()
+    return lib.cat([h.detach(), w.grad])
+
+
+def transpose_view_scaled(lib, dev):
+    w = _t(lib, dev, [[1.0, 2.0], [3.0, 4.0]], True)
+    h = w * 1
+    h.t()[0].mul_(5)  # the first column of h
+    (h * h).sum().backward()
+    return lib.cat([h.detach().reshape(-1), w.grad.reshape(-1)])
+
+
+def row_zeroed_then_squared(lib, dev):
+    w = _t(lib, dev, [[1.0, 2.0], [3.0, 4.0]], True)
+    h = w * 1
+    h[0].zero_()
+    (h * h).sum().backward()
+    return w.grad.reshape(-1)
+
+
+def reshaped_view_scaled(lib, dev):
+    w = _t(lib, dev, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], True)
+    h = w * 1
+    h.view(6)[:3].mul_(2)  # the first row
+    h.sum().backward()
+    return lib.cat([h.detach().reshape(-1), w.grad.reshape(-1)])
+
+
+def view_written_from_another_tensor(lib, dev):
+    w, v = _t(lib, dev, [1.0, 2.0, 3.0], True), _t(lib, dev, [10.0, 20.0], True)
+    h = w * 1
+    h[:2].add_(v * v)
+    h.sum().backward()
+    return lib.cat([h.detach(), w.grad, v.grad])
+
+
+def view_of_a_leaf_written(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 3.0], True)
+    w[0].mul_(2)
+    return w
+
+
 def _relu_linear_expected():
     x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
     w = np.array([[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]])
@@ -356,6 +437,15 @@ CASES = {
     "reciprocal_input_rebound": [-1.0, -0.25, -0.0625],
     "one_layer_step_between_two_backwards": _step_expected(),
     "relu_in_place_after_a_linear_layer": _relu_linear_expected(),
+    "consumer_before_a_rebind": [5.0, 5.0],
+    "consumer_before_a_rebind_through_add": [1.0, 1.0],
+    "view_slice_scaled": [2.0, 12.0, 18.0, 2.0, 60.0, 600.0],
+    "view_slice_written_after_use": [2.0, 14.0, 16.0, 2.0, 2.0, 2.0],
+    "transpose_view_scaled": [5.0, 2.0, 15.0, 4.0, 50.0, 4.0, 150.0, 8.0],
+    "row_zeroed_then_squared": [0.0, 0.0, 6.0, 8.0],
+    "reshaped_view_scaled": [2.0, 4.0, 6.0, 4.0, 5.0, 6.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0],
+    "view_written_from_another_tensor": [101.0, 402.0, 3.0, 1.0, 1.0, 1.0, 20.0, 40.0],
+    "view_of_a_leaf_written": LEAF_VIEW,
 }
 
 
@@ -375,6 +465,8 @@ def test_as_pytorch_refuses_or_runs(name):
         assert outcome == RAISES, f"ran, giving {outcome}"
         assert message.startswith(MODIFIED + ": [torch.DoubleTensor ["), message
         assert "Hint:" in message and "clone()" in message
+    elif expected == LEAF_VIEW:
+        assert (outcome, message) == (RAISES, LEAF_VIEW)
     else:
         assert outcome != RAISES, message
         np.testing.assert_allclose(outcome, expected, rtol=1e-12, atol=1e-15)
@@ -388,6 +480,8 @@ def test_the_table_is_what_pytorch_does(name):
     outcome, message = _outcome(torch, name)
     if CASES[name] == RAISES:
         assert outcome == RAISES and message.startswith(MODIFIED), (outcome, message)
+    elif CASES[name] == LEAF_VIEW:
+        assert outcome == RAISES and message.startswith(LEAF_VIEW), (outcome, message)
     else:
         assert outcome != RAISES, message
         np.testing.assert_allclose(outcome, CASES[name], rtol=1e-12, atol=1e-15)
@@ -396,7 +490,9 @@ def test_the_table_is_what_pytorch_does(name):
 @pytest.mark.parametrize("name", ["mul_operand_written", "mul_operand_written_through_a_view", "mul_input_rebound",
                                   "exp_output_written_without_grad", "user_function_input_written",
                                   "optimizer_step_between_two_backwards", "mul_leaf_written_where_not_saved",
-                                  "exp_input_rebound", "one_layer_step_between_two_backwards"])
+                                  "exp_input_rebound", "one_layer_step_between_two_backwards",
+                                  "consumer_before_a_rebind", "view_slice_scaled", "transpose_view_scaled",
+                                  "view_written_from_another_tensor"])
 def test_on_the_cupy_stand_in(name, simulated_gpu):
     """CuPy's views name the array that owns their memory as their ``base`` (the stand-in holds to it), which is
     what a write through a view is noted against."""
