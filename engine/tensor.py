@@ -98,19 +98,28 @@ def _inplace_op(fn_name: str, iop):
     points at the new node), else done in place on the array with its in-place operator (for an array,
     its ufunc with ``out=`` itself)."""
 
+    def recorded(self, other):
+        self._check_inplace()
+        try:
+            out = getattr(_fn, fn_name).apply(self._before_write(), other)
+        except ValueError:
+            _check_broadcast(self._data, other._data if isinstance(other, Tensor) else other)
+            raise
+        if out._data.shape != self._data.shape:  # (the op broadcast this tensor: an in-place op keeps its shape)
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                               f"{list(out._data.shape)}")
+        self._rebind(out)
+        return self
+
     def method(self, other):
         if isinstance(other, Tensor):
             if (self._rg or other._rg) and (not _grad_off or _get_ident() not in _grad_off):
-                self._check_inplace()
-                self._rebind(getattr(_fn, fn_name).apply(self._before_write(), other))
-                return self
+                return recorded(self, other)
             if other._data.__class__ is not self._data.__class__:
                 _check_same_device(self, other)
             other = other._data
         elif self._rg and (not _grad_off or _get_ident() not in _grad_off):
-            self._check_inplace()
-            self._rebind(getattr(_fn, fn_name).apply(self._before_write(), other))
-            return self
+            return recorded(self, other)
         try:
             iop(self._data, other)
         except ValueError:
@@ -508,6 +517,7 @@ class Tensor(TensorMath):
         Where this tensor is a view of one that requires grad (``h[0]``, ``h.t()``, made by recorded view ops),
         :meth:`_rebind` then writes the result into the view's memory and gives the base its new node, as
         PyTorch does; the op gets a copy of the view's values, which that write would otherwise change under it."""
+        self.__dict__.pop("_pending_view", None)  # (left by an op that raised before its _rebind)
         self._rebound_at = _writes.wrote(self._data)
         node = self.grad_fn
         if node is not None and self._data.base is not None:
@@ -533,7 +543,7 @@ class Tensor(TensorMath):
         since, a Tensor standing where it stood then in the graph (a node's inputs are Tensor objects, so without
         this the gradient of ``z = h * 3`` would flow through a later ``h *= 2``)."""
         if self._rebound_at > seq:
-            for tick, grad_fn, out_index, rg in self._history:
+            for tick, grad_fn, out_index, rg in self._history or ():  # (none where the op raised)
                 if tick > seq:
                     t = _wrap(self._data, rg)
                     t.grad_fn = grad_fn

@@ -594,3 +594,36 @@ def test_old_entries_of_freed_arrays_never_refuse():
         assert w.grad.tolist() == [2.0] * 4
     with pytest.raises(RuntimeError, match=MODIFIED):  # and a write after the save still counts
         mul_operand_written(engine, "cpu")
+
+
+def test_an_in_place_op_that_raised_leaves_nothing_behind():
+    """An in-place op refused halfway (shapes that do not broadcast) on a view: the next one on another tensor, and
+    a backward through nodes recorded before it, run as if it had not been tried."""
+    w = engine.tensor([1.0, 2.0, 3.0], dtype=engine.float64, requires_grad=True)
+    h = w * 2
+    z = h * 3
+    v = h[1:]
+    with pytest.raises(RuntimeError, match="must match the size"):
+        v += engine.ones(5, dtype=engine.float64, requires_grad=True)
+    g = w * 1
+    g.mul_(4)  # a plain tensor: no view of anything, whatever the failed op left
+    (z.sum() + g.sum()).backward()
+    assert w.grad.tolist() == [10.0, 10.0, 10.0]
+    assert h.tolist() == [2.0, 4.0, 6.0]
+
+
+def test_a_recorded_in_place_op_keeps_the_shape_as_pytorch_does():
+    """With autograd recording, ``h += b`` that would broadcast h to a bigger shape changed h's shape without a word
+    (the unrecorded op was refused already); now both refuse as PyTorch does, and shapes that do not broadcast
+    give PyTorch's RuntimeError, not NumPy's ValueError."""
+    h = engine.ones(1, requires_grad=True) * 1
+    with pytest.raises(RuntimeError, match=r"output with shape \[1\] doesn't match the broadcast shape \[5\]"):
+        h += engine.ones(5)
+    assert h.shape == (1,)
+    with pytest.raises(RuntimeError, match=r"output with shape \[1\] doesn't match the broadcast shape \[2, 3\]"):
+        h.mul_(engine.ones(2, 3))  # (PyTorch 2.13's words, checked)
+    h = engine.ones(2, requires_grad=True) * 1
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(5\)"):
+        h += engine.ones(5)
+    h += engine.ones(1)  # broadcasting the other operand is fine
+    assert h.shape == (2,) and h.tolist() == [2.0, 2.0]
