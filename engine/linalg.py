@@ -1,16 +1,29 @@
-"""``engine.linalg``: norms, the inverse, determinants and linear solves of (batches of) square matrices, as
-``torch.linalg`` has them, with PyTorch's gradients; on NumPy's LAPACK on the CPU and CuPy's cuSOLVER on a GPU.
-The decompositions (``svd``, ``eigh``, ``qr``, ``cholesky``) are PyTorch's but not the engine's."""
+"""``engine.linalg``: norms, the inverse, determinants, linear solves and the decompositions (``cholesky``, ``qr``,
+``eigh``, ``svd``) of (batches of) matrices, as ``torch.linalg`` has them, with PyTorch's gradients; on NumPy's
+LAPACK on the CPU and CuPy's cuSOLVER on a GPU.
+
+The decompositions are Functions of several outputs whose backward is written in tensor ops (PyTorch's formulas,
+FunctionsManual.cpp), so that ``create_graph=True`` differentiates them again."""
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
+
+import numpy as np
 
 from . import functions as _fn
+from .autograd.function import Function
+from .autograd.grad_mode import no_grad as _no_grad
+from .backend import xp_of
+from .creation import cat as _cat
+from .creation import eye as _eye
+from .creation import zeros as _zeros
 from .functions.linalg import check_square as _square
-from .tensor import Tensor
+from .tensor import Tensor, _wrap
 
-__all__ = ["vector_norm", "matrix_norm", "norm", "inv", "det", "slogdet", "solve"]
+__all__ = ["vector_norm", "matrix_norm", "norm", "inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh",
+           "eigvalsh", "svd", "svdvals"]
 
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
@@ -21,17 +34,21 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
 
 
 def matrix_norm(a: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
-    """A matrix norm over the two ``dim``: ``'fro'`` (the default), or 1 / -1 (the largest / smallest column sum of
-    absolute values), inf / -inf (the same of the rows)."""
+    """A matrix norm over the two ``dim``: ``'fro'`` (the default), 1 / -1 (the largest / smallest column sum of
+    absolute values), inf / -inf (the same of the rows), ``'nuc'`` (the sum of the singular values), 2 / -2 (the
+    largest / smallest singular value)."""
     if a.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     a = a.to(dtype) if dtype is not None else a
     rows, cols = (d % a.dim() for d in dim)
     if ord == "fro":
         return a.norm(2, (rows, cols), keepdim)
-    if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm(ord={ord!r}) needs singular values: PyTorch's, but not the "
-                                  "engine's")
+    if ord in ("nuc", 2, -2):  # from the singular values: their sum, the largest, the smallest
+        sv = svdvals(a.movedim((rows, cols), (-2, -1)))
+        out = sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1)
+        for d in sorted((rows, cols)) if keepdim else ():
+            out = out.unsqueeze(d)
+        return out
     if ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     summed, over = (rows, cols) if ord in (1, -1) else (cols, rows)
@@ -82,3 +99,210 @@ def solve(a: Tensor, b: Tensor, *, left: bool = True) -> Tensor:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
                            f"({a.shape[-2]}x{a.shape[-1]} and {'x'.join(map(str, b.shape))})")
     return _fn.Solve.apply(a, b, vector=vector)
+
+
+# ---------------------------------------------------------------------------------------------------- decompositions
+
+def _result(name: str, fields: tuple):
+    """PyTorch's ``torch.return_types.<name>``: a named tuple, printed one field a line."""
+    def __repr__(self):
+        inner = ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields)
+        return f"engine.return_types.{name}(\n{inner})"
+
+    return type(name, (namedtuple(name, fields),), {"__slots__": (), "__repr__": __repr__})
+
+
+_SvdResult = _result("linalg_svd", ("U", "S", "Vh"))
+_EighResult = _result("linalg_eigh", ("eigenvalues", "eigenvectors"))
+_QrResult = _result("linalg_qr", ("Q", "R"))
+
+
+def _matrices(a: Tensor, fn: str) -> None:
+    if a.dim() < 2:
+        raise RuntimeError(f"linalg.{fn}: The input tensor A must have at least 2 dimensions.")
+    if not a.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{a.dtype.legacy_name[:-6]}")
+
+
+def _diag_embed(v: Tensor) -> Tensor:
+    """(..., n) -> (..., n, n) with ``v`` on the diagonal."""
+    return v.unsqueeze(-1) * _eye(v.shape[-1], dtype=v.dtype, device=v.device)
+
+
+def _off_diagonal(x: Tensor) -> Tensor:
+    return x - _diag_embed(x.diagonal(0, -2, -1))
+
+
+def _used(g: Tensor) -> bool:
+    """Whether an output's gradient is more than the zeros the walk gives an output no path used (PyTorch's
+    undefined gradient: its terms are left out, and with them the 0 / 0 of repeated singular values)."""
+    return bool((g._data != 0).any())
+
+
+class _Cholesky(Function):
+    backward_name = "LinalgCholeskyExBackward0"
+
+    @staticmethod
+    def forward(ctx, a, upper):
+        try:
+            lower = xp_of(a._data).linalg.cholesky(a._data)
+        except np.linalg.LinAlgError:
+            raise RuntimeError("linalg.cholesky: The factorization could not be completed because the input is not "
+                               "positive-definite.") from None
+        if a._data.__class__ is not np.ndarray:  # CuPy raises nothing by default (cuSOLVER's info is not read): a
+            # failed factorization leaves a diagonal element not positive or NaN; a host read, as PyTorch's check
+            diag = lower.diagonal(axis1=-2, axis2=-1)
+            if not bool(((diag > 0) & xp_of(diag).isfinite(diag)).all()):
+                raise RuntimeError("linalg.cholesky: The factorization could not be completed because the input is "
+                                   "not positive-definite.")
+        lower = _wrap(lower)
+        ctx.upper = upper
+        ctx.save_for_backward(lower)
+        return lower.mT.contiguous() if upper else lower
+
+    @staticmethod
+    def backward(ctx, g):
+        (lower,) = ctx.saved_tensors
+        if ctx.upper:
+            g = g.mT
+        # A = L L^T: gA = L^-T sym(tril(L^T gL)) L^-1, sym(X) = (X + X^T) / 2 on the strictly lower part
+        t = (lower.mT @ g).tril()
+        p = 0.5 * (t + t.tril(-1).mT)
+        x = solve(lower.mT, p)  # L^-T P
+        return solve(lower.mT, x.mT).mT, None  # (L^-T P) L^-1 (and nothing for the option)
+
+
+class _Qr(Function):
+    backward_name = "LinalgQrBackward0"
+
+    @staticmethod
+    def forward(ctx, a, mode):
+        xp = xp_of(a._data)
+        if mode == "r":
+            return _wrap(xp.linalg.qr(a._data, mode="r"))
+        q, r = xp.linalg.qr(a._data, mode=mode)
+        q, r = _wrap(q), _wrap(r)
+        ctx.mode = mode
+        ctx.save_for_backward(q, r)
+        return q, r
+
+    @staticmethod
+    def backward(ctx, gq, gr):
+        q, r = ctx.saved_tensors
+        m, n = q.shape[-2], r.shape[-1]
+        if ctx.mode == "complete" and m > n:
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+        x = gr @ r.mT - q.mT @ gq
+        if m >= n:
+            upper = x.triu()
+            sym = upper + upper.mT
+            sym = sym - 0.5 * _diag_embed(sym.diagonal(0, -2, -1))
+            ga = q @ sym + gq
+            return solve(r, ga.mT).mT, None  # ga R^-T
+        skew = (-x + x.mT).tril()
+        ga = solve(r[..., :m], (q @ skew).mT).mT  # (Q skew) R_1^-T, R_1 R's first m columns
+        zeros = _zeros(*ga.shape[:-1], n - m, dtype=ga.dtype, device=ga.device)
+        return _cat([ga, zeros], -1) + q @ gr, None
+
+
+class _Eigh(Function):
+    backward_name = "LinalgEighBackward0"
+
+    @staticmethod
+    def forward(ctx, a, uplo):
+        w, v = xp_of(a._data).linalg.eigh(a._data, UPLO=uplo)
+        w, v = _wrap(w), _wrap(v)
+        ctx.save_for_backward(w, v)
+        return w, v
+
+    @staticmethod
+    def backward(ctx, gw, gv):
+        w, v = ctx.saved_tensors
+        # gA = V (skew(V^T gV) / 2 / E + diag(gw)) V^T, E_ij = w_j - w_i (the diagonal: the eigenvalues' own)
+        vg = v.mT @ gv
+        gap = w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(w.shape[-1], dtype=w.dtype, device=w.device)
+        ga = _off_diagonal(0.5 * (vg - vg.mT) / gap) + _diag_embed(gw)
+        return v @ ga @ v.mT, None
+
+
+class _Svd(Function):
+    backward_name = "LinalgSvdBackward0"
+
+    @staticmethod
+    def forward(ctx, a, full_matrices):
+        u, s, vh = (_wrap(t) for t in xp_of(a._data).linalg.svd(a._data, full_matrices=full_matrices))
+        ctx.save_for_backward(u, s, vh)
+        return u, s, vh
+
+    @staticmethod
+    def backward(ctx, gu, gs, gvh):
+        u, s, vh = ctx.saved_tensors
+        k = s.shape[-1]
+        u, vh, gu, gvh = u[..., :k], vh[..., :k, :], gu[..., :k], gvh[..., :k, :]  # a full factorization's extra
+        m, n = u.shape[-2], vh.shape[-1]  # columns and rows say nothing of A
+        use_u, use_v = _used(gu), _used(gvh)
+        if not use_u and not use_v:
+            return (u * gs.unsqueeze(-2)) @ vh, None
+        s2 = s * s
+        gap = s2.unsqueeze(-2) - s2.unsqueeze(-1) + _eye(k, dtype=s.dtype, device=s.device)  # S_j^2 - S_i^2
+        ga = _diag_embed(gs)
+        if use_u:
+            uu = u.mT @ gu
+            ga = ga + (uu - uu.mT) / gap * s.unsqueeze(-2)
+        if use_v:
+            vv = vh @ gvh.mT
+            ga = ga + s.unsqueeze(-1) * ((vv - vv.mT) / gap)
+        if m > n and use_u:
+            scaled = gu / s.unsqueeze(-2)
+            return (u @ ga + scaled - u @ (u.mT @ scaled)) @ vh, None
+        if m < n and use_v:
+            scaled = gvh / s.unsqueeze(-1)
+            return u @ (ga @ vh + scaled - (scaled @ vh.mT) @ vh), None
+        return u @ ga @ vh, None
+
+
+def cholesky(a: Tensor, *, upper: bool = False) -> Tensor:
+    """``L`` with ``A = L L^T`` (``upper``: ``U`` with ``A = U^T U``) of a symmetric positive-definite ``A``; a matrix
+    that is not positive-definite is refused by name."""
+    _square(a, "cholesky")
+    return _Cholesky.apply(a, upper)
+
+
+def qr(a: Tensor, mode: str = "reduced"):
+    """``(Q, R)`` with ``A = Q R``: ``mode`` ``'reduced'`` (Q of A's shape when it is tall), ``'complete'`` (Q
+    square) or ``'r'`` (R alone, an empty Q; not differentiable, as in PyTorch)."""
+    _matrices(a, "qr")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           "or 'complete'")
+    if mode == "r":
+        with _no_grad():
+            r = _Qr.apply(a, "r")
+        return _QrResult(a.new_zeros(0), r)
+    return _QrResult(*_Qr.apply(a, mode))
+
+
+def eigh(a: Tensor, UPLO: str = "L"):  # noqa: N803 - PyTorch's name
+    """``(eigenvalues, eigenvectors)`` of a symmetric ``A`` (read from its ``UPLO`` triangle), ascending."""
+    _square(a, "eigh")
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return _EighResult(*_Eigh.apply(a, UPLO))
+
+
+def eigvalsh(a: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803 - PyTorch's name
+    return eigh(a, UPLO).eigenvalues
+
+
+def svd(a: Tensor, full_matrices: bool = True):
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, S descending; ``full_matrices=False`` gives the reduced form."""
+    _matrices(a, "svd")
+    return _SvdResult(*_Svd.apply(a, full_matrices))
+
+
+def svdvals(a: Tensor) -> Tensor:
+    """The singular values, descending; their gradient ``U diag(g) Vh`` needs no singular vector's."""
+    _matrices(a, "svdvals")
+    return _Svd.apply(a, False)[1]
+

@@ -1046,7 +1046,16 @@ def _make_module():
     def svd(a, full_matrices=True, compute_uv=True):
         return _solver(lambda x: np.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv), a)
 
-    for f in (inv, det, slogdet, solve, svd):
+    def cholesky(a):  # (a matrix that is not positive-definite: no exception, the factor NaN, as _solver says)
+        return _solver(np.linalg.cholesky, a)
+
+    def eigh(a, UPLO="L"):  # noqa: N803 - CuPy's name
+        return _solver(lambda x: np.linalg.eigh(x, UPLO=UPLO), a)
+
+    def qr(a, mode="reduced"):
+        return _solver(lambda x: np.linalg.qr(x, mode=mode), a)
+
+    for f in (inv, det, slogdet, solve, svd, cholesky, eigh, qr):
         setattr(linalg, f.__name__, f)
     cupy.linalg = linalg
 

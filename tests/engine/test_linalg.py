@@ -113,8 +113,8 @@ def test_refusals_name_the_problem():
         engine.linalg.inv(engine.tensor([[1.0, 2.0], [2.0, 4.0]]))
     with pytest.raises(RuntimeError, match="Incompatible shapes"):
         engine.linalg.solve(engine.eye(3), engine.ones(2, 2))
-    with pytest.raises(NotImplementedError, match="singular values"):
-        engine.linalg.matrix_norm(engine.eye(2), "nuc")
+    with pytest.raises(RuntimeError, match="Order 3 not supported"):
+        engine.linalg.matrix_norm(engine.eye(2), 3)
     with pytest.raises(RuntimeError, match="Expected a floating point"):
         engine.tensor([1, 2]).norm()
 
@@ -134,3 +134,132 @@ def test_on_the_cupy_stand_in_values_equal_the_cpus_without_a_host_sync(cuda_dev
         np.testing.assert_allclose(out.detach().cpu().numpy(), cpu, rtol=1e-12)
         for leaf, g in zip(leaves, cpu_grads):
             np.testing.assert_allclose(leaf.grad.cpu().numpy(), g, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------- decompositions
+# Losses that do not depend on the signs LAPACK picks for singular vectors and eigenvectors (a column of U flips
+# with its row of Vh, a column of Q with its row of R), so that the engine's NumPy and PyTorch's LAPACK agree.
+X53 = RNG.standard_normal((5, 3))
+X35 = RNG.standard_normal((3, 5))
+XB = RNG.standard_normal((2, 4, 3))
+S3 = RNG.standard_normal((3, 3))
+
+
+def _spd(lib, x):
+    return x @ x.mT + 3 * lib.eye(x.shape[-1], dtype=x.dtype, device=x.device)
+
+
+def _flat(lib, *ts):
+    return lib.cat([t.reshape(-1) for t in ts])
+
+
+DECOMPOSITIONS = {
+    "cholesky": ((S3,), lambda lib, x: lib.linalg.cholesky(_spd(lib, x))),
+    "cholesky upper": ((XB[:, :3],), lambda lib, x: lib.linalg.cholesky(_spd(lib, x), upper=True)),
+    "qr tall": ((X53,), lambda lib, x: _flat(lib, *(t * t for t in lib.linalg.qr(x)))),
+    "qr wide": ((X35,), lambda lib, x: _flat(lib, *(t * t for t in lib.linalg.qr(x)))),
+    "qr batched": ((XB,), lambda lib, x: _flat(lib, *(t ** 3 * t for t in lib.linalg.qr(x)))),
+    "eigh": ((S3,), lambda lib, x: _flat(lib, *(lambda w, v: (w * w, v * v))(*lib.linalg.eigh(x + x.mT)))),
+    "eigvalsh": ((XB[:, :3],), lambda lib, x: lib.linalg.eigvalsh(x @ x.mT)),
+    "eigh upper": ((S3,), lambda lib, x: (lambda w, v: _flat(lib, w, (v @ v.mT * 2) ** 2 * v * v))(
+        *lib.linalg.eigh(x + x.mT, UPLO="U"))),
+    "svd tall": ((X53,), lambda lib, x: _flat(lib, *(lambda u, s, vh: (u * u, s, vh * vh))(
+        *lib.linalg.svd(x, full_matrices=False)))),
+    "svd wide": ((X35,), lambda lib, x: _flat(lib, *(lambda u, s, vh: (u * u, s ** 2, vh * vh))(
+        *lib.linalg.svd(x, full_matrices=False)))),
+    "svd full": ((X53,), lambda lib, x: (lambda u, s, vh: _flat(lib, u[:, :3] ** 2, s, vh ** 2))(*lib.linalg.svd(x))),
+    "svd batched, U alone": ((XB,), lambda lib, x: lib.linalg.svd(x, full_matrices=False).U ** 2),
+    "svdvals": ((XB,), lambda lib, x: lib.linalg.svdvals(x)),
+    "matrix_norm from singular values": ((XB,), lambda lib, x: lib.cat([
+        lib.linalg.matrix_norm(x, o).reshape(-1) for o in ("nuc", 2, -2)] + [
+        lib.linalg.matrix_norm(x.movedim(0, -1), "nuc", dim=(0, 1), keepdim=True).reshape(-1),
+        lib.linalg.norm(x[0], 2).reshape(-1)])),
+}
+
+
+def _run_decomposition(lib, name):
+    arrays, fn = DECOMPOSITIONS[name]
+    leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(lib, *leaves)
+    (out * lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)))).sum().backward()
+    return out.detach().cpu().numpy(), [t.grad.cpu().numpy() for t in leaves]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(DECOMPOSITIONS))
+def test_decompositions_values_and_gradients_equal_torchs(name):
+    torch = pytest.importorskip("torch")
+    (ours, our_grads), (theirs, their_grads) = _run_decomposition(engine, name), _run_decomposition(torch, name)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+    for g, h in zip(our_grads, their_grads):
+        np.testing.assert_allclose(g, h, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("name", sorted(DECOMPOSITIONS))
+def test_decompositions_gradients_equal_central_differences(name):
+    arrays, fn = DECOMPOSITIONS[name]
+    leaves = [engine.tensor(a, requires_grad=True) for a in arrays]
+    assert gradcheck(lambda *xs: fn(engine, *xs), leaves, eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+def test_decompositions_rebuild_their_matrix_and_name_their_nodes():
+    a = engine.tensor(X53, requires_grad=True)
+    u, s, vh = engine.linalg.svd(a, full_matrices=False)
+    np.testing.assert_allclose((u * s.unsqueeze(-2) @ vh).detach().numpy(), X53, atol=1e-12)
+    assert s.grad_fn.name() == "LinalgSvdBackward0" and (s.detach().numpy() >= 0).all()
+    q, r = engine.linalg.qr(a)
+    np.testing.assert_allclose((q @ r).detach().numpy(), X53, atol=1e-12)
+    assert q.shape == (5, 3) and engine.linalg.qr(a, mode="complete").Q.shape == (5, 5)
+    assert engine.linalg.qr(a, mode="r").Q.numel() == 0 and engine.linalg.qr(a, mode="r").R.shape == (3, 3)
+    sym = engine.tensor(S3 + S3.T)
+    w, v = engine.linalg.eigh(sym)
+    np.testing.assert_allclose((v * w.unsqueeze(-2) @ v.mT).numpy(), S3 + S3.T, atol=1e-12)
+    assert list(w.numpy()) == sorted(w.numpy())
+    low = engine.linalg.cholesky(_spd(engine, engine.tensor(S3)))
+    np.testing.assert_allclose((low @ low.mT).numpy(), _spd(engine, engine.tensor(S3)).numpy(), atol=1e-12)
+    assert repr(engine.linalg.eigh(sym)).startswith("engine.return_types.linalg_eigh(\neigenvalues=tensor(")
+
+
+def test_decompositions_refuse_by_name():
+    with pytest.raises(RuntimeError, match="not positive-definite"):
+        engine.linalg.cholesky(engine.tensor([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(RuntimeError, match="must be batches of square matrices"):
+        engine.linalg.eigh(engine.ones(2, 3))
+    with pytest.raises(RuntimeError, match="unrecognized mode 'full'"):
+        engine.linalg.qr(engine.ones(2, 2), mode="full")
+    a = engine.tensor(X53, requires_grad=True)
+    with pytest.raises(RuntimeError, match="not differentiable when mode='complete' and nrows > ncols"):
+        engine.linalg.qr(a, mode="complete").Q.sum().backward()
+    assert not engine.linalg.qr(a, mode="r").R.requires_grad
+
+
+def test_decompositions_differentiate_twice():
+    """Their backward is written in tensor ops: create_graph=True records it (a Hessian-vector product through the
+    singular values, against central differences of the first-order gradient)."""
+    x = engine.tensor(X35, requires_grad=True)
+    v = engine.tensor(RNG.standard_normal((3, 5)))
+
+    def grad_of(t):
+        (g,) = engine.autograd.grad((engine.linalg.svdvals(t) ** 3).sum(), t, create_graph=True)
+        return g
+
+    (hvp,) = engine.autograd.grad((grad_of(x) * v).sum(), x)
+    eps = 1e-6
+    plus = grad_of(engine.tensor(X35 + eps * v.numpy(), requires_grad=True)).detach().numpy()
+    minus = grad_of(engine.tensor(X35 - eps * v.numpy(), requires_grad=True)).detach().numpy()
+    np.testing.assert_allclose(hvp.numpy(), (plus - minus) / (2 * eps), rtol=1e-5, atol=1e-6)
+
+
+def test_decompositions_on_the_cupy_stand_in_equal_the_cpus(cuda_device):
+    for name in ("cholesky", "qr tall", "qr wide", "eigh", "svd tall", "svd wide", "svdvals"):
+        cpu, cpu_grads = _run_decomposition(engine, name)
+        arrays, fn = DECOMPOSITIONS[name]
+        leaves = [engine.tensor(a, device=cuda_device, requires_grad=True) for a in arrays]
+        out = fn(engine, *leaves)
+        weights = engine.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)), device=cuda_device)
+        (out * weights).sum().backward()
+        np.testing.assert_allclose(out.detach().cpu().numpy(), cpu, rtol=1e-12, atol=1e-13)
+        for leaf, g in zip(leaves, cpu_grads):
+            np.testing.assert_allclose(leaf.grad.cpu().numpy(), g, rtol=1e-10, atol=1e-12)
+    with pytest.raises(RuntimeError, match="not positive-definite"):
+        engine.linalg.cholesky(engine.tensor([[1.0, 2.0], [2.0, 1.0]], device=cuda_device))
