@@ -129,7 +129,9 @@ def _inplace_op(fn_name: str, iop):
                 raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                    f"{list(shape)}") from None
             raise  # another refusal (a read-only array's)
-        _writes.wrote(self._data)
+        data = self._data
+        if data.base is not None or _getrefcount(data) > _SOLE_REFS:  # (else only this tensor holds the array: no
+            _writes.wrote(data)  # node can have saved it, no view or other tensor sees it; the tutorial's w -= ...)
         return self
 
     method.__name__ = f"__{iop.__name__.strip('_')}__"
@@ -1455,7 +1457,8 @@ class Tensor(TensorMath):
                 # without a branch per element)
         else:
             _fn.shape.assign(data, index, value)
-        _writes.wrote(data)
+        if data.base is not None or _getrefcount(data) > _SOLE_REFS:  # (as in _inplace_op: held by this tensor
+            _writes.wrote(data)  # alone, nothing saved it)
 
     # ------------------------------------------------------------------ in place
     def _check_inplace(self):
@@ -1529,9 +1532,9 @@ class Tensor(TensorMath):
         # reads it; backward() drops it instead (_LazyZeros)
         if (cls is Tensor and arr.__class__ is _ndarray and arr.base is None and _getrefcount(arr) <= _SOLE_REFS
                 and arr.flags.writeable):
-            self.__class__ = _LazyZeros
-        else:
-            arr.fill(0)
+            self.__class__ = _LazyZeros  # (no one else holds the array: nothing saved it, no write to note)
+            return self
+        arr.fill(0)
         _writes.wrote(arr)
         return self
 

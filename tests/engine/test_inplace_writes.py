@@ -627,3 +627,28 @@ def test_a_recorded_in_place_op_keeps_the_shape_as_pytorch_does():
         h += engine.ones(5)
     h += engine.ones(1)  # broadcasting the other operand is fine
     assert h.shape == (2,) and h.tolist() == [2.0, 2.0]
+
+
+def test_a_write_to_an_array_only_its_tensor_holds_is_not_noted():
+    """The tutorial's loop writes its weights and gradients in place every step, when no graph holds them: those
+    writes cost a reference count, not a note (nothing can have saved an array no one else holds). One a node
+    saved, a view, or another tensor holds is noted."""
+    t = engine.ones(3, dtype=engine.float64)
+    key = id(t._data)
+    _writes._written.pop(key, None)
+    t += 1
+    t[0] = 5.0
+    t.mul_(2)
+    t.zero_()
+    assert key not in _writes._written
+    w = engine.ones(3, dtype=engine.float64, requires_grad=True)
+    y = (w * t).sum()  # MulBackward0 holds t's array now
+    t += 1
+    assert key in _writes._written
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        y.backward()
+    s = engine.ones(3, dtype=engine.float64)
+    alias = s.detach()  # another tensor on the same array
+    _writes._written.pop(id(s._data), None)
+    s[1] = 2.0
+    assert id(s._data) in _writes._written and alias.tolist() == [1.0, 2.0, 1.0]
