@@ -209,6 +209,7 @@ class WriteView(Function):
 
     raw = True
     backward_name = "CopySlices"
+    op_label = "CopySlices"  # the graph panel's name, as PyTorch's
 
     @staticmethod
     def forward(ctx, base, value, steps):
