@@ -592,6 +592,16 @@ def _einsum(node, gy):
     return tuple(grads)
 
 
+def _write_view(node, gy):
+    """The write of an in-place op into a view (PyTorch's CopySlices): the region's gradient to the op's result,
+    the rest to the base as it was; the region by position, a constant."""
+    xp = xp_of(gy._data)
+    where = F.shape.replay_view(xp.arange(gy._data.size).reshape(gy._data.shape), node.steps)
+    keep = xp.ones(gy._data.size, dtype=bool)
+    keep[where.reshape(-1)] = False
+    return _where(keep.reshape(gy._data.shape), gy, 0.0), gy.reshape(-1)[_wrap(where)]
+
+
 DOUBLE = {
     F.Add: _add, F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
@@ -605,7 +615,7 @@ DOUBLE = {
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,
     F.MaxPool: _pool, F.AvgPool: _pool, F.AdaptiveAvgPool: _adaptive_avg_pool, F.Im2Col: _im2col,
-    F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum,
+    F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
 }
 
 
