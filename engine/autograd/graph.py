@@ -120,18 +120,18 @@ def _walk(roots, root_grads, retain_graph, capture):
         if (_retaining and node._retained is not None) or (wanted_nodes and node in wanted_nodes):
             delivered = _deliver_nonleaf(node, [gouts] if node._n_out == 1 else gouts, capture, wanted_nodes)
             gouts = delivered[0] if node._n_out == 1 else delivered  # as a hook left them
-        if node._seq < _writes.last:
+        older = node._seq < _writes.last  # than the newest in-place write: what it saved, and its inputs, may
+        if older:  # have been written or rebound since
             _check_writes(node)
         if _observer is not None:
             token = _observer.node_begin(node)
         gins = _backward_of(node, gouts)
         if _observer is not None:
             _observer.node_end(node, token)
-        rebound = node._seq < _writes.last  # (an input rebound by an in-place op since is taken as it was then)
         for inp, g in zip(node._inputs, gins):
             if inp is None or g is None:
                 continue
-            if rebound:
+            if older:  # an input an in-place op has rebound since is taken as it was then
                 inp = inp._as_it_was(node._seq)
             data = inp._data
             if g.shape != data.shape:
