@@ -41,7 +41,7 @@ _NOT_OPS = frozenset({
     "requires_grad_", "retain_grad", "_shallow", "tolist", "numpy", "__array__", "_moved", "is_contiguous",
     "__repr__", "__str__", "__format__", "__len__", "__iter__", "__bool__", "__float__", "__int__", "__index__",
     "__reduce__", "__deepcopy__", "_records", "_check_inplace", "_rebind", "backward", "_before_write",
-    "_remember", "_as_it_was", "_view_chain",
+    "_remember", "_as_it_was", "_view_chain", "_copy_as_is",
 })
 
 # method -> the op's name, so a step written with methods (no graph) and the same step recorded (Functions) read

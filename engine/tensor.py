@@ -6,6 +6,7 @@ import builtins
 import operator as _operator
 import sys
 from collections import namedtuple
+from weakref import ref as _weakref
 
 import numpy as np
 
@@ -124,6 +125,7 @@ def _inplace_op(fn_name: str, iop):
             iop(self._data, other)
         except ValueError:
             _check_broadcast(self._data, other)
+            _check_overlap(self._data)
             shape = np.broadcast_shapes(self._data.shape, getattr(other, "shape", ()))
             if shape != self._data.shape:
                 raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
@@ -156,6 +158,78 @@ def _required_dim(dim, axis, fn: str):
     if dim is None:
         raise TypeError(f"{fn}() missing 1 required positional argument: 'dim'")
     return dim
+
+
+def _viewed(base: Tensor, view: Tensor) -> Tensor:
+    """``view``, made from ``base`` by a view op (indexing, ``t()``, ``view``, ``permute``, ``diagonal``, ...); where
+    the op was recorded on a base that is not a leaf, noted on the base (weakly), so that an in-place op on the base
+    re-points the view's node at the base's new one (:func:`_refresh_views`), as PyTorch regenerates a view's
+    ``grad_fn``. A leaf has no history to re-point, and an in-place op on it is refused where it would record."""
+    node = view.grad_fn
+    if node is not None and base.grad_fn is not None:
+        step = _fn.shape.view_step(node, view._data.shape)
+        if step is not None:
+            views = base.__dict__.get("_views")
+            if views is None:
+                base._views = [(_weakref(view), step)]
+            else:
+                n = len(views)
+                if n >= 32 and not n & (n - 1):  # (at each power of two: the dead ones dropped)
+                    views[:] = [v for v in views if v[0]() is not None]
+                views.append((_weakref(view), step))
+    return view
+
+
+def _refresh_views(base: Tensor, skip=None):
+    """After an in-place op gave ``base`` a new node (at tick ``base._rebound_at``): each live view made from it
+    whose memory is still the base's gets a node that takes the base as it is now (PyTorch's ``AsStridedBackward0``),
+    and the same for the views made from that view; the nodes that took a view before keep where it stood
+    (``Tensor._remember``). Without this, ``v = h[0]; h.relu_(); v.backward()`` would reach ``h`` around the ReLU."""
+    for ref, step in base._views:
+        view = ref()
+        if view is None or view is skip:
+            continue
+        try:
+            again = _fn.shape.replay_view(base._data, (step,))
+        except (ValueError, IndexError, TypeError):
+            continue
+        mine = view._data
+        if (again.shape != mine.shape or again.strides != mine.strides or again.dtype != mine.dtype
+                or _data_ptr(again) != _data_ptr(mine)):
+            continue  # no longer a view of the base's memory (the op copied, or the view was given another array)
+        node = _fn.shape.view_node(base, step).grad_fn
+        node.backward_name = "AsStridedBackward0"
+        view._rebound_at = base._rebound_at
+        view._remember()
+        view._rg, view.grad_fn, view._out_index = True, node, 0
+        if "_views" in view.__dict__:
+            _refresh_views(view)
+
+
+def _check_overlap(data):
+    """PyTorch's refusal of a write into an expanded tensor, whose elements share memory (NumPy's view is read-only;
+    CuPy's would be written by several threads at once)."""
+    if 0 in data.strides and any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+
+
+def _distinct(data):
+    """Where ``data`` is an expanded array (its elements share memory), the view of each memory place once, which
+    can be written: ``fill_`` and ``zero_`` write one value, so PyTorch lets them write an expanded tensor."""
+    if 0 not in data.strides:
+        return data
+    part = data[tuple(slice(0, 1) if st == 0 else slice(None) for st in data.strides)]
+    if part.__class__ is _ndarray and not part.flags.writeable and data.base is not None and data.base.flags.writeable:
+        part.flags.writeable = True  # (NumPy's broadcast view is read-only; this part of it repeats no element)
+    return part
+
+
+def _keep_shape(data, result) -> None:
+    """PyTorch's refusal where an in-place op's result is bigger than the tensor (the op broadcast it)."""
+    if result.shape != data.shape:
+        raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
 
 
 def _named(t: Tensor, name: str) -> Tensor:
@@ -512,25 +586,40 @@ class Tensor(TensorMath):
         return t
 
     def _before_write(self) -> Tensor:
-        """An in-place op is about to rebind this tensor to its recorded result: note the write against the array
-        it holds, before the op's own node is recorded (a node that saved that array, recorded earlier, now refuses
+        """An in-place op is about to give this tensor its recorded result: note the write against the array it
+        holds, before the op's own node is recorded (a node that saved that array, recorded earlier, now refuses
         its backward, as PyTorch's does), and give the op its input: a Tensor of the value as it was.
 
         Where this tensor is a view of one that requires grad (``h[0]``, ``h.t()``, made by recorded view ops),
         :meth:`_rebind` then writes the result into the view's memory and gives the base its new node, as
-        PyTorch does; the op gets a copy of the view's values, which that write would otherwise change under it."""
-        self.__dict__.pop("_pending_view", None)  # (left by an op that raised before its _rebind)
-        self._rebound_at = _writes.wrote(self._data)
+        PyTorch does. Where anything else may see its memory (a view of it, ``detach()``, a node that saved it),
+        :meth:`_rebind` writes the result into that memory, as PyTorch's in-place op does; only where this tensor
+        alone holds its array does it take the result's array instead (nothing can tell the two apart, and it
+        saves a copy). In both cases the op gets a copy of the values, which that write would change under it."""
+        d = self.__dict__
+        d.pop("_pending_view", None)  # (left by an op that raised before its _rebind)
+        d.pop("_write_into", None)
+        data = self._data
+        _check_overlap(data)
+        self._rebound_at = _writes.wrote(data)
         node = self.grad_fn
-        if node is not None and self._data.base is not None:
-            chain = self._view_chain()
-            if chain is not None:
-                self._pending_view = chain
-                t = _wrap(self._data.copy(), self._rg)
-                t.grad_fn = node
-                t._out_index = self._out_index
-                return t
-        return self._shallow()
+        if data.base is not None:
+            if node is not None:
+                chain = self._view_chain()
+                if chain is not None:
+                    self._pending_view = chain
+                    return self._copy_as_is()
+        elif _getrefcount(data) <= _SOLE_REFS:
+            return self._shallow()
+        self._write_into = True
+        return self._copy_as_is()
+
+    def _copy_as_is(self) -> Tensor:
+        """A new Tensor of a copy of the values, at the same graph position."""
+        t = _wrap(self._data.copy(), self._rg)
+        t.grad_fn = self.grad_fn
+        t._out_index = self._out_index
+        return t
 
     def _remember(self):
         """Before an in-place op rebinds this tensor (at tick ``_rebound_at``): keep where it stood in the graph,
@@ -999,7 +1088,9 @@ class Tensor(TensorMath):
             self._check_inplace()
             self._rebind(_fn.Where.apply(mask, value, self._before_write()))
             return self
-        self._data[...] = self.masked_fill(mask, value)._data
+        out = self.masked_fill(mask, value)._data
+        _keep_shape(self._data, out)
+        self._data[...] = out
         _writes.wrote(self._data)
         return self
 
@@ -1225,7 +1316,7 @@ class Tensor(TensorMath):
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
             shape = tuple(shape[0])
-        return _fn.Reshape.apply(self, shape)
+        return _viewed(self, _fn.Reshape.apply(self, shape))
 
     reshape = view
 
@@ -1324,17 +1415,17 @@ class Tensor(TensorMath):
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
         if self._records():
             if nd < 2:
-                return _named(_fn.Permute.apply(self, tuple(range(nd))), "TBackward0")
-            return _named(_fn.Transpose.apply(self, 0, 1), "TBackward0")
+                return _viewed(self, _named(_fn.Permute.apply(self, tuple(range(nd))), "TBackward0"))
+            return _viewed(self, _named(_fn.Transpose.apply(self, 0, 1), "TBackward0"))
         return self if nd < 2 else _wrap(self._data.T)
 
     def transpose(self, dim0, dim1):
-        return _fn.Transpose.apply(self, dim0, dim1)
+        return _viewed(self, _fn.Transpose.apply(self, dim0, dim1))
 
     def permute(self, *dims):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
-        return _fn.Permute.apply(self, tuple(d % self._data.ndim for d in dims))
+        return _viewed(self, _fn.Permute.apply(self, tuple(d % self._data.ndim for d in dims)))
 
     def unsqueeze(self, dim=None, *, axis=None):
         dim = _required_dim(dim, axis, "unsqueeze")
@@ -1343,7 +1434,7 @@ class Tensor(TensorMath):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-nd - 1}, {nd}], but got {dim})")
         dim = dim % (nd + 1)
         shape = self._data.shape
-        return _named(_fn.Reshape.apply(self, shape[:dim] + (1,) + shape[dim:]), "UnsqueezeBackward0")
+        return _viewed(self, _named(_fn.Reshape.apply(self, shape[:dim] + (1,) + shape[dim:]), "UnsqueezeBackward0"))
 
     def squeeze(self, dim=None, *, axis=None):
         if axis is not None:
@@ -1356,7 +1447,7 @@ class Tensor(TensorMath):
             new = tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1))
         # a new tensor even where nothing is squeezed, as PyTorch's view; its node named by PyTorch's overload
         name = "SqueezeBackward" + ("0" if dim is None else "1" if isinstance(dim, _int) else "2")
-        return _named(_fn.Reshape.apply(self, new), name)
+        return _viewed(self, _named(_fn.Reshape.apply(self, new), name))
 
     def reshape_as(self, other):
         return self.reshape(other.shape)
@@ -1432,7 +1523,7 @@ class Tensor(TensorMath):
                     _check_step(index)
             else:
                 index = _convert_index(index, xp_of(self._data))
-        return _fn.GetItem.apply(self, index=index)
+        return _viewed(self, _fn.GetItem.apply(self, index=index))
 
     def __setitem__(self, index, value):
         if index.__class__ is Tensor and index._data.__class__ is self._data.__class__:
@@ -1469,6 +1560,7 @@ class Tensor(TensorMath):
             )
 
     def _rebind(self, out: Tensor):
+        _keep_shape(self._data, out._data)
         if out._data.dtype != self._data.dtype:
             out = _fn.Cast.apply(out, self._data.dtype)  # an in-place op keeps the tensor's dtype
         view = self.__dict__.pop("_pending_view", None)
@@ -1481,12 +1573,21 @@ class Tensor(TensorMath):
             base._rg, base.grad_fn, base._out_index = True, written.grad_fn, 0
             self._remember()
             self._rg, self.grad_fn, self._out_index = out._rg, out.grad_fn, out._out_index  # (its array stays)
+            if "_views" in base.__dict__:
+                _refresh_views(base, skip=self)
+            if "_views" in self.__dict__:
+                _refresh_views(self)
             return
         self._remember()
-        self._data = out._data
+        if self.__dict__.pop("_write_into", False):  # (others may see this memory: the result goes into it)
+            self._data[...] = out._data
+        else:
+            self._data = out._data
         self._rg = out._rg
         self.grad_fn = out.grad_fn
         self._out_index = out._out_index
+        if "_views" in self.__dict__:
+            _refresh_views(self)
 
     __iadd__ = _inplace_op("Add", _operator.iadd)
     __isub__ = _inplace_op("Sub", _operator.isub)
@@ -1534,7 +1635,7 @@ class Tensor(TensorMath):
                 and arr.flags.writeable):
             self.__class__ = _LazyZeros  # (no one else holds the array: nothing saved it, no write to note)
             return self
-        arr.fill(0)
+        _distinct(arr).fill(0)
         _writes.wrote(arr)
         return self
 
@@ -1546,18 +1647,25 @@ class Tensor(TensorMath):
             keep_none = xp_of(self._data).zeros(self._data.shape, dtype=bool)
             self._rebind(_fn.Where.apply(keep_none, self._before_write(), _raw(value)))
             return self
-        _backend.fill(self._data, _raw(value))
+        _backend.fill(_distinct(self._data), _raw(value))
         _writes.wrote(self._data)
         return self
 
     def copy_(self, src):
         src_data = _backend.to_device_array(_raw(src), self.device, dtype=self._data.dtype)
+        if src_data.shape != self._data.shape:
+            _check_broadcast(self._data, src_data)
+            shape = np.broadcast_shapes(self._data.shape, src_data.shape)
+            if shape != self._data.shape:
+                raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                                   f"{list(shape)}")
         if self._records(src):
             self._check_inplace()
             self._before_write()
             moved = src.to(self.device, self.dtype) if isinstance(src, Tensor) else _wrap(src_data)
             self._rebind(moved.expand(self._data.shape).clone())
             return self
+        _check_overlap(self._data)
         self._data[...] = src_data
         _writes.wrote(self._data)
         return self

@@ -71,6 +71,8 @@ def _in_place(name):
         if out.grad_fn is not None:
             self._rebind(out)
         else:
+            _t._check_overlap(self._data)
+            _t._keep_shape(self._data, out._data)
             self._data[...] = out._data
             _t._writes.wrote(self._data)
         return self
@@ -362,6 +364,45 @@ class TensorMath:
             raise IndexError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
         return self[(slice(None),) * d + (slice(start, start + length),)]
 
+    def select(self, dim, index):
+        """The slice at ``index`` along ``dim``, without that dimension: ``x.select(1, 0)`` is ``x[:, 0]``, a view."""
+        if self._data.ndim == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        d = _dims(dim, self._data.ndim, "select")[0]
+        size = self._data.shape[d]
+        i = int(index.item() if isinstance(index, _t.Tensor) else index)
+        if not -size <= i < size:
+            raise IndexError(f"select(): index {i} out of range for tensor of size {list(self._data.shape)} at "
+                             f"dimension {d}")
+        return self[(slice(None),) * d + (i % size,)]
+
+    def tensor_split(self, indices_or_sections, dim=0):
+        """Views along ``dim``: ``n`` pieces as equal as can be (the first ones one longer), or the pieces between
+        the listed indices (``[1, 3]``: ``[:1]``, ``[1:3]``, ``[3:]``), as PyTorch's."""
+        if self._data.ndim == 0:
+            raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+        d = _dims(dim, self._data.ndim, "tensor_split")[0]
+        size = self._data.shape[d]
+        split = indices_or_sections
+        if isinstance(split, _t.Tensor):
+            if split._data.ndim > 1 or split._data.dtype.kind not in "iu":
+                raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                                   "one-dimensional tensor of dtype long")
+            split = split.item() if split._data.ndim == 0 else split.tolist()
+        if isinstance(split, (int, np.integer)):
+            n = int(split)
+            if n <= 0:
+                raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+            each, extra = divmod(size, n)
+            bounds = [i * each + builtins.min(i, extra) for i in range(n + 1)]
+        elif isinstance(split, (list, tuple)) and all(isinstance(i, (int, np.integer)) for i in split):
+            bounds = [0] + [int(i) for i in split] + [size]
+        else:
+            raise TypeError("tensor_split(): argument 'indices_or_sections' must be an int, a tuple of ints or a "
+                            f"Tensor, not {type(split).__name__}")
+        lead = (slice(None),) * d
+        return tuple(self[lead + (slice(a, builtins.max(a, b)),)] for a, b in zip(bounds, bounds[1:]))
+
     def unfold(self, dimension, size, step):
         """The windows of ``size`` along ``dimension``, ``step`` apart, as a new last dimension (``x.unfold(0, 2,
         1)`` of ``[1, 2, 3]`` is ``[[1, 2], [2, 3]]``); a copy here, where PyTorch's is a view."""
@@ -489,19 +530,14 @@ class TensorMath:
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         """The diagonal of the ``dim1``/``dim2`` planes (``offset`` above it, below where negative), as the
-        last dimension."""
+        last dimension: a view, as PyTorch's (``x.diagonal().fill_(1)`` sets ``x``'s diagonal)."""
         d1, d2 = _dims((dim1, dim2), self._data.ndim, "diagonal")
-        moved = self.movedim((d1, d2), (-2, -1))
-        rows, cols = moved._data.shape[-2:]
-        n = builtins.max(0, builtins.min(rows, cols - offset) if offset >= 0 else builtins.min(rows + offset, cols))
-        i = xp_of(self._data).arange(n)
-        rows, cols = (i, i + offset) if offset >= 0 else (i - offset, i)
-        return moved[..., rows, cols]
+        return _t._viewed(self, _t._fn.Diagonal.apply(self, int(offset), d1, d2))
 
     def diag(self, diagonal=0):
         """A 1-D tensor's values on a square matrix's ``diagonal``; a matrix's ``diagonal`` as a 1-D tensor."""
-        if self._data.ndim == 2:
-            return self.diagonal(diagonal)
+        if self._data.ndim == 2:  # a copy, as PyTorch's
+            return _t._named(_t._fn.Diagonal.apply(self, int(diagonal), 0, 1, copy=True), "DiagonalBackward0_copy")
         if self._data.ndim != 1:
             raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{self._data.ndim}D")
         n = self._data.shape[0]
@@ -514,7 +550,7 @@ class TensorMath:
     def trace(self):
         if self._data.ndim != 2:
             raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self._data.ndim}")
-        return self.diagonal().sum()
+        return _t._named(self.diagonal().sum(), "TraceBackward0")
 
     def diff(self, n=1, dim=-1, prepend=None, append=None):
         d = _dims(dim, self._data.ndim, "diff")[0]

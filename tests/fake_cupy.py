@@ -461,7 +461,10 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
                 args, kwargs = _unwrap(args), {k: _unwrap(v) for k, v in kwargs.items()}
                 if capturing():
                     return self._captured_call(name, attr, args, kwargs)
-                return _wrap(attr(*args, **kwargs), self._device_id)
+                result = attr(*args, **kwargs)
+                if name == "diagonal" and self._a.flags.writeable:
+                    result.flags.writeable = True  # CuPy's diagonal is a view that can be written; NumPy's is not
+                return _wrap(result, self._device_id)
 
             method.__name__ = name
             return method

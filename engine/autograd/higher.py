@@ -315,6 +315,11 @@ def _permute(node, gy):
     return gy.permute(*np.argsort(node.dims).tolist())
 
 
+def _diagonal(node, gy):
+    zeros = _wrap(xp_of(gy._data).zeros(node.shape, dtype=gy._data.dtype))
+    return F.WriteView.apply(zeros, gy, steps=(("diagonal", node.args),))  # gy on the diagonal, zeros elsewhere
+
+
 def _identity(node, gy):
     return gy
 
@@ -609,7 +614,8 @@ DOUBLE = {
     F.Rounding: _rounding, F.Gelu: _gelu, F.Unary: _unary, F.Binary: _binary,
     F.Sum: _sum, F.Mean: _mean, F.MaxMin: _max_min, F.MaxMinDim: _max_min_dim, F.Softmax: _softmax,
     F.VectorNorm: _vector_norm,
-    F.Reshape: _reshape, F.Transpose: _transpose, F.Permute: _permute, F.Expand: _identity, F.Clone: _identity,
+    F.Reshape: _reshape, F.Transpose: _transpose, F.Permute: _permute, F.Diagonal: _diagonal, F.Expand: _identity,
+    F.Clone: _identity,
     F.GetItem: _get_item, F.SetItem: _set_item, F.IndexAdd: _index_add, F.Cat: _cat, F.Stack: _stack,
     F.Cast: _cast, F.ToDevice: _to_device, F.Cumsum: _cumsum, F.Flip: _flip, F.Triangle: _triangle,
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,

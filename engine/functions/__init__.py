@@ -34,6 +34,7 @@ from .shape import (
     Clone,
     Cumprod,
     Cumsum,
+    Diagonal,
     Embedding,
     Expand,
     Flip,
@@ -55,7 +56,8 @@ __all__ = [
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
     "Rounding", "BinaryCrossEntropy", "Gelu", "NllLoss", "Unary", "Binary",
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm", "AMaxMin",
-    "Reshape", "Transpose", "Permute", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast", "ToDevice",
+    "Reshape", "Transpose", "Permute", "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast",
+    "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
     "Cumprod", "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
 ]

@@ -65,11 +65,44 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         shape = tuple(x.shape[i - (len(shape) - x.ndim)] if n == -1 else n for i, n in enumerate(shape))
-        return xp_of(x).broadcast_to(x, shape)
+        out = xp_of(x).broadcast_to(x, shape)
+        ctx.repeats = out.size != x.size
+        return out if ctx.repeats else x.reshape(shape)  # (only dimensions of size 1: a view that can be written)
 
     @staticmethod
     def backward(ctx, gy):
         return gy
+
+
+def diagonal_view(x, offset, dim1, dim2):
+    """``x.diagonal(offset, dim1, dim2)`` as a view that can be written, as PyTorch's is (``x.diagonal().fill_(1)``
+    sets the diagonal): NumPy's view is read-only, though its memory is not; CuPy's can be written as it is."""
+    d = x.diagonal(offset, dim1, dim2)
+    if d.__class__ is np.ndarray and not d.flags.writeable and x.flags.writeable:
+        d.flags.writeable = True
+    return d
+
+
+class Diagonal(Function):
+    """The diagonal of the ``dim1``/``dim2`` planes as the last dimension, a view of the input (a copy for
+    ``diag``)."""
+
+    raw = True
+    backward_name = "DiagonalBackward0"
+
+    @staticmethod
+    def forward(ctx, x, offset, dim1, dim2, copy=False):
+        ctx.args = (offset, dim1, dim2)
+        ctx.shape = x.shape
+        ctx.copy = copy
+        d = diagonal_view(x, offset, dim1, dim2)
+        return d.copy() if copy else d
+
+    @staticmethod
+    def backward(ctx, gy):
+        g = xp_of(gy).zeros(ctx.shape, dtype=gy.dtype)
+        diagonal_view(g, *ctx.args)[...] = gy
+        return g
 
 
 def index_view(x, index):
@@ -183,11 +216,16 @@ def view_step(node, out_shape):
         return ("permute", node.dims)
     if cls is Reshape:
         return ("reshape", out_shape)
+    if cls is Expand and not node.repeats:
+        return ("reshape", out_shape)
+    if cls is Diagonal and not node.copy:
+        return ("diagonal", node.args)
     return None
 
 
 def replay_view(arr, steps):
-    """The view ``steps`` (oldest first) make of ``arr``: ``arr[index]``, ``swapaxes``, ``transpose``, ``reshape``."""
+    """The view ``steps`` (oldest first) make of ``arr``: ``arr[index]``, ``swapaxes``, ``transpose``, ``diagonal``,
+    ``reshape``."""
     for kind, arg in steps:
         if kind == "index":
             arr = index_view(arr, arg)
@@ -195,9 +233,26 @@ def replay_view(arr, steps):
             arr = arr.swapaxes(*arg)
         elif kind == "permute":
             arr = arr.transpose(arg)
+        elif kind == "diagonal":
+            arr = diagonal_view(arr, *arg)
         else:
             arr = arr.reshape(arg)
     return arr
+
+
+def view_node(base, step):
+    """The view op of ``step`` (a :func:`view_step` pair) applied to the Tensor ``base``, recorded: a new node for a
+    view made before an in-place op gave the base a new one."""
+    kind, arg = step
+    if kind == "index":
+        return GetItem.apply(base, index=arg)
+    if kind == "swap":
+        return Transpose.apply(base, *arg)
+    if kind == "permute":
+        return Permute.apply(base, arg)
+    if kind == "diagonal":
+        return Diagonal.apply(base, *arg)
+    return Reshape.apply(base, arg)
 
 
 class WriteView(Function):

@@ -49,6 +49,7 @@ EXAMPLES = {
     "MaxMinDim": (lambda g: (_x(g), 1), {"mode": "max"}),
     "Reshape": (lambda g: (_x(g), (3, 2)), {}),
     "Transpose": (lambda g: (_x(g), 0, 1), {}),
+    "Diagonal": (lambda g: (_x(g, (2, 3, 4)), 1, 2, 0), {}),
     "Permute": (lambda g: (_x(g), (1, 0)), {}),
     "Expand": (lambda g: (_x(g, (1, 3)), (4, 3)), {}),
     "GetItem": (lambda g: (_x(g),), {"index": (slice(None), 1)}),
