@@ -325,6 +325,11 @@ def _accumulate_now(leaf, g, assigned):
                 return
         arr = existing._data
         if arr.shape == g.shape and (arr.dtype is g.dtype or arr.dtype == g.dtype):
+            if id(arr) in assigned:
+                # an array this walk gave to .grad as it was may be on its way to other nodes too (Add's backward
+                # hands one array to both its inputs: x + f(w) + x gave f's node the sum of x's two gradients)
+                arr = arr.copy()
+                existing._data = arr
             try:
                 arr += g  # in place, as PyTorch accumulates
                 return

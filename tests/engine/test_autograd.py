@@ -29,6 +29,38 @@ def test_value_used_twice_accumulates(device):
     assert a.grad.item() == 7.0
 
 
+# A leaf reached twice, with another branch still on its way: Add's backward hands one array to both inputs, so
+# the leaf's .grad (that array, given as it was) and the other branch's pending gradient were one array, and the
+# leaf's second gradient, added in place, was added to the other branch too (x + w * w + x gave w.grad 4w)
+X = [[1.0, -2.0, 3.0], [-0.5, 0.25, 2.0]]
+W = [[0.5, 1.5, -1.0], [2.0, -3.0, 0.1]]
+TWICE = {
+    "x + w * w + x": (lambda lib, x, w: x + w * w + x, lambda x, w: (2 * np.ones_like(x), 2 * w)),
+    "x + relu(w) + x": (lambda lib, x, w: x + (w * 1).relu() + x, lambda x, w: (2 * np.ones_like(x), 1.0 * (w > 0))),
+    "w * 3 + x * 2 + x": (lambda lib, x, w: w * 3 + x * 2 + x, lambda x, w: (3 * np.ones_like(x), 3 * np.ones_like(w))),
+    "x + outer(u, v) + x": (lambda lib, x, w: x + w[:, 0].outer(lib.ones(3, dtype=lib.float64, device=w.device)) + x,
+                            lambda x, w: (2 * np.ones_like(x), np.array([[3.0, 0, 0], [3.0, 0, 0]]))),
+    "x + w + x + w": (lambda lib, x, w: x + w + x + w, lambda x, w: (2 * np.ones_like(x), 2 * np.ones_like(w))),
+    "x + (x + w.exp()) + x": (lambda lib, x, w: x + (x + w.exp()) + x, lambda x, w: (3 * np.ones_like(x), np.exp(w))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TWICE))
+def test_a_leaf_reached_twice_leaves_the_other_branch_alone(name, device):
+    f, expected = TWICE[name]
+    x = engine.tensor(X, dtype=engine.float64, device=device, requires_grad=True)
+    w = engine.tensor(W, dtype=engine.float64, device=device, requires_grad=True)
+    f(engine, x, w).sum().backward()
+    gx, gw = expected(np.array(X), np.array(W))
+    np.testing.assert_allclose(x.grad.cpu().numpy(), gx, rtol=1e-12)
+    np.testing.assert_allclose(w.grad.cpu().numpy(), gw, rtol=1e-12)
+    with engine.no_grad():  # a second backward adds in place into the .grad arrays: still the sums
+        x.grad.zero_()
+    f(engine, x, w).sum().backward()
+    np.testing.assert_allclose(w.grad.cpu().numpy(), 2 * gw, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), gx, rtol=1e-12)
+
+
 def test_shared_gradients_do_not_alias(device):
     """add's backward hands the same array to both inputs; zeroing one .grad must not zero the other."""
     a = engine.ones(3, device=device, requires_grad=True)
