@@ -548,7 +548,11 @@ _METHOD_FORMS = (
     "index_add", "index_copy", "index_fill", "diagonal", "diag", "trace", "diff", "bmm", "mv", "addmm", "addmv",
     "baddbmm", "exp_", "sigmoid_", "tanh_", "relu_", "is_floating_point", "inverse", "det", "logdet", "slogdet",
     "unique", "bincount", "repeat_interleave", "kthvalue", "quantile", "cross", "cumprod",
-    "bernoulli", "index_put",
+    "bernoulli", "index_put", "addcmul", "addcdiv", "addr", "addbmm", "inner", "ger", "kron", "rot90", "matrix_power",
+    "diag_embed", "diagflat", "logit", "sinc", "heaviside", "copysign", "fmax", "fmin", "logaddexp2", "cummax",
+    "cummin", "take_along_dim", "hsplit", "vsplit", "dsplit", "dist", "renorm", "cov", "corrcoef", "greater",
+    "greater_equal", "less", "less_equal", "not_equal", "adjoint", "is_nonzero", "is_same_size",
+    "is_signed", "is_complex",
 )
 for _name in _METHOD_FORMS:
     globals()[_name] = _method_form(_name)

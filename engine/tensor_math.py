@@ -19,6 +19,9 @@ return_types_aminmax = namedtuple("aminmax", ["min", "max"])
 return_types_median = namedtuple("median", ["values", "indices"])
 return_types_slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
 return_types_kthvalue = namedtuple("kthvalue", ["values", "indices"])
+return_types_cummax = namedtuple("cummax", ["values", "indices"])
+return_types_cummin = namedtuple("cummin", ["values", "indices"])
+_CUMULATIVE = {"max": return_types_cummax, "min": return_types_cummin}
 
 
 def _dims(dim, ndim, fn):
@@ -747,6 +750,407 @@ class TensorMath:
         parts = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
         return _t._fn.Stack.apply(*parts, dim=d)
 
+    # ------------------------------------------------------------------ the rest of the everyday API
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        """``self + value * tensor1 * tensor2`` (the second-moment update of a hand-written Adam)."""
+        product = tensor1 * tensor2
+        return self + (product * value if value != 1 else product)
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        """``self + value * tensor1 / tensor2``; integer tensors refused, as PyTorch refuses them."""
+        if all(not t.is_floating_point() for t in (tensor1, tensor2) if isinstance(t, _t.Tensor)):
+            raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release "
+                               "addcdiv will perform a true division of tensor1 and tensor2. The historic "
+                               "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+                               "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+                               "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+                               "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+        quotient = tensor1 / tensor2
+        return self + (quotient * value if value != 1 else quotient)
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        """``beta * self + alpha * outer(vec1, vec2)``."""
+        return _scaled_sum(self, vec1.outer(vec2), beta, alpha)
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        """``beta * self + alpha * sum_b batch1[b] @ batch2[b]``."""
+        return _scaled_sum(self, batch1.bmm(batch2).sum(0), beta, alpha)
+
+    def inner(self, other):
+        """The sum over the last dimension of both (a dot product of vectors; ``a @ b.T`` of matrices)."""
+        if self._data.ndim == 0 or other._data.ndim == 0:
+            return self * other
+        if self._data.shape[-1] != other._data.shape[-1]:
+            raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                               f"{list(self._data.shape)} and {list(other._data.shape)}")
+        lead_a, lead_b = self._data.shape[:-1], other._data.shape[:-1]
+        a = self.reshape(-1, self._data.shape[-1])
+        b = other.reshape(-1, other._data.shape[-1])
+        return (a @ b.t()).reshape(*lead_a, *lead_b)
+
+    def ger(self, vec2):
+        return self.outer(vec2)
+
+    def kron(self, other):
+        """The Kronecker product: each element of ``self`` times the whole of ``other``, as blocks."""
+        nd = builtins.max(self._data.ndim, other._data.ndim)
+        a = self.reshape((1,) * (nd - self._data.ndim) + tuple(self._data.shape))
+        b = other.reshape((1,) * (nd - other._data.ndim) + tuple(other._data.shape))
+        sa, sb = a._data.shape, b._data.shape
+        a = a.reshape(tuple(n for d in sa for n in (d, 1)))  # (a0, 1, a1, 1, ...)
+        b = b.reshape(tuple(n for d in sb for n in (1, d)))  # (1, b0, 1, b1, ...)
+        return (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+
+    def rot90(self, k=1, dims=(0, 1)):
+        """Rotated by 90 degrees ``k`` times, from the first of ``dims`` towards the second, as PyTorch's."""
+        if len(dims) != 2:
+            raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+        if self._data.ndim < 2:
+            raise RuntimeError(f"expected total dims >= 2, but got total dims = {self._data.ndim}")
+        d0, d1 = _dims(dims, self._data.ndim, "rot90")
+        k %= 4
+        if k == 1:
+            return self.flip(d1).transpose(d0, d1)
+        if k == 2:
+            return self.flip(d0, d1)
+        if k == 3:
+            return self.flip(d0).transpose(d0, d1)
+        return self.clone()
+
+    def matrix_power(self, n):
+        """``self @ self @ ... `` (``n`` times, by squaring); the identity for 0, the inverse's power below."""
+        if self._data.ndim < 2 or self._data.shape[-1] != self._data.shape[-2]:
+            raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                               f"{self._data.shape[-2] if self._data.ndim >= 2 else 1} by "
+                               f"{self._data.shape[-1] if self._data.ndim else 1} matrices")
+        n = int(n)
+        base = self.inverse() if n < 0 else self
+        n = abs(n)
+        if n == 0:
+            eye = xp_of(self._data).eye(self._data.shape[-1], dtype=self._data.dtype)
+            return _t._wrap(xp_of(self._data).broadcast_to(eye, self._data.shape).copy())
+        result = None
+        while n:
+            if n & 1:
+                result = base if result is None else result @ base
+            n >>= 1
+            if n:
+                base = base @ base
+        return result
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        """The last dimension as the diagonals of new ``dim1``/``dim2`` planes (zeros elsewhere)."""
+        n = self._data.shape[-1] + abs(int(offset))
+        nd = self._data.ndim + 1
+        d1, d2 = _dims((dim1, dim2), nd, "diag_embed")
+        shape = list(self._data.shape[:-1])
+        zeros = self.new_zeros(tuple(shape) + (n, n))  # (the planes last, then moved)
+        out = _t._fn.WriteView.apply(zeros, self, steps=(("diagonal", (int(offset), nd - 2, nd - 1)),))
+        return out.movedim((nd - 2, nd - 1), (d1, d2))
+
+    def diagflat(self, offset=0):
+        """The flattened tensor on the ``offset`` diagonal of a square matrix."""
+        return self.reshape(-1).diag_embed(offset)
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """The main diagonal (of all dimensions, each the same size; of a tall matrix, every ``cols + 1`` rows when
+        ``wrap``) set to ``fill_value``, as PyTorch's."""
+        shape = self._data.shape
+        if self._data.ndim < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if self._data.ndim > 2 and len(set(shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        xp = xp_of(self._data)
+        if self._data.ndim == 2:
+            rows, cols = shape
+            n = rows if wrap and rows > cols else builtins.min(rows, cols)
+            i = xp.arange(n)
+            index = (i, i % cols) if wrap else (i, i)
+            if wrap and rows > cols:
+                keep = (i % (cols + 1)) < cols  # (a row between the blocks stays as it is)
+                r = i[keep]
+                index = (r, r - (r // (cols + 1)) * (cols + 1))
+        else:
+            i = xp.arange(shape[0])
+            index = (i,) * self._data.ndim
+        self[index] = fill_value
+        return self
+
+    def logit(self, eps=None):
+        """``log(p / (1 - p))``; with ``eps``, ``p`` clamped to ``[eps, 1 - eps]`` first."""
+        p = self._floating()
+        if eps is not None:
+            p = p.clamp(eps, 1 - eps)
+        return (p / (1 - p)).log()
+
+    def sinc(self):
+        """``sin(pi x) / (pi x)``, 1 at 0 (and a zero gradient there)."""
+        x = self._floating()
+        zero = x._data == 0
+        safe = x.masked_fill(_t._wrap(zero), 1.0) * np.pi
+        return (safe.sin() / safe).masked_fill(_t._wrap(zero), 1.0)
+
+    def heaviside(self, values):
+        """0 below 0, 1 above, ``values`` at 0 (no gradient, as PyTorch's)."""
+        if self._rg or (isinstance(values, _t.Tensor) and values._rg):
+            raise NotImplementedError("the derivative for 'heaviside' is not implemented.")
+        x, v = self._data, values._data if isinstance(values, _t.Tensor) else values
+        xp = xp_of(x)
+        return _t._wrap(xp.where(x == 0, v, (x > 0).astype(x.dtype)).astype(np.result_type(x, v)))
+
+    def copysign(self, other):
+        """``|self|`` with the sign of ``other`` (of -0.0 too)."""
+        x = self._floating()
+        o = other._data if isinstance(other, _t.Tensor) else np.asarray(other, dtype=x._data.dtype)
+        negative = _t._wrap(xp_of(x._data).signbit(o))
+        return x.abs().where(~negative, -x.abs())
+
+    def fmax(self, other):
+        """The elementwise maximum, a NaN taking the other's value (NaN only where both are)."""
+        return self._nan_ignoring(other, "max")
+
+    def fmin(self, other):
+        """The elementwise minimum, a NaN taking the other's value (NaN only where both are)."""
+        return self._nan_ignoring(other, "min")
+
+    def _nan_ignoring(self, other, mode):
+        a, b = self._data, other._data
+        xp = xp_of(a)
+        pick_self = xp.isnan(b) | ((a >= b) if mode == "max" else (a <= b))  # (a NaN in self with b not: b)
+        pick_self &= ~(xp.isnan(a) & ~xp.isnan(b))
+        return self.where(_t._wrap(pick_self), other)
+
+    def logaddexp2(self, other):
+        """``log2(2**self + 2**other)``, without the overflow."""
+        ln2 = float(np.log(2.0))
+        return (self * ln2).logaddexp(other * ln2) / ln2
+
+    def cummax(self, dim):
+        """``(values, indices)``: the running maximum along ``dim`` and where it was (the later one where equal;
+        a NaN stays), as PyTorch's; the gradient goes to those places."""
+        return self._cumulative_extreme(dim, "max")
+
+    def cummin(self, dim):
+        """``(values, indices)``: the running minimum along ``dim`` and where it was, as PyTorch's."""
+        return self._cumulative_extreme(dim, "min")
+
+    def _cumulative_extreme(self, dim, mode):
+        x = self._data
+        if x.ndim == 0:
+            return _CUMULATIVE[mode](self.clone(), _t._wrap(xp_of(x).zeros((), dtype=np.int64)))
+        d = _dims(dim, x.ndim, f"cum{mode}")[0]
+        xp = xp_of(x)
+        running = (xp.maximum if mode == "max" else xp.minimum).accumulate(x, axis=d)
+        here = (x == running) | (xp.isnan(x) if x.dtype.kind == "f" else False)
+        positions = xp.arange(x.shape[d]).reshape((-1,) + (1,) * (x.ndim - d - 1))
+        indices = xp.maximum.accumulate(xp.where(here, positions, -1), axis=d).astype(np.int64)
+        idx = _t._wrap(indices)
+        return _CUMULATIVE[mode](self.gather(d, idx), idx)
+
+    def sum_to_size(self, *size):
+        """Summed down to ``size``, which this tensor's shape must broadcast from (a gradient's unbroadcast)."""
+        if len(size) == 1 and isinstance(size[0], (tuple, list)):
+            size = tuple(size[0])
+        shape = self._data.shape
+        try:
+            if np.broadcast_shapes(tuple(size), shape) != shape:
+                raise ValueError
+        except ValueError:
+            raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.") from None
+        lead = len(shape) - len(size)
+        out = self.sum(tuple(range(lead))) if lead else self
+        dims = tuple(i for i, n in enumerate(size) if n == 1 and out._data.shape[i] != 1)
+        return out.sum(dims, keepdim=True) if dims else out
+
+    def take_along_dim(self, indices, dim=None):
+        """``gather`` with ``indices`` broadcast to this tensor's other dimensions; over the flattened tensor
+        without ``dim``."""
+        if dim is None:
+            return self.reshape(-1).gather(0, indices.reshape(-1))
+        d = _dims(dim, self._data.ndim, "take_along_dim")[0]
+        shape_self = list(self._data.shape)
+        shape_idx = list(indices._data.shape)
+        shape_self[d] = shape_idx[d] = 1
+        common = np.broadcast_shapes(tuple(shape_self), tuple(shape_idx))
+        want_self = list(common)
+        want_self[d] = self._data.shape[d]
+        want_idx = list(common)
+        want_idx[d] = indices._data.shape[d]
+        return self.expand(*want_self).gather(d, indices.expand(*want_idx))
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        return self.split(list(split_sizes), dim)
+
+    def hsplit(self, sections):
+        """``tensor_split`` along the second dimension (the first of a vector)."""
+        if self._data.ndim == 0:
+            raise RuntimeError("torch.hsplit requires a tensor with at least 1 dimension, but got a tensor with 0 "
+                               "dimensions!")
+        return self._even_split(sections, 1 if self._data.ndim > 1 else 0, "hsplit")
+
+    def vsplit(self, sections):
+        if self._data.ndim < 2:
+            raise RuntimeError(f"torch.vsplit requires a tensor with at least 2 dimension, but got a tensor with "
+                               f"{self._data.ndim} dimensions!")
+        return self._even_split(sections, 0, "vsplit")
+
+    def dsplit(self, sections):
+        if self._data.ndim < 3:
+            raise RuntimeError(f"torch.dsplit requires a tensor with at least 3 dimension, but got a tensor with "
+                               f"{self._data.ndim} dimensions!")
+        return self._even_split(sections, 2, "dsplit")
+
+    def _even_split(self, sections, dim, name):
+        if isinstance(sections, (int, np.integer)) and self._data.shape[dim] % int(sections) != 0:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                               f"dimension {self._data.shape[dim]} is not divisible by the split_size "
+                               f"{int(sections)}!")
+        return self.tensor_split(sections, dim)
+
+    def dist(self, other, p=2):
+        """The ``p``-norm of ``self - other``."""
+        return (self - other).norm(p)
+
+    def renorm(self, p, dim, maxnorm):
+        """Each slice along ``dim`` whose ``p``-norm is over ``maxnorm`` scaled down to it (PyTorch's factor,
+        ``maxnorm / (norm + 1e-7)``)."""
+        d = _dims(dim, self._data.ndim, "renorm")[0]
+        others = tuple(i for i in range(self._data.ndim) if i != d)
+        norms = self.norm(p, dim=others, keepdim=True) if others else self.abs() if p != 0 else (self != 0) * 1.0
+        over = _t._wrap(norms._data > maxnorm)
+        factor = (maxnorm / (norms + 1e-7)).where(over, 1.0)
+        return self * factor.detach() if not self._rg else self * factor
+
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        """The covariance of the rows (variables) over the columns (observations), as ``numpy.cov``."""
+        x = self if self._data.ndim == 2 else self.reshape(1, -1)
+        if self._data.ndim > 2:
+            raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                             f"{self._data.ndim} dimensions")
+        n = x._data.shape[1]
+        w = None
+        if fweights is not None:
+            w = fweights
+        if aweights is not None:
+            w = aweights if w is None else w * aweights
+        if w is None:
+            mean = x.mean(1, keepdim=True)
+            total = n
+            norm = total - correction
+        else:
+            w = w.to(x.dtype) if not w.is_floating_point() else w
+            total = w.sum()
+            mean = (x * w).sum(1, keepdim=True) / total
+            if correction == 0:
+                norm = total
+            elif aweights is None:
+                norm = total - correction
+            else:
+                norm = total - correction * (w * aweights).sum() / total
+        centred = x - mean
+        weighted = centred * w if w is not None else centred
+        out = (weighted @ centred.t().conj() if hasattr(centred, "conj") else weighted @ centred.t())
+        out = out / (builtins.max(norm, 0) if isinstance(norm, (int, float)) else norm.clamp(min=0))
+        return out.squeeze() if self._data.ndim < 2 else out
+
+    def corrcoef(self):
+        """The correlation coefficients of the rows, ``cov / sqrt(diag * diag)``, clipped to [-1, 1]."""
+        c = self.cov()
+        if c._data.ndim == 0:
+            return c / c
+        d = c.diagonal().sqrt()
+        return (c / d.unsqueeze(1) / d.unsqueeze(0)).clamp(-1, 1)
+
+    def is_signed(self) -> bool:
+        return self._data.dtype.kind in "if"
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def is_nonzero(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous" if self._data.size
+                               else "Boolean value of Tensor with no values is ambiguous")
+        return bool(self.item())
+
+    def is_same_size(self, other) -> bool:
+        return self._data.shape == other._data.shape
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._data.__class__ is np.ndarray
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.dtype.itemsize
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def greater(self, other):
+        return self > other
+
+    def greater_equal(self, other):
+        return self >= other
+
+    def less(self, other):
+        return self < other
+
+    def less_equal(self, other):
+        return self <= other
+
+    def not_equal(self, other):
+        return self != other
+
+    def true_divide(self, other):
+        return self / other
+
+    def byte(self):
+        return self.to(_dtypes.uint8)
+
+    @property
+    def mH(self):  # noqa: N802 - PyTorch's name
+        """The conjugate transpose of the last two dimensions (the transpose, for real tensors)."""
+        return self.mT
+
+    @property
+    def H(self):  # noqa: N802 - PyTorch's name
+        if self._data.ndim > 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self._data.ndim}-D "
+                               "tensor.")
+        return self.t() if self._data.ndim == 2 else self
+
+    def adjoint(self):
+        return self.mT
+
+    def _shape_in_place(self, make):
+        """A shape op done in place (``unsqueeze_``, ``t_``, ...): this tensor becomes ``make`` of itself, a view;
+        noted as a write, as PyTorch counts it one (a node that saved the tensor then refuses its backward)."""
+        if self._records():
+            self._check_inplace()
+            out = make(self._shallow())
+            self._rebound_at = _t._writes.wrote(self._data)
+            self._remember()
+        else:
+            out = make(self)
+            _t._writes.wrote(self._data)
+        self._data, self._rg, self.grad_fn, self._out_index = out._data, out._rg, out.grad_fn, out._out_index
+        return self
+
+    def unsqueeze_(self, dim):
+        return self._shape_in_place(lambda t: t.unsqueeze(dim))
+
+    def squeeze_(self, dim=None):
+        return self._shape_in_place(lambda t: t.squeeze(dim))
+
+    def t_(self):
+        return self._shape_in_place(lambda t: t.t())
+
+    def transpose_(self, dim0, dim1):
+        return self._shape_in_place(lambda t: t.transpose(dim0, dim1))
+
+    swapaxes_ = swapdims_ = transpose_
+
     # ------------------------------------------------------------------ linear algebra (engine.linalg's doors)
     def inverse(self):
         _t._fn.linalg.check_square(self, "inv")
@@ -792,7 +1196,9 @@ _IN_PLACE = (
     "arctan", "arcsinh", "arccosh", "arctanh", "absolute", "negative", "sgn", "clamp_min", "clamp_max", "nan_to_num",
     "lerp", "atan2", "arctan2", "hypot", "xlogy", "remainder", "fmod", "floor_divide", "float_power", "logical_not",
     "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
-    "cumsum", "cumprod", "index_put", "put",
+    "cumsum", "cumprod", "index_put", "put", "addcmul", "addcdiv", "addr", "addbmm", "logit", "sinc", "copysign",
+    "heaviside", "logaddexp2", "true_divide", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+    "less_equal", "not_equal", "fmax", "fmin", "renorm",
 )
 for _name in _IN_PLACE:
     setattr(TensorMath, _name + "_", _in_place(_name))

@@ -261,6 +261,45 @@ CASES = {
     "in place": ([(3, 4)], (0.1, 1.0),
                  lambda lib, x: (x * 1).log1p_().mul_(2).atan2_(x).clamp_min_(0.2).lerp_(x, 0.25).sigmoid_()),
     "cumsum_ and cumprod_": ([(3, 4)], (0.1, 1.0), lambda lib, x: (x * 1).cumsum_(1).cumprod_(0)),
+    "addcmul and addcdiv": ([(3, 4), (3, 4), (4,)], (0.5, 2.0),
+                            lambda lib, x, a, b: lib.addcdiv(x.addcmul(a, b, value=-0.5), a, b, value=2)
+                            + (x * 1).addcmul_(a, b).addcdiv_(b, a)),
+    "addr and addbmm": ([(3, 4), (3,), (4,), (2, 3, 5), (2, 5, 4)], (-1.0, 1.0),
+                        lambda lib, x, u, v, b1, b2: x.addr(u, v, beta=2, alpha=0.5) + lib.addbmm(x, b1, b2)),
+    "inner and kron": ([(2, 3), (4, 3), (2, 1, 2)], (-1.0, 1.0),
+                       lambda lib, a, b, c: lib.cat([lib.inner(a, b).reshape(-1), a.kron(c).reshape(-1),
+                                                     lib.kron(c, a).reshape(-1)])),
+    "rot90": ([(2, 3, 4)], (-1.0, 1.0),
+              lambda lib, x: lib.cat([x.rot90(k, (2, 0)).reshape(-1) * (k + 2) for k in (-1, 1, 2, 3)])),
+    "matrix_power": ([(2, 3, 3)], (-1.0, 1.0),
+                     lambda lib, x: lib.cat([lib.matrix_power(x + 2 * lib.eye(3, dtype=lib.float64), n).reshape(-1)
+                                             for n in (-2, 0, 1, 5)])),
+    "diag_embed and diagflat": ([(2, 3), (2, 2)], (-1.0, 1.0),
+                                lambda lib, x, y: lib.cat([x.diag_embed(1, 0, 2).reshape(-1) * lib.arange(
+                                    32.0, dtype=lib.float64), lib.diagflat(y, -1).reshape(-1)])),
+    "logit": ([(3, 4)], (0.05, 0.95), lambda lib, x: x.logit() + lib.logit(x, 0.2) * 2),
+    "sinc": ([(3, 4)], (-2.0, 2.0), lambda lib, x: lib.sinc(x) + x.sinc().mul(0).add(x).sinc() * 0),
+    "copysign": ([(3, 4), (3, 4)], (-1.0, 1.0), lambda lib, a, b: a.copysign(b) + lib.copysign(a, -0.5) * 2),
+    "fmax and fmin": ([(3, 4), (3, 4)], (-1.0, 1.0), lambda lib, a, b: lib.fmax(a, b) + a.fmin(b) * 2),
+    "logaddexp2": ([(3, 4), (3, 4)], (-30.0, 30.0), lambda lib, a, b: lib.logaddexp2(a, b)),
+    "cummax and cummin": ([(3, 5)], (-1.0, 1.0),
+                          lambda lib, x: lib.cummax(x, 1).values + x.cummin(0).values * 2),
+    "take_along_dim": ([(3, 4)], (-1.0, 1.0),
+                       lambda lib, x: lib.cat([lib.take_along_dim(x, lib.tensor([[0, 3, 0]]).t(), 1).reshape(-1),
+                                               x.take_along_dim(lib.tensor([5, 0, 5]))])),
+    "dist and renorm": ([(3, 4), (3, 4)], (-1.0, 1.0),
+                        lambda lib, a, b: lib.cat([lib.dist(a, b).reshape(1), a.dist(b, 1).reshape(1),
+                                                   a.renorm(2, 0, 1.0).reshape(-1),
+                                                   lib.renorm(b, 1, 1, 1.2).reshape(-1)])),
+    "cov and corrcoef": ([(3, 5), (5,)], (-1.0, 1.0),
+                         lambda lib, x, w: lib.cat([x.cov().reshape(-1), lib.cov(x, correction=0).reshape(-1),
+                                                    lib.cov(x, aweights=w.abs() + 0.5).reshape(-1),
+                                                    lib.corrcoef(x).reshape(-1)])),
+    "sum_to_size": ([(2, 3, 4)], (-1.0, 1.0), lambda lib, x: x.sum_to_size(3, 1) * lib.tensor([[1.0], [2.0], [3.0]],
+                                                                                                dtype=lib.float64)),
+    "unsqueeze_ and t_": ([(3, 4)], (-1.0, 1.0),
+                          lambda lib, x: (x * 1).t_().unsqueeze_(0).transpose_(0, 2).squeeze_(2)
+                          * lib.arange(4.0, dtype=lib.float64)),
 }
 
 
@@ -297,7 +336,7 @@ def test_values_and_gradients_equal_torchs(name):
 
 
 PIECEWISE = ("median", "frac", "remainder", "fmod", "nan_to_num", "hardtanh", "softshrink", "kthvalue", "quantile",
-             "grid_sample nearest")
+             "grid_sample nearest", "dist and renorm")
 
 
 def test_interpolate_refuses_what_pytorch_refuses():
