@@ -375,7 +375,7 @@ class Tensor(TensorMath):
     grad_fn = None
     _out_index = 0
     _rebound_at = -1  # the tick (autograd._writes) at which an in-place op last rebound it to a recorded result
-    _history = None  # [(tick, grad_fn, out_index, requires_grad) before each such rebind]: _as_it_was
+    _history = None  # [(tick, grad_fn, out_index, requires_grad, array or None) before each rebind]: _as_it_was
 
     def __init__(self, *args, device=None):
         if len(args) == 1 and not isinstance(args[0], (_int, np.integer)):
@@ -621,22 +621,23 @@ class Tensor(TensorMath):
         t._out_index = self._out_index
         return t
 
-    def _remember(self):
+    def _remember(self, data=None):
         """Before an in-place op rebinds this tensor (at tick ``_rebound_at``): keep where it stood in the graph,
-        for the nodes that took it as an input before (:meth:`_as_it_was`)."""
+        for the nodes that took it as an input before (:meth:`_as_it_was`); and its array, where the op gives it
+        another shape (``unsqueeze_``, ``t_``)."""
         history = self.__dict__.get("_history")
         if history is None:
             history = self._history = []
-        history.append((self._rebound_at, self.grad_fn, self._out_index, self._rg))
+        history.append((self._rebound_at, self.grad_fn, self._out_index, self._rg, data))
 
     def _as_it_was(self, seq) -> Tensor:
         """This tensor as the node recorded at tick ``seq`` took it as an input: where an in-place op has rebound it
         since, a Tensor standing where it stood then in the graph (a node's inputs are Tensor objects, so without
         this the gradient of ``z = h * 3`` would flow through a later ``h *= 2``)."""
         if self._rebound_at > seq:
-            for tick, grad_fn, out_index, rg in self._history or ():  # (none where the op raised)
+            for tick, grad_fn, out_index, rg, data in self._history or ():  # (none where the op raised)
                 if tick > seq:
-                    t = _wrap(self._data, rg)
+                    t = _wrap(self._data if data is None else data, rg)
                     t.grad_fn = grad_fn
                     t._out_index = out_index
                     return t

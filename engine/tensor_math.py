@@ -1130,7 +1130,7 @@ class TensorMath:
             self._check_inplace()
             out = make(self._shallow())
             self._rebound_at = _t._writes.wrote(self._data)
-            self._remember()
+            self._remember(self._data)
         else:
             out = make(self)
             _t._writes.wrote(self._data)

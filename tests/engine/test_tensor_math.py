@@ -943,3 +943,82 @@ def test_the_profile_times_the_new_methods_and_names_their_backward_rows():
     assert not any("Unary" in op or "AMaxMin" in op for _, op in rows)
     assert engine.Tensor.log1p is method
     assert engine.profiler.category_of("ConvTranspose backward") == "matrix product"
+
+
+# the new calls without a gradient to check: values worked out by hand (and, with torch, torch's)
+NAN = float("nan")
+NO_GRAD = {
+    "fill_diagonal_": (lambda lib: lib.zeros(3, 3).fill_diagonal_(5),
+                       [[5, 0, 0], [0, 5, 0], [0, 0, 5]]),
+    "fill_diagonal_ tall, wrapped": (lambda lib: lib.zeros(7, 3).fill_diagonal_(1, wrap=True),
+                                     [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]),
+    "fill_diagonal_ tall": (lambda lib: lib.zeros(4, 2).fill_diagonal_(1), [[1, 0], [0, 1], [0, 0], [0, 0]]),
+    "fill_diagonal_ cube": (lambda lib: lib.zeros(2, 2, 2).fill_diagonal_(3), [[[3, 0], [0, 0]], [[0, 0], [0, 3]]]),
+    "heaviside": (lambda lib: lib.heaviside(lib.tensor([-1.0, 0.0, 2.0]), lib.tensor([0.5])), [0.0, 0.5, 1.0]),
+    "copysign of -0.0": (lambda lib: lib.copysign(lib.tensor([1.0, -2.0]), lib.tensor([-0.0, 0.0])), [-1.0, 2.0]),
+    "fmax": (lambda lib: lib.fmax(lib.tensor([1.0, NAN, 3.0]), lib.tensor([2.0, 1.0, NAN])), [2.0, 1.0, 3.0]),
+    "fmin": (lambda lib: lib.tensor([1.0, NAN, 3.0]).fmin(lib.tensor([2.0, 1.0, NAN])), [1.0, 1.0, 3.0]),
+    "cummax indices": (lambda lib: lib.cummax(lib.tensor([1.0, 3.0, 3.0, 2.0, NAN, 5.0]), 0).indices,
+                       [0, 1, 2, 2, 4, 4]),
+    "cummin indices": (lambda lib: lib.tensor([[2.0, 1.0, 1.0, 0.0]]).cummin(1).indices, [[0, 1, 2, 3]]),
+    "greater and less": (lambda lib: lib.stack([lib.greater(lib.tensor([1, 2, 3]), 2),
+                                                lib.tensor([1, 2, 3]).less_equal(2),
+                                                lib.not_equal(lib.tensor([1, 2, 3]), 2)]),
+                         [[False, False, True], [True, True, False], [True, False, True]]),
+    "eq_ in place": (lambda lib: lib.tensor([1.0, 2.0, 3.0]).eq_(lib.tensor([1.0, 0.0, 3.0])), [1.0, 0.0, 1.0]),
+    "kron of vectors": (lambda lib: lib.kron(lib.tensor([1, 2]), lib.tensor([1, 10, 100])), [1, 10, 100, 2, 20, 200]),
+    "rot90 once": (lambda lib: lib.tensor([[1, 2], [3, 4]]).rot90(), [[2, 4], [1, 3]]),
+    "matrix_power 0": (lambda lib: lib.matrix_power(lib.tensor([[2.0, 1.0], [1.0, 3.0]]), 0), [[1.0, 0.0], [0.0, 1.0]]),
+    "sum_to_size": (lambda lib: lib.ones(2, 3, 4).sum_to_size(3, 1), [[8.0], [8.0], [8.0]]),
+    "mH": (lambda lib: lib.tensor([[[1, 2], [3, 4]]]).mH, [[[1, 3], [2, 4]]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_GRAD))
+def test_new_calls_values(name):
+    call, expected = NO_GRAD[name]
+    assert call(engine).tolist() == expected
+    if HAVE_TORCH:
+        import torch
+
+        assert call(torch).tolist() == expected
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: engine.addcdiv(engine.ones(2), engine.tensor([1, 2]), engine.tensor([2, 1])), RuntimeError,
+     "Integer division with addcdiv is no longer supported"),
+    (lambda: engine.ones(2, 3).hsplit(2), RuntimeError,
+     "torch.hsplit attempted to split along dimension 1, but the size of the dimension 3 is not divisible by the "
+     "split_size 2!"),
+    (lambda: engine.ones(3).vsplit(1), RuntimeError, "torch.vsplit requires a tensor with at least 2 dimension"),
+    (lambda: engine.ones(2, 3).sum_to_size(4), RuntimeError, "size {[4]} is not expandable to size {[2, 3]}."),
+    (lambda: engine.ones(2).is_nonzero(), RuntimeError, "Boolean value of Tensor with more than one value is ambig"),
+    (lambda: engine.ones(2, 3).matrix_power(2), RuntimeError, "A must be batches of square matrices"),
+    (lambda: engine.ones(2, 3).rot90(1, (0,)), RuntimeError, "expected total rotation dims == 2, but got dims = 1"),
+    (lambda: engine.ones(3).fill_diagonal_(1), RuntimeError, "dimensions must larger than 1"),
+    (lambda: engine.ones(2, 3, requires_grad=True).unsqueeze_(0), RuntimeError,
+     "a leaf Variable that requires grad is being used in an in-place operation."),
+    (lambda: engine.heaviside(engine.ones(2, requires_grad=True), engine.ones(1)), NotImplementedError,
+     "the derivative for 'heaviside' is not implemented."),
+    (lambda: engine.inner(engine.ones(2, 3), engine.ones(2)), RuntimeError,
+     "inner() the last dimension must match on both input tensors but got shapes [2, 3] and [2]"),
+])
+def test_new_calls_refuse_as_pytorch_does(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_a_shape_op_in_place_is_a_write_as_pytorch_counts_it():
+    x = engine.ones(3, requires_grad=True)
+    h = x * 2
+    y = h * h  # saved h
+    h.unsqueeze_(0)
+    assert h.shape == (1, 3) and h.grad_fn.name() == "UnsqueezeBackward0"
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    z = x * 2
+    before = z + 1  # took z as it was
+    z.t_() if z.dim() == 2 else z.unsqueeze_(1).t_()
+    (before.sum() + (z * engine.tensor([[1.0, 2.0, 3.0]])).sum()).backward()
+    assert x.grad.tolist() == [4.0, 6.0, 8.0]
