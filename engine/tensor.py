@@ -232,6 +232,26 @@ def _keep_shape(data, result) -> None:
                            f"{list(result.shape)}")
 
 
+def _saved_as_written(out: Tensor, memory) -> None:
+    """An in-place op's result ``out`` was just written into ``memory`` (the tensor's own, which others see).
+
+    Where the op's node also saved that memory (it took the tensor as an operand too: ``h.mul_(h)``), what it saved
+    is now the result, not the operand: the write is noted after the node, which then refuses its backward, as
+    PyTorch's does. Otherwise, where the node saved its result (``exp_``, ``tanh_``, ``relu_``), it holds the
+    memory instead, which has the same values, so that a later write to the tensor is refused, as in PyTorch."""
+    node = out.grad_fn
+    saved = getattr(node, "saved", None) if node is not None else None
+    owner = memory if memory.base is None else memory.base
+    if node.__class__ is _fn.Cast or saved.__class__ is tuple and any(
+            a is not None and hasattr(a, "base") and (a if a.base is None else a.base) is owner for a in saved):
+        _writes.wrote(memory)  # (a cast: the op's node is behind it, and may have saved the memory too)
+        return
+    if saved and saved.__class__ is tuple:
+        result = out._data
+        if any(a is result for a in saved):
+            node.saved = tuple(memory if a is result else a for a in saved)
+
+
 def _named(t: Tensor, name: str) -> Tensor:
     """``t``, its node (when one was recorded) named ``name`` as PyTorch names the op that made it (a tensor method
     that applies a more general Function: ``unsqueeze`` applies Reshape and its node reads "UnsqueezeBackward0")."""
@@ -1123,8 +1143,13 @@ class Tensor(TensorMath):
         return total * (1.0 / (n - correction) if n > correction else float("nan"))
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
-        """The square root of :meth:`var` (the same arguments)."""
-        return self.var(dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims).sqrt()
+        """The square root of :meth:`var` (the same arguments); where it is 0 its gradient is 0, as PyTorch's (the
+        square root's would be 0 / 0 there: a constant row gave NaN gradients)."""
+        v = self.var(dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims)
+        if v.grad_fn is None:
+            return v.sqrt()
+        zero = _wrap(v._data == 0)
+        return v.masked_fill(zero, 1.0).sqrt().masked_fill(zero, 0.0)
 
     def _softmax(self, dim, axis, dtype, log: bool):
         dim = _required_dim(dim, axis, "log_softmax" if log else "softmax")
@@ -1568,20 +1593,24 @@ class Tensor(TensorMath):
         if view is not None:  # a view of a tensor that requires grad (_before_write): written through, as PyTorch
             base, steps = view
             written = _fn.WriteView.apply(base._shallow(), out, steps=steps)  # writes out into base's memory
-            _writes.wrote(self._data)
-            base._rebound_at = self._rebound_at
+            # rebound after the op's nodes: a node that took this tensor or its base as an operand (h[0].add_(h))
+            # takes them as they were, not as the result it makes (a cycle)
+            self._rebound_at = base._rebound_at = _writes.wrote(self._data)
             base._remember()
             base._rg, base.grad_fn, base._out_index = True, written.grad_fn, 0
             self._remember()
             self._rg, self.grad_fn, self._out_index = out._rg, out.grad_fn, out._out_index  # (its array stays)
+            _saved_as_written(out, self._data)
             if "_views" in base.__dict__:
                 _refresh_views(base, skip=self)
             if "_views" in self.__dict__:
                 _refresh_views(self)
             return
+        self._rebound_at = _writes.rebound()  # (after the op's node: h += h takes h as it was, not its own result)
         self._remember()
         if self.__dict__.pop("_write_into", False):  # (others may see this memory: the result goes into it)
             self._data[...] = out._data
+            _saved_as_written(out, self._data)
         else:
             self._data = out._data
         self._rg = out._rg
@@ -1621,6 +1650,10 @@ class Tensor(TensorMath):
         return self
 
     def relu_(self):
+        if self._records():  # PyTorch's ReluBackward0, which keeps the result (so a later write to it is refused)
+            self._check_inplace()
+            self._rebind(_fn.ReLU.apply(self._before_write()))
+            return self
         return self.clamp_(min=0)
 
     def zero_(self):

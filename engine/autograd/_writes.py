@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import itertools
 
-__all__ = ["tick", "wrote", "written_after", "last"]
+__all__ = ["tick", "wrote", "rebound", "written_after", "last"]
 
 tick = itertools.count().__next__  # the one clock: graph nodes' _seq and in-place writes
 
 _LIMIT = 4096
 _written: dict = {}  # id(owning array) -> tick of its newest in-place write, oldest first
-last = -1  # the tick of the newest write anywhere (a node newer than this has nothing to look up)
+last = -1  # the tick of the newest write or rebind anywhere (a node newer than this has nothing to look up)
 
 
 def wrote(arr) -> int:
@@ -39,6 +39,14 @@ def wrote(arr) -> int:
     if len(_written) > _LIMIT:
         _forget_older_half()
     last = t
+    return t
+
+
+def rebound() -> int:
+    """Note that an in-place op gave a tensor its new node, now (after the op's own nodes, which may have taken the
+    tensor as an operand: ``h += h``): its tick, which the walks then see as newer than those nodes."""
+    global last
+    last = t = tick()
     return t
 
 

@@ -202,9 +202,10 @@ class NativeLayerNorm(Function):
         centred = x - mean
         rstd = 1 / xp.sqrt((centred * centred).mean(axis=axes, keepdims=True) + eps)
         xhat = centred * rstd
-        out = xhat if weight is None else xhat * weight
-        if bias is not None:
-            out = out + bias
+        if weight is None:  # (a copy where there is no affine part: the output is the caller's to write in place,
+            out = xhat.copy() if bias is None else xhat + bias  # and PyTorch's saves no output to refuse that)
+        else:
+            out = xhat * weight if bias is None else xhat * weight + bias
         ctx.saved = (xhat, rstd, weight)
         ctx.meta = (axes, x.ndim - nd)
         ctx.eps = eps  # (for the recorded backward of create_graph=True: engine.autograd.higher)
