@@ -63,25 +63,33 @@ def _in_place(name):
     points at the new node), as PyTorch's in-place forms; a result that needs a wider dtype is refused."""
 
     def method(self, *args, **kwargs):
-        if self._records(*[a for a in args[:1] if isinstance(a, _t.Tensor)]):
-            self._check_inplace()
-            out = getattr(self._before_write(), name)(*args, **kwargs)
-        else:
-            out = getattr(self, name)(*args, **kwargs)  # nothing records: no tensor here needs a gradient
-        if out._data.dtype != self._data.dtype and not np.can_cast(out._data.dtype, self._data.dtype, "same_kind"):
-            raise RuntimeError(f"result type {_type_name(out._data.dtype)} can't be cast to the desired output "
-                               f"type {_type_name(self._data.dtype)}")
-        if out.grad_fn is not None:
-            self._rebind(out)
-        else:
-            _t._check_overlap(self._data)
-            _t._keep_shape(self._data, out._data)
-            self._data[...] = out._data
-            _t._writes.wrote(self._data)
-        return self
+        return self._apply_in_place(lambda t: getattr(t, name)(*args, **kwargs),
+                                    *[a for a in args[:1] if isinstance(a, _t.Tensor)])
 
     method.__name__ = name + "_"
     return method
+
+
+def _apply_in_place(self, fn, *others):
+    """``fn`` of this tensor written into it (``relu(x, inplace=True)``, ``x.sigmoid_()``): recorded where autograd
+    needs it (``others``: the op's tensor operands), as PyTorch's in-place forms; a result that needs a wider dtype
+    is refused."""
+    if self._records(*others):
+        self._check_inplace()
+        out = fn(self._before_write())
+    else:
+        out = fn(self)  # nothing records: no tensor here needs a gradient
+    if out._data.dtype != self._data.dtype and not np.can_cast(out._data.dtype, self._data.dtype, "same_kind"):
+        raise RuntimeError(f"result type {_type_name(out._data.dtype)} can't be cast to the desired output "
+                           f"type {_type_name(self._data.dtype)}")
+    if out.grad_fn is not None:
+        self._rebind(out)
+    else:
+        _t._check_overlap(self._data)
+        _t._keep_shape(self._data, out._data)
+        self._data[...] = out._data
+        _t._writes.wrote(self._data)
+    return self
 
 
 def _type_name(np_dtype) -> str:
@@ -92,6 +100,7 @@ class TensorMath:
     """Mixed into :class:`engine.Tensor` (no state of its own)."""
 
     __slots__ = ()
+    _apply_in_place = _apply_in_place
 
     # ------------------------------------------------------------------ elementwise
     log1p = _unary("log1p")

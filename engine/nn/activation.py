@@ -22,7 +22,7 @@ class _Plain(Module):
         self.inplace = inplace
 
     def forward(self, input):  # noqa: A002
-        return getattr(F, self._fn)(input)
+        return getattr(F, self._fn)(input, inplace=True) if self.inplace else getattr(F, self._fn)(input)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
@@ -68,10 +68,10 @@ class Hardtanh(Module):
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input):  # noqa: A002
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}"
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
 
 
 class Softmin(Module):
@@ -109,10 +109,10 @@ class Threshold(Module):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input):  # noqa: A002
-        return F.threshold(input, self.threshold, self.value)
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self):
-        return f"threshold={self.threshold}, value={self.value}"
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
 class GLU(Module):
@@ -133,10 +133,10 @@ class CELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input):  # noqa: A002
-        return F.celu(input, self.alpha)
+        return F.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self):
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
 class PReLU(Module):

@@ -33,7 +33,15 @@ __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_soft
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    return ReLU.apply(input)
+    """``max(x, 0)``; with ``inplace``, written into ``input`` (PyTorch's ``relu_``, which keeps its result)."""
+    return input.relu_() if inplace else ReLU.apply(input)
+
+
+def _in_place_if(input, inplace, fn):  # noqa: A002
+    """``fn(input)``, or with ``inplace`` written into ``input`` as PyTorch's ``inplace=True`` writes it (its
+    callers then see the new values; a leaf that requires grad is refused, a value saved for backward is noted
+    as written)."""
+    return input._apply_in_place(fn) if inplace else fn(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
@@ -46,7 +54,7 @@ def tanh(input: Tensor) -> Tensor:  # noqa: A002
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where ``x > 0``, else ``negative_slope * x``; the gradient at 0 is the slope's, as PyTorch's."""
-    return input.where(input > 0, input * negative_slope)
+    return _in_place_if(input, inplace, lambda x: x.where(x > 0, x * negative_slope))
 
 
 def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:  # noqa: A002
@@ -228,13 +236,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * sigmoid(x)`` (the swish)."""
-    return input * input.sigmoid()
+    return _in_place_if(input, inplace, lambda x: x * x.sigmoid())
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``; the exponential of a clamped copy, so a large ``x`` in
     the branch not taken cannot overflow into the gradient."""
-    return input.where(input > 0, ((input.clamp(max=0)).exp() - 1) * alpha)
+    return _in_place_if(input, inplace, lambda x: x.where(x > 0, ((x.clamp(max=0)).exp() - 1) * alpha))
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
@@ -899,26 +907,26 @@ def _strict_clamp(input: Tensor, lo: float, hi: float) -> Tensor:  # noqa: A002
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _strict_clamp(input, min_val, max_val)
+    return _in_place_if(input, inplace, lambda x: _strict_clamp(x, min_val, max_val))
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    return _strict_clamp(input, 0.0, 6.0)
+    return _in_place_if(input, inplace, lambda x: _strict_clamp(x, 0.0, 6.0))
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``relu6(x + 3) / 6``."""
-    return _strict_clamp(input + 3, 0.0, 6.0) / 6
+    return _in_place_if(input, inplace, lambda x: _strict_clamp(x + 3, 0.0, 6.0) / 6)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * relu6(x + 3) / 6`` (MobileNetV3's)."""
-    return input * hardsigmoid(input)
+    return _in_place_if(input, inplace, lambda x: x * hardsigmoid(x))
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * tanh(softplus(x))``."""
-    return input * _softplus(input).tanh()
+    return _in_place_if(input, inplace, lambda x: x * _softplus(x).tanh())
 
 
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
@@ -947,7 +955,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where ``x > threshold``, else ``value``."""
-    return input.where(input > threshold, value)
+    return _in_place_if(input, inplace, lambda x: x.where(x > threshold, value))
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
@@ -965,7 +973,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     """``max(0, x) + min(0, alpha (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return input.where(input > 0, ((input.clamp(max=0) / alpha).exp() - 1) * alpha)
+    return _in_place_if(input, inplace, lambda x: x.where(x > 0, ((x.clamp(max=0) / alpha).exp() - 1) * alpha))
 
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -973,7 +981,7 @@ _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``scale * elu(x, alpha)`` with Klambauer et al.'s self-normalising constants."""
-    return elu(input, _SELU_ALPHA) * _SELU_SCALE
+    return _in_place_if(input, inplace, lambda x: elu(x, _SELU_ALPHA) * _SELU_SCALE)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002

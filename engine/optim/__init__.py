@@ -55,19 +55,22 @@ class Optimizer:
         """(group, [(p, its array, its gradient's array)]) for the parameters that have a gradient, with the
         gradient as PyTorch's update rules take it: negated for ``maximize``, then weight decay added."""
         for group in self.param_groups:
-            wd, maximize = group.get("weight_decay", 0.0), group.get("maximize", False)
-            params = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, g = p._data, p.grad._data
-                if maximize:
-                    g = -g
-                if wd:
-                    g = g + wd * w
-                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
-                params.append((p, w, g))
-            yield group, params
+            yield from self._groups_of(group)
+
+    def _groups_of(self, group):
+        wd, maximize = group.get("weight_decay", 0.0), group.get("maximize", False)
+        params = []
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            w, g = p._data, p.grad._data
+            if maximize:
+                g = -g
+            if wd:
+                g = g + wd * w
+            _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
+            params.append((p, w, g))
+        yield group, params
 
     def __repr__(self):
         """As PyTorch prints an optimizer: each parameter group's settings, one a line, by name."""
@@ -160,47 +163,34 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam, computed as PyTorch computes it (bias corrections folded into the step size)."""
+    """Adam, computed as PyTorch computes it (bias corrections folded into the step size); ``amsgrad`` divides by
+    the largest second moment so far, ``maximize`` ascends. ``foreach``, ``capturable`` and ``fused`` choose how
+    PyTorch launches its kernels, not what it computes: accepted, and the same step is taken."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
         if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameters: {betas}")
         if eps < 0:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
-
-    def step(self):
-        for group, params in self._groups():
-            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
-            for p, w, g in params:
-                xp = xp_of(w)
-                state = self.state.get(id(p))
-                if state is None:
-                    state = self.state[id(p)] = {"step": 0, "exp_avg": xp.zeros_like(w),
-                                                 "exp_avg_sq": xp.zeros_like(w)}
-                state["step"] += 1
-                t = state["step"]
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                m *= b1
-                m += (1 - b1) * g
-                v *= b2
-                v += (1 - b2) * (g * g)
-                bias1 = 1 - b1**t
-                bias2 = 1 - b2**t
-                denom = xp.sqrt(v) / math.sqrt(bias2)
-                denom += eps
-                w -= (lr / bias1) * (m / denom)
-
-
-class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov and Hutter), as PyTorch's: each step first shrinks the weights
-    by ``lr * weight_decay``, then takes Adam's step on the gradient alone."""
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        if not isinstance(weight_decay, (int, float)) or not weight_decay >= 0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if differentiable:
+            raise NotImplementedError(f"{type(self).__name__}(differentiable=True): the engine's optimizers step "
+                                      "outside the graph")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      foreach=foreach, maximize=maximize, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
 
     def _groups(self):
+        """As every optimizer's, but with ``decoupled_weight_decay`` (AdamW's) the weights are first shrunk by
+        ``lr * weight_decay`` and the step taken on the gradient alone."""
         for group in self.param_groups:
+            if not group.get("decoupled_weight_decay"):
+                yield from Optimizer._groups_of(self, group)
+                continue
             decay, lr = group.get("weight_decay", 0.0), group["lr"]
             params = []
             for p in group["params"]:
@@ -214,6 +204,45 @@ class AdamW(Adam):
                 _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
                 params.append((p, w, g))
             yield group, params
+
+    def step(self):
+        for group, params in self._groups():
+            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+            amsgrad = group.get("amsgrad", False)
+            for p, w, g in params:
+                xp = xp_of(w)
+                state = self.state.get(id(p))
+                if state is None:
+                    state = self.state[id(p)] = {"step": 0, "exp_avg": xp.zeros_like(w),
+                                                 "exp_avg_sq": xp.zeros_like(w)}
+                if amsgrad and "max_exp_avg_sq" not in state:  # (or a state loaded from a run without it)
+                    state["max_exp_avg_sq"] = xp.zeros_like(w)
+                state["step"] += 1
+                t = state["step"]
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m *= b1
+                m += (1 - b1) * g
+                v *= b2
+                v += (1 - b2) * (g * g)
+                if amsgrad:
+                    xp.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
+                    v = state["max_exp_avg_sq"]
+                bias1 = 1 - b1**t
+                bias2 = 1 - b2**t
+                denom = xp.sqrt(v) / math.sqrt(bias2)
+                denom += eps
+                w -= (lr / bias1) * (m / denom)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov and Hutter), as PyTorch's: each step first shrinks the weights
+    by ``lr * weight_decay``, then takes Adam's step on the gradient alone."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)
 
 
 class RMSprop(Optimizer):

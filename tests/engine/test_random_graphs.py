@@ -261,3 +261,46 @@ def test_a_layer_norm_without_weights_may_be_written_in_place():
     y[1].mul_(3)
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.zeros((2, 3)), atol=1e-12)  # each row's outputs sum to 0
+
+
+# second derivatives: the create_graph=True walk (engine/autograd/higher.py) is a second implementation of every
+# backward, written in tensor ops; the same programs, without the in-place steps, differentiated twice
+SMOOTH_UNARY = sorted(set(UNARY) - {"relu", "abs", "clamp", "masked_fill", "gather", "index with a list", "flip",
+                                    "setitem", "detach mixed", "diagonal scaled"})
+SMOOTH_BINARY = sorted(set(BINARY) - {"maximum", "where"})
+smooth_step = st.one_of(
+    st.tuples(st.just("unary"), st.sampled_from(SMOOTH_UNARY), st.integers(0, 99)),
+    st.tuples(st.just("binary"), st.sampled_from(SMOOTH_BINARY), st.integers(0, 99), st.integers(0, 99)),
+)
+smooth_program = st.tuples(st.lists(smooth_step, min_size=1, max_size=6),
+                           st.lists(st.integers(0, 99), min_size=1, max_size=2))
+
+
+def _second_order(lib, prog):
+    """The gradient of the program (kept as a graph), then the gradient of a weighted sum of that gradient."""
+    leaves = _leaves(lib)
+    out = _run(lib, prog, leaves)
+    firsts = lib.autograd.grad(out, leaves, create_graph=True, allow_unused=True)
+    weights = lib.tensor(np.linspace(-1.0, 1.0, 6).reshape(SHAPE), dtype=lib.float64)
+    total = sum((g * weights * (k + 1)).sum() for k, g in enumerate(firsts) if g is not None)
+    if not getattr(total, "requires_grad", False):
+        return [np.zeros(SHAPE) if g is None else g.detach().cpu().numpy() for g in firsts], None
+    seconds = lib.autograd.grad(total, leaves, allow_unused=True)
+    return ([np.zeros(SHAPE) if g is None else g.detach().cpu().numpy() for g in firsts],
+            [np.zeros(SHAPE) if g is None else g.detach().cpu().numpy() for g in seconds])
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed (the second derivatives are held to it)")
+@settings(max_examples=200, deadline=None)
+@given(smooth_program)
+def test_a_random_programs_second_derivatives_are_pytorchs(prog):
+    import torch
+
+    firsts, seconds = _second_order(engine, prog)
+    expected_firsts, expected_seconds = _second_order(torch, prog)
+    for g, e in zip(firsts, expected_firsts):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-11)
+    assert (seconds is None) == (expected_seconds is None)
+    for g, e in zip(seconds or (), expected_seconds or ()):
+        finite = np.isfinite(e)  # (at a degenerate point, std of a constant, PyTorch's second derivative is NaN)
+        np.testing.assert_allclose(g[finite], e[finite], rtol=1e-9, atol=1e-10)
