@@ -55,22 +55,19 @@ class Optimizer:
         """(group, [(p, its array, its gradient's array)]) for the parameters that have a gradient, with the
         gradient as PyTorch's update rules take it: negated for ``maximize``, then weight decay added."""
         for group in self.param_groups:
-            yield from self._groups_of(group)
-
-    def _groups_of(self, group):
-        wd, maximize = group.get("weight_decay", 0.0), group.get("maximize", False)
-        params = []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            w, g = p._data, p.grad._data
-            if maximize:
-                g = -g
-            if wd:
-                g = g + wd * w
-            _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
-            params.append((p, w, g))
-        yield group, params
+            wd, maximize = group.get("weight_decay", 0.0), group.get("maximize", False)
+            params = []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, g = p._data, p.grad._data
+                if maximize:
+                    g = -g
+                if wd:
+                    g = g + wd * w
+                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
+                params.append((p, w, g))
+            yield group, params
 
     def __repr__(self):
         """As PyTorch prints an optimizer: each parameter group's settings, one a line, by name."""
@@ -162,7 +159,31 @@ class SGD(Optimizer):
                 w -= lr * g
 
 
-class Adam(Optimizer):
+class _DecoupledDecay(Optimizer):
+    """Adam's, NAdam's and RAdam's ``decoupled_weight_decay``: the weights shrink by ``lr * weight_decay`` (AdamW's
+    way) instead of the decay joining the gradient."""
+
+    def _groups(self):
+        for group in self.param_groups:
+            decay, decoupled = group.get("weight_decay", 0.0), group.get("decoupled_weight_decay", False)
+            params = []
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, g = p._data, p.grad._data
+                if group.get("maximize", False):
+                    g = -g
+                if decay:
+                    if decoupled:
+                        w *= 1 - group["lr"] * decay
+                    else:
+                        g = g + decay * w
+                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
+                params.append((p, w, g))
+            yield group, params
+
+
+class Adam(_DecoupledDecay):
     """Adam, computed as PyTorch computes it (bias corrections folded into the step size); ``amsgrad`` divides by
     the largest second moment so far, ``maximize`` ascends. ``foreach``, ``capturable`` and ``fused`` choose how
     PyTorch launches its kernels, not what it computes: accepted, and the same step is taken."""
@@ -183,27 +204,6 @@ class Adam(Optimizer):
                                       foreach=foreach, maximize=maximize, capturable=capturable,
                                       differentiable=differentiable, fused=fused,
                                       decoupled_weight_decay=decoupled_weight_decay))
-
-    def _groups(self):
-        """As every optimizer's, but with ``decoupled_weight_decay`` (AdamW's) the weights are first shrunk by
-        ``lr * weight_decay`` and the step taken on the gradient alone."""
-        for group in self.param_groups:
-            if not group.get("decoupled_weight_decay"):
-                yield from Optimizer._groups_of(self, group)
-                continue
-            decay, lr = group.get("weight_decay", 0.0), group["lr"]
-            params = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, g = p._data, p.grad._data
-                if group.get("maximize", False):
-                    g = -g
-                if decay:
-                    w *= 1 - lr * decay
-                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
-                params.append((p, w, g))
-            yield group, params
 
     def step(self):
         for group, params in self._groups():
@@ -333,30 +333,6 @@ def _lerp(m, g, weight) -> None:
         m += weight * (g - m)
     else:
         m[...] = g - (g - m) * (1 - weight)
-
-
-class _DecoupledDecay(Optimizer):
-    """NAdam's and RAdam's ``decoupled_weight_decay``: the weights shrink by ``lr * weight_decay`` (AdamW's way)
-    instead of the decay joining the gradient."""
-
-    def _groups(self):
-        for group in self.param_groups:
-            decay, decoupled = group.get("weight_decay", 0.0), group.get("decoupled_weight_decay", False)
-            params = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, g = p._data, p.grad._data
-                if group.get("maximize", False):
-                    g = -g
-                if decay:
-                    if decoupled:
-                        w *= 1 - group["lr"] * decay
-                    else:
-                        g = g + decay * w
-                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
-                params.append((p, w, g))
-            yield group, params
 
 
 class Adagrad(Optimizer):
