@@ -1028,7 +1028,7 @@ class TensorMath:
         norms = self.norm(p, dim=others, keepdim=True) if others else self.abs() if p != 0 else (self != 0) * 1.0
         over = _t._wrap(norms._data > maxnorm)
         factor = (maxnorm / (norms + 1e-7)).where(over, 1.0)
-        return self * factor.detach() if not self._rg else self * factor
+        return self * factor
 
     def cov(self, *, correction=1, fweights=None, aweights=None):
         """The covariance of the rows (variables) over the columns (observations), as ``numpy.cov``."""
@@ -1058,7 +1058,7 @@ class TensorMath:
                 norm = total - correction * (w * aweights).sum() / total
         centred = x - mean
         weighted = centred * w if w is not None else centred
-        out = (weighted @ centred.t().conj() if hasattr(centred, "conj") else weighted @ centred.t())
+        out = weighted @ centred.t()
         out = out / (builtins.max(norm, 0) if isinstance(norm, (int, float)) else norm.clamp(min=0))
         return out.squeeze() if self._data.ndim < 2 else out
 
