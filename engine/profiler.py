@@ -341,12 +341,21 @@ def _patches():
             if isinstance(value, types.FunctionType) and name not in _NOT_OPS and (
                     owner is Tensor or name not in Tensor.__dict__):
                 out.append((owner, name, _wrap_method(name, value)))
-    for cls in [optim.Optimizer, *optim.Optimizer.__subclasses__()]:
+    for cls in [optim.Optimizer, *_subclasses(optim.Optimizer)]:  # (NAdam's through a mixin; a script's own)
         for name in ("step", "zero_grad"):
             if name in cls.__dict__:
                 out.append((cls, name, _wrap_method(f"{cls.__name__}.{name}", cls.__dict__[name])))
     out.append((Module, "zero_grad", _wrap_method("Module.zero_grad", Module.__dict__["zero_grad"])))
     return out
+
+
+def _subclasses(cls) -> list:
+    """Every class below ``cls``, once each."""
+    found = {}
+    for sub in cls.__subclasses__():
+        found[sub] = None
+        found.update(dict.fromkeys(_subclasses(sub)))
+    return list(found)
 
 
 def _backward_wrapper(original, on_backward):

@@ -216,6 +216,7 @@ class Where(Function):
     def forward(ctx, cond, a, b):
         xp = xp_of(cond)
         ctx.saved = (cond,)
+        a, b = promote(a, b)  # PyTorch's result dtype (a 0-d float64 does not widen a float32 tensor; NumPy's would)
         return xp.where(cond, a, b)
 
     @staticmethod

@@ -14,7 +14,8 @@ SPECS = {"f32": ("float32", (2,)), "f64": ("float64", (2,)), "f16": ("float16", 
          "i32": ("int32", (2,)), "u8": ("uint8", (2,)), "b": ("bool", (2,)), "f64_0d": ("float64", ()),
          "f32_0d": ("float32", ()), "i64_0d": ("int64", ()), "i32_0d": ("int32", ()), "b_0d": ("bool", ())}
 SCALARS = {"2.5": 2.5, "2": 2, "True": True}
-OPS = {"add": operator.add, "mul": operator.mul, "sub": operator.sub, "truediv": operator.truediv}
+OPS = {"add": operator.add, "mul": operator.mul, "sub": operator.sub, "truediv": operator.truediv,
+       "where": lambda a, b: a.where(a == a, b)}  # (NumPy's where widened a float32 by a 0-d float64)
 
 # (left, right, op, PyTorch 2.13's result dtype)
 TABLE = [
@@ -39,6 +40,8 @@ TABLE = [
     ("b", "True", "truediv", "float32"),
     ("f16", "2.5", "mul", "float16"), ("f16", "2", "truediv", "float16"),
     ("i64_0d", "2.5", "mul", "float32"), ("i64_0d", "2", "sub", "int64"), ("i64_0d", "True", "truediv", "float32"),
+    ("f32", "f64_0d", "where", "float32"), ("f64_0d", "f32", "where", "float32"), ("i64", "f32_0d", "where", "float32"),
+    ("i32", "i64_0d", "where", "int32"), ("f32", "f64", "where", "float64"), ("b", "i64", "where", "int64"),
 ]
 
 
