@@ -154,7 +154,8 @@ def _outcome(lib, prog, seed=0):
     return float(out.item()), [np.zeros(SHAPE) if t.grad is None else t.grad.detach().cpu().numpy() for t in leaves]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, derandomize=True)  # (the same programs on every run: CI's
+# verdict is the code's, not the draw's; other seeds were run by hand, --hypothesis-seed)
 @given(program)
 def test_a_random_program_ends_as_pytorchs(prog):
     """Refused where PyTorch refuses it, or run to PyTorch's values. The engine may run a program PyTorch refuses
@@ -175,8 +176,8 @@ def test_a_random_program_ends_as_pytorchs(prog):
             for g, e in zip(grads, expected_grads):
                 np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-11)
             return
-    if value is not None:
-        _check_against_differences(prog, grads)
+    if value is not None and not any(step[1] == "detach mixed" for step in prog[0]):
+        _check_against_differences(prog, grads)  # (finite differences go through a detach: they cannot judge it)
 
 
 def _check_against_differences(prog, grads):
@@ -291,7 +292,7 @@ def _second_order(lib, prog):
 
 
 @pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed (the second derivatives are held to it)")
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(smooth_program)
 def test_a_random_programs_second_derivatives_are_pytorchs(prog):
     import torch

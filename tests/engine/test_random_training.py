@@ -124,7 +124,7 @@ def _refused_or(train, lib, spec):
         return None, "refused"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True)  # (the same runs each time: see test_random_graphs)
 @given(run_spec)
 def test_a_random_training_run_is_pytorchs(spec):
     import torch
