@@ -341,7 +341,7 @@ def _patches():
             if isinstance(value, types.FunctionType) and name not in _NOT_OPS and (
                     owner is Tensor or name not in Tensor.__dict__):
                 out.append((owner, name, _wrap_method(name, value)))
-    for cls in [optim.Optimizer, *_subclasses(optim.Optimizer)]:  # (NAdam's through a mixin; a script's own)
+    for cls in [optim.Optimizer, *_subclasses(optim.Optimizer)]:  # (below a subclass too: a script's own)
         for name in ("step", "zero_grad"):
             if name in cls.__dict__:
                 out.append((cls, name, _wrap_method(f"{cls.__name__}.{name}", cls.__dict__[name])))

@@ -53,9 +53,12 @@ class Optimizer:
 
     def _groups(self):
         """(group, [(p, its array, its gradient's array)]) for the parameters that have a gradient, with the
-        gradient as PyTorch's update rules take it: negated for ``maximize``, then weight decay added."""
+        gradient as PyTorch's update rules take it: negated for ``maximize``, then weight decay added; with
+        ``decoupled_weight_decay`` (AdamW's, and Adam's, NAdam's and RAdam's option) the weights shrink by
+        ``lr * weight_decay`` instead of the decay joining the gradient."""
         for group in self.param_groups:
             wd, maximize = group.get("weight_decay", 0.0), group.get("maximize", False)
+            decoupled = group.get("decoupled_weight_decay", False)
             params = []
             for p in group["params"]:
                 if p.grad is None:
@@ -64,7 +67,10 @@ class Optimizer:
                 if maximize:
                     g = -g
                 if wd:
-                    g = g + wd * w
+                    if decoupled:
+                        w *= 1 - group["lr"] * wd
+                    else:
+                        g = g + wd * w
                 _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
                 params.append((p, w, g))
             yield group, params
@@ -159,31 +165,7 @@ class SGD(Optimizer):
                 w -= lr * g
 
 
-class _DecoupledDecay(Optimizer):
-    """Adam's, NAdam's and RAdam's ``decoupled_weight_decay``: the weights shrink by ``lr * weight_decay`` (AdamW's
-    way) instead of the decay joining the gradient."""
-
-    def _groups(self):
-        for group in self.param_groups:
-            decay, decoupled = group.get("weight_decay", 0.0), group.get("decoupled_weight_decay", False)
-            params = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, g = p._data, p.grad._data
-                if group.get("maximize", False):
-                    g = -g
-                if decay:
-                    if decoupled:
-                        w *= 1 - group["lr"] * decay
-                    else:
-                        g = g + decay * w
-                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
-                params.append((p, w, g))
-            yield group, params
-
-
-class Adam(_DecoupledDecay):
+class Adam(Optimizer):
     """Adam, computed as PyTorch computes it (bias corrections folded into the step size); ``amsgrad`` divides by
     the largest second moment so far, ``maximize`` ascends. ``foreach``, ``capturable`` and ``fused`` choose how
     PyTorch launches its kernels, not what it computes: accepted, and the same step is taken."""
@@ -387,7 +369,7 @@ class Adamax(Optimizer):
                 w += -clr * (m / u)
 
 
-class NAdam(_DecoupledDecay):
+class NAdam(Optimizer):
     """Adam with Nesterov momentum (Dozat), its momentum warmed up by ``momentum_decay``, as PyTorch's."""
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
@@ -416,7 +398,7 @@ class NAdam(_DecoupledDecay):
                 w += ((-lr * mu_next) / (1.0 - product * mu_next)) * (m / denom)
 
 
-class RAdam(_DecoupledDecay):
+class RAdam(Optimizer):
     """Adam with its variance rectified (Liu et al.): plain momentum SGD while the second moment is too young to
     trust (``rho_t <= 5``), then Adam's step scaled by the rectification, as PyTorch's."""
 
