@@ -142,6 +142,14 @@ def _category(np_dtype) -> int:
     return _CATEGORY[np_dtype.kind]
 
 
+category = _category
+
+
+def scalar_name(np_dtype) -> str:
+    """PyTorch's name of a dtype's scalar type in its messages: Float, Long, Bool."""
+    return from_numpy_dtype(np_dtype).legacy_name.removesuffix("Tensor")
+
+
 def promote_types(a, b):
     """PyTorch's ``promote_types`` of two NumPy dtypes (None: absent): within a category NumPy's answer, across
     categories the higher one's dtype (float16 with int64 is float16)."""

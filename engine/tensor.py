@@ -100,6 +100,8 @@ def _inplace_op(fn_name: str, iop):
     its ufunc with ``out=`` itself)."""
 
     def recorded(self, other):
+        if self._data.dtype.kind not in "fc":  # (an integer or bool tensor, and a float that requires grad)
+            raise _cast_refusal(self._data, other._data if isinstance(other, Tensor) else other, true_divide)
         self._check_inplace()
         try:
             out = getattr(_fn, fn_name).apply(self._before_write(), other)
@@ -123,6 +125,8 @@ def _inplace_op(fn_name: str, iop):
             return recorded(self, other)
         try:
             iop(self._data, other)
+        except TypeError:  # (NumPy's refusal to cast the result into this tensor's dtype: PyTorch's words for it)
+            raise _cast_refusal(self._data, other, true_divide) from None
         except ValueError:
             _check_broadcast(self._data, other)
             _check_overlap(self._data)
@@ -136,8 +140,23 @@ def _inplace_op(fn_name: str, iop):
             _writes.wrote(data)  # node can have saved it, no view or other tensor sees it; the tutorial's w -= ...)
         return self
 
+    true_divide = fn_name == "Div"
     method.__name__ = f"__{iop.__name__.strip('_')}__"
     return method
+
+
+def _cast_refusal(data, other, true_divide=False) -> Exception:
+    """PyTorch's refusal of an in-place op whose result has a higher category than the tensor (a float result
+    into an integer tensor, an integer one into a bool tensor: ``n += 0.5``, ``n /= 2``); NumPy's own error
+    where that is not the reason."""
+    want = _dtypes.result_type(data, other)
+    if true_divide and want.kind not in "fc":
+        want = np.dtype(_dtypes.get_default_dtype().np)
+    have = data.dtype
+    if _dtypes.category(want) <= _dtypes.category(have):
+        return TypeError(f"cannot write a {want} result into a {have} tensor")
+    return RuntimeError(f"result type {_dtypes.scalar_name(want)} can't be cast to the desired output type "
+                        f"{_dtypes.scalar_name(have)}")
 
 
 def _numpy_names(dim, keepdim, axis, keepdims):
@@ -755,6 +774,8 @@ class Tensor(TensorMath):
         same_type = np_dtype is None or np_dtype == self._data.dtype
         if same_place and same_type and not copy:
             return self
+        if np_dtype is not None and np_dtype.kind not in "fc" and self._rg:
+            return self.detach()._moved(dev, dt, copy)  # an integer or bool tensor has no gradient: not recorded
         if same_place:
             return _fn.Cast.apply(self, np_dtype if np_dtype is not None else self._data.dtype) if not (
                 same_type and copy) else self.clone()
@@ -1102,10 +1123,23 @@ class Tensor(TensorMath):
         return _fn.Pow.apply(self, 2)
 
     def masked_fill(self, mask, value):
+        """``value`` (a number or a 0-d tensor) where ``mask`` is true; the result keeps this tensor's dtype, as in
+        PyTorch (1.5 into an int64 tensor is 1)."""
+        if isinstance(value, Tensor) and value._data.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+        data = self._data
+        if data.dtype.kind not in "fc":  # (an integer or bool tensor: no gradient, the value cast to its dtype)
+            if isinstance(value, Tensor):
+                _check_same_device(self, value)
+                if value._records():
+                    raise RuntimeError(f"Autograd not support dtype: {_dtypes.scalar_name(data.dtype)}")
+            xp = xp_of(data)
+            return _wrap(xp.where(_raw(mask), xp.asarray(_raw(value)).astype(data.dtype), data))
         return _fn.Where.apply(mask, value, self)
 
     def masked_fill_(self, mask, value):
-        if self._records(value):
+        if self._records(value) and self._data.dtype.kind in "fc":
             self._check_inplace()
             self._rebind(_fn.Where.apply(mask, value, self._before_write()))
             return self
@@ -1559,7 +1593,7 @@ class Tensor(TensorMath):
                 _check_step(index)
         elif index.__class__ is not _int:
             index = _convert_index(index, xp_of(self._data))
-        if self._records(value):
+        if self._records(value) and self._data.dtype.kind in "fc":  # (into an integer tensor: cast, no gradient)
             self._check_inplace()
             out = _fn.SetItem.apply(self._before_write(), value, index=index)
             self._rebind(out)

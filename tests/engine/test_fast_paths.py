@@ -97,8 +97,14 @@ def test_inplace_keeps_dtype_and_refuses_unsafe_casts():
     w -= np.float64(0.25)
     assert w.dtype == engine.float32 and w.tolist() == [0.75, 0.75, 0.75]
     i = engine.tensor([1, 2])
-    with pytest.raises(TypeError):  # NumPy's same_kind rule: int -= float
-        i -= 0.5
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i -= 0.5  # PyTorch's refusal (NumPy's same_kind rule says the same, in its words)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i /= 2  # true division: a float result
+    b = engine.tensor([True, False])
+    with pytest.raises(RuntimeError, match="result type Long can't be cast to the desired output type Bool"):
+        b += engine.tensor([1, 1])
+    assert i.tolist() == [1, 2] and b.tolist() == [True, False]
 
 
 def test_setitem_with_a_mask_tensor(device):

@@ -103,3 +103,71 @@ def test_linear_of_another_dtype_raises():
     layer = engine.nn.Linear(3, 2)
     with pytest.raises(RuntimeError, match="same dtype"):
         layer(engine.ones(4, 3, dtype=engine.float64))
+
+
+# ------------------------------------------------------------------ integer and bool tensors have no gradient
+# (each ran before this table was kept: ``x.long()`` of a tensor that requires grad required grad itself, with a
+# ToCopyBackward0 node, so ``x.long().float() * x`` sent a gradient through the cast; ``n[0] = x[0]`` made an int64
+# tensor require grad; ``int64.masked_fill(m, 1.5)`` gave float32; ``n += 0.5`` and ``n /= 2`` gave NumPy's
+# UFuncTypeError, and with a grad operand wrote a float result into n and made it require grad)
+INTEGER_ROWS = {
+    # name -> (program over a float32 leaf x = [1.5, -2.5] that requires grad, what PyTorch 2.13 gives)
+    "long_is_no_leaf_of_the_graph": (lambda lib, x: x.long().requires_grad, False),
+    "to_int32_too": (lambda lib, x: (x.to(lib.int32).requires_grad, x.to("cpu", lib.int32).grad_fn), (False, None)),
+    "type_bool_too": (lambda lib, x: x.type(lib.bool).requires_grad, False),
+    "an_int_result_is_no_leaf": (lambda lib, x: (x.int() * 2).requires_grad, False),
+    "no_gradient_through_a_cast": (lambda lib, x: lib.autograd.grad((x.long().float() * x).sum(), x)[0].tolist(),
+                                   [1.0, -2.0]),
+    "setitem_into_int": (lambda lib, x: _set_first(lib.zeros(2, dtype=lib.int64), x), (False, [1, 0])),
+    "masked_fill_keeps_int": (lambda lib, x: _dtype_values(lib.tensor([1, 2]).masked_fill(lib.tensor([True, False]),
+                                                                                           1.5)), ("int64", [1, 2])),
+    "masked_fill_keeps_bool": (lambda lib, x: _dtype_values(lib.tensor([True, True]).masked_fill(
+        lib.tensor([True, False]), 0)), ("bool", [False, True])),
+    "masked_fill_grad_value_into_int": (lambda lib, x: lib.tensor([1, 2]).masked_fill(
+        lib.tensor([True, False]), x[0]).requires_grad, "Autograd not support dtype: Long"),
+    "masked_fill_vector_value": (lambda lib, x: lib.ones(2).masked_fill(lib.tensor([True, False]), x),
+                                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 "
+                                 "dimension(s)."),
+    "int_iadd_float": (lambda lib, x: lib.zeros(2, dtype=lib.int64).__iadd__(x),
+                       "result type Float can't be cast to the desired output type Long"),
+    "int_iadd_float_no_grad": (lambda lib, x: lib.zeros(2, dtype=lib.int64).__iadd__(x.detach()),
+                               "result type Float can't be cast to the desired output type Long"),
+    "int_imul_python_float": (lambda lib, x: lib.ones(2, dtype=lib.int32).__imul__(0.5),
+                              "result type Float can't be cast to the desired output type Int"),
+    "int_true_divide_in_place": (lambda lib, x: lib.ones(2, dtype=lib.int64).div_(2),
+                                 "result type Float can't be cast to the desired output type Long"),
+    "bool_iadd_int": (lambda lib, x: lib.tensor([True]).__iadd__(lib.tensor([1])),
+                      "result type Long can't be cast to the desired output type Bool"),
+    "int_iadd_int_is_fine": (lambda lib, x: lib.tensor([1, 2]).__iadd__(lib.tensor([3, 4])).tolist(), [4, 6]),
+    "float32_iadd_float64_stays": (lambda lib, x: str(lib.ones(2).__iadd__(x.detach().double()).dtype)[-7:],
+                                   "float32"),
+}
+
+
+def _set_first(n, x):
+    n[0] = x[0]
+    return n.requires_grad, n.tolist()
+
+
+def _dtype_values(t):
+    return str(t.dtype).rsplit(".", 1)[1], t.tolist()
+
+
+def _integer_row(lib, name):
+    x = lib.tensor([1.5, -2.5], requires_grad=True)
+    try:
+        return INTEGER_ROWS[name][0](lib, x)
+    except RuntimeError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_ROWS))
+def test_integer_and_bool_tensors_have_no_gradient(name):
+    assert _integer_row(engine, name) == INTEGER_ROWS[name][1]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(INTEGER_ROWS))
+def test_the_integer_rows_are_pytorchs(name):
+    torch = pytest.importorskip("torch")
+    assert _integer_row(torch, name) == INTEGER_ROWS[name][1]
