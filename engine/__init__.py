@@ -70,7 +70,6 @@ from .dtypes import (
 )
 from .dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
 from .functional import *  # noqa: F403 - torch.mm, torch.exp, ...
-from .gradcheck import GradcheckError, gradcheck
 from .legacy import CPU_TYPES as _CPU_TYPES
 from .printing import set_printoptions
 from .random import Generator, initial_seed, manual_seed
@@ -153,7 +152,7 @@ __all__ = [
     "float64",
     "half", "float16", "long", "int64", "int", "int32", "uint8", "bool", "device", "manual_seed",
     "initial_seed", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-    "autograd", "backends", "cuda", "nn", "optim", "profiler", "utils", "gradcheck", "GradcheckError",
+    "autograd", "backends", "cuda", "nn", "optim", "profiler", "utils",
     "CudaUnavailableError", "is_tensor",
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",

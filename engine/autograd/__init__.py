@@ -8,7 +8,9 @@ from ._compiled import kind as implementation
 from .describe import GraphDescription, GraphNode, describe  # noqa: E402 - after graph: it imports Tensor
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import gradcheck, gradgradcheck  # (the functions shadow the module, as in PyTorch)
 from .graph import backward, grad, unbroadcast
 
 __all__ = ["Function", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "backward", "grad", "unbroadcast", "describe", "GraphDescription", "GraphNode", "implementation"]
+           "backward", "grad", "unbroadcast", "describe", "GraphDescription", "GraphNode", "implementation",
+           "gradcheck", "gradgradcheck"]

@@ -112,8 +112,8 @@ def test_convolution_gradients_match_central_differences(x_shape, w_shape, kwarg
     rng = np.random.default_rng(0)
     x, w, b = (_t(rng.normal(size=s), True) for s in (x_shape, w_shape, w_shape[:1]))
     conv = (F.conv1d, F.conv2d, F.conv3d)[len(w_shape) - 3]
-    assert engine.gradcheck(lambda x, w, b: conv(x, w, b, **kwargs), (x, w, b))
-    assert engine.gradcheck(lambda x, w: conv(x, w, **kwargs), (x, w))  # no bias
+    assert engine.autograd.gradcheck(lambda x, w, b: conv(x, w, b, **kwargs), (x, w, b))
+    assert engine.autograd.gradcheck(lambda x, w: conv(x, w, **kwargs), (x, w))  # no bias
 
 
 @pytest.mark.parametrize("pool", [
@@ -132,7 +132,7 @@ def test_convolution_gradients_match_central_differences(x_shape, w_shape, kwarg
         "avg 1d", "adaptive 1d", "max 3d", "avg 3d"])
 def test_pooling_gradients_match_central_differences(pool):
     x = _t(np.random.default_rng(1).permutation(2 * 3 * 7 * 6).reshape(2, 3, 7, 6) / 10.0, True)  # no ties
-    assert engine.gradcheck(pool, (x,))
+    assert engine.autograd.gradcheck(pool, (x,))
 
 
 # ----------------------------------------------------------------------------- bad arguments
@@ -513,7 +513,7 @@ def test_transposed_convolution_gradients_match_central_differences(x_shape, w_s
     x, w = _t(rng.normal(size=x_shape), True), _t(rng.normal(size=w_shape), True)
     b = _t(rng.normal(size=w_shape[1] * groups), True)
     conv = getattr(F, f"conv_transpose{len(w_shape) - 2}d")
-    assert engine.gradcheck(lambda *t: conv(*t, **kwargs), (x, w, b), eps=1e-6, atol=1e-6)
+    assert engine.autograd.gradcheck(lambda *t: conv(*t, **kwargs), (x, w, b), eps=1e-6, atol=1e-6)
 
 
 @pytest.mark.torch

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.gradcheck import gradcheck
+from engine.autograd import gradcheck
 
 RNG = np.random.default_rng(21)
 A = RNG.standard_normal((2, 3, 3)) + 3 * np.eye(3)  # well conditioned
