@@ -27,6 +27,8 @@ from . import random as _random_module
 from .amp import autocast
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd import functional as _autograd_functional  # noqa: F401 - torch.autograd.functional
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
+from .autograd.anomaly_mode import set_detect_anomaly as _set_detect_anomaly
 from .backend import CudaUnavailableError, device, get_default_device, set_default_device
 from .creation import (
     arange,
@@ -145,6 +147,11 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return model
 
 
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Anomaly detection on or off (``torch.set_anomaly_enabled``; ``autograd.set_detect_anomaly`` as a call)."""
+    _set_detect_anomaly(enabled, check_nan)
+
+
 __all__ = [
     "Tensor", "Size", "tensor", "as_tensor", "from_numpy", "randn", "rand", "randint", "randperm", "multinomial",
     "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "empty_like",
@@ -158,5 +165,6 @@ __all__ = [
     "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
     "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", "amp", "autocast",
     "distributed", "bfloat16", "compile", "linalg", "distributions", "testing", "get_rng_state", "set_rng_state",
-    "seed", "logspace", "randint_like", *switches.__all__, *functional.__all__,
+    "seed", "logspace", "randint_like", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
+    *switches.__all__, *functional.__all__,
 ]

@@ -33,6 +33,7 @@ __all__ = ["backward", "grad", "unbroadcast"]
 _observer = None
 _retaining = False  # whether any node has had a retain_grad() or a hook (until then the walk does not ask each node)
 _leaf_hooks = False  # whether any leaf has had register_hook() (until then accumulating does not look for them)
+_anomaly = None  # while anomaly detection is on (engine.autograd.anomaly_mode): its check around each node's backward
 _held = threading.local()  # .leaves: id -> (leaf, summed gradient) of the hooked leaves, while a walk runs
 
 
@@ -86,7 +87,7 @@ def _run(roots, root_grads, retain_graph, capture=None):
 
 
 def _walk(roots, root_grads, retain_graph, capture):
-    if _cwalk is not None and capture is None and len(roots) == 1:
+    if _cwalk is not None and capture is None and len(roots) == 1 and _anomaly is None:
         node = roots[0].grad_fn
         if node is not None and node._n_out == 1:  # this function's walk, compiled (_cgraph.c)
             _cwalk(node, root_grads[0], retain_graph, _observer, _deliver_retained if _retaining else None,
@@ -125,7 +126,7 @@ def _walk(roots, root_grads, retain_graph, capture):
             _check_writes(node)
         if _observer is not None:
             token = _observer.node_begin(node)
-        gins = _backward_of(node, gouts)
+        gins = _backward_of(node, gouts) if _anomaly is None else _anomaly(node, gouts, _backward_of)
         if _observer is not None:
             _observer.node_end(node, token)
         for inp, g in zip(node._inputs, gins):

@@ -17,6 +17,7 @@ walk's module does not import the ops it runs.
 
 from __future__ import annotations
 
+import functools
 import math
 from heapq import heappop, heappush
 
@@ -741,12 +742,14 @@ def _walk(roots, root_grads, retain_graph, capture):
         if node._seq < _writes.last:
             _check_writes(node)
         observer = _graph._observer  # a profile() block's recorder: the node's recorded backward is one row
+        anomaly = _graph._anomaly  # (anomaly detection's check, while it is on: engine.autograd.anomaly_mode)
+        run = _node_backward if anomaly is None else functools.partial(anomaly, run=_node_backward)
         if observer is None:
-            gins = _node_backward(node, gouts)
+            gins = run(node, gouts)
         else:
             token = observer.node_begin(node)
             try:
-                gins = _node_backward(node, gouts)
+                gins = run(node, gouts)
             finally:
                 observer.node_end(node, token)
         for inp, g in zip(node._inputs, gins):
