@@ -79,6 +79,7 @@ from .serialization import load, save
 from .switches import *  # noqa: F403 - set_float32_matmul_precision, use_deterministic_algorithms, ...
 from .tensor import Size, Tensor, is_tensor
 from .threads import get_num_threads, set_num_threads
+from .type_info import can_cast, finfo, iinfo, promote_types, result_type
 
 # PyTorch says nothing when a tensor's math meets log(0), 0 / 0 or an overflow: the result is -inf, nan or inf, and
 # the loss shows it. NumPy warns, from the engine's own lines, once per line: noise a learner would read as the
@@ -166,5 +167,5 @@ __all__ = [
     "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", "amp", "autocast",
     "distributed", "bfloat16", "compile", "linalg", "distributions", "testing", "get_rng_state", "set_rng_state",
     "seed", "logspace", "randint_like", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
-    *switches.__all__, *functional.__all__,
+    "finfo", "iinfo", "promote_types", "result_type", "can_cast", *switches.__all__, *functional.__all__,
 ]
