@@ -19,7 +19,9 @@ import numpy as np
 from .. import creation, dtypes
 from ..tensor import Tensor
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader", "random_split", "default_collate"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset", "ConcatDataset", "ChainDataset",
+           "DataLoader", "random_split", "default_collate", "default_convert", "get_worker_info", "Sampler",
+           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]
 
 
 class Dataset:
@@ -30,6 +32,61 @@ class Dataset:
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A dataset that is a stream: ``__iter__`` gives the samples (lines of a file, generated data). The loader
+    batches them as they come; it takes no sampler and no shuffle (the stream decides the order)."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+    def __getitem__(self, index):
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: it is iterated, not indexed")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after the other."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self.datasets)
+
+
+class StackDataset(Dataset):
+    """Samples that are tuples (``StackDataset(images, labels)``) or dicts (``StackDataset(x=..., y=...)``) of the
+    samples of datasets of one length."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like input/"
+                             "output, but both types are given.")
+        datasets = args or tuple(kwargs.values())
+        if not datasets:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(datasets[0])
+        if any(len(d) != self._length for d in datasets):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else dict(kwargs)
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self):
+        return self._length
 
 
 class TensorDataset(Dataset):
@@ -142,6 +199,147 @@ def default_collate(batch):
                     f"{type(elem).__name__}")
 
 
+def default_convert(data):
+    """NumPy arrays and numbers (inside lists, tuples and dicts too) as tensors, not batched: what the loader does
+    to samples with ``batch_size=None`` and no ``collate_fn``."""
+    if isinstance(data, Tensor):
+        return data
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf":
+        return creation.as_tensor(data)
+    if isinstance(data, np.generic) and data.dtype.kind in "biuf":
+        return creation.as_tensor(np.asarray(data))
+    if isinstance(data, Mapping):
+        return {key: default_convert(v) for key, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(v) for v in data))
+    if isinstance(data, tuple):
+        return [default_convert(v) for v in data]
+    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
+        return [default_convert(v) for v in data]
+    return data
+
+
+def get_worker_info():
+    """None: the batches are made in this process (there are no worker processes)."""
+    return None
+
+
+# ----------------------------------------------------------------------------- samplers: which samples, in which order
+def _positive_int(value, name: str):
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} should be a positive integer value, but got {name}={value}")
+
+
+class Sampler:
+    """The order of a map-style dataset's samples: ``__iter__`` gives their indices."""
+
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+
+class SequentialSampler(Sampler):
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A new random order each pass; ``replacement=True`` draws ``num_samples`` indices independently; without,
+    ``num_samples`` past the dataset's length runs through several permutations."""
+
+    def __init__(self, data_source, replacement: bool = False, num_samples=None, generator=None):
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+        self.data_source, self.replacement, self._num_samples, self.generator = (data_source, replacement,
+                                                                                 num_samples, generator)
+        _positive_int(self.num_samples, "num_samples")
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n, want = len(self.data_source), self.num_samples
+        if self.replacement:
+            yield from creation.randint(0, n, (want,), dtype=dtypes.int64, device="cpu",
+                                        generator=self.generator).tolist()
+            return
+        for _ in range(want // n):
+            yield from creation.randperm(n, device="cpu", generator=self.generator).tolist()
+        yield from creation.randperm(n, device="cpu", generator=self.generator).tolist()[:want % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices, in a new random order each pass."""
+
+    def __init__(self, indices, generator=None):
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self):
+        for i in creation.randperm(len(self.indices), device="cpu", generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with the given (unnormalised) weights: to see a rare class as often as the
+    others."""
+
+    def __init__(self, weights, num_samples, replacement: bool = True, generator=None):
+        _positive_int(num_samples, "num_samples")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        w = creation.as_tensor(weights.detach().cpu().numpy() if isinstance(weights, Tensor) else
+                               np.asarray(weights), dtype=dtypes.float64)
+        if w.dim() != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
+        self.weights, self.num_samples, self.replacement, self.generator = w, num_samples, replacement, generator
+
+    def __iter__(self):
+        yield from creation.multinomial(self.weights, self.num_samples, self.replacement,
+                                        generator=self.generator).tolist()
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Another sampler's indices in lists of ``batch_size`` (the last one shorter unless ``drop_last``)."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        _positive_int(batch_size, "batch_size")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        batch = []
+        for i in self.sampler:
+            batch.append(i)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self):
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
 class DataLoader:
     """Iterates a dataset in batches of ``batch_size`` samples (in order, or in a new random order each epoch with
     ``shuffle=True``), the last one smaller unless ``drop_last``; ``batch_size=None`` gives the samples one by one,
@@ -159,6 +357,13 @@ class DataLoader:
         if not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
                              "multiprocessing.")
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:  # (a stream: its own order)
+            for name, value in (("shuffle", shuffle if shuffle else None), ("sampler", sampler),
+                                ("batch_sampler", batch_sampler)):
+                if value is not None:
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} option, but got "
+                                     f"{name}={value}")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None or drop_last):
@@ -166,45 +371,53 @@ class DataLoader:
                              "drop_last")
         if batch_sampler is not None:
             batch_size, drop_last = None, False
+        if sampler is None and not self._iterable:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None and not self._iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, bool(drop_last))
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, bool(shuffle), drop_last
         self.sampler, self.batch_sampler, self.num_workers = sampler, batch_sampler, num_workers
         self.collate_fn, self.generator = collate_fn, generator
         self.pin_memory, self.timeout, self.worker_init_fn = pin_memory, timeout, worker_init_fn
 
-    def _order(self) -> list:
-        if self.sampler is not None:
-            return list(self.sampler)
-        n = len(self.dataset)
-        return creation.randperm(n, device="cpu", generator=self.generator).tolist() if self.shuffle else list(range(n))
-
-    def _batches(self):
-        if self.batch_sampler is not None:
-            yield from (list(b) for b in self.batch_sampler)
-            return
-        order, size = self._order(), self.batch_size
-        end = len(order) - len(order) % size if self.drop_last else len(order)
-        for start in range(0, end, size):
-            yield order[start:start + size]
+    def _stream_batches(self):
+        """An IterableDataset's samples in lists of ``batch_size``, as they come."""
+        batch = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
 
     def __iter__(self):
-        if self.batch_size is None and self.batch_sampler is None:
-            for i in self._order():
-                sample = self.dataset[i]
-                yield self.collate_fn(sample) if self.collate_fn is not None else sample
+        if self.batch_size is None and self.batch_sampler is None:  # samples one by one, not batched
+            convert = self.collate_fn or default_convert
+            samples = iter(self.dataset) if self._iterable else (self.dataset[i] for i in self.sampler)
+            for sample in samples:
+                yield convert(sample)
+            return
+        collate = self.collate_fn or default_collate
+        if self._iterable:
+            for batch in self._stream_batches():
+                yield collate(batch)
             return
         fast = self.collate_fn is None and type(self.dataset) is TensorDataset
-        for indices in self._batches():
+        for indices in self.batch_sampler:
+            indices = list(indices)
             if fast:  # one gather per tensor: the same batch as stacking the samples
                 yield [t[creation.tensor(indices, dtype=dtypes.int64, device=t.device)]
                        for t in self.dataset.tensors]
             else:
-                collate = self.collate_fn or default_collate
                 yield collate([self.dataset[i] for i in indices])
 
     def __len__(self):
+        if self._iterable:
+            n = len(self.dataset)  # (a stream without __len__ has no length: TypeError, as in PyTorch)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
-        n = len(self.sampler) if self.sampler is not None else len(self.dataset)
-        if self.batch_size is None:
-            return n
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return len(self.sampler)
