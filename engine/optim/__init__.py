@@ -1,6 +1,6 @@
-"""``engine.optim``: SGD (with momentum), Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta, with
-PyTorch's update formulas, and the learning-rate
-schedules of ``engine.optim.lr_scheduler``.
+"""``engine.optim``: SGD (with momentum), Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop,
+ASGD and L-BFGS (:mod:`.lbfgs`), with PyTorch's update formulas, and the learning-rate schedules of
+``engine.optim.lr_scheduler``. Each ``step`` takes PyTorch's optional ``closure`` (L-BFGS needs it).
 
 Updates run on the raw arrays in place, outside the graph, like PyTorch's ``torch.no_grad`` steps.
 """
@@ -12,11 +12,12 @@ import math
 import numpy as np
 
 from ..autograd._writes import wrote as _wrote
+from ..autograd.grad_mode import enable_grad
 from ..backend import to_device_array, xp_of
 from ..tensor import Tensor, _wrap
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta",
-           "lr_scheduler"]
+           "Rprop", "ASGD", "LBFGS", "lr_scheduler"]
 
 
 class Optimizer:
@@ -122,7 +123,10 @@ class Optimizer:
         for saved, group in zip(saved_groups, self.param_groups):
             group.update({k: v for k, v in saved.items() if k != "params"})
 
-    def step(self):
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; with ``closure`` (a function that zeroes the
+        gradients, computes the loss, calls backward() and returns the loss), that is called first, with grad mode
+        on, and its loss returned."""
         raise NotImplementedError
 
     def _advance(self, p, w, *zeros, **made) -> tuple:
@@ -141,15 +145,18 @@ class Optimizer:
 class SGD(Optimizer):
     """``p -= lr * g`` (with momentum: ``buf = momentum * buf + (1 - dampening) * g``)."""
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
         if momentum < 0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov))
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov, maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group, params in self._groups():
             lr, mom, damp, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
             for p, w, g in params:
@@ -163,6 +170,7 @@ class SGD(Optimizer):
                         buf += (1 - damp) * g
                     g = g + mom * buf if nesterov else buf
                 w -= lr * g
+        return loss
 
 
 class Adam(Optimizer):
@@ -187,7 +195,8 @@ class Adam(Optimizer):
                                       differentiable=differentiable, fused=fused,
                                       decoupled_weight_decay=decoupled_weight_decay))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group, params in self._groups():
             lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
             amsgrad = group.get("amsgrad", False)
@@ -214,6 +223,7 @@ class Adam(Optimizer):
                 denom = xp.sqrt(v) / math.sqrt(bias2)
                 denom += eps
                 w -= (lr / bias1) * (m / denom)
+        return loss
 
 
 class AdamW(Adam):
@@ -244,7 +254,8 @@ class RMSprop(Optimizer):
                                       centered=centered, capturable=capturable, foreach=foreach, maximize=maximize,
                                       differentiable=differentiable))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group, params in self._groups():
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             mom, centered = group["momentum"], group["centered"]
@@ -275,6 +286,15 @@ class RMSprop(Optimizer):
                     w -= lr * buf
                 else:
                     w -= lr * (g / avg)
+        return loss
+
+
+def _closure_loss(closure):
+    """``closure()`` with grad mode on (the step itself runs outside the graph), or None without one."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
 
 
 def _check_settings(**values) -> None:
@@ -329,7 +349,8 @@ class Adagrad(Optimizer):
                                       initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, fused=fused))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group, params in self._groups():
             lr, decay, eps = group["lr"], group["lr_decay"], group["eps"]
             start = group["initial_accumulator_value"]
@@ -342,6 +363,7 @@ class Adagrad(Optimizer):
                 std = xp.sqrt(total)
                 std += eps
                 w += -clr * (g / std)
+        return loss
 
 
 class Adamax(Optimizer):
@@ -355,7 +377,8 @@ class Adamax(Optimizer):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable, capturable=capturable))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group, params in self._groups():
             lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
             for p, w, g in params:
@@ -367,6 +390,7 @@ class Adamax(Optimizer):
                 xp.maximum(u, abs(g) + eps, out=u)
                 clr = lr / (1 - b1 ** t)
                 w += -clr * (m / u)
+        return loss
 
 
 class NAdam(Optimizer):
@@ -382,7 +406,8 @@ class NAdam(Optimizer):
                                       foreach=foreach, maximize=maximize, capturable=capturable,
                                       differentiable=differentiable))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group, params in self._groups():
             lr, (b1, b2), eps, psi = group["lr"], group["betas"], group["eps"], group["momentum_decay"]
             for p, w, g in params:
@@ -396,6 +421,7 @@ class NAdam(Optimizer):
                 denom += eps
                 w += (-lr * (1.0 - mu) / (1.0 - product)) * (g / denom)
                 w += ((-lr * mu_next) / (1.0 - product * mu_next)) * (m / denom)
+        return loss
 
 
 class RAdam(Optimizer):
@@ -410,7 +436,8 @@ class RAdam(Optimizer):
                                       decoupled_weight_decay=decoupled_weight_decay, foreach=foreach,
                                       maximize=maximize, capturable=capturable, differentiable=differentiable))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group, params in self._groups():
             lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
             for p, w, g in params:
@@ -428,6 +455,7 @@ class RAdam(Optimizer):
                     w -= corrected * lr * ((bias2 ** 0.5) / root) * rect
                 else:
                     w -= corrected * lr
+        return loss
 
 
 class Adadelta(Optimizer):
@@ -442,7 +470,8 @@ class Adadelta(Optimizer):
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, foreach=foreach,
                                       capturable=capturable, maximize=maximize, differentiable=differentiable))
 
-    def step(self):
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
         for group, params in self._groups():
             lr, rho, eps = group["lr"], group["rho"], group["eps"]
             for p, w, g in params:
@@ -455,6 +484,69 @@ class Adadelta(Optimizer):
                 u *= rho
                 u += (1 - rho) * (delta * delta)
                 w -= lr * delta
+        return loss
+
+
+class Rprop(Optimizer):
+    """Resilient backpropagation (Riedmiller and Braun), as PyTorch's: each weight keeps its own step size, grown by
+    ``etas[1]`` while its gradient keeps its sign and cut by ``etas[0]`` when it flips (that step then skipped),
+    within ``step_sizes``; the weight moves by its step size against the gradient's sign."""
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
+                 maximize=False, differentiable=False):
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        super().__init__(params, dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable, capturable=capturable))
+
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group, params in self._groups():
+            (minus, plus), (low, high), lr = group["etas"], group["step_sizes"], group["lr"]
+            for p, w, g in params:
+                xp = xp_of(w)
+                state, _ = self._advance(p, w, "prev", step_size=lambda w, lr=lr: xp_of(w).full_like(w, lr))
+                prev, size = state["prev"], state["step_size"]
+                sign = xp.sign(g * prev)
+                factor = xp.where(sign > 0, plus, xp.where(sign < 0, minus, 1.0)).astype(w.dtype)
+                size *= factor
+                xp.clip(size, low, high, out=size)
+                g = g.copy()
+                g[factor == factor.dtype.type(minus)] = 0  # (the sign flipped: no step, and no memory of it)
+                w -= xp.sign(g) * size
+                prev[...] = g
+        return loss
+
+
+class ASGD(Optimizer):
+    """Averaged SGD (Polyak and Juditsky), as PyTorch's: ``p *= 1 - lambd eta``, ``p -= eta g``, with ``eta``
+    decaying as ``lr / (1 + lambd lr t)^alpha``; from step ``t0`` on, ``state["ax"]`` holds the running average
+    of the weights (before, the weights themselves)."""
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
+                 maximize=False, differentiable=False, capturable=False):
+        _check_settings(weight_decay=weight_decay)
+        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                                      foreach=foreach, maximize=maximize, differentiable=differentiable,
+                                      capturable=capturable))
+
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group, params in self._groups():
+            lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+            for p, w, g in params:
+                state, t = self._advance(p, w, "ax", eta=_scalar(lr), mu=1.0)
+                eta, mu, ax = state["eta"], state["mu"], state["ax"]
+                w *= 1 - lambd * eta
+                w -= eta * g
+                if mu != 1:
+                    ax += (w - ax) * mu
+                else:
+                    ax[...] = w
+                state["eta"] = _scalar(lr / ((1 + lambd * lr * t) ** alpha))
+                state["mu"] = _scalar(1 / max(1, t - t0))
+        return loss
 
 
 from . import lr_scheduler  # noqa: E402 - it names Optimizer, defined above
+from .lbfgs import LBFGS  # noqa: E402 - it is an Optimizer

@@ -253,9 +253,18 @@ def _suffixes_on_one_line(text):
 def test_an_optimizer_prints_its_parameter_groups_as_pytorchs():
     model = engine.nn.Linear(3, 2)
     sgd = engine.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-    # torch 2.13 prints these lines too, and differentiable, foreach, fused, maximize, which the engine's SGD has not
-    assert repr(sgd) == ("SGD (\nParameter Group 0\n    dampening: 0\n    lr: 0.001\n    momentum: 0.9\n"
-                         "    nesterov: False\n    weight_decay: 0\n)")
+    assert repr(sgd) == ("SGD (\nParameter Group 0\n    dampening: 0\n    differentiable: False\n    foreach: None\n"
+                         "    fused: None\n    lr: 0.001\n    maximize: False\n    momentum: 0.9\n"
+                         "    nesterov: False\n    weight_decay: 0\n)")  # torch 2.13's, line for line
+    assert repr(engine.optim.LBFGS(model.parameters())).splitlines()[2:] == [
+        "    history_size: 100", "    line_search_fn: None", "    lr: 1", "    max_eval: 25", "    max_iter: 20",
+        "    tolerance_change: 1e-09", "    tolerance_grad: 1e-07", ")"]
+    assert repr(engine.optim.Rprop(model.parameters())).splitlines()[2:] == [
+        "    capturable: False", "    differentiable: False", "    etas: (0.5, 1.2)", "    foreach: None",
+        "    lr: 0.01", "    maximize: False", "    step_sizes: (1e-06, 50)", ")"]
+    assert repr(engine.optim.ASGD(model.parameters())).splitlines()[2:] == [
+        "    alpha: 0.75", "    capturable: False", "    differentiable: False", "    foreach: None",
+        "    lambd: 0.0001", "    lr: 0.01", "    maximize: False", "    t0: 1000000.0", "    weight_decay: 0", ")"]
     two = engine.optim.Adam([{"params": [model.weight]}, {"params": [model.bias], "lr": 0.1}])
     assert repr(two).splitlines()[:14] == [  # torch 2.13's, line for line
         "Adam (", "Parameter Group 0", "    amsgrad: False", "    betas: (0.9, 0.999)", "    capturable: False",
