@@ -9,137 +9,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from ..autograd._writes import wrote as _wrote
-from ..autograd.grad_mode import enable_grad
-from ..backend import to_device_array, xp_of
-from ..tensor import Tensor, _wrap
+from ..backend import xp_of
+from .optimizer import Optimizer, _closure_loss, _scalar
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta",
            "Rprop", "ASGD", "LBFGS", "lr_scheduler"]
-
-
-class Optimizer:
-    def __init__(self, params, defaults: dict):
-        if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts")
-        params = list(params)
-        if not params:
-            raise ValueError("optimizer got an empty parameter list")
-        groups = params if isinstance(params[0], dict) else [{"params": params}]
-        self.defaults = defaults
-        self.param_groups = []
-        self.state: dict = {}
-        for g in groups:
-            group = dict(defaults)
-            group.update(g)
-            group["params"] = list(group["params"])
-            self._check(group)
-            self.param_groups.append(group)
-
-    def _check(self, group):
-        lr = group.get("lr")
-        if not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-
-    def zero_grad(self, set_to_none: bool = True):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        p.grad.zero_()
-
-    def _groups(self):
-        """(group, [(p, its array, its gradient's array)]) for the parameters that have a gradient, with the
-        gradient as PyTorch's update rules take it: negated for ``maximize``, then weight decay added; with
-        ``decoupled_weight_decay`` (AdamW's, and Adam's, NAdam's and RAdam's option) the weights shrink by
-        ``lr * weight_decay`` instead of the decay joining the gradient."""
-        for group in self.param_groups:
-            wd, maximize = group.get("weight_decay", 0.0), group.get("maximize", False)
-            decoupled = group.get("decoupled_weight_decay", False)
-            params = []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                w, g = p._data, p.grad._data
-                if maximize:
-                    g = -g
-                if wd:
-                    if decoupled:
-                        w *= 1 - group["lr"] * wd
-                    else:
-                        g = g + wd * w
-                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
-                params.append((p, w, g))
-            yield group, params
-
-    def __repr__(self):
-        """As PyTorch prints an optimizer: each parameter group's settings, one a line, by name."""
-        lines = [f"{type(self).__name__} ("]
-        for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key != "params")
-        return "\n".join(lines) + "\n)"
-
-    def state_dict(self) -> dict:
-        """As PyTorch's: ``{"state": {index: {name: tensor or number}}, "param_groups": [{settings, "params":
-        [indices]}]}``, a parameter known by its position across the groups, its buffers copied as tensors, so
-        ``engine.save`` can keep it and :meth:`load_state_dict` put it back into an optimizer of the same
-        parameters (a checkpoint of model and optimizer resumes a run where it stopped)."""
-        index, groups = {}, []
-        for g in self.param_groups:
-            ids = []
-            for p in g["params"]:
-                index.setdefault(id(p), len(index))
-                ids.append(index[id(p)])
-            groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
-        state = {index[key]: {name: _wrap(v.copy()) if hasattr(v, "shape") else v for name, v in s.items()}
-                 for key, s in self.state.items() if key in index}
-        return {"state": state, "param_groups": groups}
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        """Settings and buffers from :meth:`state_dict` of an optimizer over the same parameters (the same groups
-        of the same sizes), each buffer moved to its parameter's device and dtype."""
-        saved_groups = state_dict["param_groups"]
-        if len(saved_groups) != len(self.param_groups):
-            raise ValueError("loaded state dict has a different number of parameter groups")
-        by_index = {}
-        for saved, group in zip(saved_groups, self.param_groups):
-            if len(saved["params"]) != len(group["params"]):
-                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
-                                 "optimizer's group")
-            by_index.update(zip(saved["params"], group["params"]))
-        state = {}
-        for key, buffers in state_dict["state"].items():
-            p = by_index[key]
-            state[id(p)] = {
-                name: to_device_array(v._data, p.device, dtype=p._data.dtype if v.dtype.is_floating_point else None,
-                                      copy=True) if isinstance(v, Tensor) else v
-                for name, v in buffers.items()}
-        self.state = state
-        for saved, group in zip(saved_groups, self.param_groups):
-            group.update({k: v for k, v in saved.items() if k != "params"})
-
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient; with ``closure`` (a function that zeroes the
-        gradients, computes the loss, calls backward() and returns the loss), that is called first, with grad mode
-        on, and its loss returned."""
-        raise NotImplementedError
-
-    def _advance(self, p, w, *zeros, **made) -> tuple:
-        """Parameter ``p``'s state (made at its first step: a step count, a zero buffer like ``w`` for each name
-        in ``zeros``, and ``made``'s values, a callable called with ``w``), its step count advanced; and that
-        count, kept at the default dtype's precision as PyTorch keeps it."""
-        state = self.state.get(id(p))
-        if state is None:
-            xp = xp_of(w)
-            state = self.state[id(p)] = {"step": 0.0, **{k: v(w) if callable(v) else v for k, v in made.items()},
-                                         **{name: xp.zeros_like(w) for name in zeros}}
-        state["step"] = t = _scalar(state["step"] + 1)
-        return state, t
 
 
 class SGD(Optimizer):
@@ -289,14 +163,6 @@ class RMSprop(Optimizer):
         return loss
 
 
-def _closure_loss(closure):
-    """``closure()`` with grad mode on (the step itself runs outside the graph), or None without one."""
-    if closure is None:
-        return None
-    with enable_grad():
-        return closure()
-
-
 def _check_settings(**values) -> None:
     """PyTorch's refusals of a negative (or NaN) setting, by its name."""
     for name, value in values.items():
@@ -308,14 +174,6 @@ def _check_betas(betas) -> None:
     for i, beta in enumerate(betas):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
-
-
-def _scalar(value: float, like=None) -> float:
-    """``value`` as PyTorch keeps an optimizer's step count and NAdam's running product: a 0-d tensor of the
-    default dtype's precision (float32 unless the default is float64), read back as a Python float."""
-    from ..dtypes import float64, get_default_dtype
-
-    return float(value) if get_default_dtype() is float64 else float(np.float32(value))
 
 
 def _moments(state, g, b1, b2):

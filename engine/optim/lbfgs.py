@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..autograd._writes import wrote as _wrote
 from ..backend import xp_of
-from . import Optimizer, _closure_loss
+from .optimizer import Optimizer, _closure_loss
 
 __all__ = ["LBFGS"]
 
