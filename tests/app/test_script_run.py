@@ -163,7 +163,10 @@ def test_pause_step_and_resume_count_steps_exactly(tmp_path):
     deadline = time.monotonic() + 30
 
     def settle():
-        """Poll until no step came for 0.5 s; the step count then."""
+        """Poll until a step has come (the script's start, its engine imported, can take longer than the quiet
+        period on a busy machine) and then none for 0.5 s; the step count then."""
+        while not len(run.log) and time.monotonic() < deadline:
+            run.poll(0.05)
         last, quiet = len(run.log), time.monotonic()
         while time.monotonic() - quiet < 0.5 and time.monotonic() < deadline:
             run.poll(0.05)
