@@ -93,18 +93,10 @@ def mul(input, other, *, out=None):  # noqa: A002
 
 def div(input, other, *, rounding_mode=None, out=None):  # noqa: A002
     """``input / other`` (true division, as PyTorch's: integers give a float); ``rounding_mode='trunc'`` or
-    ``'floor'`` rounds the quotient, and keeps integer inputs integer."""
-    if rounding_mode not in (None, "trunc", "floor"):
-        raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                         f"'{rounding_mode}'")
-    q = input / other
-    if rounding_mode is not None:
-        q = q.trunc() if rounding_mode == "trunc" else q.floor()
-        kinds = [x.dtype.is_floating_point if isinstance(x, Tensor) else isinstance(x, float) for x in (input, other)]
-        if not builtins.any(kinds):
-            dts = [x.dtype for x in (input, other) if isinstance(x, Tensor)]
-            q = q.to(_dtypes.int64 if len(dts) < 2 else dts[0] if dts[0] == dts[1] else _dtypes.int64)
-    return _into(q, out, "div")
+    ``'floor'`` rounds the quotient, and keeps integer inputs integer (``Tensor.div``)."""
+    if not isinstance(input, Tensor):  # (a number: a 0-d tensor, which promotes as the number would)
+        input = creation.as_tensor(input, device=other.device if isinstance(other, Tensor) else None)
+    return _into(input.div(other, rounding_mode=rounding_mode), out, "div")
 
 
 subtract = sub
@@ -552,7 +544,8 @@ _METHOD_FORMS = (
     "diag_embed", "diagflat", "logit", "sinc", "heaviside", "copysign", "fmax", "fmin", "logaddexp2", "cummax",
     "cummin", "take_along_dim", "hsplit", "vsplit", "dsplit", "dist", "renorm", "cov", "corrcoef", "greater",
     "greater_equal", "less", "less_equal", "not_equal", "adjoint", "is_nonzero", "is_same_size",
-    "is_signed", "is_complex",
+    "is_signed", "is_complex", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "ldexp",
 )
 for _name in _METHOD_FORMS:
     globals()[_name] = _method_form(_name)

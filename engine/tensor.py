@@ -101,7 +101,8 @@ def _inplace_op(fn_name: str, iop):
 
     def recorded(self, other):
         if self._data.dtype.kind not in "fc":  # (an integer or bool tensor, and a float that requires grad)
-            raise _cast_refusal(self._data, other._data if isinstance(other, Tensor) else other, true_divide)
+            raise _cast_refusal(self._data, other._data if isinstance(other, Tensor) else other, true_divide) \
+                or RuntimeError("an integer tensor cannot take a gradient")
         self._check_inplace()
         try:
             out = getattr(_fn, fn_name).apply(self._before_write(), other)
@@ -125,8 +126,12 @@ def _inplace_op(fn_name: str, iop):
             return recorded(self, other)
         try:
             iop(self._data, other)
-        except TypeError:  # (NumPy's refusal to cast the result into this tensor's dtype: PyTorch's words for it)
-            raise _cast_refusal(self._data, other, true_divide) from None
+        except TypeError:  # NumPy's refusal to cast the result into this tensor's dtype: PyTorch's words for it,
+            refusal = _cast_refusal(self._data, other, true_divide)  # or, within a category (an int32 result into
+            if refusal is not None:  # a uint8 tensor), the cast PyTorch makes
+                raise refusal from None
+            data = self._data
+            data[...] = op(*_dtypes.promote(data, other, true_divide)).astype(data.dtype)
         except ValueError:
             _check_broadcast(self._data, other)
             _check_overlap(self._data)
@@ -141,22 +146,77 @@ def _inplace_op(fn_name: str, iop):
         return self
 
     true_divide = fn_name == "Div"
+    op = getattr(_operator, iop.__name__[1:])  # (iadd -> add: the op out of place, for a cast NumPy will not make)
     method.__name__ = f"__{iop.__name__.strip('_')}__"
     return method
 
 
-def _cast_refusal(data, other, true_divide=False) -> Exception:
+def _cast_refusal(data, other, true_divide=False) -> Exception | None:
     """PyTorch's refusal of an in-place op whose result has a higher category than the tensor (a float result
-    into an integer tensor, an integer one into a bool tensor: ``n += 0.5``, ``n /= 2``); NumPy's own error
-    where that is not the reason."""
+    into an integer tensor, an integer one into a bool tensor: ``n += 0.5``, ``n /= 2``); None where PyTorch
+    casts the result (within a category: int32 into uint8)."""
     want = _dtypes.result_type(data, other)
     if true_divide and want.kind not in "fc":
         want = np.dtype(_dtypes.get_default_dtype().np)
     have = data.dtype
     if _dtypes.category(want) <= _dtypes.category(have):
-        return TypeError(f"cannot write a {want} result into a {have} tensor")
+        return None
     return RuntimeError(f"result type {_dtypes.scalar_name(want)} can't be cast to the desired output type "
                         f"{_dtypes.scalar_name(have)}")
+
+
+def _plain_binary(op, reflected=False, bitwise=False, shift=False):
+    """A binary op with no gradient (``//``, ``%``, ``&``, ``|``, ``^``, ``<<``, ``>>``), in PyTorch's result
+    dtype (NumPy's differs: a bool tensor // 2.5 is float32 there, not float64). The bitwise ones take integers
+    and bools only, the shifts integers only, as in PyTorch."""
+
+    def method(self, other):
+        if isinstance(other, Tensor):
+            if other._data.__class__ is not self._data.__class__:
+                _check_same_device(self, other)
+            other = other._data
+        elif not isinstance(other, (_int, float, _bool)) and not hasattr(other, "dtype"):
+            return NotImplemented
+        a, b = (other, self._data) if reflected else (self._data, other)
+        if bitwise:
+            want = _dtypes.result_type(a, b)
+            if want.kind not in ("iu" if shift else "biu"):
+                name = {"and_": "bitwise_and", "or_": "bitwise_or", "xor": "bitwise_xor", "lshift": "lshift",
+                        "rshift": "rshift"}[op.__name__]
+                raise RuntimeError(f'"{name}_cpu" not implemented for \'{_dtypes.scalar_name(want)}\'')
+        a, b = _dtypes.promote(a, b)
+        return _wrap(op(a, b))
+
+    method.__name__ = f"__{'r' if reflected else ''}{op.__name__.strip('_')}__"
+    return method
+
+
+def _plain_in_place(out_of_place, name):
+    """``x op= y`` for an op with no gradient: the result written into the tensor's memory (views and aliases see
+    it), in the tensor's dtype where PyTorch allows the cast (not a float into an integer tensor, nor an integer
+    into a bool one)."""
+
+    def method(self, other):
+        if self._rg and (not _grad_off or _get_ident() not in _grad_off):
+            self._check_inplace()
+            raise RuntimeError(f"the derivative for '{name}' is not implemented: {name} in place on a tensor that "
+                               "requires grad has no gradient to record (do it on a detach()ed tensor, or under "
+                               "no_grad)")
+        result = out_of_place(self, other)
+        if result is NotImplemented:
+            return NotImplemented
+        data = self._data
+        _check_overlap(data)
+        _keep_shape(data, result._data)
+        if _dtypes.category(result._data.dtype) > _dtypes.category(data.dtype):
+            raise RuntimeError(f"result type {_dtypes.scalar_name(result._data.dtype)} can't be cast to the desired "
+                               f"output type {_dtypes.scalar_name(data.dtype)}")
+        data[...] = result._data
+        _writes.wrote(data)
+        return self
+
+    method.__name__ = f"{name}_"
+    return method
 
 
 def _numpy_names(dim, keepdim, axis, keepdims):
@@ -980,15 +1040,60 @@ class Tensor(TensorMath):
     def __rmatmul__(self, other):
         return _fn.MatMul.apply(other, self)
 
-    def __floordiv__(self, other):
-        return _wrap(self._data // _raw(other))
+    # the ops with no gradient (floor division, %, the bitwise ones and shifts): PyTorch's result dtype, each also
+    # reflected (2 // x) and in place (x //= 2, writing the tensor's own memory)
+    __floordiv__ = _plain_binary(_operator.floordiv)
+    __rfloordiv__ = _plain_binary(_operator.floordiv, reflected=True)
+    __mod__ = _plain_binary(_operator.mod)
+    __rmod__ = _plain_binary(_operator.mod, reflected=True)
+    __and__ = bitwise_and = _plain_binary(_operator.and_, bitwise=True)
+    __rand__ = _plain_binary(_operator.and_, reflected=True, bitwise=True)
+    __or__ = bitwise_or = _plain_binary(_operator.or_, bitwise=True)
+    __ror__ = _plain_binary(_operator.or_, reflected=True, bitwise=True)
+    __xor__ = bitwise_xor = _plain_binary(_operator.xor, bitwise=True)
+    __rxor__ = _plain_binary(_operator.xor, reflected=True, bitwise=True)
+    __lshift__ = bitwise_left_shift = _plain_binary(_operator.lshift, bitwise=True, shift=True)
+    __rlshift__ = _plain_binary(_operator.lshift, reflected=True, bitwise=True, shift=True)
+    __rshift__ = bitwise_right_shift = _plain_binary(_operator.rshift, bitwise=True, shift=True)
+    __rrshift__ = _plain_binary(_operator.rshift, reflected=True, bitwise=True, shift=True)
+    __ifloordiv__ = _plain_in_place(__floordiv__, "floor_divide")
+    __imod__ = _plain_in_place(__mod__, "remainder")
+    __iand__ = bitwise_and_ = _plain_in_place(__and__, "bitwise_and")
+    __ior__ = bitwise_or_ = _plain_in_place(__or__, "bitwise_or")
+    __ixor__ = bitwise_xor_ = _plain_in_place(__xor__, "bitwise_xor")
+    __ilshift__ = bitwise_left_shift_ = _plain_in_place(__lshift__, "bitwise_left_shift")
+    __irshift__ = bitwise_right_shift_ = _plain_in_place(__rshift__, "bitwise_right_shift")
 
-    def __mod__(self, other):
-        return _wrap(self._data % _raw(other))
+    def bitwise_not(self):
+        if self._data.dtype.kind not in "biu":
+            raise RuntimeError(f'"bitwise_not_cpu" not implemented for \'{_dtypes.scalar_name(self._data.dtype)}\'')
+        return _wrap(~self._data)
+
+    def bitwise_not_(self):
+        return _plain_in_place(lambda t, _: t.bitwise_not(), "bitwise_not")(self, None)
+
+    def div(self, other, *, rounding_mode=None):
+        """``self / other`` (true division: integers give a float); ``rounding_mode='trunc'`` or ``'floor'``
+        rounds the quotient, and keeps integer inputs integer (PyTorch's result dtype of the two)."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                             f"'{rounding_mode}'")
+        q = self / other
+        q = q.trunc() if rounding_mode == "trunc" else q.floor()
+        want = _dtypes.result_type(self._data, _raw(other))
+        if want.kind not in "fc":  # (integers: the quotient rounded, in their result dtype)
+            q = q.to(_dtypes.from_numpy_dtype(want))
+        return q
+
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return self.__itruediv__(other)
+        return _plain_in_place(lambda t, o: t.div(o, rounding_mode=rounding_mode), "div")(self, other)
 
     mul = __mul__
-    div = __truediv__
-    divide = __truediv__
+    divide = div
     multiply = __mul__
     subtract = __sub__
     matmul = __matmul__
@@ -1025,17 +1130,8 @@ class Tensor(TensorMath):
     def __ne__(self, other):
         return _wrap(self._data != (other._data if isinstance(other, Tensor) else other))
 
-    def __and__(self, other):
-        return _wrap(self._data & _raw(other))
-
-    def __or__(self, other):
-        return _wrap(self._data | _raw(other))
-
-    def __xor__(self, other):
-        return _wrap(self._data ^ _raw(other))
-
     def __invert__(self):
-        return _wrap(~self._data)
+        return self.bitwise_not()
 
     lt, le, gt, ge, eq, ne = __lt__, __le__, __gt__, __ge__, __eq__, __ne__
 
@@ -1091,6 +1187,8 @@ class Tensor(TensorMath):
                 min, max = _raw(min), _raw(max)  # noqa: A001
             return _fn.Clamp.apply(self, min=min, max=max)
         a = self._data
+        if a.dtype.kind in "biu" and (isinstance(min, float) or isinstance(max, float)):
+            return self.to(_dtypes.get_default_dtype()).clamp(min, max)  # (PyTorch's result dtype: float32)
         if max is None and min is not None and not isinstance(min, Tensor):  # the tutorial's ReLU
             return _wrap(_kernels.clamp_min(a, min))  # as Clamp.forward, without its ctx
         return _wrap(_fn.Clamp.forward(_fn.Clamp(), a, _raw(min), _raw(max)))
@@ -1210,7 +1308,11 @@ class Tensor(TensorMath):
         if (dim is None and dtype is None and not keepdim
                 and not (self._rg and (not _grad_off or _get_ident() not in _grad_off))):
             a = self._data
+            if a.dtype.kind == "u":  # (PyTorch sums every integer and bool dtype into int64; NumPy uint8 into uint64)
+                return self.sum(dtype=_dtypes.int64)
             return _wrap(_add_reduce(a, axis=None) if a.__class__ is _ndarray else a.sum())  # as Sum.forward
+        if dtype is None and self._data.dtype.kind == "u":
+            dtype = _dtypes.int64
         t = self if dtype is None else self.to(dtype)
         return _fn.Sum.apply(t, dim=dim, keepdim=keepdim)
 
@@ -1657,7 +1759,7 @@ class Tensor(TensorMath):
     __isub__ = _inplace_op("Sub", _operator.isub)
     __imul__ = _inplace_op("Mul", _operator.imul)
     __itruediv__ = _inplace_op("Div", _operator.itruediv)
-    _ipow = _inplace_op("Pow", _operator.ipow)
+    _ipow = __ipow__ = _inplace_op("Pow", _operator.ipow)  # (x **= 2 writes x, as the other in-place operators)
 
     def add_(self, other, alpha=1):
         return self.__iadd__(other * alpha if alpha != 1 else other)
@@ -1668,8 +1770,6 @@ class Tensor(TensorMath):
     def mul_(self, other):
         return self.__imul__(other)
 
-    def div_(self, other):
-        return self.__itruediv__(other)
 
     def pow_(self, exponent):
         return self._ipow(exponent)

@@ -49,9 +49,14 @@ def _unary(name):
 
 def _binary(name):
     def method(self, other):
-        a = self._floating()
-        if isinstance(other, _t.Tensor):
-            other = other._floating()
+        """Computed in PyTorch's result dtype of the two (a bool with a float16 is float16), the default float
+        dtype where that is an integer or bool one."""
+        want = _dtypes.result_type(self._data, other._data if isinstance(other, _t.Tensor) else other)
+        if want.kind not in "fc":
+            want = np.dtype(_dtypes.get_default_dtype().np)
+        a = self if self._data.dtype == want else self.to(_dtypes.from_numpy_dtype(want))
+        if isinstance(other, _t.Tensor) and other._data.dtype != want:
+            other = other.to(_dtypes.from_numpy_dtype(want))
         return _t._fn.Binary.apply(a, other, op=name)
 
     method.__name__ = name
@@ -137,7 +142,7 @@ class TensorMath:
     def fmod(self, other):
         if not self.is_floating_point() and not (isinstance(other, _t.Tensor) and other.is_floating_point()) \
                 and not isinstance(other, float):
-            return _t._wrap(xp_of(self._data).fmod(self._data, _t._raw(other)))
+            return _t._wrap(xp_of(self._data).fmod(*_dtypes.promote(self._data, _t._raw(other))))
         return _t._fn.Binary.apply(self, other, op="fmod")
 
     def floor_divide(self, other):
@@ -207,6 +212,8 @@ class TensorMath:
         to NaN only with ``equal_nan``."""
         a, b = self._data, _t._raw(other)
         xp = xp_of(a)
+        if a.dtype.kind == "b" and getattr(b, "dtype", None) is not None and b.dtype.kind == "b":
+            return _t._wrap(a == b)  # (bools: close is equal, as in PyTorch; NumPy cannot subtract them)
         with np.errstate(invalid="ignore", over="ignore"):
             close = (a == b) | (xp.isfinite(a) & xp.isfinite(b) & (abs(a - b) <= atol + rtol * abs(b)))
         if equal_nan:
@@ -907,9 +914,22 @@ class TensorMath:
         xp = xp_of(x)
         return _t._wrap(xp.where(x == 0, v, (x > 0).astype(x.dtype)).astype(np.result_type(x, v)))
 
+    def ldexp(self, other):
+        """``self * 2 ** other``, in a float dtype (the default one for integers), as PyTorch's."""
+        want = _dtypes.result_type(self._data, other._data if isinstance(other, _t.Tensor) else other)
+        want = _dtypes.get_default_dtype() if want.kind not in "fc" else _dtypes.from_numpy_dtype(want)
+        if isinstance(other, _t.Tensor) and other._data.dtype.kind not in "fc":
+            other = other.to(want)  # (an integer exponent: 2 ** e in the result's dtype; a float one: in its own)
+        two = 2.0 ** other
+        return self.to(want) * (two.to(want) if isinstance(two, _t.Tensor) else two)
+
+    def ldexp_(self, other):
+        return self.mul_(2.0 ** other if isinstance(other, _t.Tensor) else 2.0 ** other)
+
     def copysign(self, other):
         """``|self|`` with the sign of ``other`` (of -0.0 too)."""
-        x = self._floating()
+        want = _dtypes.result_type(self._data, other._data if isinstance(other, _t.Tensor) else other)
+        x = self.to(_dtypes.from_numpy_dtype(want)) if want.kind in "fc" else self._floating()
         o = other._data if isinstance(other, _t.Tensor) else np.asarray(other, dtype=x._data.dtype)
         negative = _t._wrap(xp_of(x._data).signbit(o))
         return x.abs().where(~negative, -x.abs())

@@ -443,6 +443,10 @@ class Binary(Function):
     def forward(ctx, a, b, op):
         a, b = promote(a, b)
         xp = xp_of(a) if hasattr(a, "shape") else xp_of(b)
+        if not hasattr(b, "shape"):  # a number beside an array: an array of its dtype (xp.log(2) is a float64
+            b = xp.asarray(b, dtype=a.dtype)  # scalar, which NumPy would let widen a float32 result)
+        elif not hasattr(a, "shape"):
+            a = xp.asarray(a, dtype=b.dtype)
         ctx.op = op
         ctx.op_label = BINARY[op][0][:-len("Backward0")]  # Atan2, Hypot, ...
         out = BINARY[op][1](xp, a, b)
