@@ -15,7 +15,7 @@ from collections import Counter
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "SequentialLR",
-           "ChainedScheduler", "OneCycleLR", "ReduceLROnPlateau"]
+           "ChainedScheduler", "OneCycleLR", "CyclicLR", "ReduceLROnPlateau"]
 
 
 class LRScheduler:
@@ -517,6 +517,76 @@ class OneCycleLR(LRScheduler):
                 start = end
             rates.append(rate)
             if self.cycle_momentum:
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return rates
+
+
+class CyclicLR(LRScheduler):
+    """Smith's cyclical learning rate, stepped once per batch: the rate runs from ``base_lr`` up to ``max_lr`` over
+    ``step_size_up`` steps and back down over ``step_size_down``, its height kept (``triangular``), halved each
+    cycle (``triangular2``) or shrunk by ``gamma`` each step (``exp_range``), or scaled by your ``scale_fn``; the
+    momentum (or Adam's beta1) cycles the other way. PyTorch's formulas."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        if not (hasattr(optimizer, "param_groups") and hasattr(optimizer, "step")):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma, self._scale_fn_custom = mode, gamma, scale_fn
+        if scale_fn is not None:
+            self.scale_mode = scale_mode
+        else:  # (each mode has its own unit: triangular and triangular2 scale by cycle, exp_range by step)
+            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for top, base, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (top, *group["betas"][1:])
+                    else:
+                        group["momentum"] = top
+                    group["max_momentum"], group["base_momentum"] = top, base
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def get_lr(self) -> list:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale_factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        rates = [base + ((top - base) * scale_factor) * self.scale_fn(at) for base, top in zip(self.base_lrs,
+                                                                                               self.max_lrs)]
+        if self.cycle_momentum:
+            for base, top, group in zip(self.base_momentums, self.max_momentums, self.optimizer.param_groups):
+                momentum = top - ((top - base) * scale_factor) * self.scale_fn(at)
                 if self.use_beta1:
                     group["betas"] = (momentum, *group["betas"][1:])
                 else:
