@@ -188,12 +188,12 @@ def detach(input):  # noqa: A002
     return input.detach()
 
 
-def any(input):  # noqa: A001, A002
-    return input.any()
+def any(input, dim=None, keepdim=False, *, out=None):  # noqa: A001, A002
+    return _into(input.any(dim, keepdim), out, "any")
 
 
-def all(input):  # noqa: A001, A002
-    return input.all()
+def all(input, dim=None, keepdim=False, *, out=None):  # noqa: A001, A002
+    return _into(input.all(dim, keepdim), out, "all")
 
 __all__ = [
     "tril",

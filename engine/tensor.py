@@ -430,6 +430,38 @@ def _convert_index(index, xp):
     return _convert_index_part(index, xp)
 
 
+def _ints_first(index):
+    """PyTorch applies the integers of an index before its index arrays (``x[0, None, mask]`` is ``x[0][None,
+    mask]``); NumPy counts them among the arrays, which can move the arrays' dimensions to the front (shape
+    (2, 1) where PyTorch's is (1, 2)). For a tuple holding both: (the basic part, the rest) to apply one after the
+    other; None for every other index."""
+    if index.__class__ is not tuple:
+        return None
+    has_int = has_array = False
+    for p in index:
+        if p.__class__ is _int or isinstance(p, np.integer):
+            has_int = True
+        elif isinstance(p, list) or (hasattr(p, "shape") and hasattr(p, "dtype") and p.ndim > 0):
+            has_array = True
+    if not (has_int and has_array):
+        return None
+    first, rest = [], []
+    for p in index:
+        if p.__class__ is _int or isinstance(p, np.integer):
+            first.append(p)
+        elif p is None or p.__class__ is slice:
+            first.append(p)
+            rest.append(slice(None))
+        elif p is Ellipsis:
+            first.append(p)
+            rest.append(p)
+        else:
+            dims = p.ndim if hasattr(p, "dtype") and p.dtype == bool else 1
+            first.extend([slice(None)] * dims)
+            rest.append(p)
+    return tuple(first), tuple(rest)
+
+
 def _check_step(p: slice) -> None:
     """PyTorch's refusal of a slice that steps backwards (NumPy's would give a reversed view; ``flip`` is the
     tensor way)."""
@@ -1468,11 +1500,30 @@ class Tensor(TensorMath):
                                f"{_dtypes.from_numpy_dtype(t._data.dtype).legacy_name[:-6]}")
         return _fn.VectorNorm.apply(t, ord=_float(p), dim=dim, keepdim=keepdim)
 
-    def all(self):
-        return _wrap(xp_of(self._data).asarray(self._data.all()))
+    def all(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """Whether every element (along ``dim``: an int or a tuple of ints) is true (non-zero)."""
+        return self._logical_reduce("all", dim, keepdim, axis, keepdims)
 
-    def any(self):
-        return _wrap(xp_of(self._data).asarray(self._data.any()))
+    def any(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        """Whether any element (along ``dim``) is true (non-zero)."""
+        return self._logical_reduce("any", dim, keepdim, axis, keepdims)
+
+    def _logical_reduce(self, name, dim, keepdim, axis, keepdims):
+        if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
+            dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
+        data = self._data
+        xp = xp_of(data)
+        if dim is None:
+            return _wrap(xp.asarray(getattr(data, name)()))
+        nd = data.ndim
+        dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        for d in dims:
+            if not -max(nd, 1) <= d < max(nd, 1):
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, "
+                                 f"{max(nd, 1) - 1}], but got {d})")
+        if nd == 0:  # (a 0-d tensor takes dim 0 or -1, as PyTorch's)
+            return _wrap(xp.asarray(getattr(data, name)()))
+        return _wrap(xp.asarray(getattr(data, name)(axis=tuple(d % nd for d in dims), keepdims=bool(keepdim))))
 
     # ------------------------------------------------------------------ shape
     def view(self, *shape):
@@ -1685,6 +1736,9 @@ class Tensor(TensorMath):
                     _check_step(index)
             else:
                 index = _convert_index(index, xp_of(self._data))
+                parts = _ints_first(index)
+                if parts is not None:
+                    return self[parts[0]][parts[1]]
         return _viewed(self, _fn.GetItem.apply(self, index=index))
 
     def __setitem__(self, index, value):
