@@ -1453,3 +1453,56 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
 
 
 __all__ += ["affine_grid", "grid_sample"]
+
+
+# ------------------------------------------------------------------------------- pdist, bilinear, rrelu, LRN
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
+    """The ``p``-norm distance between each pair of rows ``i < j`` of a 2-D input, in that order (the upper
+    triangle of the distance matrix, row by row), as PyTorch's."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    i, j = np.triu_indices(input.shape[0], 1)
+    index = [creation.tensor(k, dtype=dtypes.int64, device=input.device) for k in (i, j)]
+    return (input[index[0]] - input[index[1]]).norm(p, 1)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``out[..., o] = input1[..., :] @ weight[o] @ input2[..., :] + bias[o]``: each output a bilinear form of the
+    two inputs (``weight`` of shape (out, in1, in2))."""
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-D, got {weight.dim()}-D")
+    left = input1.unsqueeze(-2).unsqueeze(-2) @ weight  # (..., out, 1, in2)
+    out = (left @ input2.unsqueeze(-2).unsqueeze(-1)).squeeze(-1).squeeze(-1)  # (..., out, 1, 1) -> (..., out)
+    return out + bias if bias is not None else out
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,  # noqa: A002
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU (Xu et al.): in training each negative element is scaled by its own slope drawn
+    uniformly from [lower, upper]; in evaluation by their mean, ``(lower + upper) / 2``."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    with no_grad():
+        slope = creation.empty_like(input).uniform_(lower, upper)
+    return _in_place_if(input, inplace, lambda x: x.where(x >= 0, x * slope))
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,  # noqa: A002
+                        k: float = 1.0) -> Tensor:
+    """Each element divided by ``(k + alpha * mean of the squares over a window of `size` channels around it) **
+    beta`` (AlexNet's normalization), the window zero-padded at the ends, as PyTorch's."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    channels = input.shape[1]
+    squares = (input * input).movedim(1, -1)
+    padded = pad(squares, (size // 2, (size - 1) // 2)).movedim(-1, 1)
+    window = padded.narrow(1, 0, channels)
+    for offset in range(1, size):
+        window = window + padded.narrow(1, offset, channels)
+    return input / (window / size * alpha + k) ** beta
+
+
+__all__ += ["pdist", "bilinear", "rrelu", "local_response_norm"]

@@ -3,6 +3,7 @@ tutorial's, and ParameterList/ParameterDict. Each forward is its ``engine.nn.fun
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 
 from .. import creation
@@ -516,3 +517,59 @@ class EmbeddingBag(Module):
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s
+
+
+class Bilinear(Module):
+    """``y = x1 @ weight[o] @ x2 + bias[o]`` for each output ``o``; weight (out, in1, in2) and bias start uniform in
+    ±1/sqrt(in1_features), as in PyTorch."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        for label, n in (("in1_features", in1_features), ("in2_features", in2_features),
+                         ("out_features", out_features)):
+            if not isinstance(n, int) or n <= 0:
+                raise ValueError(f"Bilinear: {label} must be a positive integer, got {n!r}")
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        bound = 1.0 / math.sqrt(in1_features)
+        dev = target(device)
+        self.weight = Parameter(creation.rand(out_features, in1_features, in2_features, dtype=dtype, device=dev)
+                                * (2 * bound) - bound)
+        if bias:
+            self.bias = Parameter(creation.rand(out_features, dtype=dtype, device=dev) * (2 * bound) - bound)
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class RReLU(Module):
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):  # noqa: A002
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class LocalResponseNorm(Module):
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):  # noqa: A002
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+__all__ += ["Bilinear", "RReLU", "LocalResponseNorm"]
