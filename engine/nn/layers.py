@@ -194,8 +194,8 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        return "\n".join(f"({i}): Parameter containing: [torch.{p.dtype.name} of size {'x'.join(map(str, p.shape))}]"
-                         for i, p in enumerate(self._parameters.values()))
+        return "\n".join(f"  ({i}): Parameter containing: [torch.{p.dtype.name} of size "
+                         f"{'x'.join(map(str, p.shape))}]" for i, p in enumerate(self._parameters.values()))
 
 
 class ParameterDict(Module):
@@ -239,12 +239,19 @@ class ParameterDict(Module):
         return self._parameters.pop(key)
 
     def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for k, v in (OrderedDict(items) if not isinstance(parameters, dict) else items):
+        """From an OrderedDict or a ParameterDict in its order, a plain dict in the order of its sorted keys, or
+        (key, parameter) pairs in theirs, as PyTorch's."""
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = list(parameters.items())
+        elif hasattr(parameters, "items"):
+            items = sorted(parameters.items())
+        else:
+            items = list(parameters)
+        for k, v in items:
             self[k] = v
 
     def extra_repr(self):
-        return "\n".join(f"({k}): Parameter containing: [{p.type()} of size {'x'.join(map(str, p.shape))}]"
+        return "\n".join(f"  ({k}): Parameter containing: [{p.type()} of size {'x'.join(map(str, p.shape))}]"
                          for k, p in self._parameters.items())
 
 

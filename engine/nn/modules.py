@@ -9,7 +9,7 @@ from collections import OrderedDict, namedtuple
 from .. import creation
 from ..autograd import no_grad
 from ..backend import target, to_host
-from ..tensor import Tensor, _rebuild, _wrap
+from ..tensor import Size, Tensor, _rebuild, _wrap
 from . import functional as F
 
 __all__ = ["Parameter", "Module", "Linear", "ReLU", "Sigmoid", "Tanh", "Sequential", "MSELoss",
@@ -301,25 +301,30 @@ class Module:
         return OrderedDict((name, t.detach()) for name, t in self._state().items())
 
     def load_state_dict(self, state_dict, strict: bool = True):
+        """Copies each entry into the parameter or buffer of its name, as PyTorch's: an entry of another shape is
+        an error whatever ``strict`` says (and is not copied); with ``strict``, so are missing and unexpected
+        names. The errors are raised together, in PyTorch's words, after the entries that fit were copied."""
         own = self._state()
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        if strict and (missing or unexpected):
-            raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__}: missing keys {missing}, "
-                f"unexpected keys {unexpected}"
-            )
+        errors = []
         with no_grad():
             for name, value in state_dict.items():
                 if name not in own:
                     continue
                 p = own[name]
                 if tuple(p.shape) != tuple(value.shape):
-                    raise RuntimeError(
-                        f"size mismatch for {name}: copying a param with shape {tuple(value.shape)}, "
-                        f"the shape in current model is {tuple(p.shape)}"
-                    )
+                    errors.append(f"size mismatch for {name}: copying a param with shape {Size(value.shape)!r} from "
+                                  f"checkpoint, the shape in current model is {Size(p.shape)!r}.")
+                    continue
                 p.copy_(value)
+        if strict:
+            for label, keys in (("Unexpected", unexpected), ("Missing", missing)):
+                if keys:
+                    quoted = ", ".join('"' + k + '"' for k in keys)
+                    errors.insert(0, f"{label} key(s) in state_dict: {quoted}. ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         return IncompatibleKeys(missing, unexpected)
 
     # ---- moving
@@ -364,10 +369,17 @@ class Module:
         return ""
 
     def __repr__(self):
-        lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
-        head = f"{type(self).__name__}({self.extra_repr()}"
+        """As PyTorch prints a module: a one-line ``extra_repr`` inside the parentheses when there are no
+        children, else each of its lines and each child (indented) on lines of their own."""
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        head = f"{type(self).__name__}("
         if not lines:
             return head + ")"
+        if len(extra_lines) == 1 and not child_lines:
+            return head + extra_lines[0] + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
 
 
