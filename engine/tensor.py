@@ -659,6 +659,12 @@ class Tensor(TensorMath):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         return _walk.register_hook(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` is called once this leaf's ``.grad`` holds the gradient of a ``backward()`` (the
+        tutorial "How to save memory by fusing the optimizer step into the backward pass" steps each parameter's
+        optimizer here). The handle's ``remove()`` takes it away again."""
+        return _walk.register_post_accumulate_grad_hook(self, hook)
+
     @property
     def retains_grad(self) -> bool:
         node = self.grad_fn

@@ -147,3 +147,53 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vect
 
     return jacobian(gradient, inputs if many_in else inputs_t[0], create_graph=create_graph, strict=False,
                     strategy=outer_jacobian_strategy)
+
+
+def _second_order(name, func, inputs, v, create_graph, strict):
+    """(func(inputs), v^T H) of a function that returns one element: its gradient recorded, then differentiated
+    against ``v``. H is symmetric, so this is also H v (``hvp``), as PyTorch's answers agree."""
+    inputs_t, many_in = _as_tuple(inputs, "inputs")
+    leaves, out = _run(func, inputs_t, create_graph)
+    if not isinstance(out, Tensor):
+        raise RuntimeError(f"The function given to {name} should return a single Tensor")
+    if out.numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {name} should contain a single element")
+    if v is None:
+        if not all(x.numel() == 1 for x in leaves):
+            raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single "
+                               "Tensor with a single element.")
+        vs = tuple(x.new_ones(*x.shape) for x in leaves)
+    else:
+        vs, _ = _as_tuple(v, "v")
+        for x, w in zip(leaves, vs):
+            if tuple(x.shape) != tuple(w.shape):
+                raise RuntimeError(f"Mismatch in shape: input has shape {list(x.shape)} while v has shape "
+                                   f"{list(w.shape)}")
+    with enable_grad():  # (the gradient is recorded, whatever the caller's grad mode)
+        first = grad(out.reshape(()), leaves, create_graph=True, allow_unused=True) if out.requires_grad else \
+            (None,) * len(leaves)
+    if strict and any(g is None for g in first):
+        raise RuntimeError("The output of the user-provided function is independent of an input. This is not allowed "
+                           "in strict mode.")
+    used = [(g, w) for g, w in zip(first, vs) if g is not None and g.requires_grad]
+    with enable_grad():
+        second = grad([g for g, _ in used], leaves, grad_outputs=[w for _, w in used], create_graph=create_graph,
+                      allow_unused=True) if used else (None,) * len(leaves)
+    if strict and any(s is None for s in second):
+        raise RuntimeError("The jacobian of the user-provided function is independent of an input. This is not "
+                           "allowed in strict mode.")
+    second = tuple(x.new_zeros(*x.shape) if s is None else _kept(s, create_graph) for s, x in zip(second, leaves))
+    return _kept(out, create_graph), (second if many_in else second[0])
+
+
+def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), v^T H)``: the vector-Hessian product of a function that returns one element."""
+    return _second_order("vhp", func, inputs, v, create_graph, strict)
+
+
+def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
+    """``(func(inputs), H v)``: the Hessian-vector product of a function that returns one element."""
+    return _second_order("hvp", func, inputs, v, create_graph, strict)
+
+
+__all__ += ["vhp", "hvp"]

@@ -284,7 +284,7 @@ def _givable(g, assigned) -> bool:
 def _accumulate_leaf(leaf, g, assigned):
     if not leaf._rg:
         return
-    if _leaf_hooks and leaf.__dict__.get("_grad_hooks"):
+    if _leaf_hooks and (leaf.__dict__.get("_grad_hooks") or leaf.__dict__.get("_post_accumulate_hooks")):
         # a leaf with hooks: its gradients of this walk are summed first (a copy: the arrays may be other .grads),
         # and the hooks see the sum, as PyTorch's do, when the walk ends (_flush_hooked_leaves)
         held = _held.__dict__.setdefault("leaves", {})
@@ -304,6 +304,36 @@ def _flush_hooked_leaves(assigned, ok=True):
     if ok:
         for leaf, g in held.values():
             _accumulate_now(leaf, run_hooks(leaf.__dict__.get("_grad_hooks") or {}, g), assigned)
+            run_post_accumulate(leaf)
+
+
+def run_post_accumulate(leaf):
+    """A leaf's ``register_post_accumulate_grad_hook`` hooks, each called with the leaf once its ``.grad`` holds
+    this backward's gradient (PyTorch's way to step an optimizer inside backward)."""
+    for hook in list((leaf.__dict__.get("_post_accumulate_hooks") or {}).values()):
+        hook(leaf)
+
+
+def register_post_accumulate_grad_hook(tensor, hook):
+    """``tensor.register_post_accumulate_grad_hook(hook)`` (a leaf that requires grad): the handle removes it."""
+    from collections import OrderedDict
+
+    from ..utils.hooks import RemovableHandle
+
+    global _leaf_hooks
+    if tensor.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not tensor._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    table = tensor.__dict__.get("_post_accumulate_hooks")
+    if table is None:
+        table = tensor._post_accumulate_hooks = OrderedDict()
+    _leaf_hooks = True  # (the walk then hands every leaf's gradient to _accumulate_leaf, compiled or not)
+    if _compiled.set_leaf_hooks is not None:
+        _compiled.set_leaf_hooks(True)
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    return handle
 
 
 def _accumulate_now(leaf, g, assigned):
@@ -426,9 +456,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
-         materialize_grads=False):
+         is_grads_batched=False, materialize_grads=False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is left alone). With
-    ``create_graph=True`` they are recorded (engine.autograd.higher): they can be differentiated in turn."""
+    ``create_graph=True`` they are recorded (engine.autograd.higher): they can be differentiated in turn. With
+    ``is_grads_batched``, the first dimension of each of ``grad_outputs`` is a batch of them: one walk each (PyTorch
+    uses vmap), the results stacked along a new first dimension."""
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph  # PyTorch's default
     if isinstance(outputs, Tensor):
@@ -463,6 +498,24 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 )
         result.append(g if isinstance(g, Tensor) else _wrap(g) if g is not None else None)
     return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    if grad_outputs is None:
+        raise RuntimeError("grad requires grad_outputs to be given when is_grads_batched=True")
+    batch = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
+    sizes = {g.shape[0] for g in batch if g is not None}
+    if len(sizes) != 1:
+        raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the "
+                           "batch dimension. The sizes of the batch dimensions must all agree.")
+    n = sizes.pop()
+    last_retain = create_graph if retain_graph is None else retain_graph
+    runs = [grad(outputs, inputs, tuple(g[k] if g is not None else None for g in batch),
+                 retain_graph=True if k < n - 1 else last_retain, create_graph=create_graph,
+                 allow_unused=allow_unused, materialize_grads=materialize_grads) for k in range(n)]
+    from ..functions.shape import Stack
+
+    return tuple(None if parts[0] is None else Stack.apply(*parts, dim=0) for parts in zip(*runs))
 
 
 def register_hook(tensor, hook):

@@ -781,6 +781,7 @@ def _walk(roots, root_grads, retain_graph, capture):
             given.add(id(g))
         else:
             leaf._grad = existing + g  # out of place, as PyTorch accumulates a recorded gradient
+        _graph.run_post_accumulate(leaf)
 
 
 _graph._create_walk = run

@@ -7,7 +7,7 @@ import warnings
 from collections import OrderedDict, namedtuple
 
 from .. import creation
-from ..autograd import no_grad
+from ..autograd import Function, is_grad_enabled, no_grad
 from ..backend import target, to_host
 from ..tensor import Size, Tensor, _rebuild, _wrap
 from . import functional as F
@@ -54,6 +54,103 @@ class Parameter(Tensor):
 def _rebuild_parameter(host, dev, requires_grad):
     """A Parameter again, from what ``Parameter.__reduce__`` kept (pickle, ``engine.save``, ``copy.deepcopy``)."""
     return Parameter(_rebuild(host, dev, False), requires_grad)
+
+
+class _HookIdentity(Function):
+    """The identity on a module's input or output tensors, whose backward hands their gradients to the module's
+    backward hooks (:class:`_BackwardHooks`), as PyTorch's ``BackwardHookFunction``."""
+
+    @staticmethod
+    def forward(ctx, on_grads, *tensors):
+        ctx.on_grads = on_grads
+        return tensors if len(tensors) > 1 else tensors[0]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, *ctx.on_grads(grads))
+
+
+class _BackwardHooks:
+    """One call of a module with backward hooks: its positional tensor inputs that require grad pass through one
+    identity node, its output tensors through another; the output's node runs the pre-hooks on the gradients that
+    arrive there, the input's node runs the full hooks on the gradients it passes on."""
+
+    def __init__(self, module):
+        self.module = module
+        self.grad_outputs = None
+        self.n_args = 0
+        self.positions = []
+
+    def wrap_inputs(self, args):
+        self.n_args = len(args)
+        self.positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        # (a tensor input that needs no gradient gets zeros in grad_input, where some other input needs one: the
+        # gradient PyTorch's hook node materialises for its non-differentiable outputs)
+        self.zeros = {i: a for i, a in enumerate(args) if isinstance(a, Tensor) and not a.requires_grad}
+        if not self.positions:
+            return args
+        wrapped = _HookIdentity.apply(self._on_input_grads, *(args[i] for i in self.positions))
+        wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+        args = list(args)
+        for i, t in zip(self.positions, wrapped):
+            args[i] = t
+        return tuple(args)
+
+    def wrap_outputs(self, out):
+        single = isinstance(out, Tensor)
+        items = (out,) if single else out if isinstance(out, (tuple, list)) else None
+        if items is None:
+            return out
+        places = [i for i, t in enumerate(items) if isinstance(t, Tensor) and t.requires_grad]
+        if not places:
+            return out
+        wrapped = _HookIdentity.apply(self._on_output_grads, *(items[i] for i in places))
+        wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+        items = list(items)
+        for i, t in zip(places, wrapped):
+            items[i] = t
+        return items[0] if single else type(out)(items)
+
+    def _on_output_grads(self, grads):
+        module = self.module
+        grads = tuple(grads)
+        for hook in list((module.__dict__.get("_backward_pre_hooks") or {}).values()):
+            result = hook(module, grads)
+            if result is not None:
+                result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+                if len(result) != len(grads):
+                    raise RuntimeError(f"Backward pre hook returned an invalid number of grad_output, got "
+                                       f"{len(result)}, but expected {len(grads)}")
+                grads = result
+        self.grad_outputs = grads
+        full = list((module.__dict__.get("_backward_hooks") or {}).values())
+        if not self.positions and full:  # no input needs a gradient: the full hooks are called now, with None
+            warnings.warn("Full backward hook is firing when gradients are computed with respect to module outputs "
+                          "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
+                          "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.",
+                          stacklevel=2)
+            for hook in full:
+                if hook(module, (None,) * self.n_args, grads) is not None:
+                    raise RuntimeError("Backward hook for Modules where no input requires gradient should always "
+                                       "return None or None for all gradients.")
+        return grads
+
+    def _on_input_grads(self, grads):
+        module = self.module
+        grad_input = [None] * self.n_args
+        for i, g in zip(self.positions, grads):
+            grad_input[i] = g
+        for i, a in self.zeros.items():
+            grad_input[i] = a.new_zeros(*a.shape)
+        for hook in list((module.__dict__.get("_backward_hooks") or {}).values()):
+            result = hook(module, tuple(grad_input), self.grad_outputs)
+            if result is not None:
+                result = list(result) if isinstance(result, (tuple, list)) else [result]
+                if len(result) != self.n_args:
+                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(result)}, "
+                                       f"but expected {self.n_args}")
+                grad_input = result
+        return tuple(grad_input[i] for i in self.positions)
 
 
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -141,9 +238,30 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        if d.get("_forward_pre_hooks") or d.get("_forward_hooks"):
+        if d.get("_forward_pre_hooks") or d.get("_forward_hooks") or d.get("_backward_hooks") \
+                or d.get("_backward_pre_hooks"):
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # ---- backward hooks: the gradients at a module's outputs and inputs, as PyTorch's full backward hooks
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """``hook(module, grad_input, grad_output)`` once the gradients with respect to the module's positional
+        tensor inputs are computed (``grad_input`` holds None for an input that needs none; all None when no input
+        requires grad, called as the output's gradient arrives); what it returns, when not None, replaces
+        ``grad_input``. A handle whose ``remove()`` takes it away."""
+        return self._add_hook(self._table("_backward_hooks"), hook, prepend, None)
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """``hook(module, grad_output)`` as the gradients of the module's outputs arrive, before the module's own
+        backward; what it returns, when not None, replaces ``grad_output``."""
+        return self._add_hook(self._table("_backward_pre_hooks"), hook, prepend, None)
+
+    def _table(self, name):
+        table = self.__dict__.get(name)
+        if table is None:
+            table = OrderedDict()
+            object.__setattr__(self, name, table)
+        return table
 
     # ---- hooks: PyTorch's forward hooks (a look at a layer's input and output, as an activation plot takes them)
     def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
@@ -176,6 +294,15 @@ class Module:
         return handle
 
     def _call_with_hooks(self, args, kwargs):
+        d = self.__dict__
+        backward = None
+        if (d.get("_backward_hooks") or d.get("_backward_pre_hooks")) and is_grad_enabled():
+            backward = _BackwardHooks(self)
+            args = backward.wrap_inputs(args)
+        out = self._call_forward_hooked(args, kwargs)
+        return backward.wrap_outputs(out) if backward is not None else out
+
+    def _call_forward_hooked(self, args, kwargs):
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
