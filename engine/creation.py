@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _alloc, backend, dtypes, legacy
@@ -202,16 +204,33 @@ def randperm(n, dtype=None, device=None, generator=None) -> Tensor:
     return _wrap(backend.to_device_array(perm, backend.target(device)))
 
 
+def _number(v):
+    """A Python number from a number, a NumPy scalar or a one-element tensor (PyTorch's arange takes each)."""
+    if isinstance(v, Tensor):
+        v = v.item()
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``start, start + step, ...`` up to ``end`` (excluded), as PyTorch's: its length is ``ceil((end - start) /
+    step)``, and each float value is ``start + i * step`` worked out in float64 and then rounded to the dtype
+    (not summed in float32, which drifts: -0.79999995 where PyTorch gives -0.8)."""
     if end is None:
         start, end = 0, start
+    start, end, step = _number(start), _number(end), _number(step)
     if dtype is None:
         all_int = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
         dtype = dtypes.int64 if all_int else dtypes.get_default_dtype()
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     np_dtype = dtypes.to_dtype(dtype).np
-    array = np.arange(start, end, step, dtype=np_dtype)
+    if all(isinstance(v, int) for v in (start, end, step)):
+        array = np.arange(start, end, step).astype(np_dtype, copy=False)
+    else:
+        n = max(0, math.ceil((end - start) / step))
+        array = (start + np.arange(n, dtype=np.float64) * step).astype(np_dtype)
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 

@@ -545,7 +545,7 @@ _METHOD_FORMS = (
     "cummin", "take_along_dim", "hsplit", "vsplit", "dsplit", "dist", "renorm", "cov", "corrcoef", "greater",
     "greater_equal", "less", "less_equal", "not_equal", "adjoint", "is_nonzero", "is_same_size",
     "is_signed", "is_complex", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
-    "bitwise_right_shift", "ldexp",
+    "bitwise_right_shift", "ldexp", "histc", "unique_consecutive", "gcd", "lcm", "masked_scatter",
 )
 for _name in _METHOD_FORMS:
     globals()[_name] = _method_form(_name)
@@ -755,3 +755,148 @@ __all__ += [*_METHOD_FORMS, "std_mean", "var_mean", "broadcast_shapes", "broadca
             "tril_indices", "triu_indices", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
             "row_stack", "column_stack", "dstack", "concat", "concatenate", "searchsorted", "bucketize", "tensordot",
             "cdist", "isin", "poisson"]
+
+
+# ----------------------------------------------------------------------------------- more of torch's namespace
+# Each written from recorded ops, so that each has its gradient (where PyTorch's has one) with nothing new to check.
+
+def block_diag(*tensors):
+    """The tensors (0-, 1- or 2-D) down the diagonal of one matrix, zeros elsewhere."""
+    mats = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
+    if not mats:
+        return creation.empty(1, 0)
+    width = builtins.sum(m.shape[1] for m in mats)
+    dtype = mats[0].dtype
+    for m in mats[1:]:
+        dtype = _dtypes.from_numpy_dtype(_dtypes.promote_types(np.dtype(dtype.np), np.dtype(m.dtype.np)))
+    rows, left = [], 0
+    from .nn.functional import pad
+
+    for m in mats:
+        rows.append(pad(m.to(dtype), (left, width - left - m.shape[1])))
+        left += m.shape[1]
+    return creation.cat(rows, 0)
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one element of each 1-D tensor, as rows (``itertools.product``'s order)."""
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return creation.stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):  # noqa: A002
+    """The length-``r`` combinations of a 1-D tensor's elements, as rows (``itertools.combinations``' order, or
+    ``combinations_with_replacement``')."""
+    import itertools
+
+    if input.dim() != 1:
+        raise ValueError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    index = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    if index.size == 0:
+        return input.new_zeros(0) if r else input.new_zeros(0)
+    return input[creation.tensor(index, device=input.device)]
+
+
+def vander(x, N=None, increasing=False):  # noqa: N803 - PyTorch's name
+    """The Vandermonde matrix of a 1-D tensor: columns ``x ** (N-1), ..., x, 1`` (or rising with ``increasing``)."""
+    n = x.shape[0] if N is None else N
+    powers = creation.arange(n, device=x.device)
+    if not increasing:
+        powers = powers.flip(0)
+    base = x if x.dtype.is_floating_point else x.to(_dtypes.int64)
+    return base.unsqueeze(-1) ** powers.to(base.dtype)
+
+
+def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
+    """A 0-d tensor of ``s``, of the default float dtype unless ``dtype`` says otherwise (an int too)."""
+    return creation.tensor(float(s) if dtype is None else s, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of ``y`` along ``dim`` by the trapezoid rule, at points ``x`` (or spaced ``dx``, 1 by
+    default)."""
+    return _trapezoids(y, x, dx, dim).sum(dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running integral of ``y`` along ``dim`` by the trapezoid rule (one element fewer)."""
+    return _trapezoids(y, x, dx, dim).cumsum(dim)
+
+
+def _trapezoids(y, x, dx, dim):
+    if x is not None and dx is not None:
+        raise RuntimeError("torch.trapezoid: cannot pass both x and dx")
+    n = y.shape[dim]
+    heights = (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) / 2
+    if x is None:
+        return heights * (1.0 if dx is None else dx)
+    widths = x.diff(dim=dim if x.dim() == y.dim() else -1)
+    return heights * widths
+
+
+trapz = trapezoid
+
+
+def unravel_index(indices, shape):
+    """The coordinates, one tensor per dimension of ``shape``, of each flat index in ``indices``."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    flat = indices if isinstance(indices, Tensor) else creation.tensor(indices)
+    if flat.dtype.is_floating_point or flat.dtype is _dtypes.bool_:
+        raise TypeError("expected 'indices' to be integer dtype, but got " + str(flat.dtype))
+    size = int(np.prod(shape))
+    if bool(((flat < -size) | (flat >= size)).any()):
+        raise RuntimeError("index out of bounds in unravel_index")
+    flat = flat.to(_dtypes.int64) % size
+    out = []
+    for extent in reversed(shape):
+        out.append(flat % extent)
+        flat = flat // extent
+    return tuple(reversed(out))
+
+
+def logcumsumexp(input, dim):  # noqa: A002
+    return input.logcumsumexp(dim)
+
+
+def chain_matmul(*matrices):
+    """The product of the matrices, left to right (PyTorch's deprecated name for ``linalg.multi_dot``)."""
+    import warnings
+
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead.", UserWarning, stacklevel=2)
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = out.mm(m)
+    return out
+
+
+def vdot(input, other):  # noqa: A002
+    return input.vdot(other)
+
+
+def unflatten(input, dim, sizes):  # noqa: A002
+    return input.unflatten(dim, sizes)
+
+
+def narrow_copy(input, dim, start, length):  # noqa: A002
+    return input.narrow_copy(dim, start, length)
+
+
+def cholesky(input, upper=False):  # noqa: A002
+    """PyTorch's older name for ``linalg.cholesky`` (its ``upper`` gives the transposed factor)."""
+    from . import linalg
+
+    return linalg.cholesky(input, upper=upper)
+
+
+__all__ += ["block_diag", "cartesian_prod", "combinations", "vander", "scalar_tensor", "trapezoid", "trapz",
+            "cumulative_trapezoid", "unravel_index", "logcumsumexp", "chain_matmul", "vdot", "unflatten",
+            "narrow_copy", "cholesky"]

@@ -914,6 +914,97 @@ class TensorMath:
         xp = xp_of(x)
         return _t._wrap(xp.where(x == 0, v, (x > 0).astype(x.dtype)).astype(np.result_type(x, v)))
 
+    def logcumsumexp(self, dim):
+        """``log(cumsum(exp(self)))`` along ``dim``, without overflow: each step a ``logaddexp`` of the running
+        value and the next element (exact however far apart they are)."""
+        n = self.shape[dim] if self.dim() else 1
+        x = self if self.dim() else self.reshape(1)
+        d = dim % x.dim()
+        x = x if x.dtype.is_floating_point else x._floating()
+        running = x.narrow(d, 0, 1)
+        parts = [running]
+        for i in range(1, n):
+            running = running.logaddexp(x.narrow(d, i, 1))
+            parts.append(running)
+        out = _t._fn.Cat.apply(*parts, dim=d) if len(parts) > 1 else running
+        return out if self.dim() else out.reshape(())
+
+    def vdot(self, other):
+        """The dot product of two 1-D tensors (for real ones, ``dot``)."""
+        if self.dim() != 1 or other.dim() != 1:
+            raise RuntimeError(f"1D tensors expected, but got {self.dim()}D and {other.dim()}D tensors")
+        return self.dot(other)
+
+    def narrow_copy(self, dim, start, length):
+        return self.narrow(dim, start, length).clone()
+
+    def histc(self, bins=100, min=0, max=0):  # noqa: A002
+        """A histogram of the elements in ``bins`` equal bins between ``min`` and ``max`` (the data's own when both
+        are 0); elements outside are not counted, ``max`` itself falls in the last bin. No gradient, as PyTorch."""
+        data = self._data
+        if data.dtype.kind not in "f":
+            raise RuntimeError(f"\"histogram_cpu\" not implemented for '{_dtypes.scalar_name(data.dtype)}'")
+        xp = xp_of(data)
+        lo, hi = float(min), float(max)
+        if lo == hi and data.size:
+            lo, hi = float(data.min()), float(data.max())
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        if lo > hi:
+            raise RuntimeError(f"max must be larger than min, but got min {lo} and max {hi}")
+        counts, _ = xp.histogram(data, bins=int(bins), range=(lo, hi))
+        return _t._wrap(counts.astype(data.dtype))
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        """The elements with each run of equal neighbours kept once (of the flattened tensor), and optionally which
+        run each element is in and each run's length."""
+        if dim is not None:
+            raise NotImplementedError("unique_consecutive(dim=...) is PyTorch's but not the engine's: it takes the "
+                                      "flattened tensor")
+        data = self._data.reshape(-1)
+        xp = xp_of(data)
+        if data.size == 0:
+            starts = xp.zeros(0, dtype=bool)
+        else:
+            starts = xp.concatenate([xp.ones(1, dtype=bool), data[1:] != data[:-1]])
+        values = _t._wrap(data[starts])
+        if not (return_inverse or return_counts):
+            return values
+        out = [values]
+        if return_inverse:
+            out.append(_t._wrap((xp.cumsum(starts) - 1).reshape(self._data.shape).astype(np.int64)))
+        if return_counts:
+            edges = xp.concatenate([xp.nonzero(starts)[0], xp.asarray([data.size])])
+            out.append(_t._wrap(xp.diff(edges).astype(np.int64)))
+        return tuple(out)
+
+    def gcd(self, other):
+        """The greatest common divisor of integers, elementwise."""
+        return self._integer_op("gcd", other)
+
+    def lcm(self, other):
+        return self._integer_op("lcm", other)
+
+    def _integer_op(self, name, other):
+        a, b = _dtypes.promote(self._data, _t._raw(other))
+        if getattr(a, "dtype", np.dtype(np.int64)).kind not in "iu" or (hasattr(b, "dtype") and b.dtype.kind not in
+                                                                         "iu"):
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Float'")
+        return _t._wrap(getattr(xp_of(self._data), name)(a, b))
+
+    def masked_scatter(self, mask, source):
+        """This tensor with the elements where ``mask`` is true replaced, in order, by ``source``'s first ones."""
+        out = self.clone()
+        return out.masked_scatter_(mask, source)
+
+    def masked_scatter_(self, mask, source):
+        m = mask if mask.shape == self.shape else mask.expand(*self.shape)
+        n = int(m.sum().item())
+        if source.numel() < n:
+            raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
+        self[m] = source.reshape(-1)[:n].to(self.dtype)
+        return self
+
     def ldexp(self, other):
         """``self * 2 ** other``, in a float dtype (the default one for integers), as PyTorch's."""
         want = _dtypes.result_type(self._data, other._data if isinstance(other, _t.Tensor) else other)

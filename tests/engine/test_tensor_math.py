@@ -300,6 +300,19 @@ CASES = {
     "unsqueeze_ and t_": ([(3, 4)], (-1.0, 1.0),
                           lambda lib, x: (x * 1).t_().unsqueeze_(0).transpose_(0, 2).squeeze_(2)
                           * lib.arange(4.0, dtype=lib.float64)),
+    # torch's namespace, written from recorded ops (engine/functional.py, engine/tensor_math.py)
+    "block_diag": ([(2, 2), (1, 3), (3,)], (-1.0, 1.0), lambda lib, a, b, c: lib.block_diag(a, b, c)),
+    "cartesian_prod": ([(2,), (3,)], (-1.0, 1.0), lambda lib, a, b: lib.cartesian_prod(a, b)),
+    "combinations": ([(4,)], (-1.0, 1.0), lambda lib, x: lib.combinations(x, 3)),
+    "combinations with replacement": ([(3,)], (-1.0, 1.0), lambda lib, x: lib.combinations(x, 2, True)),
+    "trapezoid": ([(3, 5), (5,)], (0.0, 1.0), lambda lib, y, x: lib.trapezoid(y, x.cumsum(0))
+                  + lib.trapezoid(y, dx=0.5, dim=1)),
+    "cumulative_trapezoid": ([(2, 4)], (-1.0, 1.0), lambda lib, y: lib.cumulative_trapezoid(y, dim=0)
+                             .sum() + lib.cumulative_trapezoid(y)),
+    "logcumsumexp": ([(3, 4)], (-30.0, 30.0), lambda lib, x: lib.logcumsumexp(x, 1) + x.logcumsumexp(0)),
+    "vdot and narrow_copy": ([(4,), (4,)], (-1.0, 1.0), lambda lib, a, b: lib.vdot(a, b) * b.narrow_copy(0, 1, 2)),
+    "masked_scatter": ([(2, 3), (5,)], (-1.0, 1.0),
+                       lambda lib, x, s: x.masked_scatter(lib.tensor([[True, False, True], [False, True, True]]), s)),
 }
 
 
@@ -1022,3 +1035,56 @@ def test_a_shape_op_in_place_is_a_write_as_pytorch_counts_it():
     z.t_() if z.dim() == 2 else z.unsqueeze_(1).t_()
     (before.sum() + (z * engine.tensor([[1.0, 2.0, 3.0]])).sum()).backward()
     assert x.grad.tolist() == [4.0, 6.0, 8.0]
+
+
+def test_more_of_torchs_namespace_by_value():
+    """Values PyTorch 2.13 gives (its vander has no working backward: ours is checked by finite differences)."""
+    t = engine.tensor
+    v = engine.vander(t([1, 2, 3]))
+    assert v.dtype == engine.int64 and v.tolist() == [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    assert engine.vander(t([2.0, 3.0]), N=3, increasing=True).tolist() == [[1.0, 2.0, 4.0], [1.0, 3.0, 9.0]]
+    assert engine.autograd.gradcheck(lambda x: engine.vander(x, 4), (t([0.5, -0.2, 0.9], dtype=engine.float64,
+                                                                         requires_grad=True),))
+    assert [u.tolist() for u in engine.unravel_index(t([5, 1]), (2, 3))] == [[1, 0], [2, 1]]
+    assert engine.histc(t([1.0, 2.0, 1.0, 3.0, 7.0]), bins=4, min=0, max=3).tolist() == [0.0, 2.0, 1.0, 1.0]
+    values, inverse, counts = engine.unique_consecutive(t([1, 1, 2, 2, 3, 1]), return_inverse=True,
+                                                        return_counts=True)
+    assert (values.tolist(), inverse.tolist(), counts.tolist()) == ([1, 2, 3, 1], [0, 0, 1, 1, 2, 3], [2, 2, 1, 1])
+    assert engine.gcd(t([12, 18]), t([8, 12])).tolist() == [4, 6] and engine.lcm(t([4, 6]), t([6, 4])).tolist() == [
+        12, 12]
+    s = engine.scalar_tensor(3)
+    assert s.dtype == engine.float32 and s.shape == () and s.item() == 3.0
+    with pytest.warns(UserWarning, match="torch.chain_matmul is deprecated"):
+        assert engine.chain_matmul(engine.ones(2, 3), engine.ones(3, 4)).tolist() == [[3.0] * 4] * 2
+    assert engine.cholesky(t([[4.0, 2.0], [2.0, 3.0]])).tolist() == [[2.0, 0.0], [1.0, pytest.approx(2 ** 0.5)]]
+    assert engine.block_diag(t([[1, 2]]), t(3)).tolist() == [[1, 2, 0], [0, 0, 3]]
+    assert engine.trapezoid(t([1.0, 2.0, 3.0])).item() == 4.0
+    assert engine.cumulative_trapezoid(t([1.0, 2.0, 3.0])).tolist() == [1.5, 4.0]
+    big = engine.logcumsumexp(t([0.0, 1000.0, -1000.0]), 0).tolist()
+    assert big[0] == 0.0 and big[1] == pytest.approx(1000.0) and big[2] == pytest.approx(1000.0)  # no overflow
+
+
+def test_arange_as_pytorchs():
+    """Each float value start + i * step worked out in float64 (it was summed in float32, which drifts), a NumPy
+    integer taken as an integer, and a step of the wrong sign refused, as PyTorch's."""
+    assert engine.arange(-1, 1, 0.1).tolist()[2] == float(np.float32(-0.8))
+    assert engine.arange(-1, 1, 0.1).shape == (20,) and engine.arange(0, 1, 0.1).shape == (10,)
+    assert engine.arange(np.int64(4)).dtype == engine.int64
+    assert engine.arange(engine.tensor(3)).tolist() == [0, 1, 2]
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
+        engine.arange(0, 5, -1)
+
+
+@pytest.mark.torch
+def test_arange_values_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    for args in ((-1, 1, 0.1), (0, 1, 0.1), (1, 2.5, 0.5), (5, 0, -2), (0.0, 3.0, 0.3), (-3.7, 2.2, 0.77)):
+        for dtype in (None, "float64"):
+            ours = engine.arange(*args, dtype=getattr(engine, dtype) if dtype else None)
+            theirs = torch.arange(*args, dtype=getattr(torch, dtype) if dtype else None)
+            assert ours.shape == tuple(theirs.shape)
+            assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+            # PyTorch's CPU kernel adds the step in the tensor's dtype within each SIMD vector (so its float32
+            # values depend on the vector width): within two float32 roundings of the step of the exact ones here
+            tol = 2 * float(np.finfo(np.float32).eps) * abs(args[-1]) if dtype is None else 1e-15
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=0, atol=tol)
