@@ -1082,8 +1082,21 @@ class Tensor(TensorMath):
     # reflected (2 // x) and in place (x //= 2, writing the tensor's own memory)
     __floordiv__ = _plain_binary(_operator.floordiv)
     __rfloordiv__ = _plain_binary(_operator.floordiv, reflected=True)
-    __mod__ = _plain_binary(_operator.mod)
+    _plain_mod = _plain_binary(_operator.mod)
     __rmod__ = _plain_binary(_operator.mod, reflected=True)
+
+    def __mod__(self, other):
+        """Python's ``%``: ``remainder``, recorded (its gradient is 1) where a float is involved, as PyTorch's."""
+        if self._data.dtype.kind == "f" or isinstance(other, float) or (
+                isinstance(other, Tensor) and other._data.dtype.kind == "f"):
+            return self.remainder(other)
+        return self._plain_mod(other)
+
+    def __imod__(self, other):
+        if self._data.dtype.kind == "f":
+            return self._apply_in_place(lambda t: t.remainder(other), *([other] if isinstance(other, Tensor) else []))
+        return self._plain_imod(other)
+
     __and__ = bitwise_and = _plain_binary(_operator.and_, bitwise=True)
     __rand__ = _plain_binary(_operator.and_, reflected=True, bitwise=True)
     __or__ = bitwise_or = _plain_binary(_operator.or_, bitwise=True)
@@ -1095,7 +1108,7 @@ class Tensor(TensorMath):
     __rshift__ = bitwise_right_shift = _plain_binary(_operator.rshift, bitwise=True, shift=True)
     __rrshift__ = _plain_binary(_operator.rshift, reflected=True, bitwise=True, shift=True)
     __ifloordiv__ = _plain_in_place(__floordiv__, "floor_divide")
-    __imod__ = _plain_in_place(__mod__, "remainder")
+    _plain_imod = _plain_in_place(_plain_mod, "remainder")
     __iand__ = bitwise_and_ = _plain_in_place(__and__, "bitwise_and")
     __ior__ = bitwise_or_ = _plain_in_place(__or__, "bitwise_or")
     __ixor__ = bitwise_xor_ = _plain_in_place(__xor__, "bitwise_xor")

@@ -270,3 +270,18 @@ def test_in_place_refusals():
         engine.tensor([1.0]) & engine.tensor([1.0])
     with pytest.raises(RuntimeError, match="\"lshift_cpu\" not implemented for 'Bool'"):
         engine.tensor([True]) << engine.tensor([True])
+
+
+def test_percent_on_floats_is_remainder_with_its_gradient():
+    """``x % 2`` and ``h %= 2`` on float tensors are PyTorch's remainder, recorded (gradient 1); on integers they
+    stay exact integer ops (and ``n %= 3`` writes n in place)."""
+    x = engine.tensor([1.5, -2.5], requires_grad=True)
+    h = x * 1
+    assert (h % 2).requires_grad and (h % 2).tolist() == [1.5, 1.5]
+    h %= 2
+    h.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0] and h.tolist() == [1.5, 1.5]
+    n = engine.tensor([5, -7])
+    alias = n
+    n %= 3
+    assert alias.tolist() == [2, 2] and alias.dtype == engine.int64
