@@ -65,6 +65,8 @@ from .dtypes import (
     float32,
     float64,
     get_default_dtype,
+    int8,
+    int16,
     int32,
     int64,
     set_default_dtype,
@@ -94,12 +96,15 @@ double = float64
 half = float16
 long = int64
 int = int32  # noqa: A001
+short = int16
 
 FloatTensor = _CPU_TYPES["FloatTensor"]
 DoubleTensor = _CPU_TYPES["DoubleTensor"]
 HalfTensor = _CPU_TYPES["HalfTensor"]
 LongTensor = _CPU_TYPES["LongTensor"]
 IntTensor = _CPU_TYPES["IntTensor"]
+ShortTensor = _CPU_TYPES["ShortTensor"]
+CharTensor = _CPU_TYPES["CharTensor"]
 ByteTensor = _CPU_TYPES["ByteTensor"]
 BoolTensor = _CPU_TYPES["BoolTensor"]
 
@@ -163,7 +168,8 @@ __all__ = [
     "autograd", "backends", "cuda", "nn", "optim", "profiler", "utils",
     "CudaUnavailableError", "is_tensor",
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
-    "IntTensor", "ByteTensor", "BoolTensor", "accelerator", "get_default_device", "set_default_device",
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "int8", "int16", "short",
+    "accelerator", "get_default_device", "set_default_device",
     "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", "amp", "autocast",
     "distributed", "bfloat16", "compile", "linalg", "distributions", "testing", "get_rng_state", "set_rng_state",
     "seed", "logspace", "randint_like", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",

@@ -22,8 +22,8 @@ __all__ = [
     "memory_allocated", "memory_reserved", "max_memory_allocated", "reset_peak_memory_stats", "mem_get_info",
     "manual_seed", "manual_seed_all", "runtime_versions", "CudaUnavailableError", "CUDAGraph", "graph",
     "GraphCaptureError", "is_current_stream_capturing", "release_thread_resources",
-    "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
-    "is_bf16_supported", "amp",
+    "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor",
+    "BoolTensor", "is_bf16_supported", "amp",
 ]
 
 FloatTensor = CUDA_TYPES["FloatTensor"]
@@ -31,6 +31,8 @@ DoubleTensor = CUDA_TYPES["DoubleTensor"]
 HalfTensor = CUDA_TYPES["HalfTensor"]
 LongTensor = CUDA_TYPES["LongTensor"]
 IntTensor = CUDA_TYPES["IntTensor"]
+ShortTensor = CUDA_TYPES["ShortTensor"]
+CharTensor = CUDA_TYPES["CharTensor"]
 ByteTensor = CUDA_TYPES["ByteTensor"]
 BoolTensor = CUDA_TYPES["BoolTensor"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["dtype", "float16", "float32", "float64", "int32", "int64", "uint8", "bool_", "bfloat16",
+__all__ = ["dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_", "bfloat16",
            "from_numpy_dtype", "to_dtype", "get_default_dtype", "set_default_dtype"]
 
 
@@ -30,6 +30,8 @@ class dtype:
 float16 = dtype("float16", np.float16, "HalfTensor")
 float32 = dtype("float32", np.float32, "FloatTensor")
 float64 = dtype("float64", np.float64, "DoubleTensor")
+int8 = dtype("int8", np.int8, "CharTensor")
+int16 = dtype("int16", np.int16, "ShortTensor")
 int32 = dtype("int32", np.int32, "IntTensor")
 int64 = dtype("int64", np.int64, "LongTensor")
 uint8 = dtype("uint8", np.uint8, "ByteTensor")
@@ -75,10 +77,10 @@ class _Missing:
 
 bfloat16 = _Missing("bfloat16")
 
-_ALL = (float16, float32, float64, int32, int64, uint8, bool_)
+_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 _BY_NP = {d.np: d for d in _ALL}
 _BY_NAME = {d.name: d for d in _ALL}
-_BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64, "int": int32})
+_BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64, "int": int32, "short": int16})
 
 _default = float32
 

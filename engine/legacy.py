@@ -48,8 +48,8 @@ def bind(tensor_class, tensor, empty) -> None:
 def _make(is_cuda):
     return {
         d.legacy_name: LegacyTensorType(d, is_cuda)
-        for d in (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.uint8,
-                  dtypes.bool_)
+        for d in (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16, dtypes.int32,
+                  dtypes.int64, dtypes.uint8, dtypes.bool_)
     }
 
 

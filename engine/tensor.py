@@ -922,6 +922,12 @@ class Tensor(TensorMath):
     def int(self) -> Tensor:
         return self._moved(None, _dtypes.int32)
 
+    def short(self) -> Tensor:
+        return self._moved(None, _dtypes.int16)
+
+    def char(self) -> Tensor:
+        return self._moved(None, _dtypes.int8)
+
     def bool(self) -> Tensor:
         return self._moved(None, _dtypes.bool_)
 

@@ -1,7 +1,7 @@
 """Every operator and elementwise function over every dtype pair, against PyTorch: the result's dtype and values,
-or both refusing. ~16,000 programs: binary ops (operators, ``atan2``, ``xlogy``, ``copysign``, ``div`` with
-rounding, bitwise ops, shifts, ``where``, ``lerp``, ...) over bool, uint8, int32, int64, float16, float32 and
-float64 tensors (1-d and 0-d) and Python numbers; unary ops and reductions; in-place ops.
+or both refusing. ~24,000 programs: binary ops (operators, ``atan2``, ``xlogy``, ``copysign``, ``div`` with
+rounding, bitwise ops, shifts, ``where``, ``lerp``, ...) over bool, uint8, int8, int16, int32, int64, float16,
+float32 and float64 tensors (1-d and 0-d) and Python numbers; unary ops and reductions; in-place ops.
 
 A first run of it found, among others (each fixed, and kept in ``ROWS`` below, which run without torch):
 
@@ -11,7 +11,8 @@ A first run of it found, among others (each fixed, and kept in ``ROWS`` below, w
 - ``uint8 += int32`` raised; PyTorch casts within a category;
 - ``bool_tensor // 2.5``, ``% 2.5``, ``.clamp(min=0.5)``, ``xlogy(b, 2)`` gave float64 (NumPy's rule); PyTorch
   float32; ``atan2``/``hypot``/``xlogy``/``copysign`` of a bool or integer with a float16 or float64 gave float32;
-- ``<<``, ``>>``, ``bitwise_*``, ``ldexp`` and ``div_(rounding_mode=)`` were missing.
+- ``<<``, ``>>``, ``bitwise_*``, ``ldexp`` and ``div_(rounding_mode=)`` were missing, and so were int8 and int16
+  (``.char()``, ``.short()``, ``CharTensor``, ``ShortTensor``), which then passed every program here at once.
 
 What is left different is listed in ``KNOWN`` with the reason; a new difference fails the test. Where PyTorch
 refuses and the engine computes (it is more permissive in ~1,800 programs, e.g. ``lerp`` of mixed dtypes), it is
@@ -28,8 +29,9 @@ import pytest
 
 import engine
 
-DT = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64"]
-VALS = {"bool": [True, False, True], "uint8": [0, 3, 200], "int32": [-3, 0, 7], "int64": [-5, 2, 9],
+DT = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+VALS = {"bool": [True, False, True], "uint8": [0, 3, 200], "int8": [-4, 1, 100], "int16": [-300, 0, 9],
+        "int32": [-3, 0, 7], "int64": [-5, 2, 9],
         "float16": [-1.5, 0.0, 2.25], "float32": [-2.5, 0.5, 3.0], "float64": [-0.75, 1.25, 4.0]}
 KINDS = [f"{d}/{s}" for d in DT for s in ("v", "0")] + ["py:2", "py:2.5", "py:True", "py:-1", "py:0"]
 NUMBERS = {"py:2": 2, "py:2.5": 2.5, "py:True": True, "py:-1": -1, "py:0": 0}
@@ -160,8 +162,8 @@ KNOWN = [  # (what, why): the differences left, each a predicate on the program'
      "all/any of uint8: PyTorch keeps uint8, the engine gives bool"),
     (lambda p: p.startswith("true_divide(py:2.5,float16/0"), "a float over a 0-d float16: PyTorch's float16"),
     (lambda p: p.startswith("addcmul_("), "addcmul_ of uint8 values: PyTorch multiplies in the result's dtype"),
-    (lambda p: p.startswith("ldexp(float16/0,uint8"), "ldexp(0.0 as float16, 200): 2 ** 200 overflows float16 here "
-     "(0 * inf), not in PyTorch's"),
+    (lambda p: p.startswith(("ldexp(float16/0,uint8", "ldexp(float16/0,int8")),
+     "ldexp(0.0 as float16, 200): 2 ** 200 overflows float16 here (0 * inf), not in PyTorch's"),
 ]
 
 
@@ -182,7 +184,7 @@ def test_every_dtype_pair_gives_pytorchs_dtype_and_values():
                 different.append((label, theirs[1][:2], ours[1][:2]))
         elif theirs[0] == "ok" and not _known(label):
             engine_refuses.append((label, ours[1]))
-    assert count > 16000
+    assert count > 24000
     assert different == []
     assert engine_refuses == []
 
@@ -285,3 +287,12 @@ def test_percent_on_floats_is_remainder_with_its_gradient():
     alias = n
     n %= 3
     assert alias.tolist() == [2, 2] and alias.dtype == engine.int64
+
+
+def test_int8_and_int16():
+    c = engine.tensor([-4, 1, 100], dtype=engine.int8)
+    assert c.dtype == engine.int8 and c.type() == "torch.CharTensor" and (c * 2).dtype == engine.int8
+    assert engine.ones(2).short().dtype == engine.int16 == engine.short and engine.ones(2).char().dtype == engine.int8
+    assert (c + engine.tensor([1], dtype=engine.int16)).dtype == engine.int16 and c.sum().dtype == engine.int64
+    assert engine.ShortTensor([1, 2]).dtype == engine.int16 and engine.iinfo(engine.int8).max == 127
+    assert (c * 2).tolist() == [-8, 2, -56]  # wraps as int8 does (200 - 256)
