@@ -15,9 +15,11 @@ def _axes(dim, ndim):
         dim = (dim,)
     out = []
     for d in dim:
-        if not -ndim <= d < max(ndim, 1):
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
-        out.append(d % ndim if ndim else 0)
+        if not -max(ndim, 1) <= d < max(ndim, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
+                             f"{max(ndim, 1) - 1}], but got {d})")
+        if ndim:  # (a 0-d tensor takes dim 0 or -1, as PyTorch's: reduced over no axis, it stays itself)
+            out.append(d % ndim)
     return tuple(out)
 
 

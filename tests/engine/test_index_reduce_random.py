@@ -8,9 +8,10 @@ A first run found (fixed, and kept as rows below, which run without torch):
   dimensions first; PyTorch applies the integers first (``x[0][:, idx]``);
 - ``t.all(dim)``, ``t.any(dim, keepdim=True)`` (and ``engine.all(t, dim)``) raised TypeError.
 
-Left different (listed in ``KNOWN``): a reduction or transpose of a 0-d tensor along dim 0 or -1 (PyTorch allows
-it), an index with two Ellipses (PyTorch allows it) or with an empty Ellipsis between two index arrays, a split or
-roll of an empty dimension, ``amax`` over an empty one."""
+Left different (listed in ``KNOWN``): some reductions and the transposes of a 0-d tensor along dim 0 or -1
+(PyTorch allows it; sum, mean, std, var and nansum now do too), an index with two Ellipses (PyTorch allows it)
+or with an empty Ellipsis between two index arrays, a split or roll of an empty dimension, ``amax`` over an empty
+one."""
 
 from __future__ import annotations
 
@@ -155,8 +156,10 @@ def _same(a, b) -> bool:
 
 
 KNOWN = [  # (shape, label) -> why the engine differs
-    (lambda shape, label: shape == () and "dim=None" not in label and not label.startswith("x["),
-     "a 0-d tensor along dim 0 or -1: PyTorch treats it as one element along a dimension"),
+    (lambda shape, label: shape == () and "dim=None" not in label and not label.startswith("x[")
+     and not label.startswith(("sum(", "mean(", "std(", "var(", "nansum(")),
+     "a 0-d tensor along dim 0 or -1 (PyTorch treats it as one element along a dimension): sum, mean, std, var and "
+     "nansum take it; prod, logsumexp, max/min along a dim, transposes, flip do not yet"),
     (lambda shape, label: label.startswith("x[") and label.count("Ellipsis") > 1,
      "two Ellipses in one index: PyTorch allows it, NumPy does not"),
     (lambda shape, label: label.startswith("x[") and "Ellipsis" in label and label.count("'mask'")
@@ -209,3 +212,14 @@ def test_all_and_any_along_dimensions():
     assert engine.tensor(True).all(0).item() is True
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"):
         t.all(2)
+
+
+def test_a_0d_tensor_reduced_along_dim_0_or_minus_1():
+    """PyTorch lets a 0-d tensor be reduced along dim 0 or -1 (it is one element): sum, mean, std, var, nansum."""
+    x = engine.tensor(2.5, requires_grad=True)
+    y = x.sum(0) + x.mean(-1, keepdim=True) + x.std(0, correction=0) + x.nansum(0)
+    y.backward()
+    assert y.shape == () and y.item() == 7.5 and x.grad.item() == 3.0
+    assert np.isnan(engine.tensor(1.0).var(0).item())  # one element, n - 1 = 0
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
+        x.sum(1)
