@@ -32,6 +32,16 @@ def _run(func, inputs, create_graph=False):
     return leaves, outputs
 
 
+def _checked_v(v, against, what: str) -> tuple:
+    """``v`` as a tuple, each of the shape of its ``what`` (output or input), or PyTorch's error."""
+    vs, _ = _as_tuple(v, "v")
+    for t, w in zip(against, vs):
+        if tuple(t.shape) != tuple(w.shape):
+            raise RuntimeError(f"Mismatch in shape: {what} has shape {list(t.shape)} while v has shape "
+                               f"{list(w.shape)}")
+    return vs
+
+
 def _kept(t, create_graph):
     return t if create_graph else t.detach()
 
@@ -80,11 +90,7 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
                                "with a single element.")
         vs = None
     else:
-        vs, _ = _as_tuple(v, "v")
-        for o, w in zip(outs, vs):
-            if tuple(o.shape) != tuple(w.shape):
-                raise RuntimeError(f"Mismatch in shape: output has shape {list(o.shape)} while v has shape "
-                                   f"{list(w.shape)}")
+        vs = _checked_v(v, outs, "output")
     grads = grad(outs, leaves, grad_outputs=vs, create_graph=create_graph, allow_unused=True)
     if strict and any(g is None for g in grads):
         raise RuntimeError("The output of the user-provided function is independent of an input. This is not allowed "
@@ -164,11 +170,7 @@ def _second_order(name, func, inputs, v, create_graph, strict):
                                "Tensor with a single element.")
         vs = tuple(x.new_ones(*x.shape) for x in leaves)
     else:
-        vs, _ = _as_tuple(v, "v")
-        for x, w in zip(leaves, vs):
-            if tuple(x.shape) != tuple(w.shape):
-                raise RuntimeError(f"Mismatch in shape: input has shape {list(x.shape)} while v has shape "
-                                   f"{list(w.shape)}")
+        vs = _checked_v(v, leaves, "input")
     with enable_grad():  # (the gradient is recorded, whatever the caller's grad mode)
         first = grad(out.reshape(()), leaves, create_graph=True, allow_unused=True) if out.requires_grad else \
             (None,) * len(leaves)

@@ -432,6 +432,28 @@ def _per_group(name: str, optimizer, value) -> list:
     return [value] * len(optimizer.param_groups)
 
 
+def _start_momentum_cycle(scheduler, optimizer, max_momentum, base_momentum, last_epoch):
+    """OneCycleLR's and CyclicLR's start of the momentum's cycle (or Adam's beta1's): each group at its top, with
+    both ends noted in the group; the (tops, bases)."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    scheduler.use_beta1 = "betas" in optimizer.defaults
+    tops = _per_group("max_momentum", optimizer, max_momentum)
+    bases = _per_group("base_momentum", optimizer, base_momentum)
+    if last_epoch == -1:
+        for top, base, group in zip(tops, bases, optimizer.param_groups):
+            _set_momentum(group, top, scheduler.use_beta1)
+            group["max_momentum"], group["base_momentum"] = top, base
+    return tops, bases
+
+
+def _set_momentum(group, value, use_beta1):
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
+
+
 class OneCycleLR(LRScheduler):
     """Smith's one-cycle policy, stepped once per batch: the rate rises from ``max_lr / div_factor`` to ``max_lr``
     over ``pct_start`` of the ``total_steps``, then anneals to ``max_lr / div_factor / final_div_factor`` (cosine or
@@ -477,18 +499,7 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            if last_epoch == -1:
-                for top, base, group in zip(_per_group("max_momentum", optimizer, max_momentum),
-                                            _per_group("base_momentum", optimizer, base_momentum),
-                                            optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (top, *group["betas"][1:])
-                    else:
-                        group["momentum"] = top
-                    group["max_momentum"], group["base_momentum"] = top, base
+            _start_momentum_cycle(self, optimizer, max_momentum, base_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
 
     @staticmethod
@@ -517,10 +528,7 @@ class OneCycleLR(LRScheduler):
                 start = end
             rates.append(rate)
             if self.cycle_momentum:
-                if self.use_beta1:
-                    group["betas"] = (momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = momentum
+                _set_momentum(group, momentum, self.use_beta1)
         return rates
 
 
@@ -553,18 +561,8 @@ class CyclicLR(LRScheduler):
             self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
-            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
-            if last_epoch == -1:
-                for top, base, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (top, *group["betas"][1:])
-                    else:
-                        group["momentum"] = top
-                    group["max_momentum"], group["base_momentum"] = top, base
+            self.max_momentums, self.base_momentums = _start_momentum_cycle(self, optimizer, max_momentum,
+                                                                            base_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
@@ -586,11 +584,7 @@ class CyclicLR(LRScheduler):
                                                                                                self.max_lrs)]
         if self.cycle_momentum:
             for base, top, group in zip(self.base_momentums, self.max_momentums, self.optimizer.param_groups):
-                momentum = top - ((top - base) * scale_factor) * self.scale_fn(at)
-                if self.use_beta1:
-                    group["betas"] = (momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = momentum
+                _set_momentum(group, top - ((top - base) * scale_factor) * self.scale_fn(at), self.use_beta1)
         return rates
 
 

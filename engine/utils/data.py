@@ -316,6 +316,18 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
+def _chunks(items, size, drop_last):
+    """``items`` in lists of ``size``, the last one shorter unless ``drop_last``."""
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch and not drop_last:
+        yield batch
+
+
 class BatchSampler(Sampler):
     """Another sampler's indices in lists of ``batch_size`` (the last one shorter unless ``drop_last``)."""
 
@@ -326,14 +338,7 @@ class BatchSampler(Sampler):
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self):
-        batch = []
-        for i in self.sampler:
-            batch.append(i)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
-            yield batch
+        return _chunks(self.sampler, self.batch_size, self.drop_last)
 
     def __len__(self):
         n = len(self.sampler)
@@ -380,17 +385,6 @@ class DataLoader:
         self.collate_fn, self.generator = collate_fn, generator
         self.pin_memory, self.timeout, self.worker_init_fn = pin_memory, timeout, worker_init_fn
 
-    def _stream_batches(self):
-        """An IterableDataset's samples in lists of ``batch_size``, as they come."""
-        batch = []
-        for sample in self.dataset:
-            batch.append(sample)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
-            yield batch
-
     def __iter__(self):
         if self.batch_size is None and self.batch_sampler is None:  # samples one by one, not batched
             convert = self.collate_fn or default_convert
@@ -400,7 +394,7 @@ class DataLoader:
             return
         collate = self.collate_fn or default_collate
         if self._iterable:
-            for batch in self._stream_batches():
+            for batch in _chunks(self.dataset, self.batch_size, self.drop_last):  # (a stream: as they come)
                 yield collate(batch)
             return
         fast = self.collate_fn is None and type(self.dataset) is TensorDataset
