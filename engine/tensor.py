@@ -1774,6 +1774,12 @@ class Tensor(TensorMath):
                 _check_step(index)
         elif index.__class__ is not _int:
             index = _convert_index(index, xp_of(self._data))
+            parts = _ints_first(index)
+            if parts is not None:  # (PyTorch's layout of the written places, as in __getitem__: one array per
+                data = self._data  # dimension, the places in PyTorch's order, so that a value lines up as there)
+                xp = xp_of(data)
+                places = xp.arange(data.size).reshape(data.shape)[parts[0]][parts[1]]
+                index = xp.unravel_index(places, data.shape)
         if self._records(value) and self._data.dtype.kind in "fc":  # (into an integer tensor: cast, no gradient)
             self._check_inplace()
             out = _fn.SetItem.apply(self._before_write(), value, index=index)

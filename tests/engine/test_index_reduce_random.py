@@ -5,7 +5,8 @@ A first run found (fixed, and kept as rows below, which run without torch):
 
 - ``x[0, :, idx]`` had NumPy's shape (2, 3, 5), not PyTorch's (3, 2, 5), and ``x[0, None, mask]`` (2, 1), not
   (1, 2): NumPy counts an integer among the index arrays, and index arrays that are not side by side put their
-  dimensions first; PyTorch applies the integers first (``x[0][:, idx]``);
+  dimensions first; PyTorch applies the integers first (``x[0][:, idx]``); a set-item with such an index wrote a
+  square value transposed (``x[0, :, idx] = m``);
 - ``t.all(dim)``, ``t.any(dim, keepdim=True)`` (and ``engine.all(t, dim)``) raised TypeError.
 
 Left different (listed in ``KNOWN``): some reductions and the transposes of a 0-d tensor along dim 0 or -1
@@ -223,3 +224,27 @@ def test_a_0d_tensor_reduced_along_dim_0_or_minus_1():
     assert np.isnan(engine.tensor(1.0).var(0).item())  # one element, n - 1 = 0
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
         x.sum(1)
+
+
+def _written(lib):
+    """Set-items whose index mixes integers and index arrays, written as PyTorch lays the places out."""
+    x = lib.zeros(2, 3, 3)
+    x[0, :, lib.tensor([2, 0, 1])] = lib.arange(9.0).reshape(3, 3)  # square: NumPy's layout was the transpose
+    w = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    h = lib.zeros(2, 3, 3) * 1
+    h[1, :, lib.tensor([1, 2])] = w * 2  # recorded
+    (h * lib.arange(18.0).reshape(2, 3, 3)).sum().backward()
+    return x.tolist(), h.tolist(), w.grad.tolist()
+
+
+def test_a_set_item_lays_its_value_out_as_pytorch_does():
+    x, h, w_grad = _written(engine)
+    assert x[0] == [[1.0, 2.0, 0.0], [4.0, 5.0, 3.0], [7.0, 8.0, 6.0]]  # row i of the value into x[0, i, [2, 0, 1]]
+    assert h[1] == [[0.0, 2.0, 4.0], [0.0, 6.0, 8.0], [0.0, 10.0, 12.0]]
+    assert w_grad == [[20.0, 22.0], [26.0, 28.0], [32.0, 34.0]]  # 2 * the arange's entries at those places
+
+
+@pytest.mark.torch
+def test_a_set_item_lays_its_value_out_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    assert _written(engine) == _written(torch)
