@@ -21,19 +21,28 @@ def start_and_wait(qtbot, window, timeout=30_000):
 
 
 class _finished:
-    """Context: wait for the current run's worker.finished after the block started it."""
+    """Context: wait until the session has taken in the end of the run the block started (its ``finished``, which
+    every run emits, failed or not). Not ``not session.running``: the worker's thread stops before its finished
+    signal reaches the GUI thread, and a poll in between found no result (a flaky KeyError on a busy machine)."""
 
     def __init__(self, qtbot, window, timeout):
         self.qtbot, self.window, self.timeout = qtbot, window, timeout
+        self.ended = []
 
     def __enter__(self):
+        self.window.session.finished.connect(self._ended)
         return self
 
+    def _ended(self, key, _result):
+        self.ended.append(key)
+
     def __exit__(self, *exc):
-        if exc[0] is None:
-            session = self.window.session
-            self.qtbot.waitUntil(lambda: session.run_key in session.results or not session.running,
-                                 timeout=self.timeout)
+        session = self.window.session
+        try:
+            if exc[0] is None:
+                self.qtbot.waitUntil(lambda: session.run_key in self.ended, timeout=self.timeout)
+        finally:
+            session.finished.disconnect(self._ended)
         return False
 
 
