@@ -144,12 +144,21 @@ def _category(np_dtype) -> int:
     return _CATEGORY[np_dtype.kind]
 
 
-category = _category
-
-
 def scalar_name(np_dtype) -> str:
     """PyTorch's name of a dtype's scalar type in its messages: Float, Long, Bool."""
     return from_numpy_dtype(np_dtype).legacy_name.removesuffix("Tensor")
+
+
+def can_cast(result, target) -> bool:
+    """PyTorch's rule for writing a result of NumPy dtype ``result`` into a tensor of ``target``: not into a lower
+    category (a float into an integer tensor, an integer into a bool one); any size within one."""
+    return _category(result) <= _category(target)
+
+
+def cast_refusal(result, target) -> RuntimeError:
+    """PyTorch's words where an in-place op's result cannot be written into the tensor."""
+    return RuntimeError(f"result type {scalar_name(result)} can't be cast to the desired output type "
+                        f"{scalar_name(target)}")
 
 
 def promote_types(a, b):

@@ -158,11 +158,7 @@ def _cast_refusal(data, other, true_divide=False) -> Exception | None:
     want = _dtypes.result_type(data, other)
     if true_divide and want.kind not in "fc":
         want = np.dtype(_dtypes.get_default_dtype().np)
-    have = data.dtype
-    if _dtypes.category(want) <= _dtypes.category(have):
-        return None
-    return RuntimeError(f"result type {_dtypes.scalar_name(want)} can't be cast to the desired output type "
-                        f"{_dtypes.scalar_name(have)}")
+    return None if _dtypes.can_cast(want, data.dtype) else _dtypes.cast_refusal(want, data.dtype)
 
 
 def _plain_binary(op, reflected=False, bitwise=False, shift=False):
@@ -208,9 +204,8 @@ def _plain_in_place(out_of_place, name):
         data = self._data
         _check_overlap(data)
         _keep_shape(data, result._data)
-        if _dtypes.category(result._data.dtype) > _dtypes.category(data.dtype):
-            raise RuntimeError(f"result type {_dtypes.scalar_name(result._data.dtype)} can't be cast to the desired "
-                               f"output type {_dtypes.scalar_name(data.dtype)}")
+        if not _dtypes.can_cast(result._data.dtype, data.dtype):
+            raise _dtypes.cast_refusal(result._data.dtype, data.dtype)
         data[...] = result._data
         _writes.wrote(data)
         return self

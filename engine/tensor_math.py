@@ -85,8 +85,7 @@ def _apply_in_place(self, fn, *others):
     else:
         out = fn(self)  # nothing records: no tensor here needs a gradient
     if out._data.dtype != self._data.dtype and not np.can_cast(out._data.dtype, self._data.dtype, "same_kind"):
-        raise RuntimeError(f"result type {_type_name(out._data.dtype)} can't be cast to the desired output "
-                           f"type {_type_name(self._data.dtype)}")
+        raise _dtypes.cast_refusal(out._data.dtype, self._data.dtype)
     if out.grad_fn is not None:
         self._rebind(out)
     else:
@@ -95,10 +94,6 @@ def _apply_in_place(self, fn, *others):
         self._data[...] = out._data
         _t._writes.wrote(self._data)
     return self
-
-
-def _type_name(np_dtype) -> str:
-    return _dtypes.from_numpy_dtype(np_dtype).legacy_name[:-len("Tensor")]  # PyTorch's word: Float, Long, ...
 
 
 class TensorMath:
@@ -712,7 +707,7 @@ class TensorMath:
                              f"Got {interpolation}")
         if not self.is_floating_point():
             raise RuntimeError(f"quantile() input tensor must be either float or double dtype, got "
-                               f"{_type_name(self._data.dtype)}")
+                               f"{_dtypes.scalar_name(self._data.dtype)}")
         xp = xp_of(self._data)
         qs = q._data if isinstance(q, _t.Tensor) else xp.asarray(q, dtype=self._data.dtype)
         if qs.ndim > 1 or (xp is np and ((qs < 0) | (qs > 1)).any()):

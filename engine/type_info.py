@@ -99,4 +99,4 @@ def can_cast(from_, to) -> bool:
     category (float to integer, integer to bool); any size within one."""
     a = _engine_dtype(from_, "can_cast", "from_")
     b = _engine_dtype(to, "can_cast", "to")
-    return _dtypes.category(np.dtype(a.np)) <= _dtypes.category(np.dtype(b.np))
+    return _dtypes.can_cast(np.dtype(a.np), np.dtype(b.np))

@@ -157,10 +157,6 @@ def _close(a, n, rtol, atol) -> np.ndarray:
     return np.abs(a - n) <= atol + rtol * np.abs(n)  # (allclose: a NaN is never close)
 
 
-def _shown(jac: np.ndarray) -> Tensor:
-    return _wrap(jac)
-
-
 def _worst(a, n, rtol, atol, input_shape, output_shape) -> str:
     excess = np.abs(a - n) - (atol + rtol * np.abs(n))
     excess = np.where(np.isnan(excess), np.inf, excess)
@@ -173,7 +169,7 @@ def _worst(a, n, rtol, atol, input_shape, output_shape) -> str:
 
 def _mismatch(i, j, a, n) -> str:
     return (f"Jacobian mismatch for output {i:d} with respect to input {j:d},\n"
-            f"numerical:{_shown(n)}\nanalytical:{_shown(a)}\n")
+            f"numerical:{_wrap(n)}\nanalytical:{_wrap(a)}\n")
 
 
 def _slow(func, inputs, wanted, positions, outputs, eps, rtol, atol, nondet_tol, check_grad_dtypes):
@@ -230,7 +226,7 @@ def _fast(func, inputs, wanted, positions, outputs, eps, rtol, atol, nondet_tol,
                     _mismatch(i, j, np.array(a), np.array(n))
                     + "\nThe above quantities relating the numerical and analytical jacobians are computed \nin fast "
                     "mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\n"
-                    f"Numerical:\n {_shown(slow_n)}\nAnalytical:\n{_shown(slow_a)}\n\n"
+                    f"Numerical:\n {_wrap(slow_n)}\nAnalytical:\n{_wrap(slow_a)}\n\n"
                     f"The max per-element difference (slow mode) is: {np.abs(slow_n - slow_a).max():.10g}.\n"
                     + _worst(slow_a, slow_n, rtol, atol, tuple(diff[j].shape), tuple(o.shape)))
 
