@@ -234,13 +234,33 @@ def _required_dim(dim, axis, fn: str):
     return dim
 
 
-def _viewed(base: Tensor, view: Tensor) -> Tensor:
+def _viewed(base: Tensor, view: Tensor, tracked: bool = True) -> Tensor:
     """``view``, made from ``base`` by a view op (indexing, ``t()``, ``view``, ``permute``, ``diagonal``, ...); where
     the op was recorded on a base that is not a leaf, noted on the base (weakly), so that an in-place op on the base
     re-points the view's node at the base's new one (:func:`_refresh_views`), as PyTorch regenerates a view's
-    ``grad_fn``. A leaf has no history to re-point, and an in-place op on it is refused where it would record."""
+    ``grad_fn``. A leaf has no history to re-point, and an in-place op on it is refused where it would record.
+
+    Where the op was not recorded (a base that does not require grad, or grad mode off), the view notes the tensor
+    whose memory it views (the first base of a chain of such views), and whether grad mode was off: PyTorch's view
+    metadata. A write into the view that records (``x[0][1] = w[0]``, ``x[1:3].copy_(w)``) then gives that base its
+    node (:meth:`Tensor._view_chain`), as PyTorch's does, and a view made with grad mode off refuses such a write,
+    as PyTorch's does. (~0.1 us a view; the tutorial's manual step makes three. The other views of that base made
+    before such a write are not given nodes, as PyTorch's are.) ``tracked`` is False for an op that copied."""
     node = view.grad_fn
-    if node is not None and base.grad_fn is not None:
+    if node is None:
+        if tracked and view._data.base is not None:  # (not a copy)
+            d = base.__dict__
+            src = d.get("_src")
+            if src is None or base.grad_fn is not None:
+                view._src = base
+            else:
+                view._src = src
+                if "_src_no_grad" in d:
+                    view._src_no_grad = True
+            if _grad_off and _get_ident() in _grad_off:
+                view._src_no_grad = True
+        return view
+    if base.grad_fn is not None:
         step = _fn.shape.view_step(node, view._data.shape)
         if step is not None:
             views = base.__dict__.get("_views")
@@ -252,6 +272,36 @@ def _viewed(base: Tensor, view: Tensor) -> Tensor:
                     views[:] = [v for v in views if v[0]() is not None]
                 views.append((_weakref(view), step))
     return view
+
+
+def _flat_places(root, arr):
+    """The places, in the flat ``root`` array (C-contiguous), of the elements of ``arr``, a view of its memory: an
+    integer array of ``arr``'s shape; None where ``arr`` is not within ``root``'s memory, or ``root`` is not
+    contiguous."""
+    if root.dtype != arr.dtype or not root.flags.c_contiguous:
+        return None
+    size = arr.itemsize
+    off = _data_ptr(arr) - _data_ptr(root)
+    if off < 0 or off % size or any(st % size for st in arr.strides):
+        return None
+    off //= size
+    strides = [st // size for st in arr.strides]
+    if arr.size and off + sum((n - 1) * st for n, st in zip(arr.shape, strides)) >= root.size:
+        return None
+    xp = xp_of(arr)
+    nd = arr.ndim
+    places = xp.full(arr.shape, off, dtype=np.int64)
+    for k, (n, st) in enumerate(zip(arr.shape, strides)):
+        if n > 1:
+            places += xp.arange(0, n * st, st, dtype=np.int64).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
+    return places
+
+
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked).")
 
 
 def _refresh_views(base: Tensor, skip=None):
@@ -736,7 +786,7 @@ class Tensor(TensorMath):
         self._rebound_at = _writes.wrote(data)
         node = self.grad_fn
         if data.base is not None:
-            if node is not None:
+            if node is not None or "_src" in d:
                 chain = self._view_chain()
                 if chain is not None:
                     self._pending_view = chain
@@ -778,27 +828,40 @@ class Tensor(TensorMath):
     def _view_chain(self):
         """(base, steps) where this tensor is, by recorded view ops (indexing with ints and slices, transposes,
         permutes, views), a view of the memory of ``base``, a tensor made by an op; None where it is not. A view of
-        a leaf that requires grad is refused, as PyTorch refuses an in-place op on it."""
+        a leaf that requires grad is refused, as PyTorch refuses an in-place op on it. Where those views start at a
+        view made by an op that was not recorded (``x[0]`` of an ``x`` that does not require grad), ``base`` is the
+        tensor it views and the first step is ``("flat", places)``: where in that tensor's flat memory each of its
+        elements is (:func:`_flat_places`)."""
         steps, t = [], self
-        while t.grad_fn is not None:
+        while True:
             node = t.grad_fn
-            step = _fn.shape.view_step(node, t._data.shape)
+            step = None if node is None else _fn.shape.view_step(node, t._data.shape)
             if step is None:
                 break
             steps.append(step)
             t = node._inputs[0]._as_it_was(node._seq)
+        steps.reverse()
+        if steps:
+            try:
+                view = _fn.shape.replay_view(t._data, steps)
+            except (ValueError, IndexError, TypeError):
+                return None
+            mine = self._data
+            if (view.shape != mine.shape or view.strides != mine.strides or view.dtype != mine.dtype
+                    or _data_ptr(view) != _data_ptr(mine)):
+                return None  # a view op that copied (a reshape of a transpose), or a base rebound since
+        d = t.__dict__
+        root = d.get("_src")  # (a view made by an op that was not recorded: _viewed)
+        if root is not None and not (t.grad_fn is None and t._rg):  # (a leaf of its own, refused below)
+            if "_src_no_grad" in d:
+                raise RuntimeError(_NO_GRAD_VIEW)
+            places = _flat_places(root._data, t._data)
+            if places is not None:
+                steps.insert(0, ("flat", places))
+                t = root
         if not steps:
             return None
-        steps.reverse()
-        try:
-            view = _fn.shape.replay_view(t._data, steps)
-        except (ValueError, IndexError, TypeError):
-            return None
-        mine = self._data
-        if (view.shape != mine.shape or view.strides != mine.strides or view.dtype != mine.dtype
-                or _data_ptr(view) != _data_ptr(mine)):
-            return None  # a view op that copied (a reshape of a transpose), or a base rebound since
-        if t.grad_fn is None:
+        if t.grad_fn is None and t._rg:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         return t, tuple(steps)
 
@@ -1650,7 +1713,7 @@ class Tensor(TensorMath):
             if nd < 2:
                 return _viewed(self, _named(_fn.Permute.apply(self, tuple(range(nd))), "TBackward0"))
             return _viewed(self, _named(_fn.Transpose.apply(self, 0, 1), "TBackward0"))
-        return self if nd < 2 else _wrap(self._data.T)
+        return self if nd < 2 else _viewed(self, _wrap(self._data.T))
 
     def transpose(self, dim0, dim1):
         return _viewed(self, _fn.Transpose.apply(self, dim0, dim1))
@@ -1658,7 +1721,8 @@ class Tensor(TensorMath):
     def permute(self, *dims):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
-        return _viewed(self, _fn.Permute.apply(self, tuple(d % self._data.ndim for d in dims)))
+        dims = tuple(d % self._data.ndim for d in dims)
+        return _viewed(self, _fn.Permute.apply(self, dims))
 
     def unsqueeze(self, dim=None, *, axis=None):
         dim = _required_dim(dim, axis, "unsqueeze")
@@ -1759,7 +1823,8 @@ class Tensor(TensorMath):
                 parts = _ints_first(index)
                 if parts is not None:
                     return self[parts[0]][parts[1]]
-        return _viewed(self, _fn.GetItem.apply(self, index=index))
+        return _viewed(self, _fn.GetItem.apply(self, index=index),
+                       index.__class__ is slice or index.__class__ is _int or _fn.shape.is_basic_index(index))
 
     def __setitem__(self, index, value):
         if index.__class__ is Tensor and index._data.__class__ is self._data.__class__:
@@ -1888,12 +1953,21 @@ class Tensor(TensorMath):
         return self
 
     def fill_(self, value):
-        if self._records():
+        if isinstance(value, Tensor):
+            if value._data.ndim:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                                   f"{value._data.ndim} dimensions.")
+            if value._data.__class__ is not self._data.__class__:
+                _check_same_device(self, value)
+        if self._records(value) and self._data.dtype.kind in "fc":  # (a value that requires grad too: FillBackward)
             self._check_inplace()
             # where(False, old, value): every element becomes value, the old ones get a zero gradient
             # (self * 0 + value would turn NaN and inf elements into NaN)
             keep_none = xp_of(self._data).zeros(self._data.shape, dtype=bool)
-            self._rebind(_fn.Where.apply(keep_none, self._before_write(), _raw(value)))
+            tensor_value = isinstance(value, Tensor)
+            self._rebind(_named(_fn.Where.apply(keep_none, self._before_write(),
+                                                value if tensor_value and value._rg else _raw(value)),
+                                "FillBackward3" if tensor_value else "FillBackward2"))
             return self
         _backend.fill(_distinct(self._data), _raw(value))
         _writes.wrote(self._data)

@@ -602,7 +602,7 @@ def _write_view(node, gy):
     """The write of an in-place op into a view (PyTorch's CopySlices): the region's gradient to the op's result,
     the rest to the base as it was; the region by position, a constant."""
     xp = xp_of(gy._data)
-    where = F.shape.replay_view(xp.arange(gy._data.size).reshape(gy._data.shape), node.steps)
+    where = F.shape.written_places(gy._data.shape, node.steps, xp)
     keep = xp.ones(gy._data.size, dtype=bool)
     keep[where.reshape(-1)] = False
     return _where(keep.reshape(gy._data.shape), gy, 0.0), gy.reshape(-1)[_wrap(where)]

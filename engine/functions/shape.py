@@ -3,6 +3,8 @@ stack and cat."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -255,6 +257,16 @@ def view_node(base, step):
     return Reshape.apply(base, arg)
 
 
+def written_places(shape, steps, xp=None):
+    """The flat positions, in a base of ``shape``, of the view ``steps`` make of it (oldest first; a first
+    ``("flat", places)`` step gives the places of a view made without a node, in the base's memory, which is then
+    contiguous): the view's steps replayed on the positions (reshape's meaning does not depend on memory layout, so
+    they select the same elements of a contiguous gradient)."""
+    if steps[0][0] == "flat":
+        return replay_view(steps[0][1], steps[1:])
+    return replay_view(xp.arange(math.prod(shape)).reshape(shape), steps)
+
+
 class WriteView(Function):
     """An in-place op on a view of a tensor that requires grad (``h[0].mul_(2)``, ``h.t().add_(1)``): the op's result
     written into the base's memory, and this node made the base's (PyTorch's CopySlices). The gradient of the
@@ -269,16 +281,17 @@ class WriteView(Function):
     @staticmethod
     def forward(ctx, base, value, steps):
         ctx.steps = steps
-        replay_view(base, steps)[...] = value
+        if steps[0][0] == "flat":  # (a view made without a node: the places of its elements in the base's memory)
+            base.reshape(-1)[written_places(base.shape, steps)] = value
+        else:
+            replay_view(base, steps)[...] = value
         return base
 
     @staticmethod
     def backward(ctx, gy):
-        # the region by position: the view's steps replayed on the flat positions of the base (reshape's meaning
-        # does not depend on memory layout, so they select the same elements of a contiguous gradient)
         xp = xp_of(gy)
         flat = xp.ascontiguousarray(gy).reshape(-1)
-        where = replay_view(xp.arange(flat.size).reshape(gy.shape), ctx.steps)
+        where = written_places(gy.shape, ctx.steps, xp)
         gvalue = flat[where]
         gbase = flat.copy()
         gbase[where] = 0
@@ -303,8 +316,8 @@ class SetItem(Function):
         need_x, need_value = ctx.needs_input_grad
         gx = gv = None
         if need_x:
-            gx = gy.copy()
-            assign(gx, ctx.index, 0)
+            gx = np.array(gy) if isinstance(gy, np.generic) else gy.copy()  # (a 0-d NumPy gradient may come as a
+            assign(gx, ctx.index, 0)  # scalar, which cannot be written)
         if need_value:
             gv = gy[ctx.index]
         return gx, gv

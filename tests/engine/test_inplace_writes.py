@@ -6,6 +6,11 @@ computation has been modified by an inplace operation"). Each case below says wh
 gradient (worked out by hand, so the table runs without torch); with torch installed, each is also run on torch
 and must end the same way. Every case runs with both graph cores (the compiled walk and the Python one) and on the
 CuPy stand-in.
+
+The rows after ``expanded_view_written`` are writes that record into a view of a tensor that does not require
+grad (a view made without a node): the tensor then gets PyTorch's CopySlices, so a loss of it reaches the written
+value (before, ``x[0][1] = w[0]`` left ``x`` without a node), and a view made under ``no_grad`` refuses such a
+write, as PyTorch's does.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ pytestmark = pytest.mark.usefixtures("graph_core")
 MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
 LEAF_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 RAISES = "raises"
+NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
+                "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+                "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+                "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
            "Please clone() the tensor before performing the operation.")
 
@@ -496,6 +505,116 @@ def expanded_view_written(lib, dev):
     return h
 
 
+# ------------------------------------------ writes into views of a tensor that does not require grad (no node)
+
+def chained_index_of_a_plain_tensor_set(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    x = _t(lib, dev, [[0.0, 0.0], [0.0, 0.0]])
+    x[0][1] = w[0] * 3  # x[0] is a view made without a node: the write gives x its CopySlices, as in PyTorch
+    (x * _t(lib, dev, [[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    return lib.cat([x.detach().reshape(-1), w.grad])
+
+
+def strided_slice_of_a_plain_tensor_copied_into(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    x = _t(lib, dev, [0.0] * 5)
+    x[1:4][::2].copy_(w * 2)
+    (x * _t(lib, dev, [0.0, 1.0, 2.0, 3.0, 4.0])).sum().backward()
+    return lib.cat([x.detach(), w.grad])
+
+
+def transposed_slice_of_a_plain_tensor_added_to(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    x = _t(lib, dev, [[0.0] * 4 for _ in range(3)])
+    v = x.t()[1:3]  # (2, 3), columns 1 and 2 of x
+    v += _t(lib, dev, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]) * w.sum()
+    (x * x).sum().backward()
+    return lib.cat([x.detach().reshape(-1), w.grad])
+
+
+def diagonal_of_a_plain_tensor_copied_into(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    x = _t(lib, dev, [[0.0] * 3, [0.0] * 3])
+    x.diagonal().copy_(w)
+    (x * _t(lib, dev, [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])).sum().backward()
+    return w.grad
+
+
+def reshaped_plain_tensor_row_set(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    x = _t(lib, dev, [0.0] * 6)
+    x.view(2, 3).unsqueeze(0)[0][1] = w.sum()
+    (x * _t(lib, dev, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])).sum().backward()
+    return lib.cat([x.detach(), w.grad])
+
+
+def plain_tensor_views_written_in_a_loop(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    x = _t(lib, dev, [0.0] * 4)
+    for i in range(4):  # the first write gives x a node, the others add to it
+        x[i:i + 1].add_(w[i % 2] * i)
+    (x * _t(lib, dev, [1.0, 10.0, 100.0, 1000.0])).sum().backward()
+    return lib.cat([x.detach(), w.grad])
+
+
+def view_of_a_plain_tensor_written_then_read(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    x = _t(lib, dev, [[1.0, 1.0], [1.0, 1.0]])
+    v = x[1]
+    v.mul_(w)  # the view itself now has the write's node, and x a CopySlices
+    ((v * v).sum() + (x * 2).sum()).backward()
+    return lib.cat([x.detach().reshape(-1), w.grad])
+
+
+def zero_dim_view_of_a_view_set(lib, dev):
+    w = _t(lib, dev, [2.0], True)
+    h = _t(lib, dev, [1.0]) * _t(lib, dev, 1.0, True)
+    v = h.unsqueeze(0)[0][0]  # 0-d: its backward's gradient comes as a NumPy scalar
+    v[...] = w[0] * 3
+    (v * 2).backward()
+    return lib.cat([h.detach(), w.grad])
+
+
+def fill_with_a_tensor_that_requires_grad(lib, dev):
+    w = _t(lib, dev, [2.0], True)
+    x = _t(lib, dev, [0.0] * 4)
+    x[1:3].fill_(w[0] * 2)
+    (x * _t(lib, dev, [1.0, 2.0, 3.0, 4.0])).sum().backward()
+    return lib.cat([x.detach(), w.grad])
+
+
+def view_made_without_grad_written_with_grad(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    x = _t(lib, dev, [[0.0, 0.0], [0.0, 0.0]])
+    with lib.no_grad():
+        v = x[0]
+    v.mul_(w)
+    return x
+
+
+def view_of_a_view_made_without_grad_written_with_grad(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0], True)
+    x = _t(lib, dev, [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    with lib.no_grad():
+        v = x[:, 1:]
+    v.t()[1].copy_(w)
+    return x
+
+
+def untracked_view_made_a_leaf_then_its_view_written(lib, dev):
+    w = _t(lib, dev, [0.0] * 4)[1:3].requires_grad_()  # a leaf of its own, though a view of memory
+    w[0:1].mul_(_t(lib, dev, [2.0], True))
+    return w
+
+
+def copy_by_an_index_array_written(lib, dev):
+    w = _t(lib, dev, [1.0], True)
+    x = _t(lib, dev, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    y = x[:, [0, 2]]  # a copy: x is not written, and has no node
+    y.mul_(w)
+    return lib.stack([lib.tensor(float(x.requires_grad), dtype=lib.float64, device=dev), y.sum().detach()])
+
+
 def _relu_linear_expected():
     x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
     w = np.array([[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]])
@@ -559,6 +678,20 @@ CASES = {
     "select_view_scaled": [2.0, 2.0, 6.0, 4.0, 2.0, 1.0, 2.0, 1.0],
     "expand_of_size_one_dimensions_written": [6.0, 7.0, 8.0, 12.0, 14.0, 16.0],
     "expanded_view_written": OVERLAP,
+    "chained_index_of_a_plain_tensor_set": [0.0, 3.0, 0.0, 0.0, 6.0, 0.0],
+    "strided_slice_of_a_plain_tensor_copied_into": [0.0, 2.0, 0.0, 4.0, 0.0, 2.0, 6.0],
+    "transposed_slice_of_a_plain_tensor_added_to": [0.0, 3.0, 12.0, 0.0, 0.0, 6.0, 15.0, 0.0, 0.0, 9.0, 18.0, 0.0,
+                                                    546.0, 546.0],
+    "diagonal_of_a_plain_tensor_copied_into": [0.0, 4.0],
+    "reshaped_plain_tensor_row_set": [0.0, 0.0, 0.0, 3.0, 3.0, 3.0, 12.0, 12.0],
+    "plain_tensor_views_written_in_a_loop": [0.0, 2.0, 2.0, 6.0, 200.0, 3010.0],
+    "view_of_a_plain_tensor_written_then_read": [1.0, 1.0, 1.0, 2.0, 4.0, 6.0],
+    "zero_dim_view_of_a_view_set": [6.0, 6.0],
+    "fill_with_a_tensor_that_requires_grad": [0.0, 4.0, 4.0, 0.0, 10.0],
+    "view_made_without_grad_written_with_grad": NO_GRAD_VIEW,
+    "view_of_a_view_made_without_grad_written_with_grad": NO_GRAD_VIEW,
+    "untracked_view_made_a_leaf_then_its_view_written": LEAF_VIEW,
+    "copy_by_an_index_array_written": [0.0, 14.0],
 }
 
 
@@ -578,7 +711,7 @@ def test_as_pytorch_refuses_or_runs(name):
         assert outcome == RAISES, f"ran, giving {outcome}"
         assert message.startswith(MODIFIED + ": [torch.DoubleTensor ["), message
         assert "Hint:" in message and "clone()" in message
-    elif expected in (LEAF_VIEW, OVERLAP):
+    elif expected in (LEAF_VIEW, OVERLAP, NO_GRAD_VIEW):
         assert (outcome, message) == (RAISES, expected)
     else:
         assert outcome != RAISES, message
@@ -593,7 +726,7 @@ def test_the_table_is_what_pytorch_does(name):
     outcome, message = _outcome(torch, name)
     if CASES[name] == RAISES:
         assert outcome == RAISES and message.startswith(MODIFIED), (outcome, message)
-    elif CASES[name] in (LEAF_VIEW, OVERLAP):
+    elif CASES[name] in (LEAF_VIEW, OVERLAP, NO_GRAD_VIEW):
         assert outcome == RAISES and message.startswith(CASES[name]), (outcome, message)
     else:
         assert outcome != RAISES, message
@@ -608,7 +741,11 @@ def test_the_table_is_what_pytorch_does(name):
                                   "view_written_from_another_tensor", "detach_alias_sees_a_recorded_write",
                                   "view_made_before_the_base_relu_", "view_of_a_view_made_before_the_base_written",
                                   "shared_tensor_times_a_tensor_that_needs_grad", "diagonal_view_scaled",
-                                  "expand_of_size_one_dimensions_written"])
+                                  "expand_of_size_one_dimensions_written", "chained_index_of_a_plain_tensor_set",
+                                  "strided_slice_of_a_plain_tensor_copied_into",
+                                  "transposed_slice_of_a_plain_tensor_added_to", "reshaped_plain_tensor_row_set",
+                                  "plain_tensor_views_written_in_a_loop", "fill_with_a_tensor_that_requires_grad",
+                                  "view_made_without_grad_written_with_grad"])
 def test_on_the_cupy_stand_in(name, simulated_gpu):
     """CuPy's views name the array that owns their memory as their ``base`` (the stand-in holds to it), which is
     what a write through a view is noted against."""
@@ -616,6 +753,8 @@ def test_on_the_cupy_stand_in(name, simulated_gpu):
     if CASES[name] == RAISES:
         assert outcome == RAISES, f"ran, giving {outcome}"
         assert message.startswith(MODIFIED + ": [torch.cuda.DoubleTensor ["), message
+    elif CASES[name] == NO_GRAD_VIEW:
+        assert (outcome, message) == (RAISES, NO_GRAD_VIEW)
     else:
         assert outcome != RAISES, message
         np.testing.assert_allclose(outcome, CASES[name], rtol=1e-12, atol=1e-15)
