@@ -309,11 +309,12 @@ class LossPlot(QWidget):
         and unlabelled minor ticks; the first curve brings the range back to its data."""
         self.plot.setRange(xRange=(0, 500), yRange=(-2, 8) if self.log_y.isChecked() else (0, 1), padding=0.03)
 
-    def add_series(self, key, label: str, color: str | None = None, name: str | None = None) -> Series:
+    def add_series(self, key, label: str, color: str | None = None, name: str | None = None,
+                   avoid=frozenset()) -> Series:
         if not self.series:
             self.plot.enableAutoRange()
-        if color is None:  # the palette's next colour that no curve on show has (restored runs bring their own)
-            taken = {s.color for s in self.series.values()}
+        if color is None:  # the palette's next colour that no curve on show has and none of ``avoid`` (the colours
+            taken = {s.color for s in self.series.values()} | set(avoid)  # of restored runs still to come)
             for _ in range(len(PALETTE)):
                 color = PALETTE[self._color_index % len(PALETTE)]
                 self._color_index += 1

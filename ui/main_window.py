@@ -268,7 +268,8 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ what the run says
     def _on_session_started(self, key, config: RunConfig, paused: bool) -> None:
-        series = self.plot.add_series(key, self.session.label(key), name=self.session.names[key])
+        series = self.plot.add_series(key, self.session.label(key), name=self.session.names[key],
+                                      avoid=self.session.colors_coming())
         self.runs_list.add(key, self.session.names[key], config.settings_text(), config.device, series.color,
                            status="paused" if paused else "running")
         self._running_ms = 0.0
@@ -301,7 +302,8 @@ class MainWindow(QMainWindow):
     def _on_script_started(self, key, path) -> None:
         self._script_path = path
         self.controls.show_script(str(path))
-        series = self.plot.add_series(key, self.session.label(key), name=self.session.names[key])
+        series = self.plot.add_series(key, self.session.label(key), name=self.session.names[key],
+                                      avoid=self.session.colors_coming())
         self.runs_list.add(key, self.session.names[key], str(path), "(the script's)", series.color)
         self._running_ms = 0.0
         self.controls.set_run_state("running")
@@ -535,7 +537,7 @@ class MainWindow(QMainWindow):
     def _on_log_loaded(self, key, loaded, entry) -> None:
         session = self.session
         series = self.plot.add_series(key, session.label(key), color=entry["color"] if entry else None,
-                                      name=session.names[key])
+                                      name=session.names[key], avoid=session.colors_coming())
         log = loaded.log
         self.plot.append(key, log.step, log.elapsed_s, log.loss)
         status = (loaded.status or "loaded") if entry else "loaded"

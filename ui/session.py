@@ -45,7 +45,8 @@ class RunSession(QObject):
         self.folder = folder  # where finished runs are kept for the next launch
         self.run: RunThread | None = None
         self.run_key = None
-        self.run_count = 0
+        self.run_count = 0  # runs started (their keys and names, "#3"), past the numbers the last session's had
+        self.file_count = 0  # logs read (their keys, "file-2")
         self.results: dict = {}  # key -> RunResult or export.LoadedLog
         self.names: dict = {}  # key -> the name the runs list and legend show ("#3", or what the user chose)
         self.descriptions: dict = {}  # key -> (joiner, what the run is): its label is name + joiner + that
@@ -221,8 +222,8 @@ class RunSession(QObject):
     def _on_log_loaded(self, loaded) -> None:
         self.load_thread.reported = True
         entry = self.load_thread.session_entry
-        self.run_count += 1
-        key = f"file-{self.run_count}"
+        self.file_count += 1
+        key = f"file-{self.file_count}"
         self.results[key] = loaded
         self.names[key] = entry["name"] if entry else Path(loaded.path).name
         problem = loaded.meta.get("settings_problem")
@@ -317,8 +318,22 @@ class RunSession(QObject):
         self.restoring = [e for e in entries if isinstance(e, dict) and isinstance(e.get("path"), str)
                           and isinstance(e.get("name"), str) and valid_color(str(e.get("color")))]
         count = len(self.restoring)
+        # a run started now, before they are all back, or later, is numbered past them (two runs called "#5",
+        # in one colour, otherwise)
+        numbers = [int(e["name"][1:]) for e in self.restoring
+                   if e["name"][:1] == "#" and e["name"][1:].isdigit() and len(e["name"]) < 12]
+        self.run_count = max([self.run_count, *numbers])
         self._restore_next()
         return count
+
+    def colors_coming(self) -> set:
+        """The colours of the last session's runs still being read back: a new curve takes none of them."""
+        coming = {e["color"] for e in self.restoring}
+        reader = self.load_thread
+        entry = getattr(reader, "session_entry", None) if reader is not None and reader.is_running() else None
+        if entry:
+            coming.add(entry["color"])
+        return coming
 
     def _restore_next(self) -> None:
         if not self.restoring:

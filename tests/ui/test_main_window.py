@@ -992,6 +992,39 @@ def test_a_sessions_runs_come_back_after_a_restart(qtbot, tmp_path):
     third.close()
 
 
+def test_a_run_started_while_the_last_sessions_runs_come_back_takes_a_new_number_and_colour(qtbot, tmp_path):
+    """Launched with --start (or Start clicked at once), a run began before the last session's runs were all read
+    back: it was numbered from the runs read so far ("#5" beside a restored "#5", in the same colour), and a
+    session whose runs #1 and #3 had been deleted numbered its next runs into the kept ones' numbers."""
+    from ui.main_window import MainWindow
+
+    settings_path = str(tmp_path / "settings.ini")
+    first = MainWindow(QSettings(settings_path, QSettings.IniFormat), preset=SMALL)
+    qtbot.addWidget(first)
+    first.show()
+    for _ in range(5):
+        start_and_wait(qtbot, first)
+    assert first.delete_runs([1, 3, 4]) == [1, 3, 4]
+    kept_colours = {first.plot.color(2), first.plot.color(5)}
+    first.close()
+
+    second = MainWindow(QSettings(settings_path, QSettings.IniFormat), preset=SMALL)
+    qtbot.addWidget(second)
+    second.show()
+    assert second.restore_session() == 2
+    assert second.session.restoring  # not yet read back: the run starts before them
+    start_and_wait(qtbot, second)
+    new = second.session.run_key
+    qtbot.waitUntil(lambda: len(second.runs_list.keys()) == 3 and not second.session.restoring, timeout=20_000)
+    names = {second.runs_list.name(k): k for k in second.runs_list.keys()}
+    assert sorted(names) == ["#2", "#5", "#6"] and names["#6"] == new
+    colours = [second.plot.color(k) for k in second.runs_list.keys()]
+    assert len(set(colours)) == 3 and {second.plot.color(names["#2"]), second.plot.color(names["#5"])} == kept_colours
+    start_and_wait(qtbot, second)
+    assert second.runs_list.name(second.session.run_key) == "#7"
+    second.close()
+
+
 def test_a_learning_rate_likely_to_diverge_is_warned_of_before_the_run(qtbot, window):
     from app.stability import estimate
 
