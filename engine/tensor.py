@@ -1447,6 +1447,9 @@ class Tensor(TensorMath):
             return _fn.Maximum.apply(self, dim, mode=mode)
         if dim is None:
             return _fn.MaxMin.apply(self, mode=mode)
+        if self._data.ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's: one element along it)
+            _fn.reduction._axes(dim, 0)
+            return self.reshape(1)._maxmin(0, False, mode)
         values = _fn.MaxMinDim.apply(self, dim, keepdim=keepdim, mode=mode)
         xp = xp_of(self._data)
         idx = (xp.argmax if mode == "max" else xp.argmin)(self._data, axis=dim)
@@ -1555,7 +1558,7 @@ class Tensor(TensorMath):
         if dim is None:
             return _wrap(xp.asarray(self._data.argmax()))
         out = self._data.argmax(axis=dim)
-        return _wrap(xp.expand_dims(out, dim) if keepdim else out)
+        return _wrap(xp.expand_dims(out, dim) if keepdim and self._data.ndim else out)
 
     def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
@@ -1564,7 +1567,7 @@ class Tensor(TensorMath):
         if dim is None:
             return _wrap(xp.asarray(self._data.argmin()))
         out = self._data.argmin(axis=dim)
-        return _wrap(xp.expand_dims(out, dim) if keepdim else out)
+        return _wrap(xp.expand_dims(out, dim) if keepdim and self._data.ndim else out)
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """The vector ``p``-norm over ``dim`` (all elements by default): 2 (``'fro'``, the default), 1, ``inf``,
@@ -1716,6 +1719,9 @@ class Tensor(TensorMath):
         return self if nd < 2 else _viewed(self, _wrap(self._data.T))
 
     def transpose(self, dim0, dim1):
+        if self._data.ndim == 0:  # (dims 0 and -1 of a 0-d tensor, as PyTorch's)
+            _fn.reduction._axes((dim0,), 0), _fn.reduction._axes((dim1,), 0)
+            return _viewed(self, _named(_fn.Reshape.apply(self, ()), "TransposeBackward0"))
         return _viewed(self, _fn.Transpose.apply(self, dim0, dim1))
 
     def permute(self, *dims):

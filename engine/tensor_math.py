@@ -246,7 +246,7 @@ class TensorMath:
 
     def count_nonzero(self, dim=None):
         d = None if dim is None else _dims(dim, self._data.ndim, "count_nonzero")
-        return _t._wrap((self._data != 0).sum(axis=d).astype(np.int64))
+        return _t._wrap((self._data != 0).sum(axis=d if self._data.ndim else None).astype(np.int64))
 
     # ------------------------------------------------------------------ reductions
     def prod(self, dim=None, keepdim=False, dtype=None):
@@ -271,6 +271,8 @@ class TensorMath:
         underflows; its gradient is the softmax."""
         t = self._floating()
         dims = _dims(dim, t._data.ndim, "logsumexp")
+        if t._data.ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's: one element along it)
+            return t.reshape(1).logsumexp(0) if dims else t.clone()
         xp = xp_of(t._data)
         if t._data.size == 0:
             m = xp.zeros([1 if i in dims else s for i, s in enumerate(t._data.shape)], dtype=t._data.dtype)
@@ -297,6 +299,8 @@ class TensorMath:
             flat = self.reshape(-1)
             return flat.median(0).values
         d = _dims(dim, self._data.ndim, "median")[0]
+        if self._data.ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's: one element along it)
+            return return_types_median(*self.reshape(1).median(0))
         x = self._data
         xp = xp_of(x)
         n = x.shape[d]
@@ -316,7 +320,8 @@ class TensorMath:
     # ------------------------------------------------------------------ order and shape
     def flip(self, *dims):
         dims = dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
-        return _t._fn.Flip.apply(self, _dims(dims, self._data.ndim, "flip"))
+        dims = _dims(dims, self._data.ndim, "flip")
+        return _t._fn.Flip.apply(self, dims if self._data.ndim else ())
 
     def fliplr(self):
         if self._data.ndim < 2:
@@ -345,6 +350,8 @@ class TensorMath:
         ndim = self._data.ndim
         src = _dims(source, ndim, "movedim")
         dst = _dims(destination, ndim, "movedim")
+        if ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's)
+            return self.view(())
         if len(src) != len(dst):
             raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
                                f"contain the same number of dims as destination ({list(dst)} dims)")
@@ -466,6 +473,11 @@ class TensorMath:
     def index_select(self, dim, index):
         d = _dims(dim, self._data.ndim, "index_select")[0]
         idx = _index_vector(index, "index_select")
+        if self._data.ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's: one element along it)
+            n = int(np.prod(getattr(idx, "shape", (len(idx),))))
+            if n != 1:
+                raise IndexError(f"index_select(): Index to scalar can have only 1 value, got {n} value(s)")
+            return self.reshape(1)[idx.reshape(-1) if hasattr(idx, "reshape") else idx].reshape(())
         return self[(slice(None),) * d + (idx,)]
 
     def masked_select(self, mask):
@@ -692,7 +704,7 @@ class TensorMath:
         order = self._sort_order(d, False)
         pick = xp_of(order).take(order, [k - 1], axis=d)
         values, indices = self.gather(d, _t._wrap(pick)), _t._wrap(pick.astype(np.int64))
-        if not keepdim:
+        if not keepdim or not self._data.ndim:
             values, indices = values.squeeze(d), indices.squeeze(d)
         return return_types_kthvalue(values, indices)
 
@@ -1129,6 +1141,8 @@ class TensorMath:
     def renorm(self, p, dim, maxnorm):
         """Each slice along ``dim`` whose ``p``-norm is over ``maxnorm`` scaled down to it (PyTorch's factor,
         ``maxnorm / (norm + 1e-7)``)."""
+        if self._data.ndim < 2:
+            raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self._data.ndim} dimensions")
         d = _dims(dim, self._data.ndim, "renorm")[0]
         others = tuple(i for i in range(self._data.ndim) if i != d)
         norms = self.norm(p, dim=others, keepdim=True) if others else self.abs() if p != 0 else (self != 0) * 1.0

@@ -13,11 +13,14 @@ def _axes(dim, ndim):
         return None
     if isinstance(dim, int):
         dim = (dim,)
-    out = []
+    out, seen = [], set()
     for d in dim:
         if not -max(ndim, 1) <= d < max(ndim, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
                              f"{max(ndim, 1) - 1}], but got {d})")
+        if d % max(ndim, 1) in seen:
+            raise RuntimeError(f"dim {d % max(ndim, 1)} appears multiple times in the list of dims")
+        seen.add(d % max(ndim, 1))
         if ndim:  # (a 0-d tensor takes dim 0 or -1, as PyTorch's: reduced over no axis, it stays itself)
             out.append(d % ndim)
     return tuple(out)

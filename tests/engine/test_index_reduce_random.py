@@ -9,10 +9,13 @@ A first run found (fixed, and kept as rows below, which run without torch):
   square value transposed (``x[0, :, idx] = m``);
 - ``t.all(dim)``, ``t.any(dim, keepdim=True)`` (and ``engine.all(t, dim)``) raised TypeError.
 
-Left different (listed in ``KNOWN``): some reductions and the transposes of a 0-d tensor along dim 0 or -1
-(PyTorch allows it; sum, mean, std, var and nansum now do too), an index with two Ellipses (PyTorch allows it)
-or with an empty Ellipsis between two index arrays, a split or roll of an empty dimension, ``amax`` over an empty
-one."""
+- a 0-d tensor along dim 0 or -1 (PyTorch takes it as one element along a dimension): ``max``/``min``/``median``
+  with a dim raised, ``logsumexp``, ``flip``, ``transpose``, ``movedim``, ``count_nonzero`` and ``index_select``
+  raised NumPy's AxisError, ``argmax``/``argmin``/``kthvalue`` with ``keepdim=True`` gave shape (1,), not ();
+  ``sum((0, -1))`` summed once where PyTorch refuses a repeated dim.
+
+Left different (listed in ``KNOWN``): an index with two Ellipses (PyTorch allows it) or with an empty Ellipsis
+between two index arrays, a split or roll of an empty dimension, ``amax`` over an empty one."""
 
 from __future__ import annotations
 
@@ -157,10 +160,6 @@ def _same(a, b) -> bool:
 
 
 KNOWN = [  # (shape, label) -> why the engine differs
-    (lambda shape, label: shape == () and "dim=None" not in label and not label.startswith("x[")
-     and not label.startswith(("sum(", "mean(", "std(", "var(", "nansum(")),
-     "a 0-d tensor along dim 0 or -1 (PyTorch treats it as one element along a dimension): sum, mean, std, var and "
-     "nansum take it; prod, logsumexp, max/min along a dim, transposes, flip do not yet"),
     (lambda shape, label: label.startswith("x[") and label.count("Ellipsis") > 1,
      "two Ellipses in one index: PyTorch allows it, NumPy does not"),
     (lambda shape, label: label.startswith("x[") and "Ellipsis" in label and label.count("'mask'")
@@ -216,7 +215,8 @@ def test_all_and_any_along_dimensions():
 
 
 def test_a_0d_tensor_reduced_along_dim_0_or_minus_1():
-    """PyTorch lets a 0-d tensor be reduced along dim 0 or -1 (it is one element): sum, mean, std, var, nansum."""
+    """PyTorch lets a 0-d tensor be reduced, sorted, flipped or transposed along dim 0 or -1 (it is one element);
+    the result stays 0-d, keepdim or not, and the gradient goes through."""
     x = engine.tensor(2.5, requires_grad=True)
     y = x.sum(0) + x.mean(-1, keepdim=True) + x.std(0, correction=0) + x.nansum(0)
     y.backward()
@@ -224,6 +224,26 @@ def test_a_0d_tensor_reduced_along_dim_0_or_minus_1():
     assert np.isnan(engine.tensor(1.0).var(0).item())  # one element, n - 1 = 0
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
         x.sum(1)
+    x.grad = None
+    parts = [x.max(0).values, x.min(-1, keepdim=True).values, x.median(0).values, x.kthvalue(1, 0).values,
+             x.logsumexp(0), x.flip(0), x.transpose(0, -1), x.movedim(0, -1), x.index_select(0, engine.tensor([0]))]
+    assert [tuple(p.shape) for p in parts] == [()] * 9
+    sum(parts).backward()
+    assert x.grad.item() == 9.0 and sum(parts).item() == 22.5
+    indices = [x.max(0).indices, x.argmax(0, keepdim=True), x.argmin(-1), x.kthvalue(1, 0, keepdim=True).indices,
+               x.count_nonzero(0)]
+    assert [(tuple(i.shape), i.dtype, i.item()) for i in indices] == [((), engine.int64, 0)] * 4 + [
+        ((), engine.int64, 1)]
+    with pytest.raises(IndexError, match=r"but got 1\)"):
+        x.max(1)
+    with pytest.raises(IndexError, match=r"but got 1\)"):
+        x.transpose(0, 1)
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        x.sum((0, -1))
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times in the list of dims"):
+        engine.ones(2, 3).mean((1, -1))
+    with pytest.raises(IndexError, match=r"Index to scalar can have only 1 value, got 2 value\(s\)"):
+        x.index_select(0, engine.tensor([0, 0]))
 
 
 def _written(lib):

@@ -1015,6 +1015,10 @@ def test_new_calls_values(name):
      "the derivative for 'heaviside' is not implemented."),
     (lambda: engine.inner(engine.ones(2, 3), engine.ones(2)), RuntimeError,
      "inner() the last dimension must match on both input tensors but got shapes [2, 3] and [2]"),
+    (lambda: engine.ones(3).renorm(2, 0, 1.0), RuntimeError, "renorm: input needs at least 2 dimensions, got 1 "
+     "dimensions"),
+    (lambda: engine.zeros(3).fill_(engine.ones(2)), RuntimeError,
+     "fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."),
 ])
 def test_new_calls_refuse_as_pytorch_does(call, error, message):
     with pytest.raises(error) as info:
