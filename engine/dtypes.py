@@ -228,6 +228,21 @@ def _weak_fits(scalar_type, kind: str, true_divide: bool) -> bool:
     return scalar_type is bool
 
 
+_NARROW_INTS = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max)) for t in (np.int8, np.int16, np.int32,
+                                                                                    np.uint8)}
+
+
+def wrapped_int(value: int, dtype) -> int:
+    """A Python int as an integer tensor of ``dtype`` takes it, as PyTorch casts a Scalar: wrapped into the dtype's
+    range (``uint8 + -1`` adds 255; ``int8 == 300`` compares with 44). NumPy 2 refuses one out of range
+    (OverflowError). An int past int64's range is left to be refused."""
+    bounds = _NARROW_INTS.get(dtype)
+    if bounds is None or bounds[0] <= value <= bounds[1] or not -(1 << 63) <= value < 1 << 63:
+        return value
+    lo, hi = bounds
+    return (value - lo) % (hi - lo + 1) + lo
+
+
 def promote(a, b, true_divide: bool = False):
     """``(a, b)`` ready for a NumPy/CuPy binary op that gives PyTorch's result dtype: cast where NumPy's rules
     differ, as they are otherwise (the common case, one dtype or a Python scalar of the array's category, costs
@@ -239,9 +254,9 @@ def promote(a, b, true_divide: bool = False):
             return a, b
     elif db is None:
         if _weak_fits(b.__class__, da.kind, true_divide):
-            return a, b
+            return (a, wrapped_int(b, da)) if b.__class__ is int and da in _NARROW_INTS else (a, b)
     elif da is None and _weak_fits(a.__class__, db.kind, true_divide):
-        return a, b
+        return (wrapped_int(a, db), b) if a.__class__ is int and db in _NARROW_INTS else (a, b)
     if (da is None and not isinstance(a, _PY_SCALARS)) or (db is None and not isinstance(b, _PY_SCALARS)):
         return a, b  # a list or another object: NumPy's rules, or its error
     want = result_type(a, b)

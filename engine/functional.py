@@ -87,6 +87,13 @@ def sub(input, other, *, alpha=1, out=None):  # noqa: A002
     return _into(input - (other * alpha if alpha != 1 else other), out, "sub")
 
 
+def rsub(input, other, *, alpha=1):  # noqa: A002
+    """``other - alpha * input`` (``input`` a Tensor), as PyTorch's."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return other - (input * alpha if alpha != 1 else input)
+
+
 def mul(input, other, *, out=None):  # noqa: A002
     return _into(input * other, out, "mul")
 
@@ -95,8 +102,22 @@ def div(input, other, *, rounding_mode=None, out=None):  # noqa: A002
     """``input / other`` (true division, as PyTorch's: integers give a float); ``rounding_mode='trunc'`` or
     ``'floor'`` rounds the quotient, and keeps integer inputs integer (``Tensor.div``)."""
     if not isinstance(input, Tensor):  # (a number: a 0-d tensor, which promotes as the number would)
-        input = creation.as_tensor(input, device=other.device if isinstance(other, Tensor) else None)
+        input = (_number_as_tensor(input, other, rounding_mode is None) if isinstance(other, Tensor)  # noqa: A001
+                 else creation.as_tensor(input))
     return _into(input.div(other, rounding_mode=rounding_mode), out, "div")
+
+
+def _number_as_tensor(number, other, in_float: bool = False):
+    """A Python number before a Tensor in a function form (``remainder(2, t)``) as the 0-d tensor that gives the
+    op PyTorch's result dtype: in the dtype of the two (a 0-d int64 would make ``2 // uint8_0d`` int64, not uint8),
+    an int wrapped into it as PyTorch casts a Scalar; ``in_float``: an op computed in a float dtype (true division,
+    ``xlogy``, ``float_power``), the default one for two integers (``-1 / uint8`` is -1 over it, not 255)."""
+    want = _dtypes.result_type(number, other._data)
+    if in_float and want.kind not in "fc":
+        want = np.dtype(_dtypes.get_default_dtype().np)
+    if number.__class__ is int:
+        number = _dtypes.wrapped_int(number, want)
+    return creation.full((), number, dtype=_dtypes.from_numpy_dtype(want), device=other.device)
 
 
 subtract = sub
@@ -519,13 +540,22 @@ def _method_form(name):
 
     def form(input, *args, out=None, **kwargs):  # noqa: A002
         if not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+            if name in _NUMBER_FIRST and isinstance(input, (bool, int, float, np.number)) and args and isinstance(
+                    args[0], Tensor):  # PyTorch's overload of a Python number and a Tensor (remainder(2, t))
+                input = _number_as_tensor(input, args[0], name in ("xlogy", "float_power"))  # noqa: A001
+            else:
+                raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                                f"{type(input).__name__}")
         return _into(getattr(input, name)(*args, **kwargs), out, name)
 
     form.__name__ = form.__qualname__ = name
     form.__doc__ = f"``input.{name}(...)``: see :meth:`engine.Tensor.{name}`."
     return form
 
+
+# the ones PyTorch also takes with a Python number first (its Scalar-self overloads)
+_NUMBER_FIRST = frozenset({"xlogy", "remainder", "floor_divide", "float_power", "bitwise_and", "bitwise_or",
+                           "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"})
 
 _METHOD_FORMS = (
     "log1p", "expm1", "log2", "log10", "exp2", "rsqrt", "reciprocal", "tan", "sinh", "cosh", "asin", "acos", "atan",
@@ -590,7 +620,7 @@ def meshgrid(*tensors, indexing=None):
         import warnings
 
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=3)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
@@ -871,7 +901,7 @@ def chain_matmul(*matrices):
     import warnings
 
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
-                  "torch.linalg.multi_dot instead.", UserWarning, stacklevel=2)
+                  "torch.linalg.multi_dot instead.", UserWarning, stacklevel=3)
     out = matrices[0]
     for m in matrices[1:]:
         out = out.mm(m)
@@ -899,4 +929,52 @@ def cholesky(input, upper=False):  # noqa: A002
 
 __all__ += ["block_diag", "cartesian_prod", "combinations", "vander", "scalar_tensor", "trapezoid", "trapz",
             "cumulative_trapezoid", "unravel_index", "logcumsumexp", "chain_matmul", "vdot", "unflatten",
-            "narrow_copy", "cholesky"]
+            "narrow_copy", "cholesky", "rsub"]
+
+
+def _refusing_non_tensors(fn):
+    """``fn``, whose first argument must be a Tensor (or, for ``*tensors``, each argument), saying so as PyTorch's
+    TypeError where it is not: ``torch.exp(2.5)`` raised "'float' object has no attribute 'exp'". Checked only
+    once the call has failed with an AttributeError (no cost to a call that runs)."""
+    import functools
+    import inspect
+
+    params = list(inspect.signature(fn).parameters.values())
+    elements = params[0].kind is inspect.Parameter.VAR_POSITIONAL
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError:
+            if not args:
+                raise
+            first = args[0]
+            items = args if elements else first if isinstance(first, (list, tuple)) else None
+            if items is not None:
+                for i, item in enumerate(items):
+                    if not isinstance(item, Tensor):
+                        raise TypeError(f"{fn.__name__}(): expected Tensor as element {i} in argument 0, but got "
+                                        f"{type(item).__name__}") from None
+            elif not isinstance(first, Tensor):
+                raise TypeError(f"{fn.__name__}(): argument '{params[0].name}' (position 1) must be Tensor, not "
+                                f"{type(first).__name__}") from None
+            raise
+
+    return checked
+
+
+_wrapped: dict = {}  # (an alias, true_divide = div, stays the same function)
+for _name in __all__:
+    _fn_ = globals()[_name]
+    if getattr(_fn_, "__module__", None) == __name__ and _name not in _METHOD_FORMS and callable(_fn_) and not (
+            isinstance(_fn_, type)):
+        import inspect as _inspect
+
+        _first = next(iter(_inspect.signature(_fn_).parameters), None)
+        if _first not in ("input", "tensor", "tensors", "matrices", "sorted_sequence", "a", "x", "x1", "y"):
+            continue  # (a number, a string or shapes first: normal, einsum, scalar_tensor, tril_indices, isin, ...)
+        if _fn_ not in _wrapped:
+            _wrapped[_fn_] = _refusing_non_tensors(_fn_)
+        globals()[_name] = _wrapped[_fn_]
+del _name, _fn_, _wrapped, _first, _inspect

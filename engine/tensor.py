@@ -94,10 +94,23 @@ _ndarray = np.ndarray
 _add_reduce = np.add.reduce  # ndarray.sum() without the Python function NumPy's method goes through
 
 
-def _inplace_op(fn_name: str, iop):
+def _ipow(a, b):
+    """``a **= b`` on arrays, an integer's negative powers as PyTorch's (:func:`functions.arithmetic.power`;
+    NumPy refuses them, having written part of ``a``)."""
+    if a.dtype.kind in "iu":
+        if b.__class__ is _int and b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if getattr(b, "dtype", None) is not None and b.dtype.kind == "i":
+            a[...] = _fn.arithmetic.power(*_promote(a, b)).astype(a.dtype)
+            return a
+    a **= b
+    return a
+
+
+def _inplace_op(fn_name: str, iop, out_of_place=None):
     """``self op= other``: recorded as ``functions.<fn_name>`` when the graph needs it (the tensor then
     points at the new node), else done in place on the array with its in-place operator (for an array,
-    its ufunc with ``out=`` itself)."""
+    its ufunc with ``out=`` itself); ``out_of_place``: the op for a result cast back, where not ``operator``'s."""
 
     def recorded(self, other):
         if self._data.dtype.kind not in "fc":  # (an integer or bool tensor, and a float that requires grad)
@@ -126,12 +139,16 @@ def _inplace_op(fn_name: str, iop):
             return recorded(self, other)
         try:
             iop(self._data, other)
+        except OverflowError:  # a Python int out of a narrow integer dtype's range: wrapped, as PyTorch casts it
+            if other.__class__ is not _int:
+                raise
+            iop(self._data, _dtypes.wrapped_int(other, self._data.dtype))
         except TypeError:  # NumPy's refusal to cast the result into this tensor's dtype: PyTorch's words for it,
             refusal = _cast_refusal(self._data, other, true_divide)  # or, within a category (an int32 result into
             if refusal is not None:  # a uint8 tensor), the cast PyTorch makes
                 raise refusal from None
             data = self._data
-            data[...] = op(*_dtypes.promote(data, other, true_divide)).astype(data.dtype)
+            data[...] = (out_of_place or op)(*_dtypes.promote(data, other, true_divide)).astype(data.dtype)
         except ValueError:
             _check_broadcast(self._data, other)
             _check_overlap(self._data)
@@ -146,8 +163,8 @@ def _inplace_op(fn_name: str, iop):
         return self
 
     true_divide = fn_name == "Div"
-    op = getattr(_operator, iop.__name__[1:])  # (iadd -> add: the op out of place, for a cast NumPy will not make)
-    method.__name__ = f"__{iop.__name__.strip('_')}__"
+    op = getattr(_operator, iop.__name__.strip("_")[1:])  # (iadd -> add: the op out of place, for a cast NumPy will
+    method.__name__ = f"__{iop.__name__.strip('_')}__"  # not make)
     return method
 
 
@@ -159,6 +176,24 @@ def _cast_refusal(data, other, true_divide=False) -> Exception | None:
     if true_divide and want.kind not in "fc":
         want = np.dtype(_dtypes.get_default_dtype().np)
     return None if _dtypes.can_cast(want, data.dtype) else _dtypes.cast_refusal(want, data.dtype)
+
+
+_BOOLS = (bool, np.dtype(np.bool_))
+_INT64 = np.dtype(np.int64)
+
+
+def _check_integer_divisor(a, b) -> None:
+    """PyTorch's refusal of an integer division (``//``, ``%``, ``fmod``, ``div`` with rounding) by zero on the CPU
+    (NumPy gives 0 and a warning; a CUDA kernel cannot raise, and PyTorch's does not check there either)."""
+    kind = "f" if a.__class__ is float else getattr(a, "dtype", _INT64).kind  # (a Python int, bool: an integer)
+    if b.__class__ is _int or b.__class__ is _bool:
+        zero = b == 0 and kind in "iu"
+    elif b.__class__ is _ndarray:
+        zero = b.dtype.kind in "iu" and kind in "iub" and not b.all()
+    else:
+        return
+    if zero:
+        raise RuntimeError("ZeroDivisionError")
 
 
 def _plain_binary(op, reflected=False, bitwise=False, shift=False):
@@ -174,6 +209,8 @@ def _plain_binary(op, reflected=False, bitwise=False, shift=False):
         elif not isinstance(other, (_int, float, _bool)) and not hasattr(other, "dtype"):
             return NotImplemented
         a, b = (other, self._data) if reflected else (self._data, other)
+        if divides:
+            _check_integer_divisor(a, b)
         if bitwise:
             want = _dtypes.result_type(a, b)
             if want.kind not in ("iu" if shift else "biu"):
@@ -181,8 +218,12 @@ def _plain_binary(op, reflected=False, bitwise=False, shift=False):
                         "rshift": "rshift"}[op.__name__]
                 raise RuntimeError(f'"{name}_cpu" not implemented for \'{_dtypes.scalar_name(want)}\'')
         a, b = _dtypes.promote(a, b)
+        if divides and getattr(a, "dtype", a.__class__) in _BOOLS and getattr(b, "dtype", b.__class__) in _BOOLS:
+            raise NotImplementedError(f'"{"div_floor" if op is _operator.floordiv else "remainder"}_cpu" not '
+                                      "implemented for 'Bool'")
         return _wrap(op(a, b))
 
+    divides = op is _operator.floordiv or op is _operator.mod
     method.__name__ = f"__{'r' if reflected else ''}{op.__name__.strip('_')}__"
     return method
 
@@ -427,6 +468,9 @@ def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None
             _check_same_device(self, other)  # NumPy and CuPy arrays do not mix: say which devices
             _check_broadcast(other if reflected else self, self if reflected else other)
             raise
+        except OverflowError:  # a Python int out of a narrow integer dtype's range: wrapped, as PyTorch casts it
+            o = _dtypes.wrapped_int(o, a.dtype) if o.__class__ is _int else o
+            out = op(o, a) if reflected else op(a, o)
         if out.__class__ is not _ndarray and out.__class__ in _SCALAR_TYPES:
             out = np.asarray(out)
         t = _new(Tensor)
@@ -1099,7 +1143,11 @@ class Tensor(TensorMath):
     def __pow__(self, other):
         if not isinstance(other, Tensor) and not (self._rg and (not _grad_off or _get_ident() not in _grad_off)):
             a = self._data
-            return _wrap(a * a if (other.__class__ in (_int, _float) and other == 2) else a**other)  # as Pow.forward
+            if a.dtype.kind != "f" or other.__class__ not in (_int, _float):  # as Pow.forward
+                a, other = _promote(a, other)
+            elif other == 2:
+                return _wrap(a * a)
+            return _wrap(_fn.arithmetic.power(a, other))
         return _fn.Pow.apply(self, other)
 
     def __rpow__(self, other):
@@ -1195,12 +1243,17 @@ class Tensor(TensorMath):
         if rounding_mode not in ("trunc", "floor"):
             raise ValueError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                              f"'{rounding_mode}'")
-        q = self / other
-        q = q.trunc() if rounding_mode == "trunc" else q.floor()
         want = _dtypes.result_type(self._data, _raw(other))
-        if want.kind not in "fc":  # (integers: the quotient rounded, in their result dtype)
-            q = q.to(_dtypes.from_numpy_dtype(want))
-        return q
+        if want.kind in "iu":  # integers: the quotient rounded exactly, in their result dtype (not through floats,
+            _check_same_device(self, other)  # which lose int64's low digits)
+            o = _raw(other)
+            a, b = _dtypes.promote(self._data, _dtypes.wrapped_int(o, want) if o.__class__ is _int else o)
+            _check_integer_divisor(a, b)
+            if rounding_mode == "floor":
+                return _wrap(a // b)
+            return _wrap((a - xp_of(self._data).fmod(a, b)) // b)  # (a multiple of b: // is exact)
+        q = self / other
+        return q.trunc() if rounding_mode == "trunc" else q.floor()
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is None:
@@ -1855,12 +1908,17 @@ class Tensor(TensorMath):
             _check_same_device(self, value)
             value = value._data
         data = self._data
-        if data.__class__ is _ndarray:
-            if not (_kernels.is_plus_zero(value) and _kernels.zero_where(data, index)):
-                data[index] = value  # (else a boolean mask set to 0, the tutorial's grad_h[h < 0] = 0, was written
-                # without a branch per element)
-        else:
-            _fn.shape.assign(data, index, value)
+        try:
+            if data.__class__ is _ndarray:
+                if not (_kernels.is_plus_zero(value) and _kernels.zero_where(data, index)):
+                    data[index] = value  # (else a boolean mask set to 0, the tutorial's grad_h[h < 0] = 0, was
+                    # written without a branch per element)
+            else:
+                _fn.shape.assign(data, index, value)
+        except OverflowError:  # a Python int out of a narrow integer dtype's range: wrapped, as PyTorch casts it
+            if value.__class__ is not _int:
+                raise
+            _fn.shape.assign(data, index, _dtypes.wrapped_int(value, data.dtype))
         if data.base is not None or _getrefcount(data) > _SOLE_REFS:  # (as in _inplace_op: held by this tensor
             _writes.wrote(data)  # alone, nothing saved it)
 
@@ -1910,7 +1968,7 @@ class Tensor(TensorMath):
     __isub__ = _inplace_op("Sub", _operator.isub)
     __imul__ = _inplace_op("Mul", _operator.imul)
     __itruediv__ = _inplace_op("Div", _operator.itruediv)
-    _ipow = __ipow__ = _inplace_op("Pow", _operator.ipow)  # (x **= 2 writes x, as the other in-place operators)
+    _ipow = __ipow__ = _inplace_op("Pow", _ipow, lambda a, b: _fn.arithmetic.power(a, b))
 
     def add_(self, other, alpha=1):
         return self.__iadd__(other * alpha if alpha != 1 else other)
@@ -1975,7 +2033,10 @@ class Tensor(TensorMath):
                                                 value if tensor_value and value._rg else _raw(value)),
                                 "FillBackward3" if tensor_value else "FillBackward2"))
             return self
-        _backend.fill(_distinct(self._data), _raw(value))
+        value = _raw(value)
+        if value.__class__ is _int:  # (wrapped into a narrow integer dtype, as PyTorch casts it)
+            value = _dtypes.wrapped_int(value, self._data.dtype)
+        _backend.fill(_distinct(self._data), value)
         _writes.wrote(self._data)
         return self
 

@@ -137,7 +137,9 @@ class TensorMath:
     def fmod(self, other):
         if not self.is_floating_point() and not (isinstance(other, _t.Tensor) and other.is_floating_point()) \
                 and not isinstance(other, float):
-            return _t._wrap(xp_of(self._data).fmod(*_dtypes.promote(self._data, _t._raw(other))))
+            a, b = _dtypes.promote(self._data, _t._raw(other))
+            _t._check_integer_divisor(a, b)
+            return _t._wrap(xp_of(self._data).fmod(a, b))
         return _t._fn.Binary.apply(self, other, op="fmod")
 
     def floor_divide(self, other):

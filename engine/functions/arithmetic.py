@@ -84,6 +84,27 @@ class Div(Function):
         return ga, gb
 
 
+def power(a, b):
+    """``a ** b`` of arrays or numbers in their result dtype, as PyTorch's: an integer base to a negative integer
+    power in an array is C's (1 for a base of 1, -1 or 1 for -1, else 0), where NumPy refuses; to a negative Python
+    int, refused as PyTorch refuses it."""
+    db = getattr(b, "dtype", None)
+    if (db == np.bool_ or b.__class__ is bool) and (getattr(a, "dtype", None) == np.bool_ or a.__class__ is bool):
+        if db is not None or a.__class__ is bool:  # (a bool tensor to a Python bool's power stays bool; PyTorch
+            raise NotImplementedError('"pow" not implemented for \'Bool\'')  # has no kernel for the others)
+        return a.copy() if b else xp_of(a).ones_like(a)
+    if db is not None and db.kind == "i" and getattr(a, "dtype", np.dtype(np.int64)).kind in "iu":
+        xp = xp_of(b)
+        negative = b < 0
+        out = a ** xp.where(negative, 0, b)
+        odd = (b % 2).astype(bool)
+        at_negative = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0)).astype(out.dtype)
+        return xp.where(negative, at_negative, out)
+    if b.__class__ is int and b < 0 and getattr(a, "dtype", np.dtype(np.float64)).kind in "iu":
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return a ** b
+
+
 class Pow(Function):
     raw = True
     saved_uses = (None, (0,), (1,))  # the output is read for the exponent's gradient only
@@ -99,7 +120,7 @@ class Pow(Function):
         # a float array to a Python number's power keeps its dtype, as promote would say
         if not (a.__class__ is np.ndarray and b.__class__ in (int, float) and a.dtype.kind == "f"):
             a, b = promote(a, b)
-        out = a * a if (b.__class__ in (int, float) and b == 2) else a**b
+        out = a * a if (b.__class__ in (int, float) and b == 2) else power(a, b)
         ctx.saved = (a, b, out)
         return out
 

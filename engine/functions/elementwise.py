@@ -7,7 +7,7 @@ import numpy as np
 from .. import kernels as _kernels
 from ..autograd.function import Function
 from ..backend import xp_of
-from ..dtypes import promote
+from ..dtypes import promote, result_type
 
 
 class Exp(Function):
@@ -217,6 +217,8 @@ class Where(Function):
         xp = xp_of(cond)
         ctx.saved = (cond,)
         a, b = promote(a, b)  # PyTorch's result dtype (a 0-d float64 does not widen a float32 tensor; NumPy's would)
+        if not hasattr(a, "dtype") and not hasattr(b, "dtype"):  # two Python numbers: their dtype, as PyTorch's
+            a = xp.asarray(a, dtype=result_type(a, b))  # (where(c, 1.0, 2.0) is float32, not NumPy's float64)
         return xp.where(cond, a, b)
 
     @staticmethod
