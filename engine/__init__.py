@@ -19,6 +19,7 @@ from . import (
     nn,
     optim,
     profiler,
+    special,
     switches,
     testing,
     utils,
@@ -29,6 +30,7 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from .autograd import functional as _autograd_functional  # noqa: F401 - torch.autograd.functional
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.anomaly_mode import set_detect_anomaly as _set_detect_anomaly
+from .autograd.grad_mode import is_inference_mode_enabled
 from .backend import CudaUnavailableError, device, get_default_device, set_default_device
 from .creation import (
     arange,
@@ -165,13 +167,15 @@ __all__ = [
     "float64",
     "half", "float16", "long", "int64", "int", "int32", "uint8", "bool", "device", "manual_seed",
     "initial_seed", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+    "is_inference_mode_enabled",
     "autograd", "backends", "cuda", "nn", "optim", "profiler", "utils",
     "CudaUnavailableError", "is_tensor",
     "get_default_dtype", "set_default_dtype", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "int8", "int16", "short",
     "accelerator", "get_default_device", "set_default_device",
     "get_num_threads", "set_num_threads", "set_printoptions", "save", "load", "Generator", "amp", "autocast",
-    "distributed", "bfloat16", "compile", "linalg", "distributions", "testing", "get_rng_state", "set_rng_state",
+    "distributed", "bfloat16", "compile", "linalg", "distributions", "testing", "special", "get_rng_state",
+    "set_rng_state",
     "seed", "logspace", "randint_like", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "finfo", "iinfo", "promote_types", "result_type", "can_cast", *switches.__all__, *functional.__all__,
 ]

@@ -932,6 +932,91 @@ __all__ += ["block_diag", "cartesian_prod", "combinations", "vander", "scalar_te
             "narrow_copy", "cholesky", "rsub"]
 
 
+# ---------------------------------------------------------------------------- PyTorch's top-level forms of
+# nn.functional's ops (torch.conv2d, torch.max_pool2d, torch.selu, ...: the same arguments in the same places)
+# and of more methods (torch.sin_(t) is t.sin_(), torch.norm(t) is t.norm())
+
+_FUNCTIONAL_FORMS = (
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "avg_pool1d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle",
+    "cosine_similarity", "pairwise_distance", "celu", "selu", "threshold", "prelu", "hardshrink", "rrelu",
+    "bilinear", "group_norm", "layer_norm", "dropout", "alpha_dropout", "feature_alpha_dropout",
+)
+
+
+def _functional_form(name, inplace=False):
+    """``torch.<name>``: ``nn.functional.<name>`` (``inplace``: ``torch.selu_(t)``, its ``inplace=True``)."""
+    stem = name.rstrip("_")
+
+    def form(input, *args, **kwargs):  # noqa: A002
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        from .nn import functional as F  # (nn imports this module)
+
+        if inplace:
+            kwargs["inplace"] = True
+        return getattr(F, stem)(input, *args, **kwargs)
+
+    form.__name__ = form.__qualname__ = name
+    form.__doc__ = f"``nn.functional.{stem}(input, ...{', inplace=True' if inplace else ''})``, as PyTorch's."
+    return form
+
+
+for _name in _FUNCTIONAL_FORMS:
+    globals()[_name] = _functional_form(_name)
+_FUNCTIONAL_IN_PLACE_FORMS = ("celu_", "selu_", "rrelu_", "threshold_", "dropout_", "alpha_dropout_",
+                              "feature_alpha_dropout_")
+for _name in _FUNCTIONAL_IN_PLACE_FORMS:
+    globals()[_name] = _functional_form(_name, inplace=True)
+del _name
+
+_MORE_METHOD_FORMS = (
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
+    "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
+    "deg2rad_", "detach_", "erf_", "exp2_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "lcm_",
+    "index_put_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_",
+    "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "trunc_",
+    "xlogy_", "zero_", "frexp", "nextafter", "is_neg", "is_conj", "resolve_conj", "resolve_neg", "norm",
+    "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "lgamma_", "digamma_", "erfc_", "erfinv_", "mvlgamma_",
+)
+for _name in _MORE_METHOD_FORMS:
+    globals()[_name] = _method_form(_name)
+del _name
+
+
+def polygamma(n, input):  # noqa: A002
+    """The ``n``-th derivative of digamma of ``input`` (PyTorch's order: ``n`` first)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"polygamma(): argument 'input' (position 2) must be Tensor, not {type(input).__name__}")
+    return input.polygamma(n)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """``obj`` as a tensor, as PyTorch's: a tensor itself, or sharing a NumPy array's memory, where the dtype and
+    device allow it and ``copy`` is not True (``copy=False`` refuses where it cannot share); ``requires_grad``
+    set on the tensor returned (``obj`` itself where it is shared, as PyTorch's)."""
+    if isinstance(obj, Tensor):
+        t = obj
+        if dtype is not None and creation.dtypes.to_dtype(dtype).np != obj._data.dtype:
+            t = t.to(dtype)
+        if device is not None and creation.backend.resolve(device) != obj.device:
+            t = t.to(device)
+        shares = t is obj
+    elif isinstance(obj, np.ndarray) and device is None:
+        t = creation.as_tensor(obj, dtype=dtype)
+        shares = t._data is obj
+    else:
+        t, shares = creation.tensor(obj, dtype=dtype, device=device), False
+    if copy is False and not shares:
+        raise ValueError("can't alias the given object without a copy (copy=False)")
+    if copy and shares:
+        t = t.detach().clone()
+    return t.requires_grad_(True) if requires_grad else t
+
+
+__all__ += [*_FUNCTIONAL_FORMS, *_FUNCTIONAL_IN_PLACE_FORMS, *_MORE_METHOD_FORMS, "asarray", "polygamma"]
+
+
 def _refusing_non_tensors(fn):
     """``fn``, whose first argument must be a Tensor (or, for ``*tensors``, each argument), saying so as PyTorch's
     TypeError where it is not: ``torch.exp(2.5)`` raised "'float' object has no attribute 'exp'". Checked only

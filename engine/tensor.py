@@ -1648,6 +1648,12 @@ class Tensor(TensorMath):
         return self._logical_reduce("any", dim, keepdim, axis, keepdims)
 
     def _logical_reduce(self, name, dim, keepdim, axis, keepdims):
+        out = self._logical_reduced(name, dim, keepdim, axis, keepdims)
+        if self._data.dtype == np.uint8:  # (PyTorch's all/any of uint8 stay uint8, for the old masks' sake)
+            out._data = out._data.astype(np.uint8)
+        return out
+
+    def _logical_reduced(self, name, dim, keepdim, axis, keepdims):
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
             dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         data = self._data

@@ -7,6 +7,7 @@ per op, and ``torch.<name>`` (engine/functional.py) calls the method."""
 from __future__ import annotations
 
 import builtins
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -19,6 +20,7 @@ return_types_aminmax = namedtuple("aminmax", ["min", "max"])
 return_types_median = namedtuple("median", ["values", "indices"])
 return_types_slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
 return_types_kthvalue = namedtuple("kthvalue", ["values", "indices"])
+return_types_frexp = namedtuple("frexp", ["mantissa", "exponent"])
 return_types_cummax = namedtuple("cummax", ["values", "indices"])
 return_types_cummin = namedtuple("cummin", ["values", "indices"])
 _CUMULATIVE = {"max": return_types_cummax, "min": return_types_cummin}
@@ -120,6 +122,38 @@ class TensorMath:
     acosh = arccosh = _unary("acosh")
     atanh = arctanh = _unary("atanh")
     frac = _unary("frac")
+    lgamma = _unary("lgamma")
+    digamma = _unary("digamma")
+    erfc = _unary("erfc")
+    erfinv = _unary("erfinv")
+
+    def polygamma(self, n):
+        """The ``n``-th derivative of digamma (``n = 0``: digamma itself), as PyTorch's."""
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+        if n < 0:
+            raise RuntimeError("polygamma(n, x) does not support negative n.")
+        return _t._fn.Unary.apply(self._floating(), op=_t._fn.elementwise.polygamma_op(int(n)))
+
+    def mvlgamma(self, p):
+        """The log of the multivariate gamma function of dimension ``p``: ``sum(lgamma(x - i / 2) for i < p) +
+        p (p - 1) / 4 log(pi)``, each element past ``(p - 1) / 2``, as PyTorch's."""
+        if p < 1:
+            raise RuntimeError("p has to be greater than or equal to 1")
+        x = self._floating()
+        if xp_of(x._data) is np and x._data.size and not bool((x._data > (p - 1) / 2).all()):
+            raise RuntimeError("All elements must be greater than (p-1)/2")
+        out = (x - 0.0).lgamma()
+        for i in range(1, p):
+            out = out + (x - i / 2).lgamma()
+        return out + p * (p - 1) / 4 * math.log(math.pi)
+
+    lgamma_ = _in_place("lgamma")
+    digamma_ = _in_place("digamma")
+    erfc_ = _in_place("erfc")
+    erfinv_ = _in_place("erfinv")
+    polygamma_ = _in_place("polygamma")
+    mvlgamma_ = _in_place("mvlgamma")
     deg2rad = _unary("deg2rad")
     rad2deg = _unary("rad2deg")
     atan2 = arctan2 = _binary("atan2")
@@ -144,6 +178,56 @@ class TensorMath:
 
     def floor_divide(self, other):
         return self // other
+
+    # ------------------------------------------------------------------ PyTorch's other names and plain answers
+    def clip_(self, min=None, max=None):  # noqa: A002
+        return self.clamp_(min, max)
+
+    def divide_(self, other, *, rounding_mode=None):
+        return self.div_(other, rounding_mode=rounding_mode)
+
+    def multiply_(self, other):
+        return self.mul_(other)
+
+    def subtract_(self, other, alpha=1):
+        return self.sub_(other, alpha)
+
+    def gcd_(self, other):
+        return self._plain_apply_in_place("gcd", other)
+
+    def lcm_(self, other):
+        return self._plain_apply_in_place("lcm", other)
+
+    def _plain_apply_in_place(self, name, other):
+        return _t._plain_in_place(lambda t, o: getattr(t, name)(o), name)(self, other)
+
+    def is_neg(self):
+        return False  # (no lazy negation bit: the engine's tensors are real and hold their values)
+
+    def is_conj(self):
+        return False
+
+    def resolve_neg(self):
+        return self
+
+    def resolve_conj(self):
+        return self
+
+    def frexp(self):
+        """``(mantissa, exponent)``: ``self = mantissa * 2 ** exponent``, the mantissa in [0.5, 1) in magnitude and
+        the exponent int32, as PyTorch's (floats only; no gradient)."""
+        if not self.is_floating_point():
+            raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+        mantissa, exponent = xp_of(self._data).frexp(self._data)
+        return return_types_frexp(_t._wrap(mantissa), _t._wrap(exponent.astype(np.int32)))
+
+    def nextafter(self, other):
+        """The next float after each element towards ``other`` (a tensor of the same float dtype)."""
+        if not isinstance(other, _t.Tensor):
+            raise TypeError(f"nextafter(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        _t._check_same_device(self, other)
+        a, b = _dtypes.promote(self._data, other._data)
+        return _t._wrap(xp_of(self._data).nextafter(a, b))
 
     def fix(self):
         return self.trunc()
@@ -498,6 +582,8 @@ class TensorMath:
         if as_tuple:
             return tuple(_t._wrap(i.astype(np.int64)) for i in found)
         xp = xp_of(self._data)
+        if self._data.ndim == 0:  # (PyTorch's: one row per true element, and no column)
+            return _t._wrap(xp.zeros((int(found[0].size), 0), dtype=np.int64))
         return _t._wrap(xp.stack(found, axis=1).astype(np.int64) if found else
                         xp.zeros((0, 0), dtype=np.int64))
 

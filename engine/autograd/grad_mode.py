@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 import threading
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled"]
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
 
 
 # The idents of the threads whose recording is off: a thread's grad mode is ``_get_ident() not in _off``. Every
@@ -112,10 +113,36 @@ class enable_grad(_GradModeContext):
 
 
 class inference_mode(no_grad):
-    """Same as :class:`no_grad` here (the engine has no separate inference tensors)."""
+    """As :class:`no_grad` here (the engine has no separate inference tensors), and
+    :func:`is_inference_mode_enabled` says so while it is on."""
 
     def __init__(self, mode: bool = True):
         self._target = not mode
+        self._mode = bool(mode)
+
+    def __enter__(self):
+        self._was = is_inference_mode_enabled()
+        _local.inference = self._mode
+        return super().__enter__()
+
+    def __exit__(self, exc_type, exc, tb):
+        _local.inference = self._was
+        return super().__exit__(exc_type, exc, tb)
+
+    def __call__(self, func):
+        mode = self._mode
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside ``inference_mode()`` (PyTorch's name)."""
+    return getattr(_local, "inference", False)
 
 
 class set_grad_enabled(_GradModeContext):

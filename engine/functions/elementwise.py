@@ -8,6 +8,7 @@ from .. import kernels as _kernels
 from ..autograd.function import Function
 from ..backend import xp_of
 from ..dtypes import promote, result_type
+from . import special as _special
 
 
 class Exp(Function):
@@ -353,13 +354,43 @@ UNARY = {
     "log_sigmoid": ("LogSigmoidBackward0",
                     lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-abs(x))),
                     lambda xp, gy, x, out: gy * (1 - xp.exp(out))),
+    # the special functions NumPy has not (functions/special.py)
+    "lgamma": ("LgammaBackward0", lambda xp, x: _special.lgamma(xp, x),
+               lambda xp, gy, x, out: gy * _polygamma_of(xp, 0, x)),
+    "digamma": ("DigammaBackward0", lambda xp, x: _special.digamma(xp, x),
+                lambda xp, gy, x, out: gy * _polygamma_of(xp, 1, x)),
+    "erfc": ("ErfcBackward0", lambda xp, x: _special.erfc(xp, x, _kernels.erf),
+             lambda xp, gy, x, out: -gy * (_kernels.TWO_OVER_SQRT_PI * xp.exp(-x * x))),
+    "erfinv": ("ErfinvBackward0", lambda xp, x: _special.erfinv(xp, x, _kernels.erf),
+               lambda xp, gy, x, out: gy * (_HALF_SQRT_PI * xp.exp(out * out))),
+    "ndtri": ("SpecialNdtriBackward0", lambda xp, x: _special.ndtri(xp, x, _kernels.erf),
+              lambda xp, gy, x, out: gy * (_SQRT_2PI * xp.exp(out * out * 0.5))),
 }
+_SQRT_2PI = 2.5066282746310002
+_HALF_SQRT_PI = 0.8862269254527580
+
+
+def _polygamma_of(xp, n, x):
+    """polygamma(n, x) of an array, or of a Tensor (the gradient formulas run on both: recorded for a second
+    derivative)."""
+    if hasattr(x, "polygamma"):
+        return x.polygamma(n)
+    return _special.digamma(xp, x) if n == 0 else _special.polygamma(xp, n, x)
+
+
+def polygamma_op(n: int) -> str:
+    """The :data:`UNARY` row of polygamma(n, .) (made on first use): its op name."""
+    name = f"polygamma{n}"
+    if name not in UNARY:
+        UNARY[name] = ("PolygammaBackward0", lambda xp, x: _special.polygamma(xp, n, x),
+                       lambda xp, gy, x, out: gy * _polygamma_of(xp, n + 1, x))
+    return name
 
 
 # The ops whose gradient formula above reads the output, and those that read neither the input nor the output; the
 # rest read the input. A node keeps only what its formula reads, as PyTorch's does (tan saves its result, sinh its
 # input): less memory held, and an in-place write to the value it does not read leaves its backward free to run.
-_READS_OUT = frozenset({"expm1", "exp2", "rsqrt", "reciprocal", "tan", "log_sigmoid"})
+_READS_OUT = frozenset({"expm1", "exp2", "rsqrt", "reciprocal", "tan", "log_sigmoid", "erfinv", "ndtri"})
 _READS_NONE = frozenset({"frac", "deg2rad", "rad2deg"})
 
 

@@ -166,9 +166,6 @@ KNOWN = [  # (what, why): the differences left, each a predicate on the program'
      and ("int" in p or "bool" in p or "uint8" in p),
      "integer powers: PyTorch computes integers to negative integer powers (NumPy refuses) and makes bool ** int "
      "an int64"),
-    (lambda p: p.startswith("nonzero(") and "/0)" in p, "nonzero of a 0-d tensor: PyTorch's shape is (n, 0)"),
-    (lambda p: p.startswith(("all(uint8", "any(uint8")),
-     "all/any of uint8: PyTorch keeps uint8, the engine gives bool"),
     (lambda p: p.startswith("true_divide(py:2.5,float16/0"), "a float over a 0-d float16: PyTorch's float16"),
     (lambda p: p.startswith("addcmul_("), "addcmul_ of uint8 values: PyTorch multiplies in the result's dtype"),
     (lambda p: p.startswith(("ldexp(float16/0,uint8", "ldexp(float16/0,int8")),
@@ -259,6 +256,9 @@ ROWS = {  # the fixed ones, run without torch: program -> PyTorch 2.13's (dtype,
                                                                             rounding_mode="trunc"),
                               ("int64", [384307168202282325, 3])),
     "where of two numbers": (lambda lib: lib.where(lib.tensor([True, False]), 1.0, 2.0), ("float32", [1.0, 2.0])),
+    "all of uint8": (lambda lib: lib.tensor([[1, 0]], dtype=lib.uint8).all(1), ("uint8", [0])),
+    "any of uint8": (lambda lib: lib.tensor([1, 0], dtype=lib.uint8).any(), ("uint8", 1)),
+    "nonzero of 0-d": (lambda lib: lib.tensor(5).nonzero().reshape(-1), ("int64", [])),
 }
 
 
