@@ -252,6 +252,10 @@ class Prod(Function):
         x = ctx.saved[0]
         xp = xp_of(gy)
         dim = ctx.dim
+        if x.size == 0:  # (an empty product is 1: no element, no gradient)
+            return xp.zeros_like(x)
+        if x.ndim == 0:  # (a 0-d tensor along dim 0 or -1: itself)
+            return xp.ones_like(x) * gy
         if dim is None:
             flat = x.reshape(-1)
             return (gy * _others_product(xp, flat)).reshape(x.shape)
