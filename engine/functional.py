@@ -920,6 +920,13 @@ def narrow_copy(input, dim, start, length):  # noqa: A002
     return input.narrow_copy(dim, start, length)
 
 
+def pinverse(input, rcond=1e-15):  # noqa: A002
+    """PyTorch's older name for ``linalg.pinv`` (``rcond``: its ``rtol``)."""
+    from . import linalg
+
+    return linalg.pinv(input, rtol=rcond)
+
+
 def cholesky(input, upper=False):  # noqa: A002
     """PyTorch's older name for ``linalg.cholesky`` (its ``upper`` gives the transposed factor)."""
     from . import linalg
@@ -929,7 +936,7 @@ def cholesky(input, upper=False):  # noqa: A002
 
 __all__ += ["block_diag", "cartesian_prod", "combinations", "vander", "scalar_tensor", "trapezoid", "trapz",
             "cumulative_trapezoid", "unravel_index", "logcumsumexp", "chain_matmul", "vdot", "unflatten",
-            "narrow_copy", "cholesky", "rsub"]
+            "narrow_copy", "cholesky", "rsub", "pinverse"]
 
 
 # ---------------------------------------------------------------------------- PyTorch's top-level forms of

@@ -23,7 +23,7 @@ from .functions.linalg import check_square as _square
 from .tensor import Tensor, _wrap
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh",
-           "eigvalsh", "svd", "svdvals"]
+           "eigvalsh", "svd", "svdvals", "pinv"]
 
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
@@ -299,6 +299,24 @@ def svd(a: Tensor, full_matrices: bool = True):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, S descending; ``full_matrices=False`` gives the reduced form."""
     _matrices(a, "svd")
     return _SvdResult(*_Svd.apply(a, full_matrices))
+
+
+def pinv(a: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+    """The Moore-Penrose pseudo-inverse, from the SVD: ``V diag(1/s) U^T`` over the singular values past
+    ``max(atol, rtol * s_max)`` (PyTorch's default ``rtol``: ``eps * max(m, n)`` where neither is given), the others
+    dropped; its gradient through the SVD's (``hermitian`` is taken and ignored: the SVD serves either)."""
+    _matrices(a, "pinv")
+    u, s, vh = svd(a, full_matrices=False)
+    m, n = a.shape[-2], a.shape[-1]
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else float(np.finfo(a._data.dtype).eps) * max(m, n)
+    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    tol = smax * rtol
+    if atol is not None:
+        tol = tol.clamp(min=atol)
+    kept = s > tol
+    inverse = (s.where(kept, 1.0)).reciprocal().where(kept, 0.0)  # (1/s only where kept: no 1/0 in its gradient)
+    return (vh.transpose(-2, -1) * inverse.unsqueeze(-2)) @ u.transpose(-2, -1)
 
 
 def svdvals(a: Tensor) -> Tensor:
