@@ -486,6 +486,7 @@ def _raw(value):
     return value._data if isinstance(value, Tensor) else value
 
 
+
 def _check_broadcast(left, right) -> None:
     """PyTorch's RuntimeError, naming the sizes and the dimension, where NumPy's ValueError says "operands could
     not be broadcast together"."""
@@ -1350,9 +1351,11 @@ class Tensor(TensorMath):
         return _fn.ReLU.apply(self)
 
     def clamp(self, min=None, max=None):  # noqa: A002
+        if isinstance(min, Tensor) or isinstance(max, Tensor):  # (a bound that may learn: its own gradient)
+            if min is None and max is None:
+                raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+            return _fn.ClampTensors.apply(self, min, max)  # (in PyTorch's result dtype of the three)
         if self._rg and (not _grad_off or _get_ident() not in _grad_off):
-            if isinstance(min, Tensor) or isinstance(max, Tensor):
-                min, max = _raw(min), _raw(max)  # noqa: A001
             return _fn.Clamp.apply(self, min=min, max=max)
         a = self._data
         if a.dtype.kind in "biu" and (isinstance(min, float) or isinstance(max, float)):
@@ -1990,6 +1993,9 @@ class Tensor(TensorMath):
         return self._ipow(exponent)
 
     def clamp_(self, min=None, max=None):  # noqa: A002
+        if isinstance(min, Tensor) or isinstance(max, Tensor):  # (a bound that may learn: ClampTensors, written
+            learns = [b for b in (min, max) if isinstance(b, Tensor) and b._rg]  # into this tensor)
+            return self._apply_in_place(lambda t: t.clamp(min, max), *learns[:1])
         if self._records():
             self._check_inplace()
             self._rebind(_fn.Clamp.apply(self._before_write(), min=_raw(min), max=_raw(max)))

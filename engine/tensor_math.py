@@ -122,6 +122,7 @@ class TensorMath:
     acosh = arccosh = _unary("acosh")
     atanh = arctanh = _unary("atanh")
     frac = _unary("frac")
+    angle = _unary("angle")
     lgamma = _unary("lgamma")
     digamma = _unary("digamma")
     erfc = _unary("erfc")
@@ -992,7 +993,7 @@ class TensorMath:
         p = self._floating()
         if eps is not None:
             p = p.clamp(eps, 1 - eps)
-        return (p / (1 - p)).log()
+        return _t._fn.Unary.apply(p, op="logit")
 
     def sinc(self):
         """``sin(pi x) / (pi x)``, 1 at 0 (and a zero gradient there)."""

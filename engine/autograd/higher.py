@@ -122,8 +122,11 @@ def _pow(node, gy):
     if need_a:
         ga = gy * (B * A ** (B - 1))
     if need_b:
-        log_a = A.log() if isinstance(A, Tensor) else math.log(A)
+        log_a = A.log() if isinstance(A, Tensor) else math.log(A) if A > 0 else -math.inf if A == 0 else math.nan
         gb = gy * (A ** B) * log_a
+        zero_base = (a == 0) & (b >= 0)  # (as the first derivative: 0 there, not 0 * log 0)
+        if hasattr(zero_base, "shape") or zero_base:
+            gb = _where(xp_of(gb._data).asarray(zero_base), 0.0, gb)
     return ga, gb
 
 
@@ -202,6 +205,16 @@ def _clamp(node, gy):
     else:
         keep = (x >= lo) & (x <= hi)
     return _where(keep, gy, 0)
+
+
+def _clamp_tensors(node, gy):
+    x, lo, hi = node.saved
+    above = x >= lo if lo is not None else None
+    below = x <= hi if hi is not None else None
+    inside = above if below is None else below if above is None else above & below
+    need_x, need_lo, need_hi = node.needs_input_grad
+    return (_where(inside, gy, 0) if need_x else None, _where(~above, gy, 0) if need_lo else None,
+            _where(~below, gy, 0) if need_hi else None)
 
 
 def _maximum(node, gy):
@@ -611,7 +624,8 @@ def _write_view(node, gy):
 DOUBLE = {
     F.Add: _add, F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
-    F.Tanh: _tanh, F.ReLU: _relu, F.Clamp: _clamp, F.Maximum: _maximum, F.Where: _where_backward,
+    F.Tanh: _tanh, F.ReLU: _relu, F.Clamp: _clamp, F.ClampTensors: _clamp_tensors, F.Maximum: _maximum,
+    F.Where: _where_backward,
     F.Rounding: _rounding, F.Gelu: _gelu, F.Unary: _unary, F.Binary: _binary,
     F.Sum: _sum, F.Mean: _mean, F.MaxMin: _max_min, F.MaxMinDim: _max_min_dim, F.Softmax: _softmax,
     F.VectorNorm: _vector_norm,

@@ -11,6 +11,7 @@ from .elementwise import (
     Binary,
     BinaryCrossEntropy,
     Clamp,
+    ClampTensors,
     Cos,
     Exp,
     Gelu,
@@ -53,7 +54,7 @@ from .shape import (
 
 __all__ = [
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
-    "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
+    "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
     "Rounding", "BinaryCrossEntropy", "Gelu", "NllLoss", "Unary", "Binary",
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm", "AMaxMin",
     "Reshape", "Transpose", "Permute", "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast",

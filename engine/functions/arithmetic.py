@@ -135,9 +135,11 @@ class Pow(Function):
                 ga = _kernels.pow2_backward(gy, a) if b == 2 else gy * (b * a ** (b - 1))
             else:
                 ga = gy * b * a ** (b - 1)
-        if need_b:
+        if need_b:  # (0 where the base is 0 and the exponent not negative, as PyTorch's: not 0 * log 0)
             xp = xp_of(out)
-            gb = gy * out * xp.log(a)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gb = gy * out * xp.log(a)
+            gb = xp.where((a == 0) & (b >= 0), gy.dtype.type(0), gb)
         return ga, gb
 
 

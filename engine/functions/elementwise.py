@@ -144,7 +144,7 @@ class Clamp(Function):
     def forward(ctx, x, min=None, max=None):  # noqa: A002 - PyTorch's names
         xp = np if x.__class__ is np.ndarray else xp_of(x)
         if min is None and max is None:
-            raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         ctx.saved = (x,)
         ctx.bounds = (min, max)
         if max is None:
@@ -162,6 +162,41 @@ class Clamp(Function):
         if lo is None:
             return _kernels.masked(gy, x <= hi)
         return _kernels.masked(gy, (x >= lo) & (x <= hi))
+
+
+class ClampTensors(Function):
+    """``clamp`` with a tensor bound (the other a tensor, a number or None): PyTorch's ClampBackward0, whose
+    gradient goes to x where ``min <= x <= max``, to ``min`` where ``x < min`` and to ``max`` where ``x > max`` (so
+    a learned bound learns). The result is in PyTorch's dtype of the three."""
+
+    raw = True
+    backward_name = "ClampBackward0"
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        xp = xp_of(x)
+        ctx.saved = (x, lo, hi)
+        out = x
+        if lo is not None:
+            out, lo_ = promote(out, lo)
+            out = xp.maximum(out, lo_)
+        if hi is not None:
+            out, hi_ = promote(out, hi)
+            out = xp.minimum(out, hi_)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, lo, hi = ctx.saved
+        xp = xp_of(gy)
+        need_x, need_lo, need_hi = ctx.needs_input_grad
+        above = x >= lo if lo is not None else None
+        below = x <= hi if hi is not None else None
+        inside = above if below is None else below if above is None else above & below
+        zero = gy.dtype.type(0)
+        return (xp.where(inside, gy, zero) if need_x else None,
+                xp.where(~above, gy, zero) if need_lo else None,
+                xp.where(~below, gy, zero) if need_hi else None)
 
 
 class ReLU(Function):
@@ -363,11 +398,23 @@ UNARY = {
              lambda xp, gy, x, out: -gy * (_kernels.TWO_OVER_SQRT_PI * xp.exp(-x * x))),
     "erfinv": ("ErfinvBackward0", lambda xp, x: _special.erfinv(xp, x, _kernels.erf),
                lambda xp, gy, x, out: gy * (_HALF_SQRT_PI * xp.exp(out * out))),
+    # the argument of a real number: pi below 0, else 0 (NaN stays NaN); piecewise constant, a zero gradient
+    "angle": ("AngleBackward0", lambda xp, x: xp.where(x < 0, np.pi, xp.where(x != x, x, 0.0)).astype(x.dtype),
+              lambda xp, gy, x, out: gy * 0),
+    # log(x / (1 - x)), its gradient PyTorch's: 1 / (x (1 - x)), NaN outside [0, 1] (inf at 0 and 1)
+    "logit": ("LogitBackward0", lambda xp, x: xp.log(x / (1 - x)),
+              lambda xp, gy, x, out: gy / (x * (1 - x)) + _nan_outside_unit(x)),
     "ndtri": ("SpecialNdtriBackward0", lambda xp, x: _special.ndtri(xp, x, _kernels.erf),
               lambda xp, gy, x, out: gy * (_SQRT_2PI * xp.exp(out * out * 0.5))),
 }
 _SQRT_2PI = 2.5066282746310002
 _HALF_SQRT_PI = 0.8862269254527580
+
+
+def _nan_outside_unit(x):
+    """0 on [0, 1], NaN elsewhere: a constant array (of a Tensor's values, for the recorded second derivative)."""
+    v = getattr(x, "_data", x)
+    return xp_of(v).where((v < 0) | (v > 1), np.nan, 0.0).astype(v.dtype)
 
 
 def _polygamma_of(xp, n, x):
@@ -391,7 +438,7 @@ def polygamma_op(n: int) -> str:
 # rest read the input. A node keeps only what its formula reads, as PyTorch's does (tan saves its result, sinh its
 # input): less memory held, and an in-place write to the value it does not read leaves its backward free to run.
 _READS_OUT = frozenset({"expm1", "exp2", "rsqrt", "reciprocal", "tan", "log_sigmoid", "erfinv", "ndtri"})
-_READS_NONE = frozenset({"frac", "deg2rad", "rad2deg"})
+_READS_NONE = frozenset({"frac", "deg2rad", "rad2deg", "angle"})
 
 
 class Unary(Function):

@@ -36,6 +36,7 @@ EXAMPLES = {
     "Abs": (lambda g: (_x(g, low=-1.0),), {}),
     "Sqrt": (lambda g: (_x(g),), {}),
     "Clamp": (lambda g: (_x(g),), {"min": 0.5, "max": 1.0}),
+    "ClampTensors": (lambda g: (_x(g), _x(g, (3,)) * 0.8, 1.0), {}),
     "ReLU": (lambda g: (_x(g, low=-1.0),), {}),
     "Sigmoid": (lambda g: (_x(g),), {}),
     "Tanh": (lambda g: (_x(g),), {}),
