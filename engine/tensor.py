@@ -1778,7 +1778,14 @@ class Tensor(TensorMath):
             if nd < 2:
                 return _viewed(self, _named(_fn.Permute.apply(self, tuple(range(nd))), "TBackward0"))
             return _viewed(self, _named(_fn.Transpose.apply(self, 0, 1), "TBackward0"))
-        return self if nd < 2 else _viewed(self, _wrap(self._data.T))
+        if nd < 2:
+            return self
+        view = _wrap(self._data.T)
+        d = self.__dict__  # (_viewed's note on a view made without a node, written out: the tutorial's manual step
+        if "_src" in d or _grad_off:  # makes three of these)
+            return _viewed(self, view)
+        view._src = self
+        return view
 
     def transpose(self, dim0, dim1):
         if self._data.ndim == 0:  # (dims 0 and -1 of a 0-d tensor, as PyTorch's)
