@@ -1506,3 +1506,28 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 
 __all__ += ["pdist", "bilinear", "rrelu", "local_response_norm"]
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):  # noqa: A002
+    sizes = (kernel_size,) * nd if isinstance(kernel_size, int) else tuple(kernel_size)
+    max_pool, avg_pool = (max_pool1d, avg_pool1d) if nd == 1 else (max_pool2d, avg_pool2d)
+    if norm_type == float("inf"):
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * relu(out.abs())).mul(math.prod(sizes)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
+    """The ``norm_type``-norm of each window: ``(sum x^p)^(1/p)`` (+-inf: the largest or smallest |x|), as
+    PyTorch's (through avg_pool1d: the same gradient)."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
+    """:func:`lp_pool1d` over 2-D windows."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+__all__ += ["lp_pool1d", "lp_pool2d"]

@@ -876,6 +876,32 @@ class AvgPool3d(_AvgPoolNd):
     _nd = 3
 
 
+class _LPPoolNd(Module):
+    """LPPool1d/2d: the ``norm_type``-norm of each window (``nn.functional.lp_pool1d``/``lp_pool2d``)."""
+
+    _nd = 0
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input):  # noqa: A002
+        pool = F.lp_pool1d if self._nd == 1 else F.lp_pool2d
+        return pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    _nd = 1
+
+
+class LPPool2d(_LPPoolNd):
+    _nd = 2
+
+
 class _AdaptiveAvgPoolNd(Module):
     """AdaptiveAvgPool1d/2d/3d: the mean of windows spread evenly so that the output has ``output_size``."""
 
