@@ -809,7 +809,16 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
 
 # ---------------------------------------------------------------------------------------------- resizing
 
-_INTERPOLATING = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_INTERPOLATING = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_CUBIC_A = -0.75  # PyTorch's (and OpenCV's) cubic convolution constant
+
+
+def _cubic_near(v):  # the cubic convolution's weight at a distance |v| <= 1
+    return ((_CUBIC_A + 2) * v - (_CUBIC_A + 3)) * v * v + 1
+
+
+def _cubic_far(v):  # ... at 1 < |v| < 2
+    return ((_CUBIC_A * v - 5 * _CUBIC_A) * v + 8 * _CUBIC_A) * v - 4 * _CUBIC_A
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
@@ -817,8 +826,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """``input`` ``(N, C, *spatial)`` resized to ``size`` (or ``scale_factor`` times its size, rounded down):
     ``'nearest'`` (and ``'nearest-exact'``) copy the nearest pixel, ``'linear'``/``'bilinear'``/``'trilinear'``
     weigh the two nearest along each dimension (pixel centres, or the corners with ``align_corners=True``),
-    ``'area'`` averages (adaptive average pooling). PyTorch's positions and weights; the gradient goes back to the
-    pixels each output was made from."""
+    ``'bicubic'`` the four nearest with the cubic convolution's weights (Keys' A = -0.75, the taps past the edge
+    clamped to it), ``'area'`` averages (adaptive average pooling). PyTorch's positions and weights; the gradient
+    goes back to the pixels each output was made from."""
     nd = input.dim() - 2
     if nd < 1 or nd > 3:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
@@ -831,7 +841,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
     if mode not in ("nearest", "nearest-exact", "area", *_INTERPOLATING):
         raise NotImplementedError(f"interpolate(mode={mode!r}) is PyTorch's but not the engine's (it has nearest, "
-                                  "nearest-exact, linear, bilinear, trilinear and area)")
+                                  "nearest-exact, linear, bilinear, bicubic, trilinear and area)")
     if antialias:
         raise NotImplementedError("interpolate(antialias=True) is PyTorch's but not the engine's")
     if (size is None) == (scale_factor is None):
@@ -871,14 +881,27 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             continue
         if corners:
             src = dst * ((n - 1) / (o - 1)) if o > 1 else np.zeros(o)
+        elif mode == "bicubic":
+            src = (dst + 0.5) * ratio - 0.5  # (not held at 0: the cubic's taps are clamped instead)
         else:
             src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
+        shape = [1] * x.dim()
+        shape[axis] = o
+        if mode == "bicubic":  # four taps along each dimension, the cubic convolution's weights (Keys, A = -0.75)
+            base = np.floor(src).astype(np.int64)
+            t = src - base
+            total = None
+            for k, weight in enumerate((_cubic_far(t + 1), _cubic_near(t), _cubic_near(1 - t), _cubic_far(2 - t))):
+                taps = _wrap(xp.asarray(np.clip(base - 1 + k, 0, n - 1)))
+                term = x.index_select(axis, taps) * creation.tensor(weight.reshape(shape), dtype=x.dtype,
+                                                                     device=x.device)
+                total = term if total is None else total + term
+            x = total
+            continue
         lo = np.floor(src).astype(np.int64)
         hi = np.minimum(lo + 1, n - 1)
         lo = np.minimum(lo, n - 1)
         weight = src - lo
-        shape = [1] * x.dim()
-        shape[axis] = o
         w1 = creation.tensor(weight.reshape(shape), dtype=x.dtype, device=x.device)
         w0 = 1 - w1
         x = x.index_select(axis, _wrap(xp.asarray(lo))) * w0 + x.index_select(axis, _wrap(xp.asarray(hi))) * w1

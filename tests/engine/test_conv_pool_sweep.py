@@ -1,7 +1,7 @@
-"""Random convolutions, transposed convolutions, pools (max, average, adaptive, Lp), interpolation, unfold/fold and
-the normalisations (batch, group, layer, instance) held to PyTorch: values and every gradient (input, weights,
-biases), float64, 300 programs a seed. A first run of 600 found them all agreeing, and ``lp_pool1d``/``lp_pool2d``
-(and nn.LPPool1d/2d) missing (added); ``interpolate(mode='bicubic')`` is not the engine's and is left out."""
+"""Random convolutions, transposed convolutions, pools (max, average, adaptive, Lp), interpolation (nearest,
+bilinear, bicubic, area), unfold/fold and the normalisations (batch, group, layer, instance) held to PyTorch: values
+and every gradient (input, weights, biases), float64, 300 programs a seed. A first run of 600 found them all
+agreeing, and ``lp_pool1d``/``lp_pool2d`` (nn.LPPool1d/2d) and ``interpolate(mode='bicubic')`` missing (added)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _program(rng):
     return {"kind": kind, "g": g, "cin": g * rng.randint(1, 2), "cout": g * rng.randint(1, 2), "k": k,
             "s": rng.randint(1, 2), "p": rng.randint(0, k // 2), "d": d, "H": rng.randint(k * d + 1, 7),
             "W": rng.randint(k * d + 1, 7), "ceil": rng.random() < 0.3, "cip": rng.random() < 0.5,
-            "bias": rng.random() < 0.5, "mode": rng.choice(["nearest", "bilinear", "area"]),
+            "bias": rng.random() < 0.5, "mode": rng.choice(["nearest", "bilinear", "bicubic", "area"]),
             "ac": rng.random() < 0.5}
 
 
@@ -118,6 +118,23 @@ def test_random_conv_pool_and_norm_programs_are_pytorchs(seed):
                         for g, h in zip(theirs[2], ours[2]))):
             different.append((c, "values or gradients"))
     assert different == []
+
+
+def test_bicubic_weights_sum_to_one_and_land_on_the_pixels():
+    """The cubic convolution's weights (Keys', A = -0.75) sum to 1: a constant image stays constant, edges included
+    (the taps past them clamped); with align_corners=True the outputs at the pixels are the pixels; and one lit
+    pixel's response, sampled every half pixel, is Keys' kernel."""
+    F = engine.nn.functional
+    flat = F.interpolate(engine.full((1, 1, 5, 4), 3.5, dtype=engine.float64), size=(11, 9), mode="bicubic")
+    np.testing.assert_allclose(flat.numpy(), 3.5, atol=1e-12)
+    image = engine.tensor(np.random.default_rng(3).standard_normal((1, 1, 8, 8)), dtype=engine.float64)
+    same = F.interpolate(image, size=(15, 15), mode="bicubic", align_corners=True).numpy()[0, 0]
+    np.testing.assert_allclose(same[::2, ::2], image.numpy()[0, 0], atol=1e-12)
+    spike = np.zeros((1, 1, 1, 9))
+    spike[0, 0, 0, 4] = 1.0
+    response = F.interpolate(engine.tensor(spike), size=(1, 17), mode="bicubic", align_corners=True).numpy()[0, 0, 0]
+    # at half-pixel steps from the spike: 1, k(0.5), 0, k(1.5), 0 (Keys: k(0.5) = 0.59375, k(1.5) = -0.09375)
+    np.testing.assert_allclose(response[8:13], [1.0, 0.59375, 0.0, -0.09375, 0.0], atol=1e-12)
 
 
 def test_lp_pool_is_the_p_norm_of_each_window():

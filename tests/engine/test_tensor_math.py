@@ -360,8 +360,10 @@ def test_interpolate_refuses_what_pytorch_refuses():
         F.interpolate(engine.ones(1, 1, 2, 2))
     with pytest.raises(NotImplementedError, match="bilinear mode needs 4D input"):
         F.interpolate(engine.ones(1, 1, 2), scale_factor=2, mode="bilinear")
-    with pytest.raises(NotImplementedError, match="bicubic.*PyTorch's but not the engine's"):
-        F.interpolate(engine.ones(1, 1, 2, 2), scale_factor=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="bicubic mode needs 4D input"):
+        F.interpolate(engine.ones(1, 1, 2), scale_factor=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="'lanczos'.*PyTorch's but not the engine's"):
+        F.interpolate(engine.ones(1, 1, 2, 2), scale_factor=2, mode="lanczos")
     assert engine.nn.Upsample(scale_factor=2)(engine.ones(1, 1, 2, 3)).shape == (1, 1, 4, 6)
 
 
