@@ -79,8 +79,13 @@ def test_a_profile_names_the_ops_of_the_step_and_holds_itself_to_the_plain_step(
     cats = sp.categories_ms()
     assert set(cats) >= {"matrix product", "elementwise", "update", "autograd walk", "Python between ops",
                          "profiler's own"}
-    # the rows add up to the profiled step (by construction), and the plain step was measured beside it
-    assert sum(cats.values()) == pytest.approx(sp.profiled_step_s * 1e3, rel=1e-6)
+    # the rows add up to the profiled step (by construction: "Python between ops" is what is left), and the plain
+    # step was measured beside it. On a loaded machine the profiler's own cost, an estimate, can exceed what is left:
+    # then "Python between ops" is 0, not negative, and the rows add up to more (it failed so here under load)
+    if cats["Python between ops"] > 0:
+        assert sum(cats.values()) == pytest.approx(sp.profiled_step_s * 1e3, rel=1e-6)
+    else:
+        assert sum(cats.values()) >= sp.profiled_step_s * 1e3 * (1 - 1e-6)
     assert sp.plain_step_s > 0 and 0.2 < sp.agreement < 5  # its closeness is a timing test (below)
     text = sp.text()
     assert "profile of 20 steps of autograd on cpu" in text and "plain step" in text
