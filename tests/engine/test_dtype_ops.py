@@ -157,17 +157,6 @@ KNOWN = [  # (what, why): the differences left, each a predicate on the program'
     (lambda p: "uint8" in p and "py:-1" in p and p.startswith(("lt(", "eq(", "clamp")),
      "a negative Python int compared with a uint8 tensor, or its clamp bound: PyTorch wraps it to 255 first (and "
      "compares with 255); the engine compares it as -1, and NumPy 2 refuses it as a bound (OverflowError)"),
-    (lambda p: p.split("(")[0] in ("ldexp", "isclose", "fmod", "atan2", "copysign", "hypot", "fmax", "maximum",
-                                   "logical_and", "minimum", "true_divide", "div_floor", "div_trunc")
-     and p.split("(")[1].startswith("py:"),
-     "a number as the first argument of a function form: PyTorch has a Scalar overload for some; the engine's "
-     "function forms take a tensor first"),
-    (lambda p: p.split("(")[0] in ("pow", "ipow", "rpow", "pow_neg", "pow2")
-     and ("int" in p or "bool" in p or "uint8" in p),
-     "integer powers: PyTorch computes integers to negative integer powers (NumPy refuses) and makes bool ** int "
-     "an int64"),
-    (lambda p: p.startswith("true_divide(py:2.5,float16/0"), "a float over a 0-d float16: PyTorch's float16"),
-    (lambda p: p.startswith("addcmul_("), "addcmul_ of uint8 values: PyTorch multiplies in the result's dtype"),
     (lambda p: p.startswith(("ldexp(float16/0,uint8", "ldexp(float16/0,int8")),
      "ldexp(0.0 as float16, 200): 2 ** 200 overflows float16 here (0 * inf), not in PyTorch's"),
 ]
