@@ -4,6 +4,7 @@ them). Each calls the method, so there is one door per op."""
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as np
 
@@ -550,6 +551,7 @@ def _method_form(name):
 
     form.__name__ = form.__qualname__ = name
     form.__doc__ = f"``input.{name}(...)``: see :meth:`engine.Tensor.{name}`."
+    form.checks_input = True  # (its own TypeError: _refusing_non_tensors leaves it as it is)
     return form
 
 
@@ -576,6 +578,15 @@ _METHOD_FORMS = (
     "greater_equal", "less", "less_equal", "not_equal", "adjoint", "is_nonzero", "is_same_size",
     "is_signed", "is_complex", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "ldexp", "histc", "unique_consecutive", "gcd", "lcm", "masked_scatter",
+    # in place, and more: torch.sin_(t) is t.sin_()
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
+    "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
+    "deg2rad_", "detach_", "erf_", "exp2_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "lcm_",
+    "index_put_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_",
+    "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "trunc_",
+    "xlogy_", "zero_", "frexp", "nextafter", "is_neg", "is_conj", "resolve_conj", "resolve_neg", "norm",
+    "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "lgamma_", "digamma_", "erfc_", "erfinv_", "mvlgamma_",
+    "angle",
 )
 for _name in _METHOD_FORMS:
     globals()[_name] = _method_form(_name)
@@ -941,7 +952,7 @@ __all__ += ["block_diag", "cartesian_prod", "combinations", "vander", "scalar_te
 
 # ---------------------------------------------------------------------------- PyTorch's top-level forms of
 # nn.functional's ops (torch.conv2d, torch.max_pool2d, torch.selu, ...: the same arguments in the same places)
-# and of more methods (torch.sin_(t) is t.sin_(), torch.norm(t) is t.norm())
+# (the forms of more methods, torch.sin_(t) and torch.norm(t), are among _METHOD_FORMS above)
 
 _FUNCTIONAL_FORMS = (
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "avg_pool1d",
@@ -966,6 +977,7 @@ def _functional_form(name, inplace=False):
 
     form.__name__ = form.__qualname__ = name
     form.__doc__ = f"``nn.functional.{stem}(input, ...{', inplace=True' if inplace else ''})``, as PyTorch's."
+    form.checks_input = True
     return form
 
 
@@ -977,19 +989,6 @@ for _name in _FUNCTIONAL_IN_PLACE_FORMS:
     globals()[_name] = _functional_form(_name, inplace=True)
 del _name
 
-_MORE_METHOD_FORMS = (
-    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
-    "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
-    "deg2rad_", "detach_", "erf_", "exp2_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "lcm_",
-    "index_put_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_",
-    "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "trunc_",
-    "xlogy_", "zero_", "frexp", "nextafter", "is_neg", "is_conj", "resolve_conj", "resolve_neg", "norm",
-    "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "lgamma_", "digamma_", "erfc_", "erfinv_", "mvlgamma_",
-    "angle",
-)
-for _name in _MORE_METHOD_FORMS:
-    globals()[_name] = _method_form(_name)
-del _name
 
 
 def polygamma(n, input):  # noqa: A002
@@ -1022,18 +1021,29 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     return t.requires_grad_(True) if requires_grad else t
 
 
-__all__ += [*_FUNCTIONAL_FORMS, *_FUNCTIONAL_IN_PLACE_FORMS, *_MORE_METHOD_FORMS, "asarray", "polygamma"]
+__all__ += [*_FUNCTIONAL_FORMS, *_FUNCTIONAL_IN_PLACE_FORMS, "asarray", "polygamma"]
+
+
+def _first_parameter(fn) -> tuple[str | None, bool]:
+    """The name of ``fn``'s first parameter, and whether it is ``*args`` (from its code: ``inspect.signature`` of
+    the ~100 functions below cost ~2 ms of ``import engine``)."""
+    code = fn.__code__
+    if code.co_argcount:
+        return code.co_varnames[0], False
+    if code.co_flags & _CO_VARARGS:
+        return code.co_varnames[code.co_argcount + code.co_kwonlyargcount], True
+    return None, False
+
+
+_CO_VARARGS = 0x04
+_TENSOR_FIRST = ("input", "tensor", "tensors", "matrices", "sorted_sequence", "a", "x", "x1", "y")
 
 
 def _refusing_non_tensors(fn):
     """``fn``, whose first argument must be a Tensor (or, for ``*tensors``, each argument), saying so as PyTorch's
     TypeError where it is not: ``torch.exp(2.5)`` raised "'float' object has no attribute 'exp'". Checked only
     once the call has failed with an AttributeError (no cost to a call that runs)."""
-    import functools
-    import inspect
-
-    params = list(inspect.signature(fn).parameters.values())
-    elements = params[0].kind is inspect.Parameter.VAR_POSITIONAL
+    first_name, elements = _first_parameter(fn)
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
@@ -1050,7 +1060,7 @@ def _refusing_non_tensors(fn):
                         raise TypeError(f"{fn.__name__}(): expected Tensor as element {i} in argument 0, but got "
                                         f"{type(item).__name__}") from None
             elif not isinstance(first, Tensor):
-                raise TypeError(f"{fn.__name__}(): argument '{params[0].name}' (position 1) must be Tensor, not "
+                raise TypeError(f"{fn.__name__}(): argument '{first_name}' (position 1) must be Tensor, not "
                                 f"{type(first).__name__}") from None
             raise
 
@@ -1060,14 +1070,12 @@ def _refusing_non_tensors(fn):
 _wrapped: dict = {}  # (an alias, true_divide = div, stays the same function)
 for _name in __all__:
     _fn_ = globals()[_name]
-    if getattr(_fn_, "__module__", None) == __name__ and _name not in _METHOD_FORMS and callable(_fn_) and not (
-            isinstance(_fn_, type)):
-        import inspect as _inspect
-
-        _first = next(iter(_inspect.signature(_fn_).parameters), None)
-        if _first not in ("input", "tensor", "tensors", "matrices", "sorted_sequence", "a", "x", "x1", "y"):
-            continue  # (a number, a string or shapes first: normal, einsum, scalar_tensor, tril_indices, isin, ...)
-        if _fn_ not in _wrapped:
-            _wrapped[_fn_] = _refusing_non_tensors(_fn_)
-        globals()[_name] = _wrapped[_fn_]
-del _name, _fn_, _wrapped, _first, _inspect
+    if (getattr(_fn_, "__module__", None) != __name__ or not hasattr(_fn_, "__code__")
+            or getattr(_fn_, "checks_input", False)):
+        continue
+    if _first_parameter(_fn_)[0] not in _TENSOR_FIRST:
+        continue  # (a number, a string or shapes first: normal, einsum, scalar_tensor, tril_indices, isin, ...)
+    if _fn_ not in _wrapped:
+        _wrapped[_fn_] = _refusing_non_tensors(_fn_)
+    globals()[_name] = _wrapped[_fn_]
+del _name, _fn_, _wrapped

@@ -193,14 +193,8 @@ class TensorMath:
     def subtract_(self, other, alpha=1):
         return self.sub_(other, alpha)
 
-    def gcd_(self, other):
-        return self._plain_apply_in_place("gcd", other)
-
-    def lcm_(self, other):
-        return self._plain_apply_in_place("lcm", other)
-
-    def _plain_apply_in_place(self, name, other):
-        return _t._plain_in_place(lambda t, o: getattr(t, name)(o), name)(self, other)
+    gcd_ = _in_place("gcd")
+    lcm_ = _in_place("lcm")
 
     def is_neg(self):
         return False  # (no lazy negation bit: the engine's tensors are real and hold their values)

@@ -208,13 +208,8 @@ def _clamp(node, gy):
 
 
 def _clamp_tensors(node, gy):
-    x, lo, hi = node.saved
-    above = x >= lo if lo is not None else None
-    below = x <= hi if hi is not None else None
-    inside = above if below is None else below if above is None else above & below
-    need_x, need_lo, need_hi = node.needs_input_grad
-    return (_where(inside, gy, 0) if need_x else None, _where(~above, gy, 0) if need_lo else None,
-            _where(~below, gy, 0) if need_hi else None)
+    return tuple(None if mask is None else _where(mask, gy, 0)
+                 for mask in F.elementwise.clamp_masks(*node.saved, node.needs_input_grad))
 
 
 def _maximum(node, gy):

@@ -187,16 +187,20 @@ class ClampTensors(Function):
 
     @staticmethod
     def backward(ctx, gy):
-        x, lo, hi = ctx.saved
         xp = xp_of(gy)
-        need_x, need_lo, need_hi = ctx.needs_input_grad
-        above = x >= lo if lo is not None else None
-        below = x <= hi if hi is not None else None
-        inside = above if below is None else below if above is None else above & below
         zero = gy.dtype.type(0)
-        return (xp.where(inside, gy, zero) if need_x else None,
-                xp.where(~above, gy, zero) if need_lo else None,
-                xp.where(~below, gy, zero) if need_hi else None)
+        return tuple(None if mask is None else xp.where(mask, gy, zero)
+                     for mask in clamp_masks(*ctx.saved, ctx.needs_input_grad))
+
+
+def clamp_masks(x, lo, hi, needs):
+    """Where the gradient of a clamp with tensor bounds goes: to x where ``lo <= x <= hi``, to ``lo`` where
+    ``x < lo``, to ``hi`` where ``x > hi`` (boolean arrays; None for an input that needs none)."""
+    above = x >= lo if lo is not None else None
+    below = x <= hi if hi is not None else None
+    inside = above if below is None else below if above is None else above & below
+    need_x, need_lo, need_hi = needs
+    return (inside if need_x else None, ~above if need_lo else None, ~below if need_hi else None)
 
 
 class ReLU(Function):
