@@ -10,6 +10,7 @@ import numpy as np
 
 from . import creation
 from . import dtypes as _dtypes
+from .backend import resolve as _resolve
 from .functions import Einsum
 from .tensor import Tensor
 
@@ -1004,9 +1005,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     set on the tensor returned (``obj`` itself where it is shared, as PyTorch's)."""
     if isinstance(obj, Tensor):
         t = obj
-        if dtype is not None and creation.dtypes.to_dtype(dtype).np != obj._data.dtype:
+        if dtype is not None and _dtypes.to_dtype(dtype).np != obj._data.dtype:
             t = t.to(dtype)
-        if device is not None and creation.backend.resolve(device) != obj.device:
+        if device is not None and _resolve(device) != obj.device:
             t = t.to(device)
         shares = t is obj
     elif isinstance(obj, np.ndarray) and device is None:
