@@ -285,21 +285,28 @@ def _viewed(base: Tensor, view: Tensor, tracked: bool = True) -> Tensor:
     whose memory it views (the first base of a chain of such views), and whether grad mode was off: PyTorch's view
     metadata. A write into the view that records (``x[0][1] = w[0]``, ``x[1:3].copy_(w)``) then gives that base its
     node (:meth:`Tensor._view_chain`), as PyTorch's does, and a view made with grad mode off refuses such a write,
-    as PyTorch's does. (~0.1 us a view; the tutorial's manual step makes three. The other views of that base made
-    before such a write are not given nodes, as PyTorch's are.) ``tracked`` is False for an op that copied."""
+    as PyTorch's does. That base notes the view (weakly), so that such a write, or any that gives the base a node,
+    gives it one too (:func:`_refresh_plain_views`). (~0.25 us a view; the tutorial's manual step makes three.)
+    ``tracked`` is False for an op that copied."""
     node = view.grad_fn
     if node is None:
         if tracked and view._data.base is not None:  # (not a copy)
             d = base.__dict__
             src = d.get("_src")
             if src is None or base.grad_fn is not None:
-                view._src = base
-            else:
-                view._src = src
-                if "_src_no_grad" in d:
-                    view._src_no_grad = True
+                src = base
+            elif "_src_no_grad" in d:
+                view._src_no_grad = True
+            view._src = src
             if _grad_off and _get_ident() in _grad_off:
                 view._src_no_grad = True
+            views = src.__dict__.get("_plain_views")  # (_note_plain_view, written out: ~0.15 us)
+            if views is None:
+                _note_plain_view(src, view)
+            else:
+                views.append(_weakref(view))
+                if len(views) >= views.limit:
+                    views.prune()
         return view
     if base.grad_fn is not None:
         step = _fn.shape.view_step(node, view._data.shape)
@@ -313,6 +320,61 @@ def _viewed(base: Tensor, view: Tensor, tracked: bool = True) -> Tensor:
                     views[:] = [v for v in views if v[0]() is not None]
                 views.append((_weakref(view), step))
     return view
+
+
+class _WeakViews(list):
+    """Weak references to the views of a tensor made without a node (:func:`_refresh_plain_views`). The dead ones
+    are dropped when the list reaches ``limit``, then twice the live ones (at least 32): a tensor viewed at every
+    step keeps a short list, and one with many live views (``rows = [x[i] for i in range(n)]``) is not scanned at
+    every few views."""
+
+    __slots__ = ("limit",)
+
+    def prune(self):
+        self[:] = [ref for ref in self if ref() is not None]
+        self.limit = max(32, 2 * len(self))
+
+
+def _note_plain_view(root: Tensor, view: Tensor):
+    """``view``, made without a node from the memory of ``root``, noted on it weakly (:func:`_refresh_plain_views`)."""
+    views = root.__dict__.get("_plain_views")
+    if views is None:
+        views = root._plain_views = _WeakViews()
+        views.limit = 32
+    views.append(_weakref(view))
+    if len(views) >= views.limit:
+        views.prune()
+
+
+def _refresh_plain_views(root: Tensor, skip=None):
+    """After a write gave ``root`` a node (``x[0] = w[0]``, ``x.add_(w)``, a write into a view of it): each live
+    view of it made without a node (:func:`_viewed`) whose memory is still within root's gets a node that takes
+    root as it is now, as PyTorch regenerates a view's ``grad_fn`` (``AsStridedBackward0``): its elements' places in
+    root's flat memory, picked. Without this, ``a = x[:2]; x[0] = w[0]; a.sum().backward()`` found no graph, and
+    with another path to ``w``, lost this one's gradient. A view made with grad mode off gets a node that refuses
+    the backward, as PyTorch refuses it."""
+    flat = None
+    views = root._plain_views
+    views.prune()  # (the dead ones dropped here too: once a tensor has a node, its new views are noted elsewhere)
+    for ref in views:
+        view = ref()
+        if view is None or view is skip:
+            continue
+        places = _flat_places(root._data, view._data)
+        if places is None:
+            continue  # (root's memory was replaced, or the view was given another array)
+        if flat is None:
+            flat = _fn.Reshape.apply(root, (-1,))
+        if "_src_no_grad" in view.__dict__:
+            node = _fn.shape.RefusedView.apply(flat, message=_NO_GRAD_VIEW_WRITTEN).grad_fn
+        else:
+            node = _fn.GetItem.apply(flat, index=places).grad_fn
+            node.backward_name = "AsStridedBackward0"
+        view._rebound_at = root._rebound_at
+        view._remember()
+        view._rg, view.grad_fn, view._out_index = True, node, 0
+        if "_views" in view.__dict__:
+            _refresh_views(view)
 
 
 def _flat_places(root, arr):
@@ -333,7 +395,7 @@ def _flat_places(root, arr):
     nd = arr.ndim
     places = xp.full(arr.shape, off, dtype=np.int64)
     for k, (n, st) in enumerate(zip(arr.shape, strides)):
-        if n > 1:
+        if n > 1 and st:
             places += xp.arange(0, n * st, st, dtype=np.int64).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
     return places
 
@@ -343,6 +405,11 @@ _NO_GRAD_VIEW = (
     "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
     "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
     "you want the inplace to be tracked).")
+_NO_GRAD_VIEW_WRITTEN = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
+    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+    "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def _refresh_views(base: Tensor, skip=None):
@@ -1785,6 +1852,13 @@ class Tensor(TensorMath):
         if "_src" in d or _grad_off:  # makes three of these)
             return _viewed(self, view)
         view._src = self
+        views = d.get("_plain_views")
+        if views is None:
+            _note_plain_view(self, view)
+        else:
+            views.append(_weakref(view))
+            if len(views) >= views.limit:
+                views.prune()
         return view
 
     def transpose(self, dim0, dim1):
@@ -1877,7 +1951,7 @@ class Tensor(TensorMath):
     def expand(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return _fn.Expand.apply(self, shape)
+        return _viewed(self, _fn.Expand.apply(self, shape))
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -1964,6 +2038,8 @@ class Tensor(TensorMath):
             _saved_as_written(out, self._data)
             if "_views" in base.__dict__:
                 _refresh_views(base, skip=self)
+            if "_plain_views" in base.__dict__:
+                _refresh_plain_views(base, skip=self)
             if "_views" in self.__dict__:
                 _refresh_views(self)
             return
@@ -1977,8 +2053,11 @@ class Tensor(TensorMath):
         self._rg = out._rg
         self.grad_fn = out.grad_fn
         self._out_index = out._out_index
-        if "_views" in self.__dict__:
+        d = self.__dict__
+        if "_views" in d:
             _refresh_views(self)
+        if "_plain_views" in d and out.grad_fn is not None:
+            _refresh_plain_views(self)
 
     __iadd__ = _inplace_op("Add", _operator.iadd)
     __isub__ = _inplace_op("Sub", _operator.isub)

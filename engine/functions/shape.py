@@ -218,8 +218,8 @@ def view_step(node, out_shape):
         return ("permute", node.dims)
     if cls is Reshape:
         return ("reshape", out_shape)
-    if cls is Expand and not node.repeats:
-        return ("reshape", out_shape)
+    if cls is Expand:
+        return ("expand", out_shape) if node.repeats else ("reshape", out_shape)
     if cls is Diagonal and not node.copy:
         return ("diagonal", node.args)
     return None
@@ -227,7 +227,7 @@ def view_step(node, out_shape):
 
 def replay_view(arr, steps):
     """The view ``steps`` (oldest first) make of ``arr``: ``arr[index]``, ``swapaxes``, ``transpose``, ``diagonal``,
-    ``reshape``."""
+    ``broadcast_to``, ``reshape``."""
     for kind, arg in steps:
         if kind == "index":
             arr = index_view(arr, arg)
@@ -237,6 +237,8 @@ def replay_view(arr, steps):
             arr = arr.transpose(arg)
         elif kind == "diagonal":
             arr = diagonal_view(arr, *arg)
+        elif kind == "expand":
+            arr = xp_of(arr).broadcast_to(arr, arg)
         else:
             arr = arr.reshape(arg)
     return arr
@@ -254,6 +256,8 @@ def view_node(base, step):
         return Permute.apply(base, arg)
     if kind == "diagonal":
         return Diagonal.apply(base, *arg)
+    if kind == "expand":
+        return Expand.apply(base, arg)
     return Reshape.apply(base, arg)
 
 
@@ -265,6 +269,24 @@ def written_places(shape, steps, xp=None):
     if steps[0][0] == "flat":
         return replay_view(steps[0][1], steps[1:])
     return replay_view(xp.arange(math.prod(shape)).reshape(shape), steps)
+
+
+class RefusedView(Function):
+    """The node of a view made with grad mode off, after a write with grad mode on gave its base a node
+    (``Tensor._refresh_plain_views``): its backward refuses, with PyTorch's message (PyTorch refuses the view's
+    ``grad_fn`` at once)."""
+
+    raw = True
+    backward_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx, base, message):
+        ctx.message = message
+        return base[:0]
+
+    @staticmethod
+    def backward(ctx, gy):
+        raise RuntimeError(ctx.message)
 
 
 class WriteView(Function):
