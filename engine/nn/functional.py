@@ -802,7 +802,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
         with no_grad():
             picked = input.reshape(-1)
             norms = weight[picked].norm(norm_type, dim=1, keepdim=True)
-            scale = (max_norm / (norms + 1e-7)).clamp(max=1.0)
+            # only the rows past max_norm, as PyTorch's embedding_renorm_ (a row scaled once is then just under it,
+            # and is left alone the next time)
+            scale = (max_norm / (norms + 1e-7)).masked_fill(norms <= max_norm, 1.0)
             weight[picked] = weight[picked] * scale
     return Embedding.apply(weight, input._data, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
 
@@ -1183,14 +1185,30 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
 def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,  # noqa: A002
                   use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Each sample's each channel normalised over its own positions (biased variance), then scaled and shifted
-    per channel."""
-    if not use_input_stats or running_mean is not None or running_var is not None:
-        raise NotImplementedError("instance_norm with running statistics is PyTorch's but not the engine's")
-    dims = tuple(range(2, input.dim()))
-    mean = input.mean(dims, keepdim=True)
-    centred = input - mean
-    out = centred / ((centred * centred).mean(dims, keepdim=True) + eps).sqrt()
+    per channel. With running averages given (``InstanceNorm(track_running_stats=True)``), ``use_input_stats``
+    updates them in place by ``momentum`` with the samples' mean statistics (the variance's unbiased), as PyTorch's;
+    without it, the running averages normalise instead."""
     view = (1, -1) + (1,) * (input.dim() - 2)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        out = (input - running_mean.view(view)) / (running_var + eps).sqrt().view(view)
+    else:
+        dims = tuple(range(2, input.dim()))
+        positions = input.numel() // max(input.shape[0] * input.shape[1], 1)
+        if positions <= 1 and input.numel():
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                             f"{list(input.shape)}")
+        mean = input.mean(dims, keepdim=True)
+        centred = input - mean
+        var = (centred * centred).mean(dims, keepdim=True)
+        out = centred / (var + eps).sqrt()
+        with no_grad():  # (each sample's statistics averaged over the batch, as PyTorch's)
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.detach().mean(0).reshape(-1) * momentum)
+            if running_var is not None:
+                running_var.mul_(1 - momentum).add_(var.detach().mean(0).reshape(-1)
+                                                    * (momentum * positions / (positions - 1)))
     if weight is not None:
         out = out * weight.view(view)
     return out + bias.view(view) if bias is not None else out

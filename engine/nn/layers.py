@@ -67,7 +67,9 @@ class _PadNd(Module):
     def __init__(self, padding, value: float = 0.0):
         super().__init__()
         self.padding = (padding,) * (2 * self._nd) if isinstance(padding, int) else tuple(padding)
-        if len(self.padding) != 2 * self._nd:
+        # (a constant pad takes any padding F.pad takes, as PyTorch's does: ConstantPad2d((1, 2)) pads the last
+        # dimension only; F.pad refuses an odd count)
+        if len(self.padding) != 2 * self._nd and self._mode != "constant":
             raise ValueError(f"{type(self).__name__}: padding must be an int or {2 * self._nd} ints, got "
                              f"{padding!r}")
         self.value = value

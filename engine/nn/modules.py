@@ -683,12 +683,18 @@ class _ConvNd(Module):
         modes = ("zeros", "reflect", "replicate", "circular")
         if padding_mode not in modes:
             raise ValueError(f"padding_mode must be one of {set(modes)}, but got padding_mode={padding_mode!r}")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{name}: padding_mode={padding_mode!r} is PyTorch's but not the engine's: "
-                                      f"the engine pads with zeros")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
         self.padding_mode = padding_mode
+        # F.pad's order (the last dimension first, each side), for a padding_mode other than zeros, as PyTorch's
+        if padding == "same":
+            totals = [d * (k - 1) for d, k in zip(dilation, kernel)]
+            sides = [(t // 2, t - t // 2) for t in totals]
+        elif padding == "valid":
+            sides = [(0, 0)] * self._nd
+        else:
+            sides = [(p, p) for p in padding]
+        self._reversed_padding_repeated_twice = tuple(n for pair in reversed(sides) for n in pair)
         bound = 1.0 / math.sqrt(in_channels // groups * math.prod(kernel))
         dev = target(device)
         shape = (out_channels, in_channels // groups) + kernel
@@ -708,6 +714,9 @@ class _ConvNd(Module):
 
     def forward(self, input):  # noqa: A002
         conv = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
+        if self.padding_mode != "zeros":  # the input padded first (reflected, repeated or wrapped), as PyTorch's
+            return conv(F.pad(input, self._reversed_padding_repeated_twice, self.padding_mode), self.weight,
+                        self.bias, self.stride, 0, self.dilation, self.groups)
         return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self):
@@ -722,6 +731,8 @@ class _ConvNd(Module):
             s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
 
 
@@ -1272,30 +1283,38 @@ class BatchNorm3d(_BatchNorm):
 
 class _InstanceNorm(Module):
     """InstanceNorm1d/2d/3d: each sample's each channel normalised over its own positions (a style transfer's
-    norm), with a learned scale and shift per channel when ``affine``. Running statistics
-    (``track_running_stats=True``) are PyTorch's but not the engine's."""
+    norm), with a learned scale and shift per channel when ``affine``. With ``track_running_stats`` it keeps
+    running averages of the samples' statistics in training (by ``momentum``; none when it is None, as PyTorch's)
+    and normalises by them in eval mode."""
 
     _nd = 1
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
                  track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
-        if track_running_stats:
-            raise NotImplementedError(f"{type(self).__name__}(track_running_stats=True) is PyTorch's but not the "
-                                      "engine's: it normalises each sample by its own statistics")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         dev = target(device)
         self.has_bias = affine and bias
         self.weight = Parameter(creation.ones(num_features, dtype=dtype, device=dev)) if affine else None
         self.bias = Parameter(creation.zeros(num_features, dtype=dtype, device=dev)) if self.has_bias else None
+        if track_running_stats:
+            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=dev))
+            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=dev))
+            self.register_buffer("num_batches_tracked", creation.tensor(0, device=dev))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
 
     def forward(self, input):  # noqa: A002
         if input.dim() not in (self._nd + 1, self._nd + 2):
             raise ValueError(f"expected {self._nd + 1}D or {self._nd + 2}D input (got {input.dim()}D input)")
         unbatched = input.dim() == self._nd + 1
         x = input.unsqueeze(0) if unbatched else input
-        out = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        # (PyTorch's momentum of None updates nothing here, and num_batches_tracked is never counted)
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
         return out.squeeze(0) if unbatched else out
 
     extra_repr = _BatchNorm.extra_repr  # the same settings, printed alike

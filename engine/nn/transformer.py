@@ -3,8 +3,8 @@ parameters (names, shapes, initialisation), masks (PyTorch's convention here: in
 bool mask means *not* allowed, the reverse of ``scaled_dot_product_attention``'s), layouts (``batch_first``,
 unbatched), outputs and attention weights, written with the engine's ops (PyTorch's fused fast path computes the
 same, but for one thing: in eval mode with a key padding mask PyTorch's encoder may run on nested tensors and give
-zeros at the padded positions, where this gives what its slow path gives). ``add_bias_kv``, ``add_zero_attn`` and
-nested tensors are PyTorch's but not the engine's."""
+zeros at the padded positions, where this gives what its slow path gives). Nested tensors are PyTorch's but not
+the engine's."""
 
 from __future__ import annotations
 
@@ -55,8 +55,6 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
                              f"num_heads={num_heads} instead")
-        if add_bias_kv or add_zero_attn:
-            raise RuntimeError("MultiheadAttention: add_bias_kv and add_zero_attn are PyTorch's but not the engine's")
         self.embed_dim, self.num_heads, self.dropout, self.batch_first = embed_dim, num_heads, dropout, batch_first
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -80,8 +78,12 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
+        if add_bias_kv:  # a learned key and value appended to every sequence's
+            self.bias_k = Parameter(creation.empty(1, 1, embed_dim, **kw))
+            self.bias_v = Parameter(creation.empty(1, 1, embed_dim, **kw))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = bool(add_zero_attn)  # a key and value of zeros appended, after the heads are split
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
@@ -93,6 +95,9 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
@@ -120,8 +125,19 @@ class MultiheadAttention(Module):
             b_q, b_k, b_v = self.in_proj_bias.chunk(3)
         # (L, N, E) -> (N, heads, L, head_dim)
         q = F.linear(query, w_q, b_q).view(tgt_len, bsz * heads, hd).transpose(0, 1).view(bsz, heads, tgt_len, hd)
-        k = F.linear(key, w_k, b_k).view(src_len, bsz * heads, hd).transpose(0, 1).view(bsz, heads, src_len, hd)
-        v = F.linear(value, w_v, b_v).view(src_len, bsz * heads, hd).transpose(0, 1).view(bsz, heads, src_len, hd)
+        k, v = F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+        extra = 0  # (keys appended: bias_k and bias_v, then zeros; the masks let every query see them)
+        if self.bias_k is not None:
+            k = creation.cat([k, self.bias_k.expand(1, bsz, e)])
+            v = creation.cat([v, self.bias_v.expand(1, bsz, e)])
+            extra += 1
+        n_keys = src_len + extra
+        k = k.reshape(n_keys, bsz * heads, hd).transpose(0, 1).reshape(bsz, heads, n_keys, hd)
+        v = v.reshape(n_keys, bsz * heads, hd).transpose(0, 1).reshape(bsz, heads, n_keys, hd)
+        if self.add_zero_attn:
+            zeros = creation.zeros(bsz, heads, 1, hd, dtype=k.dtype, device=k.device)
+            k, v = creation.cat([k, zeros], dim=2), creation.cat([v, zeros], dim=2)
+            extra += 1
         scores = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)
         mask = _as_additive(attn_mask, scores, "attn_mask")
         if mask is not None:
@@ -136,13 +152,15 @@ class MultiheadAttention(Module):
                 mask = mask.view(bsz, heads, tgt_len, src_len)
             else:
                 raise RuntimeError(f"attn_mask's dimension {mask.dim()} is not supported")
-            scores = scores + mask
+            scores = scores + (F.pad(mask, (0, extra)) if extra else mask)
         padding = _as_additive(key_padding_mask, scores, "key_padding_mask")
         if padding is not None:
             if tuple(padding.shape) != (bsz, src_len):
                 raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
                                      f"{tuple(padding.shape)}")
-            scores = scores + padding.view(bsz, 1, 1, src_len)
+            if extra:
+                padding = F.pad(padding, (0, extra))
+            scores = scores + padding.view(bsz, 1, 1, src_len + extra)
         weights = F.softmax(scores, dim=-1)
         dropped = F.dropout(weights, self.dropout, training=True) if self.training and self.dropout > 0 else weights
         out = (dropped @ v).permute(2, 0, 1, 3).reshape(tgt_len * bsz, e)  # (L, N, heads, hd) -> rows

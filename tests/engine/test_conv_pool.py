@@ -202,9 +202,48 @@ def test_a_layer_with_bad_settings_is_refused_when_made(call, message):
         call()
 
 
-def test_a_padding_mode_of_pytorchs_the_engine_lacks_says_so():
-    with pytest.raises(NotImplementedError, match="padding_mode='reflect' is PyTorch's but not the engine's"):
-        nn.Conv2d(4, 4, 3, padding_mode="reflect")
+def test_a_padding_mode_pads_the_input_before_the_convolution():
+    """Worked by hand: a 1x3 kernel of ones over [1, 2, 3, 4] padded by one on each side sums each window of the
+    padded row: reflect pads [2, 1, 2, 3, 4, 3], replicate [1, 1, 2, 3, 4, 4], circular [4, 1, 2, 3, 4, 1]; each
+    input element's gradient counts the windows it (or its copy in the padding) falls in."""
+    x = engine.tensor([[[1.0, 2.0, 3.0, 4.0]]], requires_grad=True)
+    expected = {"reflect": ([5.0, 6.0, 9.0, 10.0], [2.0, 4.0, 4.0, 2.0]),
+                "replicate": ([4.0, 6.0, 9.0, 11.0], [3.0, 3.0, 3.0, 3.0]),
+                "circular": ([7.0, 6.0, 9.0, 8.0], [3.0, 3.0, 3.0, 3.0]),
+                "zeros": ([3.0, 6.0, 9.0, 7.0], [2.0, 3.0, 3.0, 2.0])}
+    for mode, (values, grad) in expected.items():
+        conv = nn.Conv1d(1, 1, 3, padding=1, bias=False, padding_mode=mode)
+        with engine.no_grad():
+            conv.weight.fill_(1.0)
+        x.grad = None
+        y = conv(x)
+        y.sum().backward()
+        assert y.detach().numpy().ravel().tolist() == values, mode
+        assert x.grad.numpy().ravel().tolist() == grad, mode
+    assert "padding_mode=circular" in repr(nn.Conv2d(2, 2, 3, padding="same", padding_mode="circular"))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize(("nd", "padding", "dilation"), [(1, 2, 1), (2, (1, 2), 1), (2, "same", 2), (2, "valid", 1),
+                                                          (3, 1, 1)])
+def test_padding_modes_are_pytorchs(mode, nd, padding, dilation):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(nd)
+    shape = (2, 2) + (5, 6, 4)[:nd]
+    x0 = rng.standard_normal(shape)
+    ours = getattr(nn, f"Conv{nd}d")(2, 4, 3, padding=padding, dilation=dilation, groups=2, padding_mode=mode).double()
+    theirs = getattr(torch.nn, f"Conv{nd}d")(2, 4, 3, padding=padding, dilation=dilation, groups=2,
+                                              padding_mode=mode).double()
+    ours.load_state_dict({k: engine.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    results = []
+    for lib, m in ((engine, ours), (torch, theirs)):
+        x = lib.tensor(x0, requires_grad=True)
+        y = m(x)
+        (y * lib.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)))).sum().backward()
+        results.append([y.detach().numpy(), x.grad.numpy(), m.weight.grad.numpy(), m.bias.grad.numpy()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------- the modules

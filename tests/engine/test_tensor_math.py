@@ -866,8 +866,53 @@ def test_channel_dropout_zeroes_whole_channels_in_training_only():
     assert engine.equal(drop(engine.ones(2, 3, 4)), engine.ones(2, 3, 4))
     with pytest.raises(RuntimeError, match="dropout3d: Expected 4D or 5D input"):
         engine.nn.Dropout3d()(engine.ones(2, 3))
-    with pytest.raises(NotImplementedError, match="track_running_stats=True"):
-        engine.nn.InstanceNorm2d(3, track_running_stats=True)
+
+
+def test_instance_norm_keeps_running_statistics_as_pytorch_does():
+    """Worked by hand: two samples of one channel, [1, 3] and [2, 6]: their means 2 and 4 (3 on average), their
+    unbiased variances 2 and 8 (5); momentum 0.1 takes the running mean from 0 to 0.3 and the running variance
+    from 1 to 1.4, and eval mode then normalises by those. A momentum of None updates nothing, as PyTorch's."""
+    norm = engine.nn.InstanceNorm1d(1, eps=0.0, track_running_stats=True).double()
+    assert sorted(dict(norm.named_buffers())) == ["num_batches_tracked", "running_mean", "running_var"]
+    x = engine.tensor([[[1.0, 3.0]], [[2.0, 6.0]]], dtype=engine.float64)
+    assert norm(x).numpy().ravel().tolist() == [-1.0, 1.0, -1.0, 1.0]  # training: each sample by its own
+    assert norm.running_mean.tolist() == pytest.approx([0.3]) and norm.running_var.tolist() == pytest.approx([1.4])
+    assert int(norm.num_batches_tracked) == 0  # (PyTorch's InstanceNorm never counts them)
+    norm.eval()
+    out = norm(engine.tensor([[[1.3, 0.3]]], dtype=engine.float64))
+    assert out.numpy().ravel() == pytest.approx([1 / np.sqrt(1.4), 0.0])
+    frozen = engine.nn.InstanceNorm1d(1, momentum=None, track_running_stats=True).double()
+    frozen(x)
+    assert frozen.running_mean.tolist() == [0.0] and frozen.running_var.tolist() == [1.0]
+    with pytest.raises(RuntimeError, match="Expected running_mean and running_var to be defined"):
+        engine.nn.functional.instance_norm(x, use_input_stats=False)
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+        engine.nn.functional.instance_norm(engine.ones(2, 3, 1))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("momentum", [0.1, None, 0.5])
+@pytest.mark.parametrize("affine", [False, True])
+def test_instance_norm_with_running_statistics_is_pytorchs(momentum, affine):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    batches = [rng.standard_normal((2, 3, 4, 5)) * (k + 1) + k for k in range(3)]
+    results = []
+    for lib in (engine, torch):
+        norm = lib.nn.InstanceNorm2d(3, momentum=momentum, affine=affine, track_running_stats=True).double()
+        got = []
+        for b in batches:
+            x = lib.tensor(b, requires_grad=True)
+            y = norm(x)
+            (y * lib.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)))).sum().backward()
+            got += [y.detach().numpy(), x.grad.numpy(), norm.running_mean.numpy().copy(),
+                    norm.running_var.numpy().copy()]
+        norm.eval()
+        got.append(norm(lib.tensor(batches[0][:1, :, :2])).detach().numpy())
+        got.append(norm(lib.tensor(batches[1][0])).detach().numpy())  # unbatched
+        results.append(got)
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
 def test_a_lazy_linear_finds_its_input_size_at_its_first_call():

@@ -1,6 +1,7 @@
 """nn.MultiheadAttention and nn.Transformer (encoder, decoder and their layers) against torch 2.13: from the same
 weights the same outputs, attention weights and every gradient, over the masks (bool: True is not allowed; float;
-per head; causal; key padding), layouts (batch_first, unbatched), separate key and value sizes and bias; the same
+per head; causal; key padding), layouts (batch_first, unbatched), separate key and value sizes, bias, an added key
+and value (``add_bias_kv``, ``add_zero_attn``); the same
 parameter names and reprs; refusals in torch's words; and on the CuPy stand-in an encoder step without host
 syncs."""
 
@@ -72,6 +73,51 @@ def test_multihead_attention_gives_torchs_outputs_weights_and_gradients(need_wei
 
 
 @pytest.mark.torch
+@pytest.mark.parametrize(("add_bias_kv", "add_zero_attn"), [(True, False), (False, True), (True, True)])
+def test_an_added_key_and_value_are_torchs(add_bias_kv, add_zero_attn):
+    """``add_bias_kv`` (a learned key and value appended to every sequence's) and ``add_zero_attn`` (a key and value
+    of zeros, after the heads are split), with every mask: the masks let every query see them."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    L, S, N = 3, 5, 2
+    cases = itertools.product([False, True], [False, True], [False, True], [None, "bool", "float", "3d"],
+                              [False, True])
+    for batch_first, unbatched, padded, mask_kind, kv_dims in cases:
+        if unbatched and (padded or mask_kind == "3d"):
+            continue
+        kw = dict(batch_first=batch_first, add_bias_kv=add_bias_kv, add_zero_attn=add_zero_attn,
+                  **(dict(kdim=5, vdim=3) if kv_dims else {}))
+        theirs = torch.nn.MultiheadAttention(4, 2, **kw).double()
+        mine = nn.MultiheadAttention(4, 2, **kw).double()
+        assert list(mine.state_dict()) == list(theirs.state_dict()) and repr(mine) == repr(theirs)
+        _copy(theirs, mine)
+
+        def shape(length, dim, unbatched=unbatched, batch_first=batch_first):
+            return (length, dim) if unbatched else ((N, length, dim) if batch_first else (length, N, dim))
+
+        arrays = [rng.standard_normal(shape(L, 4)), rng.standard_normal(shape(S, 5 if kv_dims else 4)),
+                  rng.standard_normal(shape(S, 3 if kv_dims else 4))]
+        pad = rng.random((N, S)) < 0.4
+        masks = {"bool": rng.random((L, S)) < 0.4, "float": rng.standard_normal((L, S)),
+                 "3d": rng.standard_normal((N * 2, L, S))}
+        results = []
+        for lib, module in ((engine, mine), (torch, theirs)):
+            q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+            call = {"key_padding_mask": lib.tensor(pad)} if padded else {}
+            if mask_kind is not None:
+                call["attn_mask"] = lib.tensor(masks[mask_kind])
+            out, weights = module(q, k, v, **call)
+            ((out * out).sum() + (weights * weights).sum()).backward()
+            results.append([out.detach().numpy(), weights.detach().numpy()] + [t.grad.numpy() for t in (q, k, v)]
+                           + [p.grad.numpy() for p in module.parameters()])
+        assert len(results[0]) == len(results[1])
+        for a, b in zip(*results):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12,
+                                       err_msg=str((kw, unbatched, padded, mask_kind)))
+
+
+@pytest.mark.torch
 @pytest.mark.parametrize(("norm_first", "activation", "batch_first"),
                          list(itertools.product([False, True], ["relu", "gelu"], [False, True])))
 def test_a_transformer_gives_torchs_outputs_and_gradients(norm_first, activation, batch_first):
@@ -137,8 +183,6 @@ def test_attention_refuses_what_torch_refuses():
         mha(x, x, x, attn_mask=engine.zeros(4, 5))
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         nn.TransformerEncoderLayer(8, 2, activation="tanh")
-    with pytest.raises(RuntimeError, match="add_bias_kv and add_zero_attn are PyTorch's but not the engine's"):
-        nn.MultiheadAttention(8, 2, add_bias_kv=True)
     with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal to d_model"):
         nn.Transformer(8, 2, 1, 1, 16)(engine.randn(5, 3, 8), engine.randn(4, 3, 6))
 
