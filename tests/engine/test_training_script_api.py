@@ -1020,6 +1020,12 @@ def test_embedding_max_norm_renormalises_the_rows_it_picks_in_place():
         table.weight.copy_(engine.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0], [1.0, 0.0]]))
     table(engine.tensor([0, 1, 0]))
     np.testing.assert_allclose(table.weight.detach().norm(dim=1).numpy(), [1.0, 0.5, 10.0, 1.0], rtol=1e-6)
+    # a row scaled once is just under max_norm (1 / (5 + 1e-7) of it), and is left alone after, as PyTorch's; a
+    # row at max_norm exactly is not scaled (the engine scaled both by max_norm / (norm + 1e-7) at every call)
+    once = table.weight.detach().clone().double()
+    table(engine.tensor([0, 3, 0]))
+    assert engine.equal(table.weight.detach().double(), once)
+    assert table.weight[3].tolist() == [1.0, 0.0]
 
 
 def test_embedding_from_pretrained_and_refusals():
