@@ -5,7 +5,8 @@ autograd runs back through every time step (backpropagation through time) and th
 For a whole sequence the input's products with ``weight_ih`` are taken in one matrix product before the steps;
 only the hidden state's product is made step by step. A packed batch (``nn.utils.rnn.pack_padded_sequence``) runs
 padded, each sequence's state kept as it is past its end, so its final state is its own last step's, and comes out
-packed. LSTM's ``proj_size`` is PyTorch's but not the engine's, and is refused by name.
+packed. An LSTM with ``proj_size`` projects each step's hidden state down by ``weight_hr`` (the state it returns
+and carries is the projected one), as PyTorch's.
 """
 
 from __future__ import annotations
@@ -37,15 +38,17 @@ def _check_sizes(input_size, hidden_size):
         raise ValueError("input_size must be greater than or equal to zero")
 
 
-def _rnn_step(mode, x_part, h, c, w_hh, b_hh):
-    """One time step from the input's share of the gates (``x W_ih^T + b_ih``, computed before) and the state."""
+def _rnn_step(mode, x_part, h, c, w_hh, b_hh, w_hr=None):
+    """One time step from the input's share of the gates (``x W_ih^T + b_ih``, computed before) and the state
+    (an LSTM's hidden state projected by ``w_hr`` where it has ``proj_size``)."""
     hh = h @ w_hh.t()
     if b_hh is not None:
         hh = hh + b_hh
     if mode == "LSTM":
         i, f, g, o = (x_part + hh).chunk(4, 1)
         c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
+        h = o.sigmoid() * c.tanh()
+        return (h if w_hr is None else h @ w_hr.t()), c
     if mode == "GRU":
         i_r, i_z, i_n = x_part.chunk(3, 1)
         h_r, h_z, h_n = hh.chunk(3, 1)
@@ -69,25 +72,34 @@ class RNNBase(Module):
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1:
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
                              "being zeroed")
-        if proj_size:
-            raise RuntimeError("LSTM's proj_size is PyTorch's but not the engine's")
+        if isinstance(proj_size, bool) or not isinstance(proj_size, int):
+            raise TypeError(f"proj_size should be of type int, got: {type(proj_size).__name__}")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if dropout > 0 and num_layers == 1:
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
                           f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
                           UserWarning, stacklevel=3)
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
-        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
         gate_size = _GATES[mode] * hidden_size
         directions = 2 if bidirectional else 1
+        real_hidden = proj_size or hidden_size  # (the state carried and returned: projected, with proj_size)
         self._flat_weights_names = []
         for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
+            layer_input = input_size if layer == 0 else real_hidden * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
-                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, hidden_size))]
+                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, real_hidden))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name + suffix, Parameter(creation.empty(*shape, device=device, dtype=dtype)))
                     self._flat_weights_names.append(name + suffix)
@@ -102,11 +114,13 @@ class RNNBase(Module):
     @property
     def all_weights(self) -> list:
         names = self._flat_weights_names
-        per = 4 if self.bias else 2
+        per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         return [[getattr(self, n) for n in names[i:i + per]] for i in range(0, len(names), per)]
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if not self.bias:
@@ -123,13 +137,14 @@ class RNNBase(Module):
         """The initial (h, c) as per-layer-and-direction lists of ``(N, H)`` tensors, zeros where not given."""
         directions = 2 if self.bidirectional else 1
         expected = (self.num_layers * directions, batch, self.hidden_size)
+        expected_h = (self.num_layers * directions, batch, self.proj_size or self.hidden_size)
         lstm = self.mode == "LSTM"
 
-        def zeros():
-            return creation.zeros(*expected, dtype=like.dtype, device=like.device)
+        def zeros(shape):
+            return creation.zeros(*shape, dtype=like.dtype, device=like.device)
 
         if hx is None:
-            h0, c0 = zeros(), (zeros() if lstm else None)
+            h0, c0 = zeros(expected_h), (zeros(expected) if lstm else None)
         elif lstm:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise RuntimeError("LSTM expects its hidden state as a tuple (h_0, c_0)")
@@ -137,7 +152,8 @@ class RNNBase(Module):
         else:
             h0, c0 = hx, None
         states = []
-        for which, t in (("hidden", h0), ("cell", c0)):
+        names = ("hidden[0]", "hidden[1]") if lstm else ("hidden", None)  # (PyTorch's words)
+        for which, t, shape in ((names[0], h0, expected_h), (names[1], c0, expected)):
             if t is None:
                 states.append(None)
                 continue
@@ -145,8 +161,8 @@ class RNNBase(Module):
                 if t.dim() != 2:
                     raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {t.dim()}-D tensor")
                 t = t.unsqueeze(1)
-            if tuple(t.shape) != expected:
-                raise RuntimeError(f"Expected {which} size {expected}, got {list(t.shape)}")
+            if tuple(t.shape) != shape:
+                raise RuntimeError(f"Expected {which} size {shape}, got {list(t.shape)}")
             states.append(list(t.unbind(0)))
         return states[0], states[1]
 
@@ -189,12 +205,13 @@ class RNNBase(Module):
                 w_ih, w_hh = getattr(self, "weight_ih" + suffix), getattr(self, "weight_hh" + suffix)
                 b_ih = getattr(self, "bias_ih" + suffix) if self.bias else None
                 b_hh = getattr(self, "bias_hh" + suffix) if self.bias else None
+                w_hr = getattr(self, "weight_hr" + suffix) if self.proj_size else None
                 x_parts = F.linear(x, w_ih, b_ih)  # every step's input share of the gates, in one product
                 h, c = hs[k], (cs[k] if cs is not None else None)
                 order = range(steps - 1, -1, -1) if direction else range(steps)
                 out = [None] * steps
                 for t in order:
-                    h_new, c_new = _rnn_step(self.mode, x_parts[t], h, c, w_hh, b_hh)
+                    h_new, c_new = _rnn_step(self.mode, x_parts[t], h, c, w_hh, b_hh, w_hr)
                     if live is not None:
                         h_new = h_new.where(live[t], h)
                         c_new = c_new.where(live[t], c) if c is not None else None

@@ -14,7 +14,7 @@ import pytest
 import engine
 from engine import nn
 
-_KINDS = ["RNN", "RNN_relu", "LSTM", "GRU"]
+_KINDS = ["RNN", "RNN_relu", "LSTM", "GRU", "LSTM_proj"]
 _CONFIGS = list(itertools.product([1, 2], [False, True], [False, True], [True, False], [False, True], [False, True]))
 
 
@@ -22,8 +22,11 @@ def _pair(torch, kind, **kw):
     cls = kind.split("_")[0]
     if kind == "RNN_relu":
         kw["nonlinearity"] = "relu"
+    if kind == "LSTM_proj":  # (the hidden state projected from 4 to 2 by weight_hr at every step)
+        kw["proj_size"] = 2
     theirs = getattr(torch.nn, cls)(3, 4, **kw).double()
     mine = getattr(nn, cls)(3, 4, **kw).double()
+    assert repr(mine) == repr(theirs) and list(mine.state_dict()) == list(theirs.state_dict())
     mine.load_state_dict({k: engine.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
     return cls, mine, theirs
 
@@ -39,7 +42,8 @@ def test_recurrent_nets_give_torchs_outputs_states_and_gradients(kind):
         steps, batch, directions = 5, 2, 2 if bidirectional else 1
         shape = (steps, 3) if unbatched else ((batch, steps, 3) if batch_first else (steps, batch, 3))
         state_shape = (layers * directions, 4) if unbatched else (layers * directions, batch, 4)
-        x, h0, c0 = rng.standard_normal(shape), rng.standard_normal(state_shape), rng.standard_normal(state_shape)
+        h_shape = state_shape[:-1] + (2 if kind == "LSTM_proj" else 4,)
+        x, h0, c0 = rng.standard_normal(shape), rng.standard_normal(h_shape), rng.standard_normal(state_shape)
         results = []
         for lib, model in ((engine, mine), (torch, theirs)):
             xt = lib.tensor(x, requires_grad=True)
@@ -124,8 +128,16 @@ def test_recurrent_nets_refuse_what_torch_refuses_by_name():
         nn.RNNCell(3, 4)(engine.randn(2, 5))
     with pytest.raises(RuntimeError, match="Input batch size 2 doesn't match hidden0 batch size 3"):
         nn.RNNCell(3, 4)(engine.randn(2, 3), engine.randn(3, 4))
-    with pytest.raises(RuntimeError, match="proj_size is PyTorch's but not the engine's"):
-        nn.LSTM(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match="proj_size has to be smaller than hidden_size"):
+        nn.LSTM(3, 4, proj_size=4)
+    with pytest.raises(ValueError, match="proj_size should be a positive integer or zero to disable projections"):
+        nn.LSTM(3, 4, proj_size=-1)
+    with pytest.raises(ValueError, match="proj_size argument is only supported for LSTM, not RNN or GRU"):
+        nn.RNNBase("GRU", 3, 4, proj_size=2)
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[0\] size \(1, 2, 2\), got \[1, 2, 4\]"):
+        nn.LSTM(3, 4, proj_size=2)(engine.randn(5, 2, 3), (engine.randn(1, 2, 4), engine.randn(1, 2, 4)))
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size \(1, 2, 4\), got \[1, 2, 2\]"):
+        nn.LSTM(3, 4, proj_size=2)(engine.randn(5, 2, 3), (engine.randn(1, 2, 2), engine.randn(1, 2, 2)))
     with pytest.raises(RuntimeError, match="LSTM expects its hidden state as a tuple"):
         lstm(engine.randn(5, 2, 3), engine.randn(1, 2, 4))
 
@@ -176,7 +188,7 @@ def test_an_lstm_step_on_the_gpu_gives_the_cpus_values_without_host_syncs(cuda_d
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU", "LSTM_proj"])
 def test_packed_sequences_run_each_to_its_own_end_as_torchs(kind):
     """A batch of sequences of lengths 5, 3, 3, 1 (sorted, or not with enforce_sorted=False), packed: the output
     packed again, padded back with its lengths, the final states each at its sequence's own last step (in the
@@ -190,7 +202,8 @@ def test_packed_sequences_run_each_to_its_own_end_as_torchs(kind):
         lengths = [5, 3, 3, 1] if enforce_sorted else [3, 5, 1, 3]
         x = rng.standard_normal((4, 5, 3) if batch_first else (5, 4, 3))
         state_shape = (layers * (2 if bidirectional else 1), 4, 4)
-        h0, c0 = rng.standard_normal(state_shape), rng.standard_normal(state_shape)
+        h_shape = state_shape[:-1] + (2 if kind == "LSTM_proj" else 4,)
+        h0, c0 = rng.standard_normal(h_shape), rng.standard_normal(state_shape)
         results = []
         for lib, model in ((engine, mine), (torch, theirs)):
             xt = lib.tensor(x, requires_grad=True)
