@@ -9,7 +9,24 @@ from collections import OrderedDict
 from .. import creation
 from ..backend import target
 from . import functional as F
-from .modules import Linear, Module, Parameter, _Loss
+from .modules import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    Linear,
+    Module,
+    Parameter,
+    _Loss,
+)
 
 __all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
            "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
@@ -19,7 +36,9 @@ __all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "Const
            "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
            "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "Dropout1d", "Dropout2d", "Dropout3d", "Unfold",
            "Fold", "PixelShuffle", "PixelUnshuffle", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LazyLinear",
-           "EmbeddingBag"]
+           "EmbeddingBag", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class GroupNorm(Module):
@@ -495,6 +514,88 @@ class LazyLinear(Linear):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self._lazy['bias']}"
+
+
+class _Lazy:
+    """What the lazy convolutions and norms share (the d2l book builds its nets of them): made as their layer with a
+    stand-in channel count, holding no parameters or buffers and printing a 0 for it, as PyTorch's; the first
+    input's channel count (dimension 1, or 0 of an unbatched input) then makes the layer's own weights, bias and
+    running statistics (initialised as that layer's, on the input's device and in its dtype where none was given),
+    and the module becomes a plain instance of its layer (PyTorch's ``cls_to_become``). Make the optimizer after a
+    first forward, as PyTorch asks."""
+
+    _first = "in_channels"  # the setting the first input gives
+    _spatial = 1  # the dimensions after the channels' (None: no unbatched form, as BatchNorm's)
+
+    def _lazy_init(self, settings, bias=None):
+        becomes = type(self).__mro__[2]  # (LazyConv2d(_Lazy, Conv2d): Conv2d)
+        becomes.__init__(self, settings.pop("_stand_in"), **settings)
+        self._lazy = (becomes, settings, bias)
+        setattr(self, self._first, 0)
+        for name in list(self._parameters):
+            self.register_parameter(name, None)
+        for name in list(self._buffers):
+            self.register_buffer(name, None)
+
+    def forward(self, input, *args, **kwargs):  # noqa: A002
+        if self.__dict__.get("_lazy") is not None:
+            becomes, settings, _ = self._lazy
+            unbatched = self._spatial is not None and input.dim() == self._spatial + 1
+            settings = dict(settings, device=settings.get("device") or input.device,
+                            dtype=settings.get("dtype") or input.dtype)
+            made = becomes(input.shape[0] if unbatched else input.shape[1], **settings)
+            for name, p in made._parameters.items():
+                self.register_parameter(name, p)
+            for name, b in made._buffers.items():
+                self.register_buffer(name, b)
+            setattr(self, self._first, getattr(made, self._first))
+            del self._lazy
+            self.__class__ = becomes
+        return type(self).forward(self, input, *args, **kwargs)
+
+    def extra_repr(self):
+        s = type(self).__mro__[2].extra_repr(self)
+        return s.replace(", bias=False", "") if self.__dict__.get("_lazy") and self._lazy[2] else s
+
+
+def _lazy_conv(name, conv, transposed=False):
+    if transposed:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                     dilation=1, padding_mode="zeros", device=None, dtype=None):
+            self._lazy_init(dict(_stand_in=groups, out_channels=out_channels, kernel_size=kernel_size, stride=stride,
+                                 padding=padding, output_padding=output_padding, groups=groups, bias=bias,
+                                 dilation=dilation, padding_mode=padding_mode, device=device, dtype=dtype), bias)
+    else:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                     padding_mode="zeros", device=None, dtype=None):
+            self._lazy_init(dict(_stand_in=groups, out_channels=out_channels, kernel_size=kernel_size, stride=stride,
+                                 padding=padding, dilation=dilation, groups=groups, bias=bias,
+                                 padding_mode=padding_mode, device=device, dtype=dtype), bias)
+    doc = f"A {conv.__name__} whose ``in_channels`` is found from its first input (:class:`_Lazy`)."
+    return type(name, (_Lazy, conv), {"__init__": __init__, "_spatial": conv._nd, "__doc__": doc})
+
+
+def _lazy_norm(name, norm, spatial):
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+        self._lazy_init(dict(_stand_in=1, eps=eps, momentum=momentum, affine=affine,
+                             track_running_stats=track_running_stats, device=device, dtype=dtype))
+    doc = (f"A {norm.__name__} whose ``num_features`` is found from its first input (:class:`_Lazy`); affine and "
+           "tracking running statistics unless told, as PyTorch's.")
+    return type(name, (_Lazy, norm), {"__init__": __init__, "_first": "num_features", "_spatial": spatial,
+                                      "__doc__": doc})
+
+
+LazyConv1d, LazyConv2d, LazyConv3d = (_lazy_conv(f"LazyConv{n}d", c) for n, c in
+                                      ((1, Conv1d), (2, Conv2d), (3, Conv3d)))
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = (
+    _lazy_conv(f"LazyConvTranspose{n}d", c, transposed=True)
+    for n, c in ((1, ConvTranspose1d), (2, ConvTranspose2d), (3, ConvTranspose3d)))
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
+    _lazy_norm(f"LazyBatchNorm{n}d", c, spatial) for n, c, spatial in
+    ((1, BatchNorm1d, None), (2, BatchNorm2d, None), (3, BatchNorm3d, None)))
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
+    _lazy_norm(f"LazyInstanceNorm{n}d", c, n)
+    for n, c in ((1, InstanceNorm1d), (2, InstanceNorm2d), (3, InstanceNorm3d)))
 
 
 class EmbeddingBag(Module):

@@ -587,6 +587,13 @@ MODULE_REPRS = {  # torch 2.13's repr of each
     "PixelShuffle(2)": "PixelShuffle(upscale_factor=2)",
     "AdaptiveMaxPool2d((3, 2))": "AdaptiveMaxPool2d(output_size=(3, 2))",
     "LazyLinear(3)": "LazyLinear(in_features=0, out_features=3, bias=True)",
+    "LazyConv2d(4, 3)": "LazyConv2d(0, 4, kernel_size=(3, 3), stride=(1, 1))",
+    "LazyConv1d(4, 3, stride=2, bias=False)": "LazyConv1d(0, 4, kernel_size=(3,), stride=(2,), bias=False)",
+    "LazyConvTranspose2d(4, 2, stride=2)": "LazyConvTranspose2d(0, 4, kernel_size=(2, 2), stride=(2, 2))",
+    "LazyBatchNorm2d()": "LazyBatchNorm2d(0, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+                         "track_running_stats=True)",
+    "LazyInstanceNorm1d(affine=False)": "LazyInstanceNorm1d(0, eps=1e-05, momentum=0.1, affine=False, bias=False, "
+                                        "track_running_stats=True)",
 }
 
 
@@ -922,6 +929,65 @@ def test_a_lazy_linear_finds_its_input_size_at_its_first_call():
     assert out.shape == (2, 3) and type(layer) is engine.nn.Linear and layer.in_features == 5
     assert [tuple(p.shape) for p in layer.parameters()] == [(3, 5), (3,)]
     assert float(layer.weight.abs().max()) <= 1 / np.sqrt(5)  # a Linear's start, as PyTorch's
+
+
+def test_lazy_convolutions_and_norms_find_their_channels_at_their_first_call():
+    conv = engine.nn.LazyConv2d(4, 3, padding=1)
+    assert list(conv.parameters()) == [] and conv.in_channels == 0
+    out = conv(engine.ones(2, 3, 5, 5, dtype=engine.float64))
+    assert out.shape == (2, 4, 5, 5) and type(conv) is engine.nn.Conv2d and conv.in_channels == 3
+    assert [tuple(p.shape) for p in conv.parameters()] == [(4, 3, 3, 3), (4,)]
+    assert conv.weight.dtype == engine.float64  # (the input's, none having been given)
+    assert float(conv.weight.abs().max()) <= 1 / np.sqrt(27)  # a Conv2d's start
+    unbatched = engine.nn.LazyConv1d(2, 3)
+    unbatched(engine.ones(5, 7))
+    assert unbatched.in_channels == 5  # (dimension 0 of an unbatched input)
+    norm = engine.nn.LazyBatchNorm1d()
+    assert list(norm.state_dict()) == []
+    norm(engine.randn(4, 6))
+    assert type(norm) is engine.nn.BatchNorm1d and norm.running_mean.shape == (6,)
+    assert int(norm.num_batches_tracked) == 1
+    instance = engine.nn.LazyInstanceNorm2d()
+    instance(engine.randn(2, 3, 4, 4))
+    assert type(instance) is engine.nn.InstanceNorm2d and instance.affine and instance.track_running_stats
+    assert sorted(instance.state_dict()) == ["bias", "num_batches_tracked", "running_mean", "running_var", "weight"]
+
+
+@pytest.mark.torch
+def test_a_d2l_style_net_of_lazy_layers_trains_as_torchs():
+    """The d2l book's way: a net of lazy layers, sized by a first batch; from the same weights then, five SGD steps
+    with torch's losses and weights."""
+    torch = pytest.importorskip("torch")
+
+    def net(lib):
+        nn = lib.nn
+        return nn.Sequential(nn.LazyConv2d(4, 3, padding=1), nn.LazyBatchNorm2d(), nn.ReLU(),
+                             nn.LazyConvTranspose2d(2, 2, stride=2), nn.LazyInstanceNorm2d(), nn.Flatten(),
+                             nn.LazyLinear(3))
+
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((4, 2, 3, 3)), rng.integers(0, 3, 4)
+    theirs, mine = net(torch), net(engine)
+    assert repr(mine) == repr(theirs)
+    theirs(torch.zeros(1, 2, 3, 3)), mine(engine.zeros(1, 2, 3, 3))  # (sized by a first batch)
+    theirs.double(), mine.double()
+    mine.load_state_dict({k: engine.tensor(v.detach().numpy().astype(np.float64) if v.is_floating_point()
+                                           else v.numpy()) for k, v in theirs.state_dict().items()})
+    assert repr(mine) == repr(theirs)
+    results = []
+    for lib, model in ((engine, mine), (torch, theirs)):
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for _ in range(5):
+            loss = lib.nn.functional.cross_entropy(model(lib.tensor(x)), lib.tensor(y))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        results.append((losses, [v.detach().numpy() for v in model.state_dict().values()]))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-10)
+    for a, b in zip(results[0][1], results[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
 def test_the_graph_panel_names_the_new_nodes_by_their_op():
