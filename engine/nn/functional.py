@@ -1551,7 +1551,7 @@ __all__ += ["pdist", "bilinear", "rrelu", "local_response_norm"]
 
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):  # noqa: A002
     sizes = (kernel_size,) * nd if isinstance(kernel_size, int) else tuple(kernel_size)
-    max_pool, avg_pool = (max_pool1d, avg_pool1d) if nd == 1 else (max_pool2d, avg_pool2d)
+    max_pool, avg_pool = ((max_pool1d, avg_pool1d), (max_pool2d, avg_pool2d), (max_pool3d, avg_pool3d))[nd - 1]
     if norm_type == float("inf"):
         return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
     if norm_type == -float("inf"):
@@ -1571,4 +1571,257 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # n
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
 
 
-__all__ += ["lp_pool1d", "lp_pool2d"]
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
+    """:func:`lp_pool1d` over 3-D windows."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
+
+
+__all__ += ["lp_pool1d", "lp_pool2d", "lp_pool3d"]
+
+
+# ------------------------------------------------- the rest of PyTorch's nn.functional a script of one's own meets
+
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False):  # noqa: A002
+    """:func:`adaptive_max_pool2d` over the last three dimensions."""
+    return _adaptive_max_pool(input, output_size, 3, return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+                            return_indices=True):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+                            return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+                            return_indices=True):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd):  # noqa: A002
+    """Each value put back at the place its max pool took it from (``indices``, flat within its channel), zeros
+    elsewhere; the gradient is the output's at those places."""
+    op = f"max_unpool{nd}d"
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    stride = _ntuple(kernel_size if stride is None else stride, nd, "stride", op)
+    padding = _ntuple(padding, nd, "padding", op)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{op}: expected a {nd + 1}D or {nd + 2}D tensor, got {input.dim()}D")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    spatial = tuple(input.shape[-nd:])
+    default = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(spatial, stride, padding, kernel))
+    if output_size is None:
+        size = default
+    else:
+        size = tuple(output_size)[-nd:]
+        if len(size) != nd:
+            raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                             f"length of '{len(tuple(output_size))}'")
+        for got, d, s in zip(size, default, stride):
+            if not d - s < got < d + s:
+                raise ValueError(f"invalid output_size \"{list(size)}\" (dim {size.index(got)} must be between "
+                                 f"{d - s} and {d + s})")
+    lead = tuple(input.shape[:-nd])
+    plane = math.prod(size)
+    if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= plane):
+        flat = to_host(indices._data).reshape(-1)
+        bad = int(flat[(flat < 0) | (flat >= plane)][0])  # (the first, as PyTorch names it)
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, size))})")
+    flat_in = input.reshape(*lead, -1)
+    out = creation.zeros(*lead, plane, dtype=input.dtype, device=input.device)
+    out = out.scatter(-1, indices.reshape(*lead, -1), flat_in)
+    return out.reshape(*lead, *size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):  # noqa: A002
+    """The inverse of :func:`max_pool1d` with ``return_indices``: each maximum back at its place, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):  # noqa: A002
+    """The inverse of :func:`max_pool2d` with ``return_indices`` (SegNet's decoder)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):  # noqa: A002
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
+def channel_shuffle(input, groups: int):  # noqa: A002
+    """The channels in ``groups`` groups, interleaved (ShuffleNet's): channel ``g * (C / groups) + i`` goes to
+    ``i * groups + g``."""
+    if input.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c = input.shape[0], input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+def native_channel_shuffle(input, groups: int):  # noqa: A002
+    return channel_shuffle(input, groups)
+
+
+_SELU_ALPHA_SCALED = 1.7580993408473766  # SELU's scale times its alpha: the value a dropped unit takes, negated
+
+
+def _alpha_dropout(input, p, training, inplace, feature):  # noqa: A002
+    name = "feature_alpha_dropout" if feature else "alpha_dropout"
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        return input.mul_(0.0) if inplace else input * 0.0
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature else tuple(input.shape)
+    if feature and input.dim() < 2:
+        raise RuntimeError(f"{name}: Feature dropout requires at least 2 dimensions in the input")
+    keep = (creation.rand(*shape, device=input.device) >= p).to(input.dtype)  # (1 - p of them kept)
+    a = 1.0 / math.sqrt((_SELU_ALPHA_SCALED ** 2 * p + 1) * (1 - p))
+    b = (keep - 1) * (_SELU_ALPHA_SCALED * a) + _SELU_ALPHA_SCALED * a * p
+    if inplace:
+        return input.mul_(keep * a).add_(b)
+    return input * (keep * a) + b
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):  # noqa: A002
+    """Dropout for SELU nets: a dropped unit takes SELU's negative saturation value, and the rest is scaled and
+    shifted so that the mean and variance of a standard normal input are kept (PyTorch's formula)."""
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):  # noqa: A002
+    """:func:`alpha_dropout` of whole channels."""
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1):
+    """A sample from the Gumbel-softmax distribution: ``softmax((logits + g) / tau)``, g Gumbel noise; ``hard``
+    gives the one-hot of its largest entry, with the soft sample's gradient (the straight-through estimator)."""
+    gumbels = -creation.empty(*logits.shape, dtype=logits.dtype, device=logits.device).exponential_().log()
+    # (a draw of exactly 0 gives +inf noise, as PyTorch's can)
+    soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    index = soft.argmax(dim, keepdim=True)
+    one_hot = creation.zeros(*logits.shape, dtype=logits.dtype, device=logits.device).scatter(dim, index, 1.0)
+    return one_hot - soft.detach() + soft
+
+
+def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None,  # noqa: A002
+                      reduce=None, reduction: str = "mean"):
+    """The multi-class hinge loss: for each wrong class j, ``max(0, margin - x[y] + x[j]) ** p`` (times the true
+    class's ``weight``), averaged over the classes."""
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if input.dim() not in (1, 2) or (input.dim() == 2 and input.shape[0] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    y = target.reshape(-1)
+    n, c = x.shape
+    if y.shape[0] != n:
+        raise RuntimeError(f"inconsistent target size, expected {n} but got {list(target.shape)}")
+    if y.numel() and (int(y.min()) < 0 or int(y.max()) >= c):
+        raise IndexError("target out of range")
+    true = x.gather(1, y.reshape(-1, 1))
+    hinge = (x - true + margin).clamp_min(0)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * weight[y].reshape(-1, 1)
+    mask = creation.ones(n, c, dtype=x.dtype, device=x.device).scatter(1, y.reshape(-1, 1), 0.0)
+    loss = (hinge * mask).sum(1) / c
+    if input.dim() == 1:
+        loss = loss.reshape(())
+    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):  # noqa: A002
+    """The multi-label hinge loss: ``target`` lists each sample's classes (ended by the first -1); each pair of a
+    listed class j and an unlisted one k adds ``max(0, 1 - (x[j] - x[k]))``, averaged over the classes."""
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    t = (target if target.dim() == 2 else target.unsqueeze(0)).detach().cpu().numpy()
+    n, c = x.shape
+    times = np.zeros((n, c))  # how often each class is listed (a class listed twice counts twice, as PyTorch's)
+    for i in range(n):
+        for j in t[i]:
+            if j < 0:
+                break
+            if j >= c:
+                raise IndexError("target out of range")
+            times[i, j] += 1
+    listed = creation.tensor(times, dtype=x.dtype, device=x.device)
+    # every (j listed, k not): a (n, c, c) table of 1 - (x[j] - x[k]), weighted by j's count where k is not listed
+    pairs = (1.0 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0)
+    keep = listed.unsqueeze(2) * (listed == 0).to(x.dtype).unsqueeze(1)
+    loss = (pairs * keep).sum((1, 2)) / c
+    if input.dim() == 1:
+        loss = loss.reshape(())
+    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean"):
+    """:func:`triplet_margin_loss` with any ``distance_function`` (``pairwise_distance`` by default)."""
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+    dims = {anchor.dim(), positive.dim(), negative.dim()}
+    if len(dims) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
+                           f"{negative.dim()}D inputs")
+    distance = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(distance(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):  # noqa: A002
+    """Deprecated in PyTorch for ``interpolate(..., mode='nearest')``, which it is."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):  # noqa: A002
+    """Deprecated in PyTorch for ``interpolate(..., mode='bilinear', align_corners=True)``, which it is."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def _in_place_form(fn):
+    def in_place(input, *args, **kwargs):  # noqa: A002
+        return fn(input, *args, inplace=True, **kwargs)
+    in_place.__name__ = in_place.__qualname__ = fn.__name__ + "_"
+    in_place.__doc__ = f"``{fn.__name__}(..., inplace=True)``: written into the input, as PyTorch's."
+    return in_place
+
+
+relu_, elu_, leaky_relu_, hardtanh_, celu_, selu_, threshold_ = (
+    _in_place_form(f) for f in (relu, elu, leaky_relu, hardtanh, celu, selu, threshold))
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):  # noqa: A002
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+__all__ += ["adaptive_max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+            "max_unpool1d", "max_unpool2d", "max_unpool3d", "channel_shuffle", "native_channel_shuffle",
+            "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "multi_margin_loss",
+            "multilabel_margin_loss", "triplet_margin_with_distance_loss", "upsample_nearest", "upsample_bilinear",
+            "relu_", "elu_", "leaky_relu_", "hardtanh_", "celu_", "selu_", "threshold_", "rrelu_"]

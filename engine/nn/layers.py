@@ -38,7 +38,9 @@ __all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "Const
            "Fold", "PixelShuffle", "PixelUnshuffle", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LazyLinear",
            "EmbeddingBag", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
            "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
-           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+           "MaxUnpool3d", "ChannelShuffle", "AlphaDropout", "FeatureAlphaDropout", "Softmax2d", "MultiMarginLoss",
+           "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]
 
 
 class GroupNorm(Module):
@@ -474,7 +476,7 @@ class _AdaptiveMaxPoolNd(Module):
         self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input):  # noqa: A002
-        pool = F.adaptive_max_pool1d if self._nd == 1 else F.adaptive_max_pool2d
+        pool = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[self._nd - 1]
         return pool(input, self.output_size, self.return_indices)
 
     def extra_repr(self):
@@ -487,6 +489,131 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     _nd = 2
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    _nd = 3
+
+
+class _MaxUnpoolNd(Module):
+    """MaxUnpool1d/2d/3d: a max pool's maxima put back where its ``return_indices`` says they were, zeros
+    elsewhere (SegNet's decoder); ``forward(input, indices, output_size=None)``."""
+
+    _nd = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        nd = self._nd
+        self.kernel_size = (kernel_size,) * nd if isinstance(kernel_size, int) else tuple(kernel_size)
+        stride = kernel_size if stride is None else stride
+        self.stride = (stride,) * nd if isinstance(stride, int) else tuple(stride)
+        self.padding = (padding,) * nd if isinstance(padding, int) else tuple(padding)
+
+    def forward(self, input, indices, output_size=None):  # noqa: A002
+        unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self._nd - 1]
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _nd = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _nd = 3
+
+
+class ChannelShuffle(Module):
+    """``F.channel_shuffle``: the channels in ``groups`` groups, interleaved (ShuffleNet's)."""
+
+    def __init__(self, groups: int):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):  # noqa: A002
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
+
+
+class AlphaDropout(Module):
+    """``F.alpha_dropout`` in training (for SELU nets: the mean and variance of its input kept); the identity in eval
+    mode."""
+
+    _fn = "alpha_dropout"
+
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__()
+        F.check_dropout_probability(p)
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):  # noqa: A002
+        return getattr(F, self._fn)(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    """:class:`AlphaDropout` of whole channels."""
+
+    _fn = "feature_alpha_dropout"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of each position: dimension -3 of a ``(C, H, W)`` or ``(N, C, H, W)`` input."""
+
+    def forward(self, input):  # noqa: A002
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)
+
+
+class MultiMarginLoss(_Loss):
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D instead")
+        self.p, self.margin = p, margin
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):  # noqa: A002
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+
+    def forward(self, input, target):  # noqa: A002
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
+        super().__init__(reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        # (PyTorch's default: a PairwiseDistance module, so it prints as a submodule)
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                   distance_function=self.distance_function, margin=self.margin,
+                                                   swap=self.swap, reduction=self.reduction)
 
 
 class LazyLinear(Linear):

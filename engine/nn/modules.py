@@ -51,6 +51,24 @@ class Parameter(Tensor):
         return p
 
 
+class _BufferMeta(type):
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, Tensor) and instance.__dict__.get("_is_buffer", False)
+
+
+class Buffer(metaclass=_BufferMeta):
+    """``self.x = nn.Buffer(tensor)`` in a Module registers ``x`` as a buffer (``persistent``: in its
+    ``state_dict``), as PyTorch's: a tensor the module keeps and moves but does not train. Made, it is the tensor
+    (detached), marked."""
+
+    def __new__(cls, data=None, *, persistent: bool = True):
+        if data is None:
+            data = creation.empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t._is_buffer, t.persistent = True, persistent
+        return t
+
+
 def _rebuild_parameter(host, dev, requires_grad):
     """A Parameter again, from what ``Parameter.__reduce__`` kept (pickle, ``engine.save``, ``copy.deepcopy``)."""
     return Parameter(_rebuild(host, dev, False), requires_grad)
@@ -185,6 +203,14 @@ class Module:
         buffers = self.__dict__.get("_buffers", {})
         if name in buffers and (value is None or (isinstance(value, Tensor) and not isinstance(value, Parameter))):
             buffers[name] = value  # a buffer's new value (running statistics)
+            if isinstance(value, Buffer):
+                self.register_buffer(name, value, value.persistent)
+            return
+        if isinstance(value, Buffer):  # (nn.Buffer: registered, as PyTorch's)
+            self.__dict__.pop(name, None)
+            params.pop(name, None)
+            self._modules.pop(name, None)
+            self.register_buffer(name, value, value.persistent)
             return
         if isinstance(value, Parameter):
             self._modules.pop(name, None)
@@ -897,7 +923,7 @@ class _LPPoolNd(Module):
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
 
     def forward(self, input):  # noqa: A002
-        pool = F.lp_pool1d if self._nd == 1 else F.lp_pool2d
+        pool = (F.lp_pool1d, F.lp_pool2d, F.lp_pool3d)[self._nd - 1]
         return pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
     def extra_repr(self):
@@ -911,6 +937,10 @@ class LPPool1d(_LPPoolNd):
 
 class LPPool2d(_LPPoolNd):
     _nd = 2
+
+
+class LPPool3d(_LPPoolNd):
+    _nd = 3
 
 
 class _AdaptiveAvgPoolNd(Module):
