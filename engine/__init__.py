@@ -71,7 +71,9 @@ from .dtypes import (
     int16,
     int32,
     int64,
+    layout,
     set_default_dtype,
+    strided,
     uint8,
 )
 from .dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
@@ -164,7 +166,7 @@ __all__ = [
     "Tensor", "Size", "tensor", "as_tensor", "from_numpy", "randn", "rand", "randint", "randperm", "multinomial",
     "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "empty_like",
     "full_like", "randn_like", "rand_like", "stack", "cat", "where", "dtype", "float", "float32", "double",
-    "float64",
+    "float64", "layout", "strided",
     "half", "float16", "long", "int64", "int", "int32", "uint8", "bool", "device", "manual_seed",
     "initial_seed", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled",

@@ -77,6 +77,22 @@ class _Missing:
 
 bfloat16 = _Missing("bfloat16")
 
+
+class layout:  # noqa: N801 - PyTorch's name
+    """How a tensor's elements lie in memory: the engine's are all ``strided`` (dense), as PyTorch's default."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"engine.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+strided = layout("strided")
+
 _ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 _BY_NP = {d.np: d for d in _ALL}
 _BY_NAME = {d.name: d for d in _ALL}

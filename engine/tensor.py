@@ -377,6 +377,20 @@ def _refresh_plain_views(root: Tensor, skip=None):
             _refresh_views(view)
 
 
+def _view_of_written(base: Tensor, steps):
+    """A node for a view (``steps`` of :meth:`Tensor._view_chain`) of ``base`` after a write through it gave the
+    base its new node: the view ops replayed on the base (the view keeps its own array)."""
+    t = base
+    for step in steps:
+        if step[0] == "flat":
+            t = _fn.GetItem.apply(_fn.Reshape.apply(t, (-1,)), index=step[1])
+        else:
+            t = _fn.shape.view_node(t, step)
+    node = t.grad_fn
+    node.backward_name = "AsStridedBackward0"
+    return node
+
+
 def _flat_places(root, arr):
     """The places, in the flat ``root`` array (C-contiguous), of the elements of ``arr``, a view of its memory: an
     integer array of ``arr``'s shape; None where ``arr`` is not within ``root``'s memory, or ``root`` is not
@@ -480,8 +494,18 @@ def _saved_as_written(out: Tensor, memory) -> None:
         return
     if saved and saved.__class__ is tuple:
         result = out._data
+        if result.ndim == 0 and not any(a is result for a in saved):
+            # (a 0-d result: the op saved the NumPy scalar its forward made, which the Tensor holds as a 0-d array)
+            scalar = [a for a in saved if isinstance(a, np.generic) and a.dtype == result.dtype
+                      and a.tobytes() == result.tobytes()]
+            if scalar:
+                result = scalar[0]
         if any(a is result for a in saved):
             node.saved = tuple(memory if a is result else a for a in saved)
+            # the write just made (through a view: Tensor._rebind noted it) is this op's own: the node's check
+            # counts from it (without this, h[1:].exp_() refused its own backward as "modified by an inplace
+            # operation"; none of the node's other saved arrays is that memory, or the branch above was taken)
+            node._own_write = _writes.last
 
 
 def _named(t: Tensor, name: str) -> Tensor:
@@ -1909,7 +1933,10 @@ class Tensor(TensorMath):
         shape = (1,) * (len(sizes) - self._data.ndim) + self._data.shape
         spread = self.reshape(tuple(n for s in shape for n in (1, s)))
         tiled = spread.expand(tuple(n for r, s in zip(sizes, shape) for n in (r, s)))
-        return tiled.reshape(tuple(r * s for r, s in zip(sizes, shape)))
+        out = tiled.reshape(tuple(r * s for r, s in zip(sizes, shape)))
+        if out._data.base is not None:  # (NumPy reshaped the broadcast view without copying: a write into this
+            out = out.clone()  # tensor then reached the others, and one into it was refused; PyTorch's copies)
+        return _named(out, "RepeatBackward0")
 
     def split(self, split_size_or_sections, dim=0):
         """Pieces of ``split_size`` along ``dim`` (the last one smaller), or of the listed sizes, which must add up
@@ -2034,7 +2061,9 @@ class Tensor(TensorMath):
             base._remember()
             base._rg, base.grad_fn, base._out_index = True, written.grad_fn, 0
             self._remember()
-            self._rg, self.grad_fn, self._out_index = out._rg, out.grad_fn, out._out_index  # (its array stays)
+            # the view's node: the view of the base as written (PyTorch's AsStridedBackward0 on its CopySlices), so
+            # that it is still a view of the base to a second write (v.add_(2).mul_(w)) and reads the base's node
+            self._rg, self.grad_fn, self._out_index = True, _view_of_written(base, steps), 0  # (its array stays)
             _saved_as_written(out, self._data)
             if "_views" in base.__dict__:
                 _refresh_views(base, skip=self)

@@ -71,7 +71,7 @@ def _in_place(name):
 
     def method(self, *args, **kwargs):
         return self._apply_in_place(lambda t: getattr(t, name)(*args, **kwargs),
-                                    *[a for a in args[:1] if isinstance(a, _t.Tensor)])
+                                    *[a for a in (*args, *kwargs.values()) if isinstance(a, _t.Tensor)])
 
     method.__name__ = name + "_"
     return method
@@ -81,7 +81,7 @@ def _apply_in_place(self, fn, *others):
     """``fn`` of this tensor written into it (``relu(x, inplace=True)``, ``x.sigmoid_()``): recorded where autograd
     needs it (``others``: the op's tensor operands), as PyTorch's in-place forms; a result that needs a wider dtype
     is refused."""
-    if self._records(*others):
+    if self._records(next((o for o in others if o._rg), None)):  # (any operand that needs a gradient)
         self._check_inplace()
         out = fn(self._before_write())
     else:
@@ -324,6 +324,139 @@ class TensorMath:
         np_dtype = self._data.dtype if self._data.dtype.kind == "f" else np.dtype(np.float32)
         u = _t._wrap(_t._random.uniform(tuple(self.shape), np_dtype, self.device, generator=generator))
         return (u < _t._raw(probs) if not isinstance(probs, _t.Tensor) else u < probs.detach()).to(self.dtype)
+
+    # ------------------------------------------------------------------ random fills in place (no gradient)
+    def _fill_drawn(self, values):
+        if self._rg and self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        self._data[...] = values
+        _t._writes.wrote(self._data)
+        return self
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        """Each element 1 with probability ``p`` (a number, or a tensor of probabilities), else 0."""
+        return self._fill_drawn(self.bernoulli(p, generator=generator)._data)
+
+    def random_(self, *args, generator=None, **kwargs):
+        """Integers drawn uniformly: ``random_(to)`` from [0, to), ``random_(from, to)`` from [from, to), and
+        ``random_()`` from [0, 2 ** mantissa bits] for a float (the integers it holds exactly) or the dtype's range
+        for an integer, as PyTorch's."""
+        low, high = (kwargs.pop("from", 0), kwargs.pop("to", None)) if not args else (
+            (0, args[0]) if len(args) == 1 else args[:2])
+        if kwargs:
+            raise TypeError(f"random_() got unexpected keyword arguments {sorted(kwargs)}")
+        dt = self._data.dtype
+        if high is None:
+            high = (2 ** (np.finfo(dt).nmant + 1) + 1 if dt.kind == "f" else
+                    2 if dt == np.bool_ else int(np.iinfo(dt).max) + 1)
+        if not low < high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        drawn = _t._random.integers(int(low), int(high), tuple(self.shape), np.dtype(np.int64), self.device,
+                                    generator)
+        return self._fill_drawn(drawn.astype(dt))
+
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        """Cauchy draws: ``median + sigma * tan(pi * (u - 1/2))``, u uniform."""
+        u = _t._random.uniform_like(self._data, 0.0, 1.0, generator)
+        return self._fill_drawn(median + sigma * xp_of(u).tan(np.pi * (u - 0.5)))
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        """``exp`` of normal draws of ``mean`` and ``std``."""
+        if not std > 0:
+            raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+        return self._fill_drawn(xp_of(self._data).exp(_t._random.normal_like(self._data, mean, std, generator)))
+
+    def geometric_(self, p, *, generator=None):
+        """The number of trials to the first success, each a success with probability ``p``: 1, 2, ..."""
+        if not 0 < p < 1:
+            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        u = _t._random.uniform_like(self._data.astype(np.float64) if self._data.dtype.kind != "f" else self._data,
+                                    0.0, 1.0, generator)
+        xp = xp_of(u)
+        return self._fill_drawn(xp.ceil(xp.log1p(-u) / np.log1p(-p)).clip(1, None))
+
+    # ------------------------------------------------------------------ the rest of PyTorch's plain answers
+    @property
+    def real(self):
+        """The tensor itself: the engine's tensors are real (PyTorch gives the tensor for a real dtype too)."""
+        return self
+
+    @property
+    def imag(self):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def conj(self):
+        return self
+
+    def conj_physical(self):
+        return self.clone()
+
+    def conj_physical_(self):
+        return self
+
+    def is_inference(self):
+        return False  # (inference_mode's tensors are plain ones here)
+
+    def is_pinned(self, device=None):
+        return False
+
+    def pin_memory(self, device=None):
+        """The tensor itself: host memory is not pinned here (a copy to a GPU waits for it either way)."""
+        if not isinstance(self._data, np.ndarray):
+            raise RuntimeError("cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned")
+        return self
+
+    def share_memory_(self):
+        return self  # (one process: there is no other to share it with)
+
+    def is_shared(self):
+        return False
+
+    @property
+    def is_sparse(self):
+        return False
+
+    @property
+    def is_quantized(self):
+        return False
+
+    @property
+    def is_meta(self):
+        return False
+
+    @property
+    def layout(self):
+        return _t._dtypes.strided
+
+    @property
+    def output_nr(self):
+        return self._out_index
+
+    def storage_offset(self):
+        """Where this tensor's first element lies in the memory it views, counted in elements (0 for a tensor
+        that owns its memory)."""
+        data = self._data
+        base = data
+        while getattr(base, "base", None) is not None:
+            base = base.base
+        if base is data:
+            return 0
+        return (_t._data_ptr(data) - _t._data_ptr(base)) // data.itemsize
+
+    def unsafe_chunk(self, chunks, dim=0):
+        return self.chunk(chunks, dim)
+
+    def unsafe_split(self, split_size, dim=0):
+        return self.split(split_size, dim)
+
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+        return self._apply_in_place(lambda t: t.addmm(mat1, mat2, beta=beta, alpha=alpha), mat1, mat2)
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        return self._apply_in_place(lambda t: t.addmv(mat, vec, beta=beta, alpha=alpha), mat, vec)
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        return self._apply_in_place(lambda t: t.baddbmm(batch1, batch2, beta=beta, alpha=alpha), batch1, batch2)
 
     def count_nonzero(self, dim=None):
         d = None if dim is None else _dims(dim, self._data.ndim, "count_nonzero")
@@ -942,7 +1075,7 @@ class TensorMath:
             n >>= 1
             if n:
                 base = base @ base
-        return result
+        return result.clone() if result is self else result  # (a new tensor, as PyTorch's: never self's memory)
 
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
         """The last dimension as the diagonals of new ``dim1``/``dim2`` planes (zeros elsewhere)."""
@@ -1113,7 +1246,10 @@ class TensorMath:
         x = self.to(_dtypes.from_numpy_dtype(want)) if want.kind in "fc" else self._floating()
         o = other._data if isinstance(other, _t.Tensor) else np.asarray(other, dtype=x._data.dtype)
         negative = _t._wrap(xp_of(x._data).signbit(o))
-        return x.abs().where(~negative, -x.abs())
+        out = x.abs().where(~negative, -x.abs())
+        if isinstance(other, _t.Tensor) and other.requires_grad:  # its gradient is 0, as PyTorch's (never NaN)
+            out = out.where(_t._wrap(xp_of(out._data).ones(out._data.shape, dtype=bool)), other.to(out.dtype))
+        return out
 
     def fmax(self, other):
         """The elementwise maximum, a NaN taking the other's value (NaN only where both are)."""

@@ -175,6 +175,7 @@ def _check_writes(node):
     have rebound to a new array."""
     seq = node._seq
     if node.raw:
+        seq = max(seq, getattr(node, "_own_write", seq))  # (an in-place op's own write: _saved_as_written)
         saved = node.saved
         if saved is None:
             return  # freed: the walk says so

@@ -3,8 +3,9 @@ its exponent where the base is 0, logit's outside [0, 1]; and ~75 elementwise fu
 over values at their edges (0, -0.0, +-1, negative, large) with PyTorch's values and gradients. The sweep's first run
 found the three fixed here (a clamp's tensor bounds got no gradient at all: silently). Left different, each
 PyTorch's own slip: ``ldexp``'s gradient (PyTorch's is 0 where the exponent is negative: an integer 2 ** -2),
-``hardsigmoid``'s in float64 (PyTorch's 1/6 is float32's), digamma's gradient at its poles (PyTorch's is finite),
-and ``copysign``'s gradient in its sign argument (PyTorch's is zeros, the engine's None)."""
+``hardsigmoid``'s in float64 (PyTorch's 1/6 is float32's), digamma's gradient at its poles (PyTorch's is finite).
+``copysign``'s gradient in its sign argument was None (PyTorch's is zeros, so a loss reached only through it could
+not backward): zeros now, and in the sweep."""
 
 from __future__ import annotations
 
@@ -67,7 +68,8 @@ UNARY = ["abs", "neg", "exp", "log", "sin", "cos", "tan", "sqrt", "rsqrt", "sigm
 ACTIVATIONS = ["softplus", "silu", "mish", "gelu", "elu", "selu", "celu", "leaky_relu", "hardtanh", "hardswish",
                "softsign", "tanhshrink", "logsigmoid", "relu6", "softshrink", "hardshrink"]
 BINARY = ["add", "sub", "mul", "div", "atan2", "hypot", "maximum", "minimum", "fmax", "fmin", "remainder", "fmod",
-          "xlogy", "logaddexp", "logaddexp2", "float_power", "pow", "lerp", "dist", "where", "clamp"]
+          "xlogy", "logaddexp", "logaddexp2", "float_power", "pow", "lerp", "dist", "where", "clamp",
+          "copysign"]
 VALUES = [np.array([-2.5, -0.7, -0.0, 0.0, 0.3, 0.5, 1.0, 2.0, 7.5, -1.0, 0.99, -0.99]).reshape(3, 4),
           np.random.default_rng(0).standard_normal((3, 4)) * 3, np.random.default_rng(1).uniform(0.01, 0.95, (3, 4))]
 

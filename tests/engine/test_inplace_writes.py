@@ -662,6 +662,33 @@ def expand_of_a_plain_tensor_read_after_a_copy(lib, dev):
     return w.grad
 
 
+def result_saving_op_on_a_view(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 3.0], True)
+    h = w * 1
+    h[1:].exp_()  # (exp_ saves its result, the view's memory: its own write is not a later one)
+    h.sum().backward()
+    return w.grad
+
+
+def second_op_on_a_written_view(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 3.0], True)
+    p = _t(lib, dev, [2.0, 3.0], True)
+    h = w * 1
+    v = h[1:]
+    v.add_(1)
+    v.pow_(p)  # (v is still a view of h after the first write: h gets the second one too)
+    h.sum().backward()
+    return lib.cat([w.grad, p.grad])
+
+
+def second_operand_that_requires_grad_in_a_view_write(lib, dev):
+    s = _t(lib, dev, [1.0, 2.0], True)
+    x = _t(lib, dev, [0.0, 0.0, 0.0])
+    x[:2].addcmul_(_t(lib, dev, [1.0, 1.0]), s, value=3)  # (only the second operand requires grad)
+    (x * _t(lib, dev, [1.0, 10.0, 100.0])).sum().backward()
+    return lib.cat([s.grad, x.detach()])
+
+
 def copy_by_an_index_array_written(lib, dev):
     w = _t(lib, dev, [1.0], True)
     x = _t(lib, dev, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
@@ -752,6 +779,9 @@ CASES = {
     "view_made_without_grad_read_after_a_write_with_grad": NO_GRAD_VIEW_WRITTEN,
     "expand_made_before_the_base_scaled": [18.0, 24.0],
     "expand_of_a_plain_tensor_read_after_a_copy": [27.0, 36.0],
+    "result_saving_op_on_a_view": [1.0, math.exp(2.0), math.exp(3.0)],
+    "second_op_on_a_written_view": [1.0, 6.0, 48.0, 9 * math.log(3.0), 64 * math.log(4.0)],
+    "second_operand_that_requires_grad_in_a_view_write": [3.0, 30.0, 3.0, 6.0, 0.0],
 }
 
 
@@ -809,7 +839,9 @@ def test_the_table_is_what_pytorch_does(name):
                                   "other_view_of_a_plain_tensor_read_after_a_write",
                                   "view_of_a_plain_tensor_read_after_a_set_and_a_scale",
                                   "view_made_without_grad_read_after_a_write_with_grad",
-                                  "expand_made_before_the_base_scaled", "expand_of_a_plain_tensor_read_after_a_copy"])
+                                  "expand_made_before_the_base_scaled", "expand_of_a_plain_tensor_read_after_a_copy",
+                                  "result_saving_op_on_a_view", "second_op_on_a_written_view",
+                                  "second_operand_that_requires_grad_in_a_view_write"])
 def test_on_the_cupy_stand_in(name, simulated_gpu):
     """CuPy's views name the array that owns their memory as their ``base`` (the stand-in holds to it), which is
     what a write through a view is noted against."""

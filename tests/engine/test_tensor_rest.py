@@ -1,0 +1,115 @@
+"""Tensor methods a script of one's own meets that were missing (AttributeError): the random fills ``bernoulli_``,
+``random_``, ``cauchy_``, ``log_normal_``, ``geometric_`` (held to their laws by their statistics), the in-place
+products ``addmm_``/``addmv_``/``baddbmm_`` (values and every operand's gradient against PyTorch 2.13), and
+PyTorch's plain answers for a dense real tensor (``real``, ``conj``, ``layout``, ``storage_offset``, ...)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine
+
+
+def test_bernoulli_fills_with_ones_at_its_rate():
+    engine.manual_seed(0)
+    x = engine.empty(100_000).bernoulli_(0.3)
+    assert set(np.unique(x.numpy()).tolist()) == {0.0, 1.0} and float(x.mean()) == pytest.approx(0.3, abs=0.01)
+    p = engine.tensor([0.0, 1.0, 0.5]).expand(20_000, 3)
+    drawn = engine.empty(20_000, 3).bernoulli_(p)
+    assert drawn.mean(0).tolist() == pytest.approx([0.0, 1.0, 0.5], abs=0.02)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        engine.zeros(3, requires_grad=True).bernoulli_()
+
+
+def test_random_draws_integers_in_its_range():
+    engine.manual_seed(0)
+    assert set(engine.empty(5000).random_(4).unique().tolist()) == {0.0, 1.0, 2.0, 3.0}
+    ints = engine.empty(5000, dtype=engine.int64).random_(-2, 3)
+    assert ints.dtype == engine.int64 and set(ints.unique().tolist()) == {-2, -1, 0, 1, 2}
+    big = engine.empty(5000).random_()  # float32: the integers it holds exactly, up to 2 ** 24
+    assert float(big.min()) >= 0 and float(big.max()) <= 2 ** 24 and float(big.max()) > 2 ** 23
+    assert bool((big == big.round()).all())
+    assert set(engine.empty(2000, dtype=engine.uint8).random_().unique().tolist()) <= set(range(256))
+    with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to', but got from=3 >= to=3"):
+        engine.empty(2).random_(3, 3)
+
+
+def test_cauchy_log_normal_and_geometric_draws_follow_their_laws():
+    engine.manual_seed(0)
+    c = engine.empty(100_000, dtype=engine.float64).cauchy_(1.0, 2.0).numpy()
+    q1, med, q3 = np.quantile(c, [0.25, 0.5, 0.75])
+    assert (med, q1, q3) == (pytest.approx(1.0, abs=0.05), pytest.approx(-1.0, abs=0.05), pytest.approx(3.0, abs=0.06))
+    ln = engine.empty(100_000, dtype=engine.float64).log_normal_(0.5, 0.25).numpy()
+    assert float(np.log(ln).mean()) == pytest.approx(0.5, abs=0.01) and float(np.log(ln).std()) == pytest.approx(
+        0.25, abs=0.01)
+    g = engine.empty(100_000, dtype=engine.int64).geometric_(0.25).numpy()
+    assert g.min() == 1 and float(g.mean()) == pytest.approx(4.0, rel=0.02)  # trials to the first success: 1 / p
+    assert float((g == 1).mean()) == pytest.approx(0.25, abs=0.01)
+    with pytest.raises(RuntimeError, match="geometric_ expects p to be in \\(0, 1\\), but got p=1"):
+        engine.empty(2).geometric_(1)
+    with pytest.raises(RuntimeError, match="log_normal_ expects std > 0.0, but found std=0"):
+        engine.empty(2).log_normal_(0, 0)
+
+
+def _products(lib, name):
+    rng = np.random.default_rng(0)
+    a = lib.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    m1 = lib.tensor(rng.standard_normal((3, 5)), requires_grad=True)
+    m2 = lib.tensor(rng.standard_normal((5, 4)), requires_grad=True)
+    base = a * 1
+    if name == "addmm_":
+        base.addmm_(m1, m2, beta=0.5, alpha=2)
+    elif name == "addmv_ of a row":
+        base[0].addmv_(m1.t()[:4], m2[:3, 0] * 1, beta=0.5, alpha=2)  # (written through a view)
+    else:
+        batch = base.unsqueeze(0).repeat(2, 1, 1)
+        base = batch.baddbmm_(m1.unsqueeze(0).repeat(2, 1, 1), m2.unsqueeze(0).repeat(2, 1, 1), alpha=0.3)
+    (base * lib.tensor(np.linspace(-1, 1, base.numel()).reshape(tuple(base.shape)))).sum().backward()
+    return [base.detach().numpy(), a.grad.numpy(), m1.grad.numpy(), m2.grad.numpy()]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["addmm_", "addmv_ of a row", "baddbmm_"])
+def test_in_place_products_are_torchs(name):
+    torch = pytest.importorskip("torch")
+    for ours, theirs in zip(_products(engine, name), _products(torch, name)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+
+
+def test_in_place_products_by_hand():
+    x = engine.ones(2, 2)
+    assert x.addmm_(engine.eye(2), engine.full((2, 2), 3.0), beta=0.5, alpha=2).tolist() == [[6.5, 6.5], [6.5, 6.5]]
+    v = engine.zeros(2)
+    assert v.addmv_(engine.tensor([[1.0, 2.0], [3.0, 4.0]]), engine.tensor([1.0, 1.0])).tolist() == [3.0, 7.0]
+
+
+def test_a_dense_real_tensor_answers_as_pytorchs():
+    x = engine.arange(12.0).reshape(3, 4)
+    assert x.real is x and x.conj() is x and x.conj_physical().tolist() == x.tolist()
+    with pytest.raises(RuntimeError, match="imag is not implemented for tensors with non-complex dtypes."):
+        _ = x.imag
+    assert x.layout is engine.strided and repr(engine.strided) == "engine.strided"
+    assert not (x.is_sparse or x.is_quantized or x.is_meta or x.is_inference() or x.is_pinned() or x.is_shared())
+    assert x.pin_memory() is x and x.share_memory_() is x
+    assert (x.storage_offset(), x[1:, 2:].storage_offset(), x.t()[1].storage_offset(), x[2, 3].storage_offset()) == (
+        0, 6, 1, 11)
+    assert [t.tolist() for t in x.unsafe_chunk(2, 1)] == [t.tolist() for t in x.chunk(2, 1)]
+    assert [t.shape for t in x.unsafe_split(2)] == [(2, 4), (1, 4)]
+    y = engine.tensor([1.0, 2.0], requires_grad=True)
+    assert (y.output_nr, (y * 2).output_nr) == (0, 0)
+
+
+def test_repeat_and_a_first_matrix_power_are_new_tensors():
+    """NumPy reshaped ``repeat``'s broadcast view without copying where it could: the result shared the input's
+    memory (a write into the input changed it, and one into it was refused); ``matrix_power(1)`` was the input."""
+    x = engine.ones(2)
+    tiled, once = x.repeat(3, 1), x.repeat(1)
+    x.add_(1)
+    assert tiled.tolist() == [[1.0, 1.0]] * 3 and once.tolist() == [1.0, 1.0]
+    assert tiled.mul_(2).tolist() == [[2.0, 2.0]] * 3
+    assert engine.ones(2, requires_grad=True).repeat(3, 1).grad_fn.name() == "RepeatBackward0"
+    m = engine.eye(2)
+    p = m.matrix_power(1)
+    m.add_(1)
+    assert p is not m and p.tolist() == [[1.0, 0.0], [0.0, 1.0]]
