@@ -742,6 +742,41 @@ class TensorMath:
         idx = self._scatter_index(dim, index, "scatter_add")
         return _t._fn.IndexAdd.apply(self, self._scatter_source(src, index), index=idx, name="ScatterAddBackward0")
 
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        """``self`` with ``src[i]`` reduced into the place ``index[i]`` along ``dim`` names, by ``reduce`` ('sum',
+        'prod', 'mean', 'amax', 'amin'), self's value taking part unless ``include_self=False`` (a GNN's
+        aggregation of messages); the gradient as PyTorch's."""
+        if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+            raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+        idx = self._scatter_index(dim, index, "scatter_reduce")
+        if not isinstance(src, _t.Tensor):
+            raise TypeError(f"scatter_reduce(): argument 'src' must be Tensor, not {type(src).__name__}")
+        if src.dtype != self.dtype:
+            raise RuntimeError("scatter_reduce(): Expected self.dtype to be equal to src.dtype")
+        _check_scatter_sizes(self, index, src, dim, "scatter_reduce")
+        return _t._fn.ScatterReduce.apply(self, self._scatter_source(src, index), index=idx, reduce=reduce,
+                                          include_self=bool(include_self))
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        """``self`` with ``source``'s slices along ``dim`` reduced into the slices ``index`` names, by ``reduce``
+        ('prod', 'mean', 'amax', 'amin'), as PyTorch's."""
+        if reduce not in ("prod", "mean", "amax", "amin"):
+            raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
+                               f"{reduce}.")
+        d = _dims(dim, self._data.ndim, "index_reduce")[0] if self._data.ndim else 0
+        if index.dim() > 1:
+            raise IndexError("index_reduce_(): Index is supposed to be a vector")
+        if source.dim() and source.shape[d] != index.numel():
+            raise RuntimeError("index_reduce_(): Number of indices should be equal to source.size(dim)")
+        if index.numel() and (int(index.min()) < -self.shape[d] or int(index.max()) >= self.shape[d]):
+            raise IndexError("index out of range in self")
+        shape = [1] * source.dim()
+        shape[d] = -1
+        full = (index % self.shape[d]).reshape(shape).expand(*source.shape)
+        idx = self._scatter_index(d, full, "index_reduce")
+        return _t._fn.ScatterReduce.apply(self, source, index=idx, reduce=reduce, include_self=bool(include_self),
+                                          name="IndexReduceBackward0")
+
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         """``self`` with ``src[i]`` (or ``value``) written at ``index[i]`` along ``dim``; ``reduce='add'``
         adds instead."""
@@ -1537,6 +1572,16 @@ def _index_vector(index, fn):
     return idx.reshape(-1)
 
 
+def _check_scatter_sizes(self, index, src, dim, fn):
+    d = _dims(dim, self._data.ndim, fn)[0] if self._data.ndim else 0
+    for a, n in enumerate(index.shape):
+        if n > src.shape[a] or (a != d and n > self.shape[a]):
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} "
+                               f"apart from dimension {d} and to be no larger size than src {list(src.shape)}")
+    if index.numel() and (int(index.min()) < 0 or int(index.max()) >= self.shape[d]):
+        raise RuntimeError(f"index {int(index.max())} is out of bounds for dimension {d} with size {self.shape[d]}")
+
+
 _IN_PLACE = (
     "exp", "log", "sqrt", "sigmoid", "tanh", "sin", "cos", "erf", "abs", "neg", "floor", "ceil", "trunc", "round",
     "sign", "square", "frac", "fix", "log1p", "expm1", "log2", "log10", "exp2", "rsqrt", "reciprocal", "tan",
@@ -1546,7 +1591,7 @@ _IN_PLACE = (
     "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
     "cumsum", "cumprod", "index_put", "put", "addcmul", "addcdiv", "addr", "addbmm", "logit", "sinc", "copysign",
     "heaviside", "logaddexp2", "true_divide", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
-    "less_equal", "not_equal", "fmax", "fmin", "renorm",
+    "less_equal", "not_equal", "fmax", "fmin", "renorm", "scatter_reduce", "index_reduce",
 )
 for _name in _IN_PLACE:
     setattr(TensorMath, _name + "_", _in_place(_name))

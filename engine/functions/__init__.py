@@ -43,6 +43,7 @@ from .shape import (
     IndexAdd,
     Permute,
     Reshape,
+    ScatterReduce,
     SetItem,
     Stack,
     TakeAlong,
@@ -60,5 +61,6 @@ __all__ = [
     "Reshape", "Transpose", "Permute", "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast",
     "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
-    "Cumprod", "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
+    "Cumprod", "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet",
+    "Solve",
 ]

@@ -368,6 +368,98 @@ class IndexAdd(Function):
         return (gy if need_x else None), (gy[ctx.index] if need_value else None)
 
 
+_REDUCE_IDENTITY = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}
+
+
+def _at(xp, kind, out, where, values):
+    """``out[where] (op)= values``, a repeated place taking every value: NumPy's ``ufunc.at``. CuPy's ``add.at`` is
+    its own (atomic adds on the device); the others go through the host (a copy each way) rather than rely on
+    CuPy's ``ufunc.at`` for them."""
+    if kind == "add" or xp is np:
+        getattr(xp, kind).at(out, where, values)
+        return
+    host = out.get()
+    getattr(np, kind).at(host, where.get(), values.get())
+    out[...] = xp.asarray(host)
+
+
+class ScatterReduce(Function):
+    """``x`` with ``src``'s values reduced into it at ``index`` (a full index tuple, ``scatter``'s addressing) by
+    ``reduce`` (sum, prod, mean, amax, amin), ``x``'s own value taking part where ``include_self``: PyTorch's
+    ``scatter_reduce`` and ``index_reduce``. The gradient as PyTorch's: for amax/amin shared evenly among the
+    values equal to the result; for prod the product of the others (exact where a value is 0)."""
+
+    raw = True
+
+    def backward_name(self):
+        return self.node_name
+
+    @staticmethod
+    def forward(ctx, x, src, index, reduce, include_self, name="ScatterReduceBackward0"):
+        xp = xp_of(x)
+        shape = src.shape
+        where = xp.zeros(shape, dtype=np.int64)  # each src value's place in x, flat
+        step = 1
+        for axis in range(x.ndim - 1, -1, -1):
+            where += xp.broadcast_to(xp.asarray(index[axis], dtype=np.int64), shape) * step
+            step *= x.shape[axis]
+        where, values = where.reshape(-1), src.reshape(-1)
+        out = x.reshape(-1).copy()
+        touched = xp.zeros(out.shape, dtype=bool)
+        touched[where] = True
+        count = xp.zeros(out.shape, dtype=np.int64)
+        xp.add.at(count, where, 1)
+        if not include_self:
+            out[touched] = _REDUCE_IDENTITY[reduce]
+        else:
+            count += 1
+        if reduce in ("sum", "mean"):
+            xp.add.at(out, where, values)
+            if reduce == "mean":
+                n = xp.maximum(count, 1).astype(out.dtype)
+                out = xp.where(touched, out // n if out.dtype.kind in "iub" else out / n, out).astype(x.dtype)
+        else:
+            _at(xp, {"prod": "multiply", "amax": "maximum", "amin": "minimum"}[reduce], out, where, values)
+        ctx.node_name, ctx.op_label = name, name[:-len("Backward0")]
+        ctx.meta = (x.shape, src.shape, reduce, include_self)
+        ctx.saved = (x.reshape(-1), values, where, out, count, touched)
+        return out.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, gy):
+        shape, src_shape, reduce, include_self = ctx.meta
+        x, values, where, out, count, touched = ctx.saved
+        xp = xp_of(gy)
+        g = gy.reshape(-1)
+        keep_self = xp.ones(g.shape, dtype=bool) if include_self else ~touched
+        if reduce == "sum":
+            gx, gsrc = g * keep_self, g[where]
+        elif reduce == "mean":
+            per = g / xp.maximum(count, 1)
+            gx, gsrc = xp.where(touched, per * keep_self, g), per[where]
+        elif reduce in ("amax", "amin"):
+            self_tie = touched & keep_self & (x == out)
+            src_tie = values == out[where]
+            ties = self_tie.astype(g.dtype)
+            xp.add.at(ties, where, src_tie.astype(g.dtype))
+            share = g / xp.maximum(ties, 1)
+            gx, gsrc = xp.where(touched, share * self_tie, g), share[where] * src_tie
+        else:  # prod: each value's gradient is the product of the others in its place
+            zeros = (touched & keep_self & (x == 0)).astype(np.int64)
+            xp.add.at(zeros, where, (values == 0).astype(np.int64))
+            nonzero = xp.where(touched & keep_self & (x != 0), x, 1).astype(g.dtype)
+            _at(xp, "multiply", nonzero, where, xp.where(values == 0, 1, values).astype(g.dtype))
+
+            def others(v, z, p, full):
+                return xp.where(v != 0, xp.where(z == 0, full / xp.where(v != 0, v, 1), 0),
+                                xp.where(z == 1, p, 0))
+
+            gx = xp.where(touched, g * keep_self * others(x, zeros, nonzero, out), g)
+            gsrc = g[where] * others(values, zeros[where], nonzero[where], out[where])
+        need_x, need_src = ctx.needs_input_grad
+        return (gx.reshape(shape) if need_x else None), (gsrc.reshape(src_shape) if need_src else None)
+
+
 class Flip(Function):
     """``flip`` (``shift=None``) or ``roll`` along ``axes``: a copy in the new order; the gradient goes back in
     the old order."""

@@ -87,6 +87,8 @@ EXAMPLES = {
     "Prod": (lambda g: (_x(g),), {"dim": 1, "keepdim": True}),
     "IndexAdd": (lambda g: (_x(g), _x(g, (2, 2))), {"index": (slice(None), np.array([2, 2]))}),
     "Flip": (lambda g: (_x(g),), {"axes": (1,), "shift": (2,)}),
+    "ScatterReduce": (lambda g: (_x(g), _x(g, (2, 2))), {"index": (np.array([[0], [1]]), np.array([[2, 2]])),
+                                                         "reduce": "amax", "include_self": False}),
     "VectorNorm": (lambda g: (_x(g),), {"ord": 3.0, "dim": 1}),
     "AMaxMin": (lambda g: (_x(g, (2, 3, 2)),), {"dim": (0, 2), "mode": "min"}),
     "Inverse": (lambda g: (_x(g, (3, 3)) + engine.eye(3) * 3,), {}),
