@@ -23,6 +23,8 @@ return_types_kthvalue = namedtuple("kthvalue", ["values", "indices"])
 return_types_frexp = namedtuple("frexp", ["mantissa", "exponent"])
 return_types_cummax = namedtuple("cummax", ["values", "indices"])
 return_types_cummin = namedtuple("cummin", ["values", "indices"])
+return_types_mode = namedtuple("mode", ["values", "indices"])
+return_types_nanmedian = namedtuple("nanmedian", ["values", "indices"])
 _CUMULATIVE = {"max": return_types_cummax, "min": return_types_cummin}
 
 
@@ -509,9 +511,9 @@ class TensorMath:
     def median(self, dim=None, keepdim=False):
         """The lower median (of every element, or along ``dim`` with its indices), NaN where a NaN is among
         them, as PyTorch's; the gradient goes to the element picked."""
-        if dim is None:
-            flat = self.reshape(-1)
-            return flat.median(0).values
+        if dim is None:  # (the gradient shared evenly among the elements equal to it, as PyTorch's)
+            value = self.detach().reshape(-1).median(0).values._data
+            return _t._fn.MaxMin.apply(self, mode="median", value=value)
         d = _dims(dim, self._data.ndim, "median")[0]
         if self._data.ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's: one element along it)
             return return_types_median(*self.reshape(1).median(0))
@@ -530,6 +532,124 @@ class TensorMath:
         if not keepdim:
             values, indices = values.squeeze(d), indices.squeeze(d)
         return return_types_median(values, indices)
+
+    def nanmedian(self, dim=None, keepdim=False):
+        """:meth:`median` of the values that are not NaN (NaN where all are), as PyTorch's."""
+        if dim is None:
+            value = self.detach().reshape(-1).nanmedian(0).values._data
+            return _t._fn.MaxMin.apply(self, mode="nanmedian", value=value)
+        d = _dims(dim, self._data.ndim, "nanmedian")[0]
+        if self._data.ndim == 0:
+            return return_types_nanmedian(*self.reshape(1).nanmedian(0))
+        x = self._data
+        xp = xp_of(x)
+        if x.shape[d] == 0:
+            raise IndexError("nanmedian(): Expected reduction dim 0 to have non-zero size.")
+        order = self._sort_order(d, False)  # (NaN last)
+        valid = (~xp.isnan(x)).sum(axis=d, keepdims=True) if x.dtype.kind == "f" else x.shape[d]
+        k = xp.maximum(xp.asarray(valid) - 1, 0) // 2
+        pick = xp.take_along_axis(order, xp.broadcast_to(k, order.shape[:d] + (1,) + order.shape[d + 1:]), axis=d)
+        values = self.gather(d, _t._wrap(pick))
+        indices = _t._wrap(pick.astype(np.int64))
+        if not keepdim:
+            values, indices = values.squeeze(d), indices.squeeze(d)
+        return return_types_nanmedian(values, indices)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        """:meth:`quantile` of the values that are not NaN (NaN where all are), as PyTorch's."""
+        if not self.is_floating_point():
+            raise RuntimeError(f"quantile() input tensor must be either float or double dtype, got "
+                               f"{_dtypes.scalar_name(self._data.dtype)}")
+        if interpolation not in ("linear", "lower", "higher", "nearest", "midpoint"):
+            raise ValueError(f"quantile() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                             f"Got {interpolation}")
+        xp = xp_of(self._data)
+        qs = q._data if isinstance(q, _t.Tensor) else xp.asarray(q, dtype=self._data.dtype)
+        if qs.ndim > 1 or (xp is np and ((qs < 0) | (qs > 1)).any()):
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor with values in the range [0, 1]")
+        x = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else _dims(dim, self._data.ndim, "quantile")[0]
+        if x._data.shape[d] == 0:
+            raise IndexError("quantile() input tensor must be non-empty")
+        ordered = x.sort(d).values.movedim(d, -1)  # (..., n), NaN last
+        valid = (~xp.isnan(ordered._data)).sum(axis=-1, keepdims=True)  # (..., 1)
+        pos = qs.reshape(-1).astype(self._data.dtype) * (xp.maximum(valid, 1) - 1).astype(self._data.dtype)
+        lo, hi = xp.floor(pos), xp.ceil(pos)  # (..., Q)
+        if interpolation == "lower":
+            hi = lo
+        elif interpolation == "higher":
+            lo = hi
+        elif interpolation == "nearest":
+            lo = hi = xp.round(pos)
+        a = ordered.gather(-1, _t._wrap(lo.astype(np.int64)))
+        if interpolation == "linear":
+            out = a + (ordered.gather(-1, _t._wrap(hi.astype(np.int64))) - a) * _t._wrap(pos - lo)
+        elif interpolation == "midpoint":
+            out = a + (ordered.gather(-1, _t._wrap(hi.astype(np.int64))) - a) * 0.5
+        else:
+            out = a
+        out = out.masked_fill(_t._wrap(xp.broadcast_to(valid == 0, out.shape)), float("nan")).movedim(-1, 0)
+        if keepdim:
+            out = out.unsqueeze(1 + d) if dim is not None else out.reshape((out.shape[0],) + (1,) * self._data.ndim)
+        return out.squeeze(0) if qs.ndim == 0 else out
+
+    def mode(self, dim=-1, keepdim=False):
+        """The most frequent value along ``dim`` (the smallest of those equally frequent) and the place of its last
+        occurrence, as PyTorch's; the gradient goes to that place."""
+        if self._data.ndim == 0:
+            return return_types_mode(self.clone(), _t._wrap(xp_of(self._data).asarray(0, dtype=np.int64)))
+        d = _dims(dim, self._data.ndim, "mode")[0]
+        x = xp_of(self._data).moveaxis(self._data, d, -1)
+        xp = xp_of(x)
+        n = x.shape[-1]
+        if n == 0:
+            raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+        rows = x.reshape(-1, n)
+        ordered = xp.sort(rows, axis=-1)
+        start = xp.ones(ordered.shape, dtype=bool)
+        start[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+        run = xp.cumsum(start, axis=-1) - 1  # each sorted element's run of equal values
+        flat_run = (run + xp.arange(rows.shape[0])[:, None] * n).reshape(-1)
+        count = xp.bincount(flat_run, minlength=rows.size)[flat_run].reshape(rows.shape)
+        best = xp.argmax(count * (n + 1) - run, axis=-1)  # the longest run, the first (smallest) of the longest
+        value = xp.take_along_axis(ordered, best[:, None], axis=-1)
+        last = xp.where(rows == value, xp.arange(n), -1).max(axis=-1)
+        indices = xp.moveaxis(last.reshape(x.shape[:-1] + (1,)), -1, d).astype(np.int64)
+        values = self.gather(d, _t._wrap(indices))
+        indices = _t._wrap(indices)
+        if not keepdim:
+            values, indices = values.squeeze(d), indices.squeeze(d)
+        return return_types_mode(values, indices)
+
+    # ------------------------------------------------------------------ scatters into a copy
+    def select_scatter(self, src, dim, index):
+        """A copy of ``self`` with ``src`` written at ``index`` along ``dim`` (``out.select(dim, index)``)."""
+        d = _dims(dim, self._data.ndim, "select_scatter")[0]
+        return self._scattered(src, (slice(None),) * d + (int(index),), "SelectScatterBackward0")
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        """A copy of ``self`` with ``src`` written into ``self[start:end:step]`` along ``dim``."""
+        d = _dims(dim, self._data.ndim, "slice_scatter")[0]
+        return self._scattered(src, (slice(None),) * d + (slice(start, end, step),), "SliceScatterBackward0")
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        """A copy of ``self`` with ``src`` written on its ``diagonal(offset, dim1, dim2)``."""
+        out = self.clone()
+        view = out.diagonal(offset, dim1, dim2)
+        if tuple(view.shape) != tuple(src.shape):
+            raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                               f"{list(src.shape)}, slice size = {list(view.shape)}")
+        view.copy_(src)
+        return _t._named(out, "DiagonalScatterBackward0")
+
+    def _scattered(self, src, index, name):
+        out = self.clone()
+        region = out[index]
+        if tuple(region.shape) != tuple(src.shape):
+            raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                               f"{list(src.shape)}, slice size = {list(region.shape)}")
+        out[index] = src
+        return _t._named(out, name)
 
     # ------------------------------------------------------------------ order and shape
     def flip(self, *dims):

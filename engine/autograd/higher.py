@@ -268,7 +268,7 @@ def _mean(node, gy):
 
 def _max_min(node, gy):
     x, out = node.saved
-    mask = x == out
+    mask = F.reduction.tie_mask(x, out)
     return gy * _const((mask / mask.sum()).astype(x.dtype))
 
 

@@ -89,19 +89,36 @@ class Mean(Function):
         return _expand_back(gy / ctx.count, shape, axes, keepdim)
 
 
+_EVENLY_NAMES = {"max": "MaxBackward1", "min": "MinBackward1", "median": "MedianBackward0",
+                 "nanmedian": "NanmedianBackward0"}
+
+
+def tie_mask(x, out):
+    """Where ``x`` equals the reduction's result ``out`` (where ``x`` is NaN, for a NaN result: PyTorch's
+    ``evenly_distribute_backward``), worked out on the device, without a branch on the result."""
+    xp = xp_of(x)
+    if x.dtype.kind != "f":
+        return x == out
+    return xp.where(xp.isnan(out), xp.isnan(x), x == out)
+
+
 class MaxMin(Function):
-    """Max (or min) of all elements; ties share the gradient evenly, as in PyTorch."""
+    """Max, min, median or nanmedian of all elements (``value``: the median, worked out by the caller); ties share
+    the gradient evenly, and a NaN result's gradient goes evenly to the NaNs, as in PyTorch."""
 
     raw = True
 
     def backward_name(self):  # all elements: PyTorch's second overload
-        return "MaxBackward1" if self.mode == "max" else "MinBackward1"
+        return _EVENLY_NAMES[self.mode]
 
     @staticmethod
-    def forward(ctx, x, mode="max"):
-        if x.size == 0:
-            raise RuntimeError(f"{mode}(): Expected reduction dim to be specified for input.numel() == 0.")
-        out = x.max() if mode == "max" else x.min()
+    def forward(ctx, x, mode="max", value=None):
+        if value is not None:
+            out = value
+        else:
+            if x.size == 0:
+                raise RuntimeError(f"{mode}(): Expected reduction dim to be specified for input.numel() == 0.")
+            out = x.max() if mode == "max" else x.min()
         ctx.saved = (x, out)
         ctx.mode = mode
         return out
@@ -109,7 +126,7 @@ class MaxMin(Function):
     @staticmethod
     def backward(ctx, gy):
         x, out = ctx.saved
-        mask = x == out
+        mask = tie_mask(x, out)
         return mask * (gy / mask.sum())
 
 
