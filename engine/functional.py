@@ -948,6 +948,45 @@ def cholesky(input, upper=False):  # noqa: A002
     return linalg.cholesky(input, upper=upper)
 
 
+def svd(input, some=True, compute_uv=True):  # noqa: A002
+    """PyTorch's older ``torch.svd``: ``(U, S, V)``, V not transposed (``linalg.old_svd``)."""
+    from . import linalg
+
+    return linalg.old_svd(input, some, compute_uv)
+
+
+def qr(input, some=True):  # noqa: A002
+    from . import linalg
+
+    return linalg.old_qr(input, some)
+
+
+def cholesky_solve(input, input2, upper=False):  # noqa: A002
+    from . import linalg
+
+    return linalg.cholesky_solve(input, input2, upper)
+
+
+def cholesky_inverse(input, upper=False):  # noqa: A002
+    from . import linalg
+
+    return linalg.cholesky_inverse(input, upper)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):  # noqa: N803 - PyTorch's name
+    from . import linalg
+
+    return linalg.triangular_solve(b, A, upper, transpose, unitriangular)
+
+
+def matrix_exp(A):  # noqa: N803 - PyTorch's name
+    from . import linalg
+
+    return linalg.matrix_exp(A)
+
+
+__all__ += ["svd", "qr", "cholesky_solve", "cholesky_inverse", "triangular_solve", "matrix_exp"]
+
 __all__ += ["block_diag", "cartesian_prod", "combinations", "vander", "scalar_tensor", "trapezoid", "trapz",
             "cumulative_trapezoid", "unravel_index", "logcumsumexp", "chain_matmul", "vdot", "unflatten",
             "narrow_copy", "cholesky", "rsub", "pinverse"]

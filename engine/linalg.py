@@ -324,3 +324,250 @@ def svdvals(a: Tensor) -> Tensor:
     _matrices(a, "svdvals")
     return _Svd.apply(a, False)[1]
 
+
+
+# ------------------------------------------------------------------------------ the rest of torch.linalg, composed
+
+class LinAlgError(RuntimeError):
+    """PyTorch's ``torch.linalg.LinAlgError``: a matrix the operation cannot take (singular, not positive-definite)."""
+
+
+_ExResult = namedtuple("linalg_ex", ("result", "info"))
+_LstsqResult = _result("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+
+
+def _ex(fn, a, check_errors, *args, **kwargs):
+    """``(result, info)``: info 0, or 1 with NaN for the result where ``fn`` refused the matrix (``check_errors``:
+    the refusal raised instead), as PyTorch's ``*_ex`` forms."""
+    info = _zeros(*a.shape[:-2], dtype=np.int32, device=a.device)
+    try:
+        return _ExResult(fn(a, *args, **kwargs), info)
+    except RuntimeError:
+        if check_errors:
+            raise
+        return _ExResult(a.detach() * float("nan"), info + 1)
+
+
+def inv_ex(a: Tensor, *, check_errors: bool = False):
+    return _ex(inv, a, check_errors)
+
+
+def cholesky_ex(a: Tensor, *, upper: bool = False, check_errors: bool = False):
+    return _ex(cholesky, a, check_errors, upper=upper)
+
+
+def solve_ex(a: Tensor, b: Tensor, *, left: bool = True, check_errors: bool = False):
+    info = _zeros(*a.shape[:-2], dtype=np.int32, device=a.device)
+    try:
+        return _ExResult(solve(a, b, left=left), info)
+    except RuntimeError:
+        if check_errors:
+            raise
+        return _ExResult(b.detach() * float("nan"), info + 1)
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    return a @ b
+
+
+def matrix_power(a: Tensor, n: int) -> Tensor:
+    return a.matrix_power(n)
+
+
+def diagonal(a: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    return a.diagonal(offset, dim1, dim2)
+
+
+def cross(a: Tensor, b: Tensor, *, dim: int = -1) -> Tensor:
+    return a.cross(b, dim=dim)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """The dot product of ``x`` and ``y`` along ``dim`` (broadcast first)."""
+    return (x * y).sum(dim)
+
+
+def multi_dot(tensors) -> Tensor:
+    """``A @ B @ C ...`` of two or more matrices, the first and last may be vectors (taken as a row and a column)."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first, last = tensors[0].dim() == 1, tensors[-1].dim() == 1
+    for k, t in enumerate(tensors):
+        if t.dim() != 2 and not ((k == 0 and first) or (k == len(tensors) - 1 and last)):
+            raise RuntimeError(f"multi_dot(): tensor {k} must be 2D but got {t.dim()}D")
+    out = tensors[0].unsqueeze(0) if first else tensors[0]
+    for t in tensors[1:-1]:
+        out = out @ t
+    out = out @ (tensors[-1].unsqueeze(-1) if last else tensors[-1])
+    if last:
+        out = out.squeeze(-1)
+    return out.squeeze(0) if first else out
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
+    """The Vandermonde matrix of ``x``'s last dimension: columns ``x ** 0, x ** 1, ..., x ** (N - 1)``."""
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    n = x.shape[-1] if N is None else int(N)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = [x.unsqueeze(-1) ** 0, x.unsqueeze(-1)]
+    for _ in range(2, n):
+        powers.append(powers[-1] * x.unsqueeze(-1))
+    return _cat(powers, dim=-1)
+
+
+def matrix_rank(a: Tensor, *, atol=None, rtol=None, hermitian: bool = False, tol=None) -> Tensor:
+    """How many singular values are past ``max(atol, rtol * s_max)`` (PyTorch's default ``rtol``: ``eps * max(m,
+    n)`` where neither is given); int64, no gradient."""
+    _matrices(a, "matrix_rank")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    with _no_grad():
+        s = svdvals(a)
+    m, n = a.shape[-2], a.shape[-1]
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else float(np.finfo(a._data.dtype).eps) * max(m, n)
+    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    limit = smax * rtol
+    if atol is not None:
+        limit = limit.clamp(min=atol)
+    return (s > limit).sum(-1)
+
+
+def cond(a: Tensor, p=None) -> Tensor:
+    """The condition number in the ``p``-norm: ``s_max / s_min`` for ``None``/2 (``s_min / s_max`` for -2), else
+    ``norm(A, p) * norm(inv(A), p)``."""
+    _matrices(a, "cond")
+    if p in (None, 2, -2):
+        s = svdvals(a)
+        return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    return matrix_norm(a, p) * matrix_norm(inv(a), p)
+
+
+def solve_triangular(a: Tensor, b: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
+    """``X`` with ``A X = B`` (``left=False``: ``X A = B``) for a triangular ``A`` (its ``upper`` or lower triangle
+    read, the rest ignored; ``unitriangular``: its diagonal taken as ones); the gradient reaches that triangle."""
+    if a.dim() < 2 or b.dim() < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor A must have at least 2 dimensions.")
+    _square(a, "solve_triangular")
+    t = a.triu() if upper else a.tril()
+    if unitriangular:
+        n = a.shape[-1]
+        eye = _eye(n, dtype=a.dtype, device=a.device)
+        t = t * (1 - eye) + eye
+    if not left:
+        return solve(t.mT, b.mT).mT
+    return solve(t, b)
+
+
+def lstsq(a: Tensor, b: Tensor, rcond=None, *, driver=None):
+    """The least-squares solution of ``A X = B`` (the minimum-norm one where ``A`` has not full rank), through the
+    pseudo-inverse, differentiable; ``(solution, residuals, rank, singular_values)`` as PyTorch's CPU drivers give
+    them (the default 'gelsy': the rank, no residuals or singular values; 'gelsd'/'gelss' add the singular values;
+    residuals, the squared residual per column, where ``A`` is tall of full rank and the driver is not 'gelsy')."""
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    _matrices(a, "lstsq")
+    vector = b.dim() == a.dim() - 1
+    bb = b.unsqueeze(-1) if vector else b
+    if bb.shape[-2] != a.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    m, n = a.shape[-2], a.shape[-1]
+    rtol = rcond if rcond is not None else float(np.finfo(a._data.dtype).eps) * max(m, n)
+    solution = pinv(a, rtol=rtol) @ bb
+    empty = a.new_zeros(0)
+    rank = matrix_rank(a, rtol=rtol) if driver != "gels" else _zeros(0, dtype=np.int64, device=a.device)
+    values = svdvals(a).detach() if driver in ("gelsd", "gelss") else empty
+    residuals = empty
+    if driver != "gelsy" and m > n and bool((rank == n).all()):
+        residuals = ((a @ solution - bb) ** 2).sum(-2)
+    if vector:
+        solution = solution.squeeze(-1)
+        residuals = residuals.squeeze(-1) if residuals.numel() else residuals
+    return _LstsqResult(solution, residuals, rank, values)
+
+
+def matrix_exp(a: Tensor) -> Tensor:
+    """``exp(A)`` of (a batch of) square matrices: scaled down by a power of two to norm 1 or less, the Taylor
+    series to degree 18 (its error under 1e-17), squared back up; written in matrix products, so that its gradient
+    is theirs (and ``create_graph`` differentiates it again)."""
+    _square(a, "matrix_exp")
+    n = a.shape[-1]
+    if n == 0 or a.numel() == 0:
+        return a.clone()
+    with _no_grad():
+        norm = float(a.abs().sum(-2).amax()) if n else 0.0  # (the largest 1-norm in the batch)
+    squarings = max(0, math.ceil(math.log2(norm))) if norm > 1 and math.isfinite(norm) else 0
+    x = a / (2 ** squarings)
+    eye = _eye(n, dtype=a.dtype, device=a.device)
+    out, term = eye + x, x
+    for k in range(2, 19):
+        term = (term @ x) / k
+        out = out + term
+    for _ in range(squarings):
+        out = out @ out
+    return out
+
+
+__all__ += ["LinAlgError", "inv_ex", "cholesky_ex", "solve_ex", "matmul", "matrix_power", "diagonal", "cross",
+            "vecdot", "multi_dot", "vander", "matrix_rank", "cond", "solve_triangular", "lstsq", "matrix_exp"]
+
+
+# ------------------------------------------------------- PyTorch's older top-level names, and Tensor's method forms
+
+_OldSvd = _result("svd", ("U", "S", "V"))
+_OldQr = _result("qr", ("Q", "R"))
+_TriangularSolve = _result("triangular_solve", ("solution", "cloned_coefficient"))
+
+
+def old_svd(a: Tensor, some: bool = True, compute_uv: bool = True):
+    """``torch.svd``: ``(U, S, V)`` with ``A = U diag(S) V^T`` (V, not Vh); ``some``: the reduced form;
+    ``compute_uv=False``: U and V zero-filled and square, S alone computed."""
+    if not compute_uv:
+        m, n = a.shape[-2], a.shape[-1]
+        return _OldSvd(_zeros(*a.shape[:-2], m, m, dtype=a.dtype, device=a.device), svdvals(a),
+                       _zeros(*a.shape[:-2], n, n, dtype=a.dtype, device=a.device))
+    u, s, vh = svd(a, full_matrices=not some)
+    return _OldSvd(u, s, vh.mT)
+
+
+def old_qr(a: Tensor, some: bool = True):
+    """``torch.qr``: :func:`qr` in ``'reduced'`` mode (``some``) or ``'complete'``."""
+    q, r = qr(a, "reduced" if some else "complete")
+    return _OldQr(q, r)
+
+
+def cholesky_solve(b: Tensor, factor: Tensor, upper: bool = False) -> Tensor:
+    """``X`` with ``A X = B``, given A's Cholesky factor (``A = L L^T``, or ``U^T U`` where ``upper``): two
+    triangular solves; the gradient reaches the factor and B."""
+    lower = factor.mT if upper else factor
+    return solve_triangular(lower.mT, solve_triangular(lower, b, upper=False), upper=True)
+
+
+def cholesky_inverse(factor: Tensor, upper: bool = False) -> Tensor:
+    """The inverse of ``A = L L^T`` (``U^T U`` where ``upper``) from its Cholesky factor."""
+    n = factor.shape[-1]
+    eye = _eye(n, dtype=factor.dtype, device=factor.device).expand(*factor.shape[:-2], n, n)
+    return cholesky_solve(eye, factor, upper)
+
+
+def triangular_solve(b: Tensor, a: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False):
+    """``torch.triangular_solve``: ``(X, A.clone())`` with ``A X = B`` (``transpose``: ``A^T X = B``)."""
+    t = a.mT if transpose else a
+    solution = solve_triangular(t, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _TriangularSolve(solution, a.clone())
+
+
+# Tensor's method forms of these (tensor_math, a core module, may not import this one: the import-cycle rule)
+Tensor.matrix_exp = matrix_exp
+Tensor.svd = old_svd
+Tensor.qr = old_qr
+Tensor.cholesky_solve = cholesky_solve
+Tensor.cholesky_inverse = cholesky_inverse
+Tensor.triangular_solve = triangular_solve
+Tensor.pinverse = lambda self, rcond=1e-15: pinv(self, rtol=rcond)
+Tensor.cholesky = lambda self, upper=False: cholesky(self, upper=upper)
