@@ -247,10 +247,17 @@ def _unary(node, gy):
 
 
 def _binary(node, gy):
-    if node.op == "xlogy":
-        raise _refused(node)
     a, b, _ = node.saved
     A, B = _operand(node, 0, a), _operand(node, 1, b)
+    if node.op == "xlogy":  # PyTorch's: d/da = xlogy(g, b), 0 where a == 0 and b <= 0; d/db = g a / b
+        need_a, need_b = node.needs_input_grad
+        ga = None
+        if need_a:
+            xp = xp_of(a)
+            shape = xp.broadcast_shapes(a.shape, b.shape, gy._data.shape)
+            zero = ((a == 0) & (b <= 0)) | ((gy._data == 0) & ~xp.isnan(b))
+            ga = _where(_const(xp.broadcast_to(zero, shape)), 0, gy * B.log())
+        return ga, (gy * A / B if need_b else None)
     ga, gb = BINARY[node.op][2](_TensorMath, gy, A, B, F.Binary.apply(A, B, op=node.op))
     need_a, need_b = node.needs_input_grad
     return (ga if need_a else None), (gb if need_b else None)
@@ -295,15 +302,22 @@ def _softmax(node, gy):
 def _vector_norm(node, gy):
     x_saved, norm_saved = node.saved
     p, axes, keepdim = node.meta
-    if p not in (1, 2):
-        raise _refused(node, f"the {p}-norm")
     x = node._inputs[0]
+    if p not in (1, 2) and not (p > 1 and math.isfinite(p)):
+        raise _refused(node, f"the {p}-norm")
     keep = tuple(range(x_saved.ndim)) if axes is None else axes
     if not keepdim:
         for a in sorted(keep):
             gy = gy.unsqueeze(a)
     if p == 1:
         return gy * _const(xp_of(x_saved).sign(x_saved))
+    if p != 2:  # g x |x|^(p-2) / norm^(p-1); a zero vector's gradient is 0
+        norm = F.VectorNorm.apply(x, ord=float(p), dim=axes, keepdim=True)
+        zero = norm_saved == 0
+        if not keepdim:
+            zero = xp_of(zero).expand_dims(zero, keep)
+        safe = _where(zero, 1, norm)
+        return _where(zero, 0, gy * x * x.abs() ** (p - 2) / safe ** (p - 1))
     norm = F.VectorNorm.apply(x, ord=2.0, dim=axes, keepdim=True)
     zero = norm_saved == 0
     if not keepdim:
@@ -616,6 +630,59 @@ def _write_view(node, gy):
     return _where(keep.reshape(gy._data.shape), gy, 0.0), gy.reshape(-1)[_wrap(where)]
 
 
+def _prod(node, gy):
+    """Each element's gradient, the product of the others along the axis, as a product of the new graph: the
+    elements in ``n`` rows, each with its own place set to 1 (exact where one is 0; the rows are n x n, so an axis
+    past 2048 elements is refused)."""
+    x = node._inputs[0]
+    dim, keepdim = node.dim, node.keepdim
+    if x._data.size == 0 or x._data.ndim == 0:
+        return gy * _const(xp_of(x._data).ones_like(x._data))
+    moved = x.reshape(-1) if dim is None else x.movedim(dim, -1)
+    n = moved.shape[-1]
+    if n > 2048:
+        raise _refused(node, f"a product over {n} elements")
+    xp = xp_of(x._data)
+    rows = moved.unsqueeze(-2).expand(*moved.shape[:-1], n, n)
+    others = rows.where(_const(~xp.eye(n, dtype=bool)), 1.0).prod(-1)
+    if dim is None:
+        return (gy * others).reshape(*x.shape)
+    if not keepdim:
+        gy = gy.unsqueeze(dim)
+    return gy * others.movedim(-1, dim)
+
+
+def _inverse(node, gy):
+    """``-A^-T G A^-T``, the inverse recomputed as a node of the new graph."""
+    inv_t = F.Inverse.apply(node._inputs[0]).mT
+    return -(inv_t @ gy @ inv_t)
+
+
+def _det(node, gy):
+    """``g det(A) A^-T`` (an invertible A: the adjugate of a singular one is refused, where the first-order pass
+    takes it from the SVD)."""
+    a = node._inputs[0]
+    det = F.Det.apply(a)
+    return (gy * det)[..., None, None] * F.Inverse.apply(a).mT
+
+
+def _log_abs_det(node, gy):
+    return gy[..., None, None] * F.Inverse.apply(node._inputs[0]).mT
+
+
+def _solve(node, gy):
+    """``gB = A^-T G``, ``gA = -gB X^T``, in solves of the new graph."""
+    a, b = node._inputs[0], node._inputs[1]
+    vector = node.vector
+    x = F.Solve.apply(a, b, vector=vector)
+    gb = F.Solve.apply(a.mT, gy, vector=vector)
+    need_a, need_b = node.needs_input_grad
+    ga = None
+    if need_a:
+        ga = -(gb.unsqueeze(-1) @ x.unsqueeze(-2)) if vector else -(gb @ x.mT)
+    return ga, (gb if need_b else None)
+
+
 DOUBLE = {
     F.Add: _add, F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
@@ -632,6 +699,7 @@ DOUBLE = {
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,
     F.MaxPool: _pool, F.AvgPool: _pool, F.AdaptiveAvgPool: _adaptive_avg_pool, F.Im2Col: _im2col,
     F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
+    F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
 }
 
 

@@ -407,12 +407,18 @@ UNARY = {
               lambda xp, gy, x, out: gy * 0),
     # log(x / (1 - x)), its gradient PyTorch's: 1 / (x (1 - x)), NaN outside [0, 1] (inf at 0 and 1)
     "logit": ("LogitBackward0", lambda xp, x: xp.log(x / (1 - x)),
-              lambda xp, gy, x, out: gy / (x * (1 - x)) + _nan_outside_unit(x)),
+              lambda xp, gy, x, out: gy / (x * (1 - x)) * _one_inside_unit(x) + _nan_outside_unit(x)),
     "ndtri": ("SpecialNdtriBackward0", lambda xp, x: _special.ndtri(xp, x, _kernels.erf),
               lambda xp, gy, x, out: gy * (_SQRT_2PI * xp.exp(out * out * 0.5))),
 }
 _SQRT_2PI = 2.5066282746310002
 _HALF_SQRT_PI = 0.8862269254527580
+
+
+def _one_inside_unit(x):
+    """1 on [0, 1], 0 elsewhere: outside, the gradient is a NaN constant, and its own derivative 0, as PyTorch's."""
+    v = getattr(x, "_data", x)
+    return ((v >= 0) & (v <= 1)).astype(v.dtype)
 
 
 def _nan_outside_unit(x):
