@@ -652,6 +652,22 @@ def _prod(node, gy):
     return gy * others.movedim(-1, dim)
 
 
+def _cumprod(node, gy):
+    """The first-order recurrence (``prod(x[:i]) * S_i``, ``S_i = g_i + x_{i+1} S_{i+1}``: exact through zeros) in
+    the new graph's ops, one step an element along the axis."""
+    dim = node.meta
+    x = node._inputs[0].movedim(dim, -1)
+    g = gy.movedim(dim, -1)
+    n = x.shape[-1]
+    if n == 0:
+        return gy * 0
+    before = F.Cat.apply(x.new_ones(*x.shape[:-1], 1), x[..., :-1].cumprod(-1), dim=-1)
+    s = [g[..., n - 1]]
+    for i in range(n - 2, -1, -1):
+        s.append(g[..., i] + x[..., i + 1] * s[-1])
+    return (before * F.Stack.apply(*s[::-1], dim=-1)).movedim(-1, dim)
+
+
 def _inverse(node, gy):
     """``-A^-T G A^-T``, the inverse recomputed as a node of the new graph."""
     inv_t = F.Inverse.apply(node._inputs[0]).mT
@@ -700,6 +716,7 @@ DOUBLE = {
     F.MaxPool: _pool, F.AvgPool: _pool, F.AdaptiveAvgPool: _adaptive_avg_pool, F.Im2Col: _im2col,
     F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
+    F.Cumprod: _cumprod,
 }
 
 

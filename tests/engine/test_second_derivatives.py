@@ -3,10 +3,9 @@ the elementwise functions and activations of ``test_gradient_edges``, its binary
 norms, linear algebra, convolution and pooling, indexing and scatters. Its first run found (fixed): ``logit``'s
 second derivative outside [0, 1] was finite (PyTorch's first derivative there is a NaN constant, so its own
 derivative is 0), and ``det``, ``inv``, ``solve``, ``slogdet``, ``prod``, ``xlogy`` and the p-norms other than 1
-and 2 refused ``create_graph`` (now written in the new graph's ops).
+and 2, and ``cumprod``, refused ``create_graph`` (now written in the new graph's ops).
 
-Left: ``cumprod`` still refuses ``create_graph``, by name; PyTorch refuses ``cdist``'s second derivative, which
-the engine gives.
+Left: PyTorch refuses ``cdist``'s second derivative, which the engine gives.
 """
 
 from __future__ import annotations
@@ -107,7 +106,7 @@ CALLS = {
     **{n: (lambda L, x, n=n: _binary(L, n, x, x.flip(1) * 0.7 + 0.1)) for n in BINARY},
     **OTHERS,
 }
-REFUSED_HERE = {"cumprod"}  # (NotImplementedError, by name)
+REFUSED_HERE: set = set()  # (NotImplementedError, by name: none left)
 REFUSED_THERE = {"cdist"}  # (PyTorch's own refusal)
 VALUES = [np.random.default_rng(1).standard_normal((3, 4)), np.random.default_rng(2).uniform(0.2, 0.9, (3, 4))]
 
