@@ -409,7 +409,7 @@ def _sgd():
 BEYOND = [  # (what raises, the PyTorch name it lacks, or None for a script's own mistake)
     (lambda: engine.zeros(2).igamma(engine.ones(2)), "torch.Tensor.igamma"),
     (lambda: engine.nn.CTCLoss, "torch.nn.CTCLoss"),
-    (lambda: engine.nn.functional.multi_margin_loss, "torch.nn.functional.multi_margin_loss"),
+    (lambda: engine.nn.functional.fractional_max_pool2d, "torch.nn.functional.fractional_max_pool2d"),
     (lambda: engine.nn.Linear(2, 1).register_backward_hook, "torch.nn.Module.register_backward_hook"),
     (lambda: _OwnNet().register_backward_hook, "torch.nn.Module.register_backward_hook"),  # its own
     (lambda: _sgd().register_step_pre_hook, "torch.optim.Optimizer.register_step_pre_hook"),
