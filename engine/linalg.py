@@ -458,8 +458,14 @@ def solve_triangular(a: Tensor, b: Tensor, *, upper: bool, left: bool = True, un
         eye = _eye(n, dtype=a.dtype, device=a.device)
         t = t * (1 - eye) + eye
     if not left:
-        return solve(t.mT, b.mT).mT
-    return solve(t, b)
+        return solve_triangular(t.mT, b.mT, upper=not upper).mT
+    n = t.shape[-1]
+    if b.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation AX = B "
+                           f"({t.shape[-2]}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    # (B is always a matrix here, batched or not: never read as a batch of vectors, as linalg.solve may read it)
+    batch = np.broadcast_shapes(tuple(t.shape[:-2]), tuple(b.shape[:-2]))
+    return _fn.Solve.apply(t.expand(*batch, n, n), b.expand(*batch, n, b.shape[-1]), vector=False)
 
 
 def lstsq(a: Tensor, b: Tensor, rcond=None, *, driver=None):

@@ -11,7 +11,9 @@ from ..autograd import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from ..tensor import Size, Tensor
 
-__all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform"]
+__all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Exponential", "Laplace", "Cauchy",
+           "Gumbel", "HalfNormal", "LogNormal", "Poisson", "Geometric", "OneHotCategorical", "Independent",
+           "MultivariateNormal"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -124,6 +126,9 @@ class Normal(Distribution):
     def cdf(self, value) -> Tensor:
         value = _tensor(value, self.loc)
         return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
+
+    def icdf(self, value) -> Tensor:
+        return self.loc + self.scale * (2 * _tensor(value, self.loc) - 1).erfinv() * math.sqrt(2)
 
 
 class Categorical(Distribution):
@@ -273,3 +278,536 @@ class Uniform(Distribution):
     def cdf(self, value) -> Tensor:
         value = _tensor(value, self.low)
         return ((value - self.low) / (self.high - self.low)).clamp(0, 1)
+
+
+# ------------------------------------------------------------------------------------- more of PyTorch's families
+
+def _draws(d: Distribution, sample_shape, like: Tensor, kind: str = "rand") -> Tensor:
+    make = creation.rand if kind == "rand" else creation.randn
+    return make(*d._extended(sample_shape), dtype=like.dtype, device=like.device)
+
+
+def _open_unit(u: Tensor) -> Tensor:
+    """``u`` in (0, 1): its zeros moved to the dtype's smallest normal number (PyTorch's ``clamp_probs``-like
+    guard against log(0) in an inverse-CDF draw)."""
+    tiny = float(np.finfo(u.dtype.np).tiny)
+    return u.clamp(min=tiny)
+
+
+class Exponential(Distribution):
+    """Waiting times of rate ``rate`` (> 0): mean ``1 / rate``."""
+
+    has_rsample = True
+    _params = ("rate",)
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = _broadcast(rate)
+        super().__init__(self.rate.shape, (), validate_args)
+        self._check("rate", self.rate, "GreaterThan(lower_bound=0.0)", lambda r: r > 0)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.rate.reciprocal()
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate * 0
+
+    @property
+    def variance(self) -> Tensor:
+        return self.rate.pow(-2)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        return -(1 - _draws(self, sample_shape, self.rate)).log() / self.rate
+
+    def log_prob(self, value) -> Tensor:
+        value = _tensor(value, self.rate)
+        return self.rate.log() - self.rate * value
+
+    def entropy(self) -> Tensor:
+        return 1.0 - self.rate.log()
+
+    def cdf(self, value) -> Tensor:
+        return 1 - (-self.rate * _tensor(value, self.rate)).exp()
+
+    def icdf(self, value) -> Tensor:
+        return -(1 - _tensor(value, self.rate)).log() / self.rate
+
+
+class Laplace(Distribution):
+    """The double exponential around ``loc`` of scale ``scale`` (> 0)."""
+
+    has_rsample = True
+    _params = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _broadcast(loc, scale)
+        super().__init__(self.loc.shape, (), validate_args)
+        self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        return 2 * self.scale.pow(2)
+
+    @property
+    def stddev(self) -> Tensor:
+        return math.sqrt(2) * self.scale
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        eps = float(np.finfo(self.loc.dtype.np).eps)
+        u = _draws(self, sample_shape, self.loc) * 2 - 1
+        u = u.clamp(-1 + eps, 1)  # (PyTorch's: open at -1)
+        return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
+
+    def log_prob(self, value) -> Tensor:
+        value = _tensor(value, self.loc)
+        return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
+
+    def entropy(self) -> Tensor:
+        return 1 + (2 * self.scale).log()
+
+    def cdf(self, value) -> Tensor:
+        value = _tensor(value, self.loc)
+        return 0.5 - 0.5 * (value - self.loc).sign() * (-(value - self.loc).abs() / self.scale).expm1()
+
+    def icdf(self, value) -> Tensor:
+        term = _tensor(value, self.loc) - 0.5
+        return self.loc - self.scale * term.sign() * (-2 * term.abs()).log1p()
+
+
+class Cauchy(Distribution):
+    """The Cauchy distribution around ``loc`` of half-width ``scale`` (> 0): no mean, no variance."""
+
+    has_rsample = True
+    _params = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _broadcast(loc, scale)
+        super().__init__(self.loc.shape, (), validate_args)
+        self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
+
+    @property
+    def mean(self) -> Tensor:
+        return creation.full(tuple(self.loc.shape), float("nan"), dtype=self.loc.dtype, device=self.loc.device)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        return creation.full(tuple(self.loc.shape), float("inf"), dtype=self.loc.dtype, device=self.loc.device)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        u = _draws(self, sample_shape, self.loc)
+        return self.loc + self.scale * (math.pi * (u - 0.5)).tan()
+
+    def log_prob(self, value) -> Tensor:
+        value = _tensor(value, self.loc)
+        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+
+    def entropy(self) -> Tensor:
+        return math.log(4 * math.pi) + self.scale.log()
+
+    def cdf(self, value) -> Tensor:
+        return ((_tensor(value, self.loc) - self.loc) / self.scale).atan() / math.pi + 0.5
+
+    def icdf(self, value) -> Tensor:
+        return (math.pi * (_tensor(value, self.loc) - 0.5)).tan() * self.scale + self.loc
+
+
+class Gumbel(Distribution):
+    """The distribution of a maximum: location ``loc``, scale ``scale`` (> 0)."""
+
+    has_rsample = True
+    _params = ("loc", "scale")
+    _EULER = 0.57721566490153286060
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _broadcast(loc, scale)
+        super().__init__(self.loc.shape, (), validate_args)
+        self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc + self.scale * self._EULER
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        return (math.pi ** 2 / 6) * self.scale.pow(2)
+
+    @property
+    def stddev(self) -> Tensor:
+        return (math.pi / math.sqrt(6)) * self.scale
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        u = _open_unit(_draws(self, sample_shape, self.loc))
+        return self.loc - self.scale * (-u.log()).log()
+
+    def log_prob(self, value) -> Tensor:
+        z = (self.loc - _tensor(value, self.loc)) / self.scale
+        return z - z.exp() - self.scale.log()
+
+    def entropy(self) -> Tensor:
+        return self.scale.log() + (1 + self._EULER)
+
+    def cdf(self, value) -> Tensor:
+        return (-(-(_tensor(value, self.loc) - self.loc) / self.scale).exp()).exp()
+
+    def icdf(self, value) -> Tensor:
+        return self.loc - self.scale * (-_tensor(value, self.loc).log()).log()
+
+
+class HalfNormal(Distribution):
+    """``|X|`` of a normal X of mean 0 and standard deviation ``scale`` (> 0)."""
+
+    has_rsample = True
+    _params = ("scale",)
+
+    def __init__(self, scale, validate_args=None):
+        (self.scale,) = _broadcast(scale)
+        super().__init__(self.scale.shape, (), validate_args)
+        self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.scale * 0
+
+    @property
+    def variance(self) -> Tensor:
+        return self.scale.pow(2) * (1 - 2 / math.pi)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        return (_draws(self, sample_shape, self.scale, "randn") * self.scale).abs()
+
+    def log_prob(self, value) -> Tensor:
+        value = _tensor(value, self.scale)
+        out = Normal(self.scale * 0, self.scale, validate_args=False).log_prob(value) + math.log(2)
+        return out.where(value >= 0, float("-inf"))
+
+    def entropy(self) -> Tensor:
+        return Normal(self.scale * 0, self.scale, validate_args=False).entropy() - math.log(2)
+
+    def cdf(self, value) -> Tensor:
+        return 2 * Normal(self.scale * 0, self.scale, validate_args=False).cdf(_tensor(value, self.scale)) - 1
+
+    def icdf(self, prob) -> Tensor:
+        return Normal(self.scale * 0, self.scale, validate_args=False).icdf((_tensor(prob, self.scale) + 1) / 2)
+
+
+class LogNormal(Distribution):
+    """``exp(X)`` of a normal X of mean ``loc`` and standard deviation ``scale`` (> 0)."""
+
+    has_rsample = True
+    _params = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _broadcast(loc, scale)
+        super().__init__(self.loc.shape, (), validate_args)
+        self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
+        self.base_dist = Normal(self.loc, self.scale, validate_args=False)
+
+    @property
+    def mean(self) -> Tensor:
+        return (self.loc + self.scale.pow(2) / 2).exp()
+
+    @property
+    def mode(self) -> Tensor:
+        return (self.loc - self.scale.square()).exp()
+
+    @property
+    def variance(self) -> Tensor:
+        s2 = self.scale.pow(2)
+        return s2.expm1() * (2 * self.loc + s2).exp()
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        return self.base_dist.rsample(sample_shape).exp()
+
+    def log_prob(self, value) -> Tensor:
+        value = _tensor(value, self.loc)
+        y = value.log()
+        return self.base_dist.log_prob(y) - y
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() + self.loc
+
+    def cdf(self, value) -> Tensor:
+        return self.base_dist.cdf(_tensor(value, self.loc).log())
+
+    def icdf(self, value) -> Tensor:
+        return self.base_dist.icdf(value).exp()
+
+
+class Poisson(Distribution):
+    """Counts of events at rate ``rate`` (>= 0): ``log_prob`` of a count, draws without a gradient."""
+
+    _params = ("rate",)
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = _broadcast(rate)
+        super().__init__(self.rate.shape, (), validate_args)
+        self._check("rate", self.rate, "GreaterThanEq(lower_bound=0.0)", lambda r: r >= 0)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.rate
+
+    @property
+    def mode(self) -> Tensor:
+        return self.rate.floor()
+
+    @property
+    def variance(self) -> Tensor:
+        return self.rate
+
+    def sample(self, sample_shape=()) -> Tensor:
+        """Counts drawn on the host from the engine's generator (a copy to the device where the rate is)."""
+        from .. import random as _random
+
+        with no_grad():
+            shape = self._extended(sample_shape)
+            rate = np.broadcast_to(self.rate.detach().cpu().numpy(), shape)
+            counts = _random.cpu_generator().poisson(rate).astype(self.rate.dtype.np)
+            return creation.tensor(counts, device=self.rate.device)
+
+    def log_prob(self, value) -> Tensor:
+        value = _tensor(value, self.rate)
+        rate, value = _broadcast(self.rate, value)
+        return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+
+class Geometric(Distribution):
+    """The number of failures before the first success, each trial a success with ``probs`` (or
+    ``sigmoid(logits)``): 0, 1, 2, ..."""
+
+    _params = ("probs",)
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            (self.probs,) = _broadcast(probs)
+            eps = float(np.finfo(self.probs.dtype.np).eps)
+            clamped = self.probs.clamp(eps, 1 - eps)
+            self.logits = clamped.log() - (-clamped).log1p()
+        else:
+            (self.logits,) = _broadcast(logits)
+            self.probs = self.logits.sigmoid()
+        super().__init__(self.probs.shape, (), validate_args)
+        if probs is not None:
+            self._check("probs", self.probs, "Interval(lower_bound=0.0, upper_bound=1.0)",
+                        lambda p: (p > 0) & (p <= 1))
+
+    @property
+    def mean(self) -> Tensor:
+        return 1.0 / self.probs - 1.0
+
+    @property
+    def mode(self) -> Tensor:
+        return self.probs * 0
+
+    @property
+    def variance(self) -> Tensor:
+        return (1.0 / self.probs - 1.0) / self.probs
+
+    def sample(self, sample_shape=()) -> Tensor:
+        with no_grad():
+            tiny = float(np.finfo(self.probs.dtype.np).tiny)
+            u = _draws(self, sample_shape, self.probs).clamp(min=tiny)
+            return (u.log() / (-self.probs).log1p()).floor()
+
+    def log_prob(self, value) -> Tensor:
+        value, probs = _broadcast(_tensor(value, self.probs), self.probs)
+        masked = probs.masked_fill((probs == 1) & (value == 0), 0.0)  # (PyTorch's: 0 * log(0) taken as 0)
+        return value * (-masked).log1p() + probs.log()
+
+    def entropy(self) -> Tensor:
+        from ..nn.functional import binary_cross_entropy_with_logits as bce
+
+        return bce(self.logits, self.probs, reduction="none") / self.probs
+
+
+class OneHotCategorical(Distribution):
+    """:class:`Categorical` with its draws one-hot along the last dimension."""
+
+    _params = ("probs",)
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits, validate_args)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        super().__init__(self._categorical.batch_shape, self.probs.shape[-1:], validate_args)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.probs
+
+    @property
+    def mode(self) -> Tensor:
+        index = self.probs.argmax(-1, keepdim=True)
+        return creation.zeros(*self.probs.shape, dtype=self.probs.dtype, device=self.probs.device).scatter(
+            -1, index, 1.0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()) -> Tensor:
+        index = self._categorical.sample(sample_shape).unsqueeze(-1)
+        shape = tuple(index.shape[:-1]) + (self.probs.shape[-1],)
+        return creation.zeros(*shape, dtype=self.probs.dtype, device=self.probs.device).scatter(-1, index, 1.0)
+
+    def log_prob(self, value) -> Tensor:
+        return self._categorical.log_prob(_tensor(value, self.probs).argmax(-1))
+
+    def entropy(self) -> Tensor:
+        return self._categorical.entropy()
+
+
+class Independent(Distribution):
+    """``base_distribution`` with its last ``reinterpreted_batch_ndims`` batch dimensions read as one event: its
+    ``log_prob`` and ``entropy`` summed over them (a VAE's diagonal Gaussian over a vector)."""
+
+    _params = ()
+
+    def __init__(self, base_distribution, reinterpreted_batch_ndims: int, validate_args=None):
+        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        k = reinterpreted_batch_ndims + len(base_distribution.event_shape)
+        if reinterpreted_batch_ndims > len(base_distribution.batch_shape):
+            raise ValueError(f"Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), actual "
+                             f"{reinterpreted_batch_ndims} vs {len(base_distribution.batch_shape)}")
+        self.base_dist = base_distribution
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        super().__init__(shape[:len(shape) - k], shape[len(shape) - k:], validate_args)
+        self.has_rsample = base_distribution.has_rsample
+
+    def _summed(self, t: Tensor) -> Tensor:
+        n = self.reinterpreted_batch_ndims
+        return t.sum(tuple(range(-n, 0))) if n else t
+
+    @property
+    def mean(self) -> Tensor:
+        return self.base_dist.mean
+
+    @property
+    def mode(self) -> Tensor:
+        return self.base_dist.mode
+
+    @property
+    def variance(self) -> Tensor:
+        return self.base_dist.variance
+
+    def sample(self, sample_shape=()) -> Tensor:
+        return self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        return self.base_dist.rsample(sample_shape)
+
+    def log_prob(self, value) -> Tensor:
+        return self._summed(self.base_dist.log_prob(value))
+
+    def entropy(self) -> Tensor:
+        return self._summed(self.base_dist.entropy())
+
+    def __repr__(self):
+        return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"
+
+
+class MultivariateNormal(Distribution):
+    """The normal distribution over vectors: mean ``loc`` and one of ``covariance_matrix``, ``precision_matrix``
+    or ``scale_tril`` (the lower Cholesky factor of the covariance); ``rsample`` is ``loc + L eps``."""
+
+    has_rsample = True
+    _params = ("loc",)
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        from .. import linalg
+
+        if (covariance_matrix is not None) + (precision_matrix is not None) + (scale_tril is not None) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        if loc.dim() < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        given = next(m for m in (scale_tril, covariance_matrix, precision_matrix) if m is not None)
+        if given.dim() < 2:
+            raise ValueError("scale_tril, covariance_matrix or precision_matrix must be at least two-dimensional, "
+                             "with optional leading batch dimensions")
+        if scale_tril is not None:
+            self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
+        else:  # (PyTorch's: L of the covariance from the precision's Cholesky factor, without inverting P)
+            lp = linalg.cholesky(precision_matrix.flip(-2, -1)).flip(-2, -1)
+            n = lp.shape[-1]
+            eye = creation.eye(n, dtype=lp.dtype, device=lp.device)
+            self._unbroadcasted_scale_tril = linalg.solve_triangular(lp, eye, upper=True).mT
+        n = loc.shape[-1]
+        batch = np.broadcast_shapes(tuple(loc.shape[:-1]), tuple(given.shape[:-2]))
+        self.loc = loc.expand(*batch, n)
+        super().__init__(batch, (n,), validate_args)
+
+    @property
+    def scale_tril(self) -> Tensor:
+        return self._unbroadcasted_scale_tril.expand(*self.batch_shape, *self.event_shape, *self.event_shape)
+
+    @property
+    def covariance_matrix(self) -> Tensor:
+        lower = self._unbroadcasted_scale_tril
+        return (lower @ lower.mT).expand(*self.batch_shape, *self.event_shape, *self.event_shape)
+
+    @property
+    def precision_matrix(self) -> Tensor:
+        from .. import linalg
+
+        return linalg.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
+            *self.batch_shape, *self.event_shape, *self.event_shape)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(*self.batch_shape, *self.event_shape)
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        eps = _draws(self, sample_shape, self.loc, "randn")
+        return self.loc + (self._unbroadcasted_scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
+
+    def _half_log_det(self) -> Tensor:
+        return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+    def log_prob(self, value) -> Tensor:
+        from .. import linalg
+
+        diff = _tensor(value, self.loc) - self.loc
+        lower = self._unbroadcasted_scale_tril
+        shape = np.broadcast_shapes(tuple(diff.shape[:-1]), tuple(lower.shape[:-2]))
+        n = self.event_shape[0]
+        solved = linalg.solve_triangular(lower.expand(*shape, n, n), diff.expand(*shape, n).unsqueeze(-1),
+                                         upper=False).squeeze(-1)
+        maha = solved.pow(2).sum(-1)
+        return -0.5 * (n * math.log(2 * math.pi) + maha) - self._half_log_det()
+
+    def entropy(self) -> Tensor:
+        n = self.event_shape[0]
+        h = 0.5 * n * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return h.expand(*self.batch_shape) if len(self.batch_shape) else h

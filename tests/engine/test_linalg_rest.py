@@ -153,6 +153,9 @@ def test_the_rest_by_hand():
     upper = engine.tensor([[2.0, 1.0], [0.0, 4.0]])
     assert engine.linalg.solve_triangular(upper, engine.tensor([[3.0], [8.0]]), upper=True).flatten().tolist() == [
         0.5, 2.0]
+    batch = engine.stack([upper, upper * 2])  # a batch of A, one square B: B is a matrix, not two vectors
+    np.testing.assert_allclose(engine.linalg.solve_triangular(batch, engine.eye(2), upper=True).numpy(),
+                               np.linalg.inv(np.triu(batch.numpy())), rtol=1e-6)
     assert engine.linalg.vander(engine.tensor([2.0, 3.0])).tolist() == [[1.0, 2.0], [1.0, 3.0]]
     assert engine.linalg.multi_dot([engine.tensor([1.0, 2.0]), engine.eye(2), engine.tensor([3.0, 4.0])]).item() == 11
     assert engine.linalg.vecdot(engine.tensor([1.0, 2.0]), engine.tensor([3.0, 4.0])).item() == 11
