@@ -2196,14 +2196,6 @@ class Tensor(TensorMath):
         _writes.wrote(self._data)
         return self
 
-    def exponential_(self, lambd=1.0, *, generator=None):
-        """Exponential draws of rate ``lambd`` (``-log(1 - u) / lambd``, u uniform in [0, 1))."""
-        if not lambd > 0:
-            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-        u = _random.uniform_like(self._data, 0.0, 1.0, generator)
-        self._data[...] = -xp_of(u).log1p(-u) / lambd
-        _writes.wrote(self._data)
-        return self
 
 
 def _data_ptr(arr) -> int:

@@ -329,7 +329,7 @@ class TensorMath:
 
     # ------------------------------------------------------------------ random fills in place (no gradient)
     def _fill_drawn(self, values):
-        if self._rg and self.grad_fn is None:
+        if self._rg and self.grad_fn is None and self._records():  # (under no_grad it may, as nn.init's fills)
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         self._data[...] = values
         _t._writes.wrote(self._data)
@@ -356,6 +356,13 @@ class TensorMath:
         drawn = _t._random.integers(int(low), int(high), tuple(self.shape), np.dtype(np.int64), self.device,
                                     generator)
         return self._fill_drawn(drawn.astype(dt))
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        """Exponential draws of rate ``lambd`` (``-log(1 - u) / lambd``, u uniform in [0, 1))."""
+        if not lambd > 0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        u = _t._random.uniform_like(self._data, 0.0, 1.0, generator)
+        return self._fill_drawn(-xp_of(u).log1p(-u) / lambd)
 
     def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
         """Cauchy draws: ``median + sigma * tan(pi * (u - 1/2))``, u uniform."""

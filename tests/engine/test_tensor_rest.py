@@ -18,8 +18,11 @@ def test_bernoulli_fills_with_ones_at_its_rate():
     p = engine.tensor([0.0, 1.0, 0.5]).expand(20_000, 3)
     drawn = engine.empty(20_000, 3).bernoulli_(p)
     assert drawn.mean(0).tolist() == pytest.approx([0.0, 1.0, 0.5], abs=0.02)
+    leaf = engine.zeros(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
-        engine.zeros(3, requires_grad=True).bernoulli_()
+        leaf.bernoulli_()
+    with engine.no_grad():  # (as an init function fills a parameter)
+        assert set(leaf.bernoulli_(1.0).tolist()) == {1.0}
 
 
 def test_random_draws_integers_in_its_range():
