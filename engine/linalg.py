@@ -307,16 +307,19 @@ def pinv(a: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     dropped; its gradient through the SVD's (``hermitian`` is taken and ignored: the SVD serves either)."""
     _matrices(a, "pinv")
     u, s, vh = svd(a, full_matrices=False)
-    m, n = a.shape[-2], a.shape[-1]
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else float(np.finfo(a._data.dtype).eps) * max(m, n)
-    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
-    tol = smax * rtol
-    if atol is not None:
-        tol = tol.clamp(min=atol)
-    kept = s > tol
+    kept = s > _tolerance(a, s, atol, rtol)
     inverse = (s.where(kept, 1.0)).reciprocal().where(kept, 0.0)  # (1/s only where kept: no 1/0 in its gradient)
     return (vh.transpose(-2, -1) * inverse.unsqueeze(-2)) @ u.transpose(-2, -1)
+
+
+def _tolerance(a: Tensor, s: Tensor, atol, rtol) -> Tensor:
+    """``max(atol, rtol * s_max)`` of singular values ``s`` (PyTorch's default ``rtol``: ``eps * max(m, n)`` where
+    neither is given), kept as a dimension for comparing with ``s``."""
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else float(np.finfo(a._data.dtype).eps) * max(a.shape[-2:])
+    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    tol = smax * rtol
+    return tol.clamp(min=atol) if atol is not None else tol
 
 
 def svdvals(a: Tensor) -> Tensor:
@@ -426,14 +429,7 @@ def matrix_rank(a: Tensor, *, atol=None, rtol=None, hermitian: bool = False, tol
         atol, rtol = tol, 0.0
     with _no_grad():
         s = svdvals(a)
-    m, n = a.shape[-2], a.shape[-1]
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else float(np.finfo(a._data.dtype).eps) * max(m, n)
-    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
-    limit = smax * rtol
-    if atol is not None:
-        limit = limit.clamp(min=atol)
-    return (s > limit).sum(-1)
+    return (s > _tolerance(a, s, atol, rtol)).sum(-1)
 
 
 def cond(a: Tensor, p=None) -> Tensor:

@@ -564,41 +564,7 @@ class TensorMath:
 
     def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
         """:meth:`quantile` of the values that are not NaN (NaN where all are), as PyTorch's."""
-        if not self.is_floating_point():
-            raise RuntimeError(f"quantile() input tensor must be either float or double dtype, got "
-                               f"{_dtypes.scalar_name(self._data.dtype)}")
-        if interpolation not in ("linear", "lower", "higher", "nearest", "midpoint"):
-            raise ValueError(f"quantile() interpolation must be one of linear, lower, higher, midpoint or nearest. "
-                             f"Got {interpolation}")
-        xp = xp_of(self._data)
-        qs = q._data if isinstance(q, _t.Tensor) else xp.asarray(q, dtype=self._data.dtype)
-        if qs.ndim > 1 or (xp is np and ((qs < 0) | (qs > 1)).any()):
-            raise RuntimeError("quantile() q must be a scalar or 1D tensor with values in the range [0, 1]")
-        x = self.reshape(-1) if dim is None else self
-        d = 0 if dim is None else _dims(dim, self._data.ndim, "quantile")[0]
-        if x._data.shape[d] == 0:
-            raise IndexError("quantile() input tensor must be non-empty")
-        ordered = x.sort(d).values.movedim(d, -1)  # (..., n), NaN last
-        valid = (~xp.isnan(ordered._data)).sum(axis=-1, keepdims=True)  # (..., 1)
-        pos = qs.reshape(-1).astype(self._data.dtype) * (xp.maximum(valid, 1) - 1).astype(self._data.dtype)
-        lo, hi = xp.floor(pos), xp.ceil(pos)  # (..., Q)
-        if interpolation == "lower":
-            hi = lo
-        elif interpolation == "higher":
-            lo = hi
-        elif interpolation == "nearest":
-            lo = hi = xp.round(pos)
-        a = ordered.gather(-1, _t._wrap(lo.astype(np.int64)))
-        if interpolation == "linear":
-            out = a + (ordered.gather(-1, _t._wrap(hi.astype(np.int64))) - a) * _t._wrap(pos - lo)
-        elif interpolation == "midpoint":
-            out = a + (ordered.gather(-1, _t._wrap(hi.astype(np.int64))) - a) * 0.5
-        else:
-            out = a
-        out = out.masked_fill(_t._wrap(xp.broadcast_to(valid == 0, out.shape)), float("nan")).movedim(-1, 0)
-        if keepdim:
-            out = out.unsqueeze(1 + d) if dim is not None else out.reshape((out.shape[0],) + (1,) * self._data.ndim)
-        return out.squeeze(0) if qs.ndim == 0 else out
+        return self._quantile(q, dim, keepdim, interpolation, skip_nan=True)
 
     def mode(self, dim=-1, keepdim=False):
         """The most frequent value along ``dim`` (the smallest of those equally frequent) and the place of its last
@@ -1092,6 +1058,11 @@ class TensorMath:
         where a NaN is among them, as PyTorch's. The gradient goes to the one or two values used. On a GPU the
         positions are worked out there (no wait for the device; the range of ``q`` is checked on the CPU only, as
         PyTorch checks it)."""
+        return self._quantile(q, dim, keepdim, interpolation, skip_nan=False)
+
+    def _quantile(self, q, dim, keepdim, interpolation, skip_nan):
+        """:meth:`quantile` (a NaN along the dimension: NaN) and :meth:`nanquantile` (``skip_nan``: over the values
+        that are not NaN, which sort last; NaN where all are)."""
         if interpolation not in ("linear", "lower", "higher", "nearest", "midpoint"):
             raise ValueError(f"quantile() interpolation must be one of linear, lower, higher, midpoint or nearest. "
                              f"Got {interpolation}")
@@ -1107,30 +1078,30 @@ class TensorMath:
         n = x._data.shape[d]
         if n == 0:
             raise IndexError("quantile() input tensor must be non-empty")
-        ordered = x.sort(d).values.movedim(d, -1)  # (..., n)
-        pos = qs.reshape(-1).astype(self._data.dtype) * (n - 1)  # (Q,)
-        lo, hi = xp.floor(pos), xp.ceil(pos)
+        ordered = x.sort(d).values.movedim(d, -1)  # (..., n), NaN last
+        nan = xp.isnan(ordered._data)
+        if skip_nan:
+            valid = (~nan).sum(axis=-1, keepdims=True)  # (..., 1)
+            empty = valid == 0
+        else:
+            valid = xp.full(tuple(ordered.shape[:-1]) + (1,), n)
+            empty = nan.any(axis=-1, keepdims=True)  # a NaN anywhere along the dim: NaN, as PyTorch's
+        pos = qs.reshape(-1).astype(self._data.dtype) * (xp.maximum(valid, 1) - 1).astype(self._data.dtype)
+        lo, hi = xp.floor(pos), xp.ceil(pos)  # (..., Q)
         if interpolation == "lower":
             hi = lo
         elif interpolation == "higher":
             lo = hi
         elif interpolation == "nearest":
             lo = hi = xp.round(pos)  # half to even, as PyTorch's
-        lead = tuple(ordered.shape[:-1])
-
-        def pick(where):
-            index = xp.broadcast_to(where.astype(np.int64), lead + (where.shape[0],))
-            return ordered.gather(-1, _t._wrap(index))
-
-        a = pick(lo)
+        a = ordered.gather(-1, _t._wrap(lo.astype(np.int64)))
         if interpolation == "linear":
-            out = a + (pick(hi) - a) * _t._wrap(pos - lo)
+            out = a + (ordered.gather(-1, _t._wrap(hi.astype(np.int64))) - a) * _t._wrap(pos - lo)
         elif interpolation == "midpoint":
-            out = a + (pick(hi) - a) * 0.5
+            out = a + (ordered.gather(-1, _t._wrap(hi.astype(np.int64))) - a) * 0.5
         else:
             out = a
-        nans = xp.isnan(x._data).any(axis=d)[..., None]  # a NaN anywhere along the dim: NaN, as PyTorch's
-        out = out.masked_fill(_t._wrap(nans), float("nan")).movedim(-1, 0)  # (Q, ...)
+        out = out.masked_fill(_t._wrap(xp.broadcast_to(empty, out.shape)), float("nan")).movedim(-1, 0)  # (Q, ...)
         if keepdim:
             out = out.unsqueeze(1 + d) if dim is not None else out.reshape((out.shape[0],) + (1,) * self._data.ndim)
         return out.squeeze(0) if qs.ndim == 0 else out

@@ -83,8 +83,8 @@ class Distribution:
         return f"{type(self).__name__}({params})"
 
 
-class Normal(Distribution):
-    """The normal distribution of mean ``loc`` and standard deviation ``scale`` (> 0)."""
+class _LocScale(Distribution):
+    """A family of location ``loc`` and scale ``scale`` (> 0), broadcast together, drawn by ``rsample``."""
 
     has_rsample = True
     _params = ("loc", "scale")
@@ -93,6 +93,11 @@ class Normal(Distribution):
         self.loc, self.scale = _broadcast(loc, scale)
         super().__init__(self.loc.shape, (), validate_args)
         self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
+
+
+class Normal(_LocScale):
+    """The normal distribution of mean ``loc`` and standard deviation ``scale`` (> 0)."""
+
 
     @property
     def mean(self) -> Tensor:
@@ -334,16 +339,10 @@ class Exponential(Distribution):
         return -(1 - _tensor(value, self.rate)).log() / self.rate
 
 
-class Laplace(Distribution):
+class Laplace(_LocScale):
     """The double exponential around ``loc`` of scale ``scale`` (> 0)."""
 
-    has_rsample = True
-    _params = ("loc", "scale")
 
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = _broadcast(loc, scale)
-        super().__init__(self.loc.shape, (), validate_args)
-        self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
 
     @property
     def mean(self) -> Tensor:
@@ -383,16 +382,10 @@ class Laplace(Distribution):
         return self.loc - self.scale * term.sign() * (-2 * term.abs()).log1p()
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocScale):
     """The Cauchy distribution around ``loc`` of half-width ``scale`` (> 0): no mean, no variance."""
 
-    has_rsample = True
-    _params = ("loc", "scale")
 
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = _broadcast(loc, scale)
-        super().__init__(self.loc.shape, (), validate_args)
-        self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
 
     @property
     def mean(self) -> Tensor:
@@ -424,17 +417,11 @@ class Cauchy(Distribution):
         return (math.pi * (_tensor(value, self.loc) - 0.5)).tan() * self.scale + self.loc
 
 
-class Gumbel(Distribution):
+class Gumbel(_LocScale):
     """The distribution of a maximum: location ``loc``, scale ``scale`` (> 0)."""
 
-    has_rsample = True
-    _params = ("loc", "scale")
     _EULER = 0.57721566490153286060
 
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = _broadcast(loc, scale)
-        super().__init__(self.loc.shape, (), validate_args)
-        self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
 
     @property
     def mean(self) -> Tensor:
@@ -511,16 +498,11 @@ class HalfNormal(Distribution):
         return Normal(self.scale * 0, self.scale, validate_args=False).icdf((_tensor(prob, self.scale) + 1) / 2)
 
 
-class LogNormal(Distribution):
+class LogNormal(_LocScale):
     """``exp(X)`` of a normal X of mean ``loc`` and standard deviation ``scale`` (> 0)."""
 
-    has_rsample = True
-    _params = ("loc", "scale")
-
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = _broadcast(loc, scale)
-        super().__init__(self.loc.shape, (), validate_args)
-        self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
+        super().__init__(loc, scale, validate_args)
         self.base_dist = Normal(self.loc, self.scale, validate_args=False)
 
     @property
