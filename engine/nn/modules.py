@@ -1246,6 +1246,23 @@ class LayerNorm(Module):
                 f"bias={self.has_bias}")
 
 
+def _norm_state(norm, num_features, affine, bias, track_running_stats, device, dtype):
+    """What BatchNorm and InstanceNorm hold, as PyTorch's: a scale and shift per feature where ``affine`` (the
+    shift where ``bias`` too), and running averages where ``track_running_stats`` (None buffers otherwise)."""
+    norm.affine, norm.track_running_stats = affine, track_running_stats
+    dev = target(device)
+    norm.weight = Parameter(creation.ones(num_features, dtype=dtype, device=dev)) if affine else None
+    norm.has_bias = affine and bias
+    norm.bias = Parameter(creation.zeros(num_features, dtype=dtype, device=dev)) if norm.has_bias else None
+    if track_running_stats:
+        norm.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=dev))
+        norm.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=dev))
+        norm.register_buffer("num_batches_tracked", creation.tensor(0, device=dev))
+    else:
+        for name in ("running_mean", "running_var", "num_batches_tracked"):
+            norm.register_buffer(name, None)
+
+
 class _BatchNorm(Module):
     """Normalises each feature (channel) over the batch: in training with the batch's mean and biased variance,
     keeping running averages of mean and unbiased variance (``momentum``, or a cumulative average when None);
@@ -1259,18 +1276,7 @@ class _BatchNorm(Module):
         if isinstance(num_features, bool) or not isinstance(num_features, int) or num_features <= 0:
             raise ValueError(f"{type(self).__name__}: num_features must be a positive integer, got {num_features!r}")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        dev = target(device)
-        self.weight = Parameter(creation.ones(num_features, dtype=dtype, device=dev)) if affine else None
-        self.has_bias = affine and bias
-        self.bias = Parameter(creation.zeros(num_features, dtype=dtype, device=dev)) if self.has_bias else None
-        if track_running_stats:
-            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=dev))
-            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=dev))
-            self.register_buffer("num_batches_tracked", creation.tensor(0, device=dev))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
+        _norm_state(self, num_features, affine, bias, track_running_stats, device, dtype)
 
     def forward(self, input):  # noqa: A002
         if input.dim() not in self._dims:
@@ -1323,18 +1329,7 @@ class _InstanceNorm(Module):
                  track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        dev = target(device)
-        self.has_bias = affine and bias
-        self.weight = Parameter(creation.ones(num_features, dtype=dtype, device=dev)) if affine else None
-        self.bias = Parameter(creation.zeros(num_features, dtype=dtype, device=dev)) if self.has_bias else None
-        if track_running_stats:
-            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=dev))
-            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=dev))
-            self.register_buffer("num_batches_tracked", creation.tensor(0, device=dev))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
+        _norm_state(self, num_features, affine, bias, track_running_stats, device, dtype)
 
     def forward(self, input):  # noqa: A002
         if input.dim() not in (self._nd + 1, self._nd + 2):
