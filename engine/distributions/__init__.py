@@ -3,17 +3,22 @@
 through), ``Categorical`` (a policy's actions: ``sample``, ``log_prob`` for REINFORCE, ``entropy``), ``Bernoulli``,
 ``Uniform``, ``Exponential``, ``Laplace``, ``Cauchy``, ``Gumbel``, ``HalfNormal``, ``LogNormal``, ``Poisson``,
 ``Geometric``, ``OneHotCategorical``, ``Independent`` (a VAE's diagonal Gaussian over a vector),
-``MultivariateNormal``, and ``kl_divergence`` between two of a kind. Each is written from the engine's ops, so its
+``MultivariateNormal``, ``Gamma``, ``Chi2``, ``Beta``, ``StudentT``, ``Binomial``, and ``kl_divergence`` between two of
+a kind. Each is written from the engine's ops, so its
 ``log_prob``, ``entropy`` and ``rsample`` have gradients; draws come from the engine's generator
 (``manual_seed`` repeats them; the numbers differ from PyTorch's, the distributions are PyTorch's)."""
 
 from . import kl
 from .families import (
     Bernoulli,
+    Beta,
+    Binomial,
     Categorical,
     Cauchy,
+    Chi2,
     Distribution,
     Exponential,
+    Gamma,
     Geometric,
     Gumbel,
     HalfNormal,
@@ -24,10 +29,11 @@ from .families import (
     Normal,
     OneHotCategorical,
     Poisson,
+    StudentT,
     Uniform,
 )
 from .kl import kl_divergence
 
 __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Exponential", "Laplace", "Cauchy",
            "Gumbel", "HalfNormal", "LogNormal", "Poisson", "Geometric", "OneHotCategorical", "Independent",
-           "MultivariateNormal", "kl_divergence", "kl"]
+           "MultivariateNormal", "Gamma", "Chi2", "Beta", "StudentT", "Binomial", "kl_divergence", "kl"]

@@ -13,7 +13,7 @@ from ..tensor import Size, Tensor
 
 __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Exponential", "Laplace", "Cauchy",
            "Gumbel", "HalfNormal", "LogNormal", "Poisson", "Geometric", "OneHotCategorical", "Independent",
-           "MultivariateNormal"]
+           "MultivariateNormal", "Gamma", "Chi2", "Beta", "StudentT", "Binomial"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -793,3 +793,233 @@ class MultivariateNormal(Distribution):
         n = self.event_shape[0]
         h = 0.5 * n * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
         return h.expand(*self.batch_shape) if len(self.batch_shape) else h
+
+
+def _host_draws(d: Distribution, sample_shape, like: Tensor, draw) -> Tensor:
+    """Draws made on the host by ``draw(generator, shape)`` from the engine's generator (``manual_seed`` repeats
+    them), then put where ``like`` is: for the families whose draws NumPy makes and the engine's ops do not."""
+    from .. import random as _random
+
+    with no_grad():
+        values = draw(_random.cpu_generator(), d._extended(sample_shape))
+        return creation.tensor(np.asarray(values, dtype=like.dtype.np), device=like.device)
+
+
+def _no_rsample(d: Distribution):
+    raise NotImplementedError(f"{type(d).__name__}.rsample is PyTorch's but not the engine's: it has no "
+                              "reparameterised draw for it (sample() draws without a gradient)")
+
+
+class Gamma(Distribution):
+    """The gamma distribution of shape ``concentration`` and ``rate`` (both > 0)."""
+
+    _params = ("concentration", "rate")
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self.concentration, self.rate = _broadcast(concentration, rate)
+        super().__init__(self.rate.shape, (), validate_args)
+        self._check("concentration", self.concentration, "GreaterThan(lower_bound=0.0)", lambda c: c > 0)
+        self._check("rate", self.rate, "GreaterThan(lower_bound=0.0)", lambda r: r > 0)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration / self.rate
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.concentration - 1) / self.rate).clamp(min=0)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.concentration / self.rate.pow(2)
+
+    def sample(self, sample_shape=()) -> Tensor:
+        c = self.concentration.detach().cpu().numpy()
+        r = self.rate.detach().cpu().numpy()
+        return _host_draws(self, sample_shape, self.rate, lambda g, shape: g.gamma(np.broadcast_to(c, shape)) /
+                           np.broadcast_to(r, shape))
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        _no_rsample(self)
+
+    def log_prob(self, value) -> Tensor:
+        value = _tensor(value, self.rate)
+        return (self.concentration.xlogy(self.rate) + (self.concentration - 1).xlogy(value) - self.rate * value
+                - self.concentration.lgamma())
+
+    def entropy(self) -> Tensor:
+        c = self.concentration
+        return c - self.rate.log() + c.lgamma() + (1.0 - c) * c.digamma()
+
+
+class Chi2(Gamma):
+    """The chi-squared distribution of ``df`` degrees of freedom: ``Gamma(df / 2, 1 / 2)``."""
+
+    _params = ("df",)
+
+    def __init__(self, df, validate_args=None):
+        (df,) = _broadcast(df)
+        super().__init__(0.5 * df, df * 0 + 0.5, validate_args)
+
+    @property
+    def df(self) -> Tensor:
+        return self.concentration * 2
+
+
+class Beta(Distribution):
+    """The beta distribution on (0, 1) of ``concentration1`` (alpha) and ``concentration0`` (beta), both > 0."""
+
+    _params = ("concentration1", "concentration0")
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = _broadcast(concentration1, concentration0)
+        super().__init__(self.concentration1.shape, (), validate_args)
+        for name in self._params:
+            self._check(name, getattr(self, name), "GreaterThan(lower_bound=0.0)", lambda c: c > 0)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self) -> Tensor:
+        """PyTorch's (its Dirichlet's): the concentrations less 1, clamped at 0, normalised; 1 where both are below
+        1 (its one-hot of the first of two equal zeros)."""
+        m1, m0 = (self.concentration1 - 1).clamp(min=0), (self.concentration0 - 1).clamp(min=0)
+        both_below = (self.concentration1 < 1) & (self.concentration0 < 1)
+        return (m1 / (m1 + m0)).masked_fill(both_below, 1.0)
+
+    @property
+    def variance(self) -> Tensor:
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+
+    def sample(self, sample_shape=()) -> Tensor:
+        a = self.concentration1.detach().cpu().numpy()
+        b = self.concentration0.detach().cpu().numpy()
+        return _host_draws(self, sample_shape, self.concentration1,
+                           lambda g, shape: g.beta(np.broadcast_to(a, shape), np.broadcast_to(b, shape)))
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        _no_rsample(self)
+
+    def log_prob(self, value) -> Tensor:
+        value = _tensor(value, self.concentration1)
+        a, b = self.concentration1, self.concentration0
+        return ((a - 1).xlogy(value) + (b - 1).xlogy(1 - value) + (a + b).lgamma() - a.lgamma() - b.lgamma())
+
+    def entropy(self) -> Tensor:
+        a, b = self.concentration1, self.concentration0
+        total = a + b
+        log_beta = a.lgamma() + b.lgamma() - total.lgamma()
+        return log_beta - (a - 1) * a.digamma() - (b - 1) * b.digamma() + (total - 2) * total.digamma()
+
+
+class StudentT(Distribution):
+    """Student's t of ``df`` degrees of freedom (> 0), around ``loc`` with scale ``scale`` (> 0)."""
+
+    _params = ("df", "loc", "scale")
+
+    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
+        self.df, self.loc, self.scale = _broadcast(df, loc, scale)
+        super().__init__(self.df.shape, (), validate_args)
+        self._check("df", self.df, "GreaterThan(lower_bound=0.0)", lambda d: d > 0)
+        self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc.masked_fill(self.df <= 1, float("nan"))
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
+    def variance(self) -> Tensor:
+        df = self.df
+        var = (self.scale.pow(2) * df / (df - 2)).masked_fill(df <= 2, float("inf"))
+        return var.masked_fill(df <= 1, float("nan"))
+
+    def sample(self, sample_shape=()) -> Tensor:
+        df = self.df.detach().cpu().numpy()
+        t = _host_draws(self, sample_shape, self.df, lambda g, shape: g.standard_t(np.broadcast_to(df, shape)))
+        with no_grad():
+            return self.loc + self.scale * t
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        _no_rsample(self)
+
+    def log_prob(self, value) -> Tensor:
+        y = (_tensor(value, self.loc) - self.loc) / self.scale
+        z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + (0.5 * self.df).lgamma()
+             - (0.5 * (self.df + 1.0)).lgamma())
+        return -0.5 * (self.df + 1.0) * (y.pow(2) / self.df).log1p() - z
+
+    def entropy(self) -> Tensor:
+        df = self.df
+        log_beta = (0.5 * df).lgamma() + math.lgamma(0.5) - (0.5 * (df + 1)).lgamma()
+        return (self.scale.log() + 0.5 * (df + 1) * ((0.5 * (df + 1)).digamma() - (0.5 * df).digamma())
+                + 0.5 * df.log() + log_beta)
+
+
+class Binomial(Distribution):
+    """The number of successes in ``total_count`` trials, each a success with ``probs`` (or
+    ``sigmoid(logits)``)."""
+
+    _params = ("probs",)
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = _broadcast(total_count, probs)
+            self.total_count = self.total_count.to(self.probs.dtype)
+            eps = float(np.finfo(self.probs.dtype.np).eps)
+            clamped = self.probs.clamp(eps, 1 - eps)
+            self.logits = clamped.log() - (-clamped).log1p()
+        else:
+            self.total_count, self.logits = _broadcast(total_count, logits)
+            self.total_count = self.total_count.to(self.logits.dtype)
+            self.probs = self.logits.sigmoid()
+        super().__init__(self.probs.shape, (), validate_args)
+        if probs is not None:
+            self._check("probs", self.probs, "Interval(lower_bound=0.0, upper_bound=1.0)",
+                        lambda p: (p >= 0) & (p <= 1))
+
+    @property
+    def mean(self) -> Tensor:
+        return self.total_count * self.probs
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    @property
+    def variance(self) -> Tensor:
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()) -> Tensor:
+        n = self.total_count.detach().cpu().numpy().astype(np.int64)
+        p = self.probs.detach().cpu().numpy()
+        return _host_draws(self, sample_shape, self.probs,
+                           lambda g, shape: g.binomial(np.broadcast_to(n, shape), np.broadcast_to(p, shape)))
+
+    def log_prob(self, value) -> Tensor:
+        value = _tensor(value, self.probs)
+        n, logits = self.total_count, self.logits
+        normalize = n * logits.clamp(min=0) + n * (-logits.abs()).exp().log1p() - (n + 1).lgamma()
+        return value * logits - (value + 1).lgamma() - (n - value + 1).lgamma() - normalize
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        counts = self.total_count.detach()
+        n = int(counts.max().item()) if counts.numel() else 0
+        if counts.numel() and not bool((counts == n).all()):
+            raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
+        values = creation.arange(n + 1, dtype=self.probs.dtype, device=self.probs.device).reshape(
+            -1, *(1,) * len(self.batch_shape))
+        return values.expand(n + 1, *self.batch_shape) if expand else values
+
+    def entropy(self) -> Tensor:
+        values = self.enumerate_support(False)
+        log_prob = self.log_prob(values)
+        return -(log_prob.exp() * log_prob).sum(0)

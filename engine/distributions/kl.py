@@ -8,10 +8,13 @@ from ..nn.functional import softplus
 from ..tensor import Tensor
 from .families import (
     Bernoulli,
+    Beta,
+    Binomial,
     Categorical,
     Cauchy,
     Distribution,
     Exponential,
+    Gamma,
     Geometric,
     Gumbel,
     HalfNormal,
@@ -77,6 +80,26 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
         return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
     if kind is Geometric:
         return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+    if isinstance(p, Gamma) and type(p) is type(q):  # (Chi2 too)
+        t1 = q.concentration * (p.rate / q.rate).log()
+        t2 = q.concentration.lgamma() - p.concentration.lgamma()
+        t3 = (p.concentration - q.concentration) * p.concentration.digamma()
+        t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+        return t1 + t2 + t3 + t4
+    if kind is Beta:
+        sum_p = p.concentration1 + p.concentration0
+        sum_q = q.concentration1 + q.concentration0
+        t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_p.lgamma()
+        t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_q.lgamma()
+        t3 = (p.concentration1 - q.concentration1) * p.concentration1.digamma()
+        t4 = (p.concentration0 - q.concentration0) * p.concentration0.digamma()
+        t5 = (sum_q - sum_p) * sum_p.digamma()
+        return t1 - t2 + t3 + t4 + t5
+    if kind is Binomial:
+        if bool((p.total_count < q.total_count).any()):
+            raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+        kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+        return kl.masked_fill(p.total_count > q.total_count, float("inf"))
     if kind is OneHotCategorical:
         return kl_divergence(p._categorical, q._categorical)
     if isinstance(p, Independent) and isinstance(q, Independent):

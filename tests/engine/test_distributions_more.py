@@ -1,6 +1,7 @@
 """More of ``torch.distributions``, missing before (AttributeError): ``Exponential``, ``Laplace``, ``Cauchy``,
 ``Gumbel``, ``HalfNormal``, ``LogNormal``, ``Poisson``, ``Geometric``, ``OneHotCategorical``, ``Independent``,
-``MultivariateNormal`` (``scale_tril``, ``covariance_matrix`` or ``precision_matrix``), and ``kl_divergence``
+``MultivariateNormal`` (``scale_tril``, ``covariance_matrix`` or ``precision_matrix``), ``Gamma``, ``Chi2``,
+``Beta``, ``StudentT``, ``Binomial`` (drawn on the host; no ``rsample``, refused by name), and ``kl_divergence``
 between two of each kind. Their ``log_prob``, ``entropy``, ``mean``, ``variance``, ``mode``, ``stddev``, ``cdf``,
 ``icdf`` and divergences, with every parameter's gradient, against PyTorch 2.13 (~3,500 comparisons); their draws
 by their statistics (the engine's generator is not PyTorch's). Writing them found that ``linalg.solve_triangular``
@@ -18,7 +19,8 @@ import pytest
 import engine
 
 NAMES = ["Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal", "Poisson", "Geometric", "GeometricL",
-         "OneHot", "Independent", "MVN_tril", "MVN_cov", "MVN_prec"]
+         "OneHot", "Independent", "MVN_tril", "MVN_cov", "MVN_prec", "Gamma", "Chi2", "Beta", "StudentT", "Binomial",
+         "BinomialL"]
 WHAT = ["log_prob", "entropy", "mean", "variance", "cdf", "icdf", "mode", "stddev", "kl"]
 
 
@@ -39,12 +41,17 @@ def _make(L, name, a, b):
                                                  + L.diag_embed(b)),
         "MVN_cov": lambda: D.MultivariateNormal(a, covariance_matrix=_spd(L, a, b)),
         "MVN_prec": lambda: D.MultivariateNormal(a, precision_matrix=_spd(L, a, b)),
+        "Gamma": lambda: D.Gamma(b, b.flip(-1) + 0.5), "Chi2": lambda: D.Chi2(b * 2),
+        "Beta": lambda: D.Beta(b, b.flip(-1) + 0.2), "StudentT": lambda: D.StudentT(b * 2, a, b),
+        "Binomial": lambda: D.Binomial(5, probs=b / (b.max() + 0.1)), "BinomialL": lambda: D.Binomial(4, logits=a),
     }[name]()
 def _values(rng, name, shape):
-    if name in ("Poisson", "Geometric", "GeometricL"):
-        return rng.integers(0, 5, shape).astype(float)
-    if name in ("HalfNormal", "Exponential", "LogNormal"):
+    if name in ("Poisson", "Geometric", "GeometricL", "Binomial", "BinomialL"):
+        return rng.integers(0, 5 if name != "BinomialL" else 4, shape).astype(float)
+    if name in ("HalfNormal", "Exponential", "LogNormal", "Gamma", "Chi2"):
         return np.abs(rng.standard_normal(shape)) + 0.1
+    if name == "Beta":
+        return rng.uniform(0.05, 0.95, shape)
     if name == "OneHot":
         return np.eye(shape[-1])[rng.integers(0, shape[-1], shape[:-1])]
     return rng.standard_normal(shape)
@@ -108,7 +115,7 @@ def test_the_families_are_pytorchs(seed):
                 if ours == "lacks" or not _same(ours, theirs):
                     different.append((name, what, shape))
     assert different == []
-    assert compared > 1300
+    assert compared > 1800
 
 
 @pytest.mark.parametrize(("make", "mean", "var"), [
@@ -122,6 +129,12 @@ def test_the_families_are_pytorchs(seed):
      np.exp(0.125), (np.exp(0.25) - 1) * np.exp(0.25)),
     (lambda D: D.Poisson(engine.tensor(3.0, dtype=engine.float64)), 3.0, 3.0),
     (lambda D: D.Geometric(probs=engine.tensor(0.25, dtype=engine.float64)), 3.0, 12.0),
+    (lambda D: D.Gamma(engine.tensor(2.0, dtype=engine.float64), engine.tensor(4.0, dtype=engine.float64)), 0.5,
+     0.125),
+    (lambda D: D.Beta(engine.tensor(2.0, dtype=engine.float64), engine.tensor(3.0, dtype=engine.float64)), 0.4, 0.04),
+    (lambda D: D.StudentT(engine.tensor(5.0, dtype=engine.float64), 1.0, 2.0), 1.0, 4 * 5 / 3),
+    (lambda D: D.Binomial(10, probs=engine.tensor(0.3, dtype=engine.float64)), 3.0, 2.1),
+    (lambda D: D.Chi2(engine.tensor(3.0, dtype=engine.float64)), 3.0, 6.0),
 ])
 def test_draws_have_their_law_s_mean_and_variance(make, mean, var):
     engine.manual_seed(0)
@@ -158,3 +171,16 @@ def test_a_vae_s_diagonal_gaussian_and_its_divergence():
     with pytest.raises(NotImplementedError, match="kl_divergence\\(Exponential, Normal\\)"):
         engine.distributions.kl_divergence(engine.distributions.Exponential(engine.tensor(1.0)),
                                            engine.distributions.Normal(engine.tensor(0.0), engine.tensor(1.0)))
+
+
+def test_the_families_drawn_on_the_host_refuse_rsample_by_name():
+    gamma = engine.distributions.Gamma(engine.tensor([2.0], requires_grad=True), engine.tensor([1.0]))
+    with pytest.raises(NotImplementedError, match="Gamma.rsample is PyTorch's but not the engine's"):
+        gamma.rsample()
+    engine.manual_seed(3)
+    first = gamma.sample((4,))
+    engine.manual_seed(3)
+    assert engine.equal(gamma.sample((4,)), first) and not first.requires_grad  # (the engine's generator)
+    binomial = engine.distributions.Binomial(3, probs=engine.tensor([0.5, 0.5]))
+    assert binomial.enumerate_support().shape == (4, 2) and float(binomial.entropy()[0]) == pytest.approx(
+        -sum(p * np.log(p) for p in (1 / 8, 3 / 8, 3 / 8, 1 / 8)))
