@@ -156,13 +156,6 @@ def _run(lib, program, seed):
     return "ok", h.detach().numpy(), None if w.grad is None else w.grad.numpy()
 
 
-def _outcome(lib, program, seed):
-    try:
-        return _run(lib, program, seed)
-    except RuntimeError as exc:
-        return "raises", str(exc)
-
-
 def _same(a, b):
     return a[0] == b[0] and all(
         (x is None and y is None) or (x is not None and y is not None and x.shape == y.shape
@@ -170,26 +163,40 @@ def _same(a, b):
         for x, y in zip(a[1:], b[1:]))
 
 
-@pytest.mark.torch
-@pytest.mark.parametrize("seed", [0, 1])
-def test_random_writes_through_views_are_pytorchs(seed):
-    torch = pytest.importorskip("torch")
+def _against_torch(torch, programs, run):
+    """Each program run by ``run(lib, program, seed)`` on PyTorch and on the engine, float64 by default: the programs
+    whose outcomes differ (a refusal matches any refusal), and how many of PyTorch's were ok / no grad / raises."""
+    def outcome(lib, program, seed):
+        try:
+            return run(lib, program, seed)
+        except RuntimeError as exc:
+            return "raises", str(exc)
+
     torch.set_default_dtype(torch.float64)
     engine.set_default_dtype(engine.float64)
     try:
-        different, refused = [], 0
-        for i, program in enumerate(_programs(seed, 1500)):
-            theirs, ours = _outcome(torch, program, i), _outcome(engine, program, i)
+        different, outcomes = [], {"ok": 0, "no grad": 0, "raises": 0}
+        for i, program in enumerate(programs):
+            theirs, ours = outcome(torch, program, i), outcome(engine, program, i)
+            outcomes[theirs[0]] += 1
             if theirs[0] == "raises":
-                refused += 1
                 if ours[0] != "raises":
                     different.append((program, theirs, ours[0]))
-            elif not _same(theirs, ours):
+            elif len(theirs) != len(ours) or not _same(theirs, ours):
                 different.append((program, theirs, ours))
     finally:
         torch.set_default_dtype(torch.float32)
         engine.set_default_dtype(engine.float32)
+    return different, outcomes
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_writes_through_views_are_pytorchs(seed):
+    torch = pytest.importorskip("torch")
+    different, outcomes = _against_torch(torch, _programs(seed, 1500), _run)
     assert different == []
+    refused = outcomes["raises"]
     assert 150 < refused < 600  # (the no_grad views: both must refuse them, and they are a quarter of the programs)
 
 
@@ -246,28 +253,7 @@ def _run_siblings(lib, program, seed):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_views_made_before_a_write_are_pytorchs(seed):
     torch = pytest.importorskip("torch")
-    torch.set_default_dtype(torch.float64)
-    engine.set_default_dtype(engine.float64)
-    try:
-        different, outcomes = [], {"ok": 0, "no grad": 0, "raises": 0}
-        for i, program in enumerate(_sibling_programs(seed, 1000)):
-            try:
-                theirs = _run_siblings(torch, program, i)
-            except RuntimeError as exc:
-                theirs = ("raises", str(exc))
-            try:
-                ours = _run_siblings(engine, program, i)
-            except RuntimeError as exc:
-                ours = ("raises", str(exc))
-            outcomes[theirs[0]] += 1
-            if theirs[0] == "raises":
-                if ours[0] != "raises":
-                    different.append((program, theirs, ours[0]))
-            elif len(theirs) != len(ours) or not _same(theirs, ours):
-                different.append((program, theirs, ours))
-    finally:
-        torch.set_default_dtype(torch.float32)
-        engine.set_default_dtype(engine.float32)
+    different, outcomes = _against_torch(torch, _sibling_programs(seed, 1000), _run_siblings)
     assert different == []
     assert outcomes["ok"] > 700 and 100 < outcomes["raises"] < 300, outcomes  # (the refusals: views made under no_grad)
 
@@ -338,27 +324,6 @@ def test_chains_of_in_place_ops_on_a_view_are_pytorchs(seed):
     through a view the view forgot it was one: a second op on it (``v.add_(2).pow_(w)``) wrote the memory but left
     the base's node as it was, so its gradient went around the second op."""
     torch = pytest.importorskip("torch")
-    torch.set_default_dtype(torch.float64)
-    engine.set_default_dtype(engine.float64)
-    try:
-        different, outcomes = [], {"ok": 0, "no grad": 0, "raises": 0}
-        for i, program in enumerate(_chained_programs(seed, 1000)):
-            theirs, ours = _outcome_chained(torch, program, i), _outcome_chained(engine, program, i)
-            outcomes[theirs[0]] += 1
-            if theirs[0] == "raises":
-                if ours[0] != "raises":
-                    different.append((program, theirs, ours[0]))
-            elif not _same(theirs, ours):
-                different.append((program, theirs, ours))
-    finally:
-        torch.set_default_dtype(torch.float32)
-        engine.set_default_dtype(engine.float32)
+    different, outcomes = _against_torch(torch, _chained_programs(seed, 1000), _run_chained)
     assert different == []
     assert outcomes["ok"] > 500, outcomes
-
-
-def _outcome_chained(lib, program, seed):
-    try:
-        return _run_chained(lib, program, seed)
-    except RuntimeError as exc:
-        return ("raises", str(exc))
