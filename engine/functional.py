@@ -589,7 +589,7 @@ _METHOD_FORMS = (
     "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "trunc_",
     "xlogy_", "zero_", "frexp", "nextafter", "is_neg", "is_conj", "resolve_conj", "resolve_neg", "norm",
     "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "lgamma_", "digamma_", "erfc_", "erfinv_", "mvlgamma_",
-    "angle",
+    "angle", "as_strided", "as_strided_scatter",
 )
 for _name in _METHOD_FORMS:
     globals()[_name] = _method_form(_name)
@@ -986,6 +986,44 @@ def matrix_exp(A):  # noqa: N803 - PyTorch's name
 
 
 __all__ += ["svd", "qr", "cholesky_solve", "cholesky_inverse", "triangular_solve", "matrix_exp"]
+
+
+def _copy_form(view_op):
+    """PyTorch's ``torch.<view>_copy``: the view op's result, copied into memory of its own (a tuple of copies for
+    the ops that give several views)."""
+
+    def form(input, *args, **kwargs):  # noqa: A002
+        out = view_op(input, *args, **kwargs)
+        if isinstance(out, tuple):
+            return tuple(t.clone() for t in out)
+        return out.clone()
+
+    return form
+
+
+def _slice(input, dim=0, start=None, end=None, step=1):  # noqa: A002
+    return input[(slice(None),) * (dim % max(input.dim(), 1)) + (slice(start, end, step),)]
+
+
+_COPY_FORMS = {
+    "alias_copy": lambda t: t.view_as(t), "as_strided_copy": Tensor.as_strided, "detach_copy": Tensor.detach,
+    "diagonal_copy": Tensor.diagonal, "expand_copy": Tensor.expand, "permute_copy": Tensor.permute,
+    "select_copy": Tensor.select, "slice_copy": _slice, "split_copy": Tensor.split,
+    "split_with_sizes_copy": Tensor.split, "squeeze_copy": Tensor.squeeze, "t_copy": Tensor.t,
+    "transpose_copy": Tensor.transpose, "unbind_copy": Tensor.unbind, "unfold_copy": Tensor.unfold,
+    "unsqueeze_copy": Tensor.unsqueeze, "view_copy": Tensor.view,
+}
+for _name, _op in _COPY_FORMS.items():
+    globals()[_name] = _copy_form(_op)
+    globals()[_name].__name__ = _name
+del _name, _op
+
+
+def split_with_sizes(input, split_sizes, dim=0):  # noqa: A002
+    return input.split(list(split_sizes), dim)
+
+
+__all__ += [*_COPY_FORMS, "split_with_sizes"]
 
 __all__ += ["block_diag", "cartesian_prod", "combinations", "vander", "scalar_tensor", "trapezoid", "trapz",
             "cumulative_trapezoid", "unravel_index", "logcumsumexp", "chain_matmul", "vdot", "unflatten",

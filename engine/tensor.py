@@ -158,8 +158,10 @@ def _inplace_op(fn_name: str, iop, out_of_place=None):
                                    f"{list(shape)}") from None
             raise  # another refusal (a read-only array's)
         data = self._data
-        if data.base is not None or _getrefcount(data) > _SOLE_REFS:  # (else only this tensor holds the array: no
-            _writes.wrote(data)  # node can have saved it, no view or other tensor sees it; the tutorial's w -= ...)
+        # (else only this tensor holds the array: no node can have saved it, no view or other tensor sees it; the
+        # tutorial's w -= ...; "_shares": a CuPy as_strided header, which has no base)
+        if data.base is not None or _getrefcount(data) > _SOLE_REFS or "_shares" in self.__dict__:
+            _writes.wrote(data)
         return self
 
     true_divide = fn_name == "Div"
@@ -287,10 +289,11 @@ def _viewed(base: Tensor, view: Tensor, tracked: bool = True) -> Tensor:
     node (:meth:`Tensor._view_chain`), as PyTorch's does, and a view made with grad mode off refuses such a write,
     as PyTorch's does. That base notes the view (weakly), so that such a write, or any that gives the base a node,
     gives it one too (:func:`_refresh_plain_views`). (~0.25 us a view; the tutorial's manual step makes three.)
-    ``tracked`` is False for an op that copied."""
+    ``tracked`` is False for an op that copied, ``"shared"`` for one whose result shares memory though its array
+    may have no ``base`` (CuPy's ``as_strided``: :func:`_strided_viewed`)."""
     node = view.grad_fn
     if node is None:
-        if tracked and view._data.base is not None:  # (not a copy)
+        if tracked and (view._data.base is not None or tracked == "shared"):  # (not a copy)
             d = base.__dict__
             src = d.get("_src")
             if src is None or base.grad_fn is not None:
@@ -314,6 +317,15 @@ def _viewed(base: Tensor, view: Tensor, tracked: bool = True) -> Tensor:
                     views[:] = [v for v in views if v[0]() is not None]
                 views.append((_weakref(view), step))
     return view
+
+
+def _strided_viewed(base: Tensor, view: Tensor) -> Tensor:
+    """:func:`_viewed` for an ``as_strided``/``unfold`` view, whose array, on a GPU, is a header on the base's
+    memory without a ``base`` (CuPy's ``as_strided``): marked ``_shares``, so that a write into it is noted and goes
+    into that memory (:meth:`Tensor._before_write`)."""
+    if view._data.__class__ is not _ndarray:
+        view._shares = True
+    return _viewed(base, view, tracked="shared")
 
 
 class _WeakViews(list):
@@ -368,12 +380,23 @@ def _refresh_plain_views(root: Tensor, skip=None):
         view._remember()
         view._rg, view.grad_fn, view._out_index = True, node, 0
         if "_views" in view.__dict__:
-            _refresh_views(view)
+            _refresh_views(view, skip)
 
 
-def _view_of_written(base: Tensor, steps):
+def _view_of_written(base: Tensor, steps, view_data=None):
     """A node for a view (``steps`` of :meth:`Tensor._view_chain`) of ``base`` after a write through it gave the
-    base its new node: the view ops replayed on the base (the view keeps its own array)."""
+    base its new node: the view ops replayed on the base (the view keeps its own array). A view known by its places
+    in the base's memory (a first ``"flat"`` step) gets an ``as_strided`` of the base with its array's geometry, a
+    view op a second write through it finds (``v.mul_(w).exp_()``)."""
+    if steps[0][0] == "flat" and view_data is not None:
+        try:
+            node = _fn.AsStrided.apply(base, view_data.shape, tuple(s // view_data.itemsize for s in view_data.strides),
+                                       _fn.shape.storage_of(view_data)[1]).grad_fn
+        except RuntimeError:
+            pass
+        else:
+            if node is not None:
+                return node
     t = base
     for step in steps:
         if step[0] == "flat":
@@ -420,7 +443,7 @@ _NO_GRAD_VIEW_WRITTEN = (
     "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
-def _refresh_views(base: Tensor, skip=None):
+def _refresh_views(base: Tensor, skip=None, top=None):
     """After an in-place op gave ``base`` a new node (at tick ``base._rebound_at``): each live view made from it
     whose memory is still the base's gets a node that takes the base as it is now (PyTorch's ``AsStridedBackward0``),
     and the same for the views made from that view; the nodes that took a view before keep where it stood
@@ -431,19 +454,27 @@ def _refresh_views(base: Tensor, skip=None):
             continue
         try:
             again = _fn.shape.replay_view(base._data, (step,))
-        except (ValueError, IndexError, TypeError):
+        except (ValueError, IndexError, TypeError, RuntimeError):
             continue
         mine = view._data
         if (again.shape != mine.shape or again.strides != mine.strides or again.dtype != mine.dtype
                 or _data_ptr(again) != _data_ptr(mine)):
             continue  # no longer a view of the base's memory (the op copied, or the view was given another array)
-        node = _fn.shape.view_node(base, step).grad_fn
+        node = None
+        if step[0] == "strided" and top is not None:  # (an as_strided may show more of the top base than its input)
+            try:
+                node = _fn.AsStrided.apply(top, mine.shape, tuple(s // mine.itemsize for s in mine.strides),
+                                           _fn.shape.storage_of(mine)[1]).grad_fn
+            except RuntimeError:
+                pass
+        if node is None:
+            node = _fn.shape.view_node(base, step).grad_fn
         node.backward_name = "AsStridedBackward0"
         view._rebound_at = base._rebound_at
         view._remember()
         view._rg, view.grad_fn, view._out_index = True, node, 0
         if "_views" in view.__dict__:
-            _refresh_views(view)
+            _refresh_views(view, skip, base if top is None else top)
 
 
 def _check_overlap(data):
@@ -915,7 +946,7 @@ class Tensor(TensorMath):
         _check_overlap(data)
         self._rebound_at = _writes.wrote(data)
         node = self.grad_fn
-        if data.base is not None:
+        if data.base is not None or "_shares" in d:
             if node is not None or "_src" in d:
                 chain = self._view_chain()
                 if chain is not None:
@@ -974,7 +1005,7 @@ class Tensor(TensorMath):
         if steps:
             try:
                 view = _fn.shape.replay_view(t._data, steps)
-            except (ValueError, IndexError, TypeError):
+            except (ValueError, IndexError, TypeError, RuntimeError):
                 return None
             mine = self._data
             if (view.shape != mine.shape or view.strides != mine.strides or view.dtype != mine.dtype
@@ -989,6 +1020,10 @@ class Tensor(TensorMath):
             if places is not None:
                 steps.insert(0, ("flat", places))
                 t = root
+        if any(step[0] == "strided" for step in steps):  # (as_strided may show the base's elements its input hid)
+            places = _flat_places(t._data, self._data)
+            if places is not None:
+                steps = [("flat", places)]
         if not steps:
             return None
         if t.grad_fn is None and t._rg:
@@ -2030,8 +2065,9 @@ class Tensor(TensorMath):
             if value.__class__ is not _int:
                 raise
             _fn.shape.assign(data, index, _dtypes.wrapped_int(value, data.dtype))
-        if data.base is not None or _getrefcount(data) > _SOLE_REFS:  # (as in _inplace_op: held by this tensor
-            _writes.wrote(data)  # alone, nothing saved it)
+        # (as in _inplace_op: held by this tensor alone, nothing saved it)
+        if data.base is not None or _getrefcount(data) > _SOLE_REFS or "_shares" in self.__dict__:
+            _writes.wrote(data)
 
     # ------------------------------------------------------------------ in place
     def _check_inplace(self):
@@ -2057,7 +2093,7 @@ class Tensor(TensorMath):
             self._remember()
             # the view's node: the view of the base as written (PyTorch's AsStridedBackward0 on its CopySlices), so
             # that it is still a view of the base to a second write (v.add_(2).mul_(w)) and reads the base's node
-            self._rg, self.grad_fn, self._out_index = True, _view_of_written(base, steps), 0  # (its array stays)
+            self._rg, self.grad_fn, self._out_index = True, _view_of_written(base, steps, self._data), 0
             _saved_as_written(out, self._data)
             if "_views" in base.__dict__:
                 _refresh_views(base, skip=self)

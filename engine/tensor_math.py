@@ -444,13 +444,7 @@ class TensorMath:
     def storage_offset(self):
         """Where this tensor's first element lies in the memory it views, counted in elements (0 for a tensor
         that owns its memory)."""
-        data = self._data
-        base = data
-        while getattr(base, "base", None) is not None:
-            base = base.base
-        if base is data:
-            return 0
-        return (_t._data_ptr(data) - _t._data_ptr(base)) // data.itemsize
+        return _t._fn.shape.storage_of(self._data)[1]
 
     def unsafe_chunk(self, chunks, dim=0):
         return self.chunk(chunks, dim)
@@ -733,21 +727,45 @@ class TensorMath:
 
     def unfold(self, dimension, size, step):
         """The windows of ``size`` along ``dimension``, ``step`` apart, as a new last dimension (``x.unfold(0, 2,
-        1)`` of ``[1, 2, 3]`` is ``[[1, 2], [2, 3]]``); a copy here, where PyTorch's is a view."""
-        d = _dims(dimension, self._data.ndim, "unfold")[0] if self._data.ndim else 0
-        n = self._data.shape[d] if self._data.ndim else 1
+        1)`` of ``[1, 2, 3]`` is ``[[1, 2], [2, 3]]``): a view, as PyTorch's (a write into a window writes ``x``;
+        windows that overlap share their elements)."""
+        data = self._data
+        nd = data.ndim
+        d = _dims(dimension, nd, "unfold")[0] if nd else 0
+        n = data.shape[d] if nd else 1
         if size > n:
             raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
         if step <= 0:
             raise RuntimeError(f"step is {step} but must be > 0")
+        if size < 0:
+            raise RuntimeError(f"size is {size} but must be >= 0")
         count = (n - size) // step + 1
-        xp = xp_of(self._data)
-        index = (xp.arange(count)[:, None] * step + xp.arange(size)[None, :]).reshape(-1)
-        x = self if self._data.ndim else self.reshape(1)
-        picked = x.index_select(d, _t._wrap(index))
-        shape = list(x.shape)
-        shape[d:d + 1] = [count, size]
-        return picked.reshape(*shape).movedim(d + 1, -1)
+        strides = [s // data.itemsize for s in data.strides]
+        along = strides[d] if nd else 1
+        shape = list(data.shape)
+        if nd:
+            shape[d], strides[d] = count, step * along
+        out = _t._fn.AsStrided.apply(self, tuple(shape) + (size,), tuple(strides) + (along,),
+                                     _t._fn.shape.storage_of(data)[1], name="UnfoldBackward0")
+        return _t._strided_viewed(self, out)
+
+    def as_strided(self, size, stride, storage_offset=None):
+        """A view of this tensor's memory (its storage: the memory of the tensor it views, if any) with ``size``
+        and ``stride`` (in elements), its first element ``storage_offset`` elements into that memory (by default
+        where this tensor's first element is): PyTorch's ``as_strided``, with its bounds checks. The gradient adds
+        up where the view shows an element twice."""
+        if storage_offset is None:
+            storage_offset = _t._fn.shape.storage_of(self._data)[1]
+        out = _t._fn.AsStrided.apply(self, tuple(size), tuple(stride), storage_offset)
+        return _t._strided_viewed(self, out)
+
+    def as_strided_scatter(self, src, size, stride, storage_offset=None):
+        """A copy of this tensor with ``src`` written where ``as_strided(size, stride, storage_offset)`` shows."""
+        out = self.clone()
+        if storage_offset is not None:
+            storage_offset = storage_offset - _t._fn.shape.storage_of(self._data)[1]
+        out.as_strided(size, stride, storage_offset).copy_(src)
+        return out
 
     def index_put(self, indices, values, accumulate=False):
         """``self`` with ``values`` written (``accumulate``: added, a repeated index adding up) at ``indices``, a

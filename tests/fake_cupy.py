@@ -1090,6 +1090,28 @@ def _make_module():
     cuda.graph = types.SimpleNamespace(Graph=Graph)
     cupy.cuda = cuda
 
+    lib = types.ModuleType("cupy.lib")
+    stride_tricks = types.ModuleType("cupy.lib.stride_tricks")
+
+    def as_strided(x, shape=None, strides=None):
+        """CuPy 14.2's, line for line in effect: ``ndarray(shape=shape, dtype=x.dtype, memptr=x.data,
+        strides=strides)``, a new header on x's memory, which, unlike a view, has no ``base`` (nor does CuPy check
+        the bounds)."""
+        shape = x.shape if shape is None else tuple(shape)
+        strides = x.strides if strides is None else tuple(strides)
+        a = x._a
+        root = a
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        out = ndarray(np.ndarray(shape, a.dtype, buffer=root, offset=offset, strides=strides), x._device_id)
+        out._base = None
+        return out
+
+    stride_tricks.as_strided = as_strided
+    lib.stride_tricks = stride_tricks
+    cupy.lib = lib
+
     cupyx = types.ModuleType("cupyx")
 
     def scatter_add(a, slices, value):

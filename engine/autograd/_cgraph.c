@@ -22,8 +22,10 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
 /* attribute names, interned once */
+static PyObject *s_array_data, *s_mem;
 static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writeable, *s_raw, *s_n_out, *s_freed,
     *s_backward, *s_inputs, *s_data, *s_shape, *s_dtype, *s_grad_fn, *s_seq, *s_saved, *s_saved_user, *s_astype,
     *s_out_index, *s_hook, *s_depth, *s_thread, *s_forward, *s_needs_input_grad, *s_node_begin, *s_node_end,
@@ -733,6 +735,41 @@ static int maybe_written(PyObject *node, long long seq, PyObject *written)
         PyObject *item = items[i];
         if (item == Py_None || PyLong_CheckExact(item) || PyFloat_CheckExact(item) || PyBool_Check(item))
             continue;
+        if (strcmp(Py_TYPE(item)->tp_name, "numpy.ndarray") != 0) {
+            /* a CuPy array: its allocation (data.mem), which its views and as_strided headers share (_writes._owner) */
+            PyObject *data = PyObject_GetAttr(item, s_array_data);
+            PyObject *mem = data == NULL ? NULL : PyObject_GetAttr(data, s_mem);
+            Py_XDECREF(data);
+            if (mem == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                    rc = -1;
+                    break;
+                }
+                PyErr_Clear(); /* a NumPy scalar (its data a memoryview), or not an array: as below */
+            } else if (mem != Py_None) {
+                PyObject *key = PyLong_FromVoidPtr(mem);
+                Py_DECREF(mem);
+                if (key == NULL) {
+                    rc = -1;
+                    break;
+                }
+                PyObject *when = PyDict_GetItemWithError(written, key); /* borrowed */
+                Py_DECREF(key);
+                if (when == NULL) {
+                    if (PyErr_Occurred())
+                        rc = -1;
+                    continue;
+                }
+                long long w = PyLong_AsLongLong(when);
+                if (w == -1 && PyErr_Occurred())
+                    rc = -1;
+                else if (w > seq)
+                    rc = 1;
+                continue;
+            } else {
+                Py_DECREF(mem);
+            }
+        }
         PyObject *base = PyObject_GetAttr(item, s_base); /* a NumPy or CuPy array's owner, or None */
         if (base == NULL) {
             if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
@@ -903,6 +940,8 @@ PyMODINIT_FUNC PyInit__cgraph(void)
     INTERN(s_grad, "_grad");
     INTERN(s_class, "__class__");
     INTERN(s_base, "base");
+    INTERN(s_array_data, "data");
+    INTERN(s_mem, "mem");
     INTERN(s_strides, "strides");
     INTERN(s_flags, "flags");
     INTERN(s_writeable, "writeable");

@@ -343,6 +343,18 @@ def _diagonal(node, gy):
     return F.WriteView.apply(zeros, gy, steps=(("diagonal", node.args),))  # gy on the diagonal, zeros elsewhere
 
 
+def _as_strided(node, gy):
+    """AsStrided's backward, recorded: the output's gradient added up on the memory places, shared among the
+    input's elements at each place (:func:`engine.functions.shape.strided_places`)."""
+    xp = xp_of(gy._data)
+    out_at, in_at, shared, n = F.shape.strided_places(xp, node.shape, node.x_stride, node.size, node.stride, node.rel)
+    zeros = _wrap(xp.zeros(n + 1, dtype=gy._data.dtype))
+    g = F.IndexAdd.apply(zeros, gy, index=out_at)[:n]
+    if shared is not None:
+        g = g / _wrap(shared.astype(gy._data.dtype))
+    return g.reshape(node.shape) if in_at is None else g[_wrap(in_at)]
+
+
 def _identity(node, gy):
     return gy
 
@@ -708,7 +720,7 @@ DOUBLE = {
     F.Sum: _sum, F.Mean: _mean, F.MaxMin: _max_min, F.MaxMinDim: _max_min_dim, F.Softmax: _softmax,
     F.VectorNorm: _vector_norm,
     F.Reshape: _reshape, F.Transpose: _transpose, F.Permute: _permute, F.Diagonal: _diagonal, F.Expand: _identity,
-    F.Clone: _identity,
+    F.Clone: _identity, F.AsStrided: _as_strided,
     F.GetItem: _get_item, F.SetItem: _set_item, F.IndexAdd: _index_add, F.Cat: _cat, F.Stack: _stack,
     F.Cast: _cast, F.ToDevice: _to_device, F.Cumsum: _cumsum, F.Flip: _flip, F.Triangle: _triangle,
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,

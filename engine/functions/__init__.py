@@ -30,6 +30,7 @@ from .linalg import Det, Inverse, LogAbsDet, Solve
 from .loss import NllLoss
 from .reduction import AMaxMin, MaxMin, MaxMinDim, Mean, NativeLayerNorm, Prod, Softmax, Sum, VectorNorm
 from .shape import (
+    AsStrided,
     Cast,
     Cat,
     Clone,
@@ -62,5 +63,5 @@ __all__ = [
     "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
     "Cumprod", "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet",
-    "Solve",
+    "Solve", "AsStrided",
 ]

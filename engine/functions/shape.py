@@ -107,6 +107,151 @@ class Diagonal(Function):
         return g
 
 
+def storage_of(arr):
+    """``(root, offset, size)``: the array that owns ``arr``'s memory (PyTorch's storage), where ``arr``'s first
+    element lies in it and its size, in elements. On a GPU, CuPy's ``base`` is the owner; an array made by
+    :func:`strided_view` there has none (CuPy's ``as_strided`` makes a new header on the same memory), and its
+    storage is then the allocation CuPy's pool gave (``data.mem``), rounded up as the pool rounds it."""
+    if arr.__class__ is np.ndarray:
+        root = arr
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        ptr = arr.__array_interface__["data"][0]
+        return root, (ptr - root.__array_interface__["data"][0]) // arr.itemsize, root.size
+    root = arr.base if arr.base is not None else arr
+    mem = arr.data.mem
+    if mem is None:  # (an empty array: no memory)
+        return root, 0, 0
+    offset = (arr.data.ptr - mem.ptr) // arr.itemsize
+    if _plain_allocation(root):
+        return root, offset, root.size
+    return root, offset, mem.size // arr.itemsize
+
+
+def _plain_allocation(root) -> bool:
+    return root.data.mem is not None and root.data.ptr == root.data.mem.ptr and (
+        root.flags.c_contiguous or root.flags.f_contiguous)
+
+
+def strided_view(arr, size, stride, offset):
+    """The view of ``arr``'s storage (:func:`storage_of`) with ``size``, ``stride`` and first element at ``offset``
+    (in elements, PyTorch's ``as_strided``), checked against the storage's bounds with PyTorch's messages."""
+    size, stride, offset = tuple(int(n) for n in size), tuple(int(s) for s in stride), int(offset)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(size)} sizes, {len(stride)} strides")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    root, own, total = storage_of(arr)
+    need = 0 if 0 in size else offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    if need > total:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize "
+            f"{arr.itemsize} requiring a storage size of {need * arr.itemsize} are out of bounds for storage of size "
+            f"{total * arr.itemsize}")
+    itemsize = arr.itemsize
+    strides = tuple(s * itemsize for s in stride)
+    if arr.__class__ is np.ndarray:
+        if not (root.flags.c_contiguous or root.flags.f_contiguous):
+            raise RuntimeError("as_strided: the tensor's memory is not one block (a NumPy array with its own strides, "
+                               "given to from_numpy): clone() it first")
+        return np.ndarray(size, arr.dtype, buffer=root, offset=offset * itemsize, strides=strides)
+    xp = xp_of(arr)
+    if offset == own:
+        start = arr
+    elif _plain_allocation(root):
+        flat = (root if root.flags.c_contiguous else root.T).reshape(-1)  # (memory order: a view)
+        start = flat[min(offset, flat.size):]
+    else:
+        raise NotImplementedError(
+            "as_strided with another storage offset than the tensor's own, of a tensor that as_strided or unfold "
+            "made on a CUDA device, is not supported here: clone() it first")
+    return xp.lib.stride_tricks.as_strided(start, size, strides)
+
+
+class AsStrided(Function):
+    """``x.as_strided(size, stride, storage_offset)`` and ``x.unfold(dimension, size, step)``: a view of x's memory
+    with the given strides (:func:`strided_view`). Its gradient is PyTorch's: the output's gradient added up on
+    the memory places (an element seen twice gets both), then given to each of x's elements at its place, shared
+    evenly where x's elements share a place (an expanded x); places outside x's elements get nothing. The forward
+    keeps the two geometries only; the places are worked out by the backward (:func:`strided_places`)."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, size, stride, offset, name="AsStridedBackward0"):
+        out = strided_view(x, size, stride, offset)
+        ctx.grad_name = name
+        ctx.shape, ctx.x_stride = x.shape, tuple(s // x.itemsize for s in x.strides)
+        ctx.size, ctx.stride = out.shape, tuple(int(s) for s in stride)
+        ctx.rel = int(offset) - storage_of(x)[1]
+        return out
+
+    def backward_name(self):
+        return self.grad_name
+
+    @staticmethod
+    def backward(ctx, gy):
+        xp = xp_of(gy)
+        out_at, in_at, shared, n = strided_places(xp, ctx.shape, ctx.x_stride, ctx.size, ctx.stride, ctx.rel)
+        if gy.dtype.kind == "c":
+            g = xp.zeros(n + 1, dtype=gy.dtype)
+            xp.add.at(g, out_at.reshape(-1), gy.reshape(-1))
+        else:
+            g = xp.bincount(out_at.reshape(-1), weights=gy.reshape(-1), minlength=n + 1).astype(gy.dtype)
+        g = g[:n]
+        if shared is not None:
+            g = g / shared.astype(g.dtype)
+        return g.reshape(ctx.shape) if in_at is None else g[in_at]
+
+
+def strided_places(xp, shape, x_stride, size, stride, rel):
+    """``(out_at, in_at, shared, n)`` for a strided view (``size``, ``stride``, first element ``rel`` elements from
+    x's) of an x of ``shape`` and ``x_stride``: the memory places x's elements hold, numbered 0..n-1 in memory order;
+    ``out_at`` (of ``size``) the number of each output element's place, n where x has no element there; ``in_at``
+    (of ``shape``) each of x's elements' number, None where x is contiguous (its elements are then 0..n-1 in
+    order); ``shared`` the count of x's elements at each place, None where none is shared."""
+    out_pos = _places(xp, size, stride, rel)
+    contiguous = all(st == want for st, want, n in zip(x_stride, _contiguous_strides(shape), shape) if n > 1)
+    if contiguous:
+        n = math.prod(shape)
+        in_at = shared = None
+        out_at = out_pos
+    else:
+        in_pos = _places(xp, shape, x_stride, 0).reshape(-1)
+        places, in_at, shared = xp.unique(in_pos, return_inverse=True, return_counts=True)
+        n = int(places.size)
+        in_at = in_at.reshape(shape)
+        if bool((shared == 1).all()):
+            shared = None
+        found = xp.searchsorted(places, out_pos)
+        hit = places[xp.minimum(found, max(n - 1, 0))] == out_pos if n else xp.zeros(out_pos.shape, dtype=bool)
+        out_at = xp.where(hit & (found < n), found, n)
+    out_at = xp.where((out_at >= 0) & (out_at < n), out_at, n)
+    return out_at, in_at, shared, n
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _places(xp, shape, stride, start):
+    """The memory places (in elements, from ``start``) of the elements of an array of ``shape`` and ``stride``."""
+    places = xp.full(shape, start, dtype=np.int64)
+    for k, (n, st) in enumerate(zip(shape, stride)):
+        if n > 1 and st:
+            places += xp.arange(0, n * st, st, dtype=np.int64).reshape((1,) * k + (n,) + (1,) * (len(shape) - k - 1))
+    return places
+
+
 def index_view(x, index):
     """``x[index]``, where NumPy's would be a scalar (``x[0]`` of a vector: a copy) a 0-d view instead, as PyTorch's
     ``x[0]`` is (``x[0].add_(1)`` changes ``x``)."""
@@ -222,6 +367,8 @@ def view_step(node, out_shape):
         return ("expand", out_shape) if node.repeats else ("reshape", out_shape)
     if cls is Diagonal and not node.copy:
         return ("diagonal", node.args)
+    if cls is AsStrided:
+        return ("strided", (node.size, node.stride, node.rel, node.shape, node.x_stride, node.grad_name))
     return None
 
 
@@ -239,6 +386,9 @@ def replay_view(arr, steps):
             arr = diagonal_view(arr, *arg)
         elif kind == "expand":
             arr = xp_of(arr).broadcast_to(arr, arg)
+        elif kind == "strided":
+            size, stride, rel = arg[:3]
+            arr = strided_view(arr, size, stride, storage_of(arr)[1] + rel)
         else:
             arr = arr.reshape(arg)
     return arr
@@ -258,6 +408,9 @@ def view_node(base, step):
         return Diagonal.apply(base, *arg)
     if kind == "expand":
         return Expand.apply(base, arg)
+    if kind == "strided":
+        size, stride, rel, _, _, name = arg
+        return AsStrided.apply(base, size, stride, storage_of(base._data)[1] + rel, name=name)
     return Reshape.apply(base, arg)
 
 
@@ -267,8 +420,28 @@ def written_places(shape, steps, xp=None):
     contiguous): the view's steps replayed on the positions (reshape's meaning does not depend on memory layout, so
     they select the same elements of a contiguous gradient)."""
     if steps[0][0] == "flat":
-        return replay_view(steps[0][1], steps[1:])
-    return replay_view(xp.arange(math.prod(shape)).reshape(shape), steps)
+        places, steps = steps[0][1], steps[1:]
+    else:
+        places = xp.arange(math.prod(shape)).reshape(shape)
+    for step in steps:
+        places = _strided_positions(places, step[1]) if step[0] == "strided" else replay_view(places, (step,))
+    return places
+
+
+def _strided_positions(places, arg):
+    """The elements of ``places`` (a positions array of the shape of a strided view's input) that the view
+    (:func:`view_step`'s ``"strided"`` argument) shows, picked: the write through it lands on those places."""
+    size, stride, rel, shape, x_stride, _ = arg
+    xp = xp_of(places)
+    out_at, in_at, shared, n = strided_places(xp, shape, x_stride, size, stride, rel)
+    if shared is not None or bool((out_at == n).any()):
+        raise RuntimeError("a write through a view made by as_strided that shows memory outside its base's elements, "
+                           "or of a base whose elements share memory, cannot be recorded: clone() the base first")
+    if in_at is not None:  # (x's elements numbered in memory order: back to their logical order)
+        logical = xp.empty(n, dtype=np.int64)
+        logical[in_at.reshape(-1)] = xp.arange(n)
+        out_at = logical[out_at]
+    return places.reshape(-1)[out_at]
 
 
 class RefusedView(Function):

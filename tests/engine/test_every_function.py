@@ -51,6 +51,7 @@ EXAMPLES = {
     "Reshape": (lambda g: (_x(g), (3, 2)), {}),
     "Transpose": (lambda g: (_x(g), 0, 1), {}),
     "Diagonal": (lambda g: (_x(g, (2, 3, 4)), 1, 2, 0), {}),
+    "AsStrided": (lambda g: (_x(g, (3, 4)), (3, 2), (1, 3), 1), {}),
     "Permute": (lambda g: (_x(g), (1, 0)), {}),
     "Expand": (lambda g: (_x(g, (1, 3)), (4, 3)), {}),
     "GetItem": (lambda g: (_x(g),), {"index": (slice(None), 1)}),

@@ -51,7 +51,8 @@ def test_the_real_cupy_is_the_version_the_stand_in_models():
     assert fake_cupy.VERSION.startswith("14.")
 
 
-@pytest.mark.parametrize("path", ["", "cuda", "cuda.runtime", "random", "cuda.graph", "linalg"])
+@pytest.mark.parametrize("path", ["", "cuda", "cuda.runtime", "random", "cuda.graph", "linalg", "lib",
+                                  "lib.stride_tricks"])
 def test_every_module_name_the_stand_in_serves_is_in_cupy(path):
     fake, real = FAKE, REAL
     for part in filter(None, path.split(".")):
@@ -104,7 +105,7 @@ def test_keyword_table_matches_cupys_signatures(name):
 @pytest.mark.parametrize("path", ["asarray", "array", "copyto", "ascontiguousarray", "asfortranarray", "einsum",
                                   "random.seed", "random.standard_normal", "random.random", "random.randint",
                                   "cuda.using_allocator", "linalg.inv", "linalg.det", "linalg.slogdet",
-                                  "linalg.solve", "linalg.svd"])
+                                  "linalg.solve", "linalg.svd", "lib.stride_tricks.as_strided"])
 def test_functions_written_out_in_the_stand_in_take_cupys_parameters(path):
     fake, real = FAKE, REAL
     for part in path.split("."):
@@ -182,6 +183,21 @@ def test_a_views_base_is_the_one_array_that_owns_its_memory_as_in_cupy(sim):
     gc.collect()
     assert v.base is not None and v.base.shape == (2, 3) and v.base is v[1:].base
     assert (x + 1).base is None and x.copy().base is None
+
+
+def test_as_strided_makes_a_header_without_a_base_on_the_same_memory_as_in_cupy(sim):
+    """CuPy's ``lib.stride_tricks.as_strided`` is ``ndarray(shape, dtype, memptr=x.data, strides)``: it shares x's
+    memory (the same ``data.mem``, its first element where x's is) but has no ``base``, as a view would."""
+    import inspect as _inspect
+
+    source = _inspect.getsource(REAL.lib.stride_tricks.as_strided)
+    assert "memptr=x.data" in source and "base" not in source.split('"""')[-1]
+    x = sim.arange(12, dtype=np.float32)
+    v = x[2:]
+    s = sim.lib.stride_tricks.as_strided(v, (3, 2), (8, 4))
+    assert s.base is None and s.data.mem is x.data.mem and s.data.ptr == v.data.ptr
+    s[0, 1] = 100
+    assert float(x[3]) == 100 and s.shape == (3, 2) and s.strides == (8, 4)
 
 
 def test_fill_with_a_device_scalar_synchronises_as_cupy_14_does(sim):

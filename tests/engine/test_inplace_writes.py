@@ -60,6 +60,29 @@ def mul_operand_written(lib, dev):
     return w.grad
 
 
+def mul_operand_written_through_unfold(lib, dev):
+    w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0])
+    y = (w * x).sum()
+    x.unfold(0, 2, 1)[1].add_(5)  # a window of x is a view of its memory (on a GPU, a header without a base)
+    y.backward()
+    return w.grad
+
+
+def unfold_window_of_a_result_scaled(lib, dev):
+    w = _t(lib, dev, [1.0, 2.0, 3.0, 4.0], True)
+    h = w * w
+    h.unfold(0, 2, 2)[1].mul_(3)
+    (h * _t(lib, dev, [1.0, 1.0, 1.0, 1.0])).sum().backward()
+    return w.grad
+
+
+def as_strided_of_a_plain_tensor_copied_into(lib, dev):
+    w, x = _t(lib, dev, [1.0, 2.0], True), _t(lib, dev, [0.0] * 6)
+    x.as_strided((2,), (3,), 1).copy_(w * 2)
+    (x * _t(lib, dev, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])).sum().backward()
+    return w.grad
+
+
 def mul_operand_zeroed(lib, dev):
     w, x = _t(lib, dev, [1.0, 1.0, 1.0], True), _t(lib, dev, [1.0, 2.0, 3.0])
     y = (w * x).sum()
@@ -782,6 +805,9 @@ CASES = {
     "result_saving_op_on_a_view": [1.0, math.exp(2.0), math.exp(3.0)],
     "second_op_on_a_written_view": [1.0, 6.0, 48.0, 9 * math.log(3.0), 64 * math.log(4.0)],
     "second_operand_that_requires_grad_in_a_view_write": [3.0, 30.0, 3.0, 6.0, 0.0],
+    "mul_operand_written_through_unfold": RAISES,
+    "unfold_window_of_a_result_scaled": [2.0, 4.0, 18.0, 24.0],
+    "as_strided_of_a_plain_tensor_copied_into": [2.0, 8.0],
 }
 
 
@@ -841,7 +867,9 @@ def test_the_table_is_what_pytorch_does(name):
                                   "view_made_without_grad_read_after_a_write_with_grad",
                                   "expand_made_before_the_base_scaled", "expand_of_a_plain_tensor_read_after_a_copy",
                                   "result_saving_op_on_a_view", "second_op_on_a_written_view",
-                                  "second_operand_that_requires_grad_in_a_view_write"])
+                                  "second_operand_that_requires_grad_in_a_view_write",
+                                  "mul_operand_written_through_unfold", "unfold_window_of_a_result_scaled",
+                                  "as_strided_of_a_plain_tensor_copied_into"])
 def test_on_the_cupy_stand_in(name, simulated_gpu):
     """CuPy's views name the array that owns their memory as their ``base`` (the stand-in holds to it), which is
     what a write through a view is noted against."""
