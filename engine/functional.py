@@ -1002,7 +1002,7 @@ def _copy_form(view_op):
 
 
 def _slice(input, dim=0, start=None, end=None, step=1):  # noqa: A002
-    return input[(slice(None),) * (dim % max(input.dim(), 1)) + (slice(start, end, step),)]
+    return input[(slice(None),) * (dim % builtins.max(input.dim(), 1)) + (slice(start, end, step),)]
 
 
 _COPY_FORMS = {

@@ -63,6 +63,20 @@ CASES = {  # name -> (the top-level form, the engine's own form it must equal)
     "lcm_": (lambda L: L.tensor([4, 6]).lcm_(L.tensor([6, 4])), lambda: engine.tensor([12, 12])),
     "asarray of a list": (lambda L: L.asarray([1, 2, 3]), lambda: engine.tensor([1, 2, 3])),
     "asarray to float64": (lambda L: L.asarray(_x(L), dtype=L.float64), lambda: _x(engine).double()),
+    "as_strided": (lambda L: L.as_strided(_x(L), (3, 4), (2, 5), 1), lambda: _x(engine).as_strided((3, 4), (2, 5), 1)),
+    "as_strided_scatter of a view": (
+        lambda L: L.as_strided_scatter(_x(L)[0, 1], L.zeros(2, 2), (2, 2), (5, 2), 27),
+        # (the view's memory starts 25 elements into its storage: 27 is 2 into it, rows 5 apart, columns 2)
+        lambda: _x(engine)[0, 1].index_put((engine.tensor([0, 0, 1, 1]), engine.tensor([2, 4, 2, 4])),
+                                           engine.zeros(4))),
+    "unfold_copy": (lambda L: L.unfold_copy(_x(L), 3, 2, 2), lambda: _x(engine).unfold(3, 2, 2).contiguous()),
+    "permute_copy": (lambda L: L.permute_copy(_x(L), (3, 1, 2, 0)), lambda: _x(engine).permute(3, 1, 2, 0)),
+    "slice_copy": (lambda L: L.slice_copy(_x(L), 2, 1, 4, 2), lambda: _x(engine)[:, :, 1:4:2]),
+    "select_copy": (lambda L: L.select_copy(_x(L), -1, 3), lambda: _x(engine)[..., 3]),
+    "unbind_copy": (lambda L: L.unbind_copy(_x(L)[0], 0), lambda: (_x(engine)[0, 0], _x(engine)[0, 1])),
+    "split_with_sizes": (lambda L: L.split_with_sizes(_x(L), [2, 3], 3),
+                         lambda: (_x(engine)[..., :2], _x(engine)[..., 2:])),
+    "t_copy": (lambda L: L.t_copy(_x(L)[0, 0]), lambda: _x(engine)[0, 0].t()),
 }
 
 
