@@ -2217,14 +2217,10 @@ class Tensor(TensorMath):
         return self
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        self._data[...] = _random.normal_like(self._data, mean, std, generator)
-        _writes.wrote(self._data)
-        return self
+        return self._fill_drawn(_random.normal_like(self._data, mean, std, generator))
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        self._data[...] = _random.uniform_like(self._data, a, b, generator)
-        _writes.wrote(self._data)
-        return self
+        return self._fill_drawn(_random.uniform_like(self._data, a, b, generator))
 
 
 

@@ -329,8 +329,13 @@ class TensorMath:
 
     # ------------------------------------------------------------------ random fills in place (no gradient)
     def _fill_drawn(self, values):
-        if self._rg and self.grad_fn is None and self._records():  # (under no_grad it may, as nn.init's fills)
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        """``values``, drawn, written into this tensor: refused for a leaf that requires grad (under ``no_grad`` it
+        may, as nn.init's fills do), and recorded for a tensor with a node, whose earlier history then gets no
+        gradient (as PyTorch's ``h.normal_()``), through the memory of the tensor it views if any."""
+        if self._rg and self._records():
+            if self.grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            return self.copy_(_t._wrap(values))
         self._data[...] = values
         _t._writes.wrote(self._data)
         return self

@@ -1,5 +1,6 @@
 """Tensor methods a script of one's own meets that were missing (AttributeError): the random fills ``bernoulli_``,
-``random_``, ``cauchy_``, ``log_normal_``, ``geometric_`` (held to their laws by their statistics), the in-place
+``random_``, ``cauchy_``, ``log_normal_``, ``geometric_`` (held to their laws by their statistics; a leaf that
+requires grad refused, a result's filled part given no gradient, as ``normal_`` and ``uniform_`` now too), the in-place
 products ``addmm_``/``addmv_``/``baddbmm_`` (values and every operand's gradient against PyTorch 2.13), and
 PyTorch's plain answers for a dense real tensor (``real``, ``conj``, ``layout``, ``storage_offset``, ...)."""
 
@@ -53,6 +54,23 @@ def test_cauchy_log_normal_and_geometric_draws_follow_their_laws():
         engine.empty(2).geometric_(1)
     with pytest.raises(RuntimeError, match="log_normal_ expects std > 0.0, but found std=0"):
         engine.empty(2).log_normal_(0, 0)
+
+
+@pytest.mark.parametrize("fill", ["normal_", "uniform_", "bernoulli_", "exponential_", "cauchy_"])
+def test_a_random_fill_of_a_leaf_is_refused_and_of_a_result_recorded(fill):
+    """As PyTorch: a leaf that requires grad may be filled under ``no_grad`` only (``normal_`` and ``uniform_`` wrote
+    it before); a result's filled part gets no gradient, through a view too (they wrote the memory and left the
+    node, so the gradient went on through the values the fill replaced: [2, 2, 2, 2] here)."""
+    leaf = engine.ones(4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        getattr(leaf, fill)()
+    with engine.no_grad():
+        getattr(leaf, fill)()
+    w = engine.ones(4, requires_grad=True)
+    h = w * 2
+    getattr(h[1:3], fill)()
+    (h * engine.tensor([1.0, 10.0, 100.0, 1000.0])).sum().backward()
+    assert w.grad.tolist() == [2.0, 0.0, 0.0, 2000.0] and h.grad_fn.name() == "CopySlices"
 
 
 def _products(lib, name):
