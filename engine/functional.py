@@ -985,7 +985,19 @@ def matrix_exp(A):  # noqa: N803 - PyTorch's name
     return linalg.matrix_exp(A)
 
 
-__all__ += ["svd", "qr", "cholesky_solve", "cholesky_inverse", "triangular_solve", "matrix_exp"]
+def geqrf(input):  # noqa: A002
+    from . import linalg
+
+    return linalg.geqrf(input)
+
+
+def orgqr(input, tau):  # noqa: A002
+    from . import linalg
+
+    return linalg.householder_product(input, tau)
+
+
+__all__ += ["svd", "qr", "cholesky_solve", "cholesky_inverse", "triangular_solve", "matrix_exp", "geqrf", "orgqr"]
 
 
 def _copy_form(view_op):

@@ -515,7 +515,8 @@ def matrix_exp(a: Tensor) -> Tensor:
 
 
 __all__ += ["LinAlgError", "inv_ex", "cholesky_ex", "solve_ex", "matmul", "matrix_power", "diagonal", "cross",
-            "vecdot", "multi_dot", "vander", "matrix_rank", "cond", "solve_triangular", "lstsq", "matrix_exp"]
+            "vecdot", "multi_dot", "vander", "matrix_rank", "cond", "solve_triangular", "lstsq", "matrix_exp",
+            "householder_product"]
 
 
 # ------------------------------------------------------- PyTorch's older top-level names, and Tensor's method forms
@@ -564,7 +565,51 @@ def triangular_solve(b: Tensor, a: Tensor, upper: bool = True, transpose: bool =
     return _TriangularSolve(solution, a.clone())
 
 
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+    """The first ``n`` columns of ``H_1 ... H_k`` (``A`` of shape ``(..., m, n)``, ``tau`` of ``(..., k)``), each
+    ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the ``i``-th column of A below its diagonal and 1 on it: LAPACK's
+    ``orgqr``, the Q of a QR decomposition from :func:`geqrf`'s reflectors. Made of recorded ops, so the gradient
+    reaches A and tau (and a second derivative)."""
+    if A.ndim < 2:
+        raise RuntimeError(f"torch.linalg.householder_product: input must have at least 2 dimensions, got {A.ndim}")
+    m, n = A.shape[-2], A.shape[-1]
+    if m < n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    k = tau.shape[-1]
+    if k > n:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+        raise RuntimeError(f"torch.linalg.householder_product: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    rows = _wrap(xp_of(A._data).arange(m))
+    Q = _eye(m, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], m, m)  # noqa: N806
+    for i in range(k):
+        v = A[..., :, i] * (rows > i).to(A.dtype) + (rows == i).to(A.dtype)
+        Q = Q - tau[..., i, None, None] * ((Q @ v.unsqueeze(-1)) @ v.unsqueeze(-2))  # noqa: N806
+    return Q[..., :, :n]
+
+
+orgqr = householder_product
+
+
+def geqrf(a: Tensor):
+    """``(a, tau)``: the QR decomposition in LAPACK's form (R on and above the diagonal, Householder reflectors
+    below, and their scales), as ``torch.geqrf``; not differentiable (PyTorch's refuses the backward)."""
+    _matrices(a, "geqrf")
+    xp = xp_of(a._data)
+    h, tau = xp.linalg.qr(a._data, mode="raw")
+    return _GeqrfResult(_wrap(xp.ascontiguousarray(xp.swapaxes(h, -1, -2))), _wrap(tau))
+
+
+_GeqrfResult = namedtuple("geqrf", ["a", "tau"])
+
+
 # Tensor's method forms of these (tensor_math, a core module, may not import this one: the import-cycle rule)
+Tensor.householder_product = householder_product
+Tensor.orgqr = householder_product
+Tensor.geqrf = geqrf
 Tensor.matrix_exp = matrix_exp
 Tensor.svd = old_svd
 Tensor.qr = old_qr

@@ -238,6 +238,18 @@ class Module:
             return d["_buffers"][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def __delattr__(self, name):
+        """``del module.weight``: a parameter, buffer or submodule taken out of the module's tables (a plain
+        attribute as any object's)."""
+        d = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            if name in d.get(table, ()):
+                del d[table][name]
+                if table == "_buffers":
+                    d["_non_persistent"].discard(name)
+                return
+        object.__delattr__(self, name)
+
     def register_parameter(self, name, param):
         self._parameters[name] = param
 

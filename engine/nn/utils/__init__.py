@@ -5,37 +5,66 @@ keeps its gradients in bounds (``clip_grad_norm_(model.parameters(), 1.0)`` betw
 from __future__ import annotations
 
 import math
+import warnings
 
 from ... import creation
 from ...autograd import no_grad
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn",
+           "get_total_norm", "clip_grads_with_norm_", "clip_grad_norm", "parametrize", "parametrizations",
+           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
 
 
 def _listed(parameters) -> list:
     return [parameters] if isinstance(parameters, Tensor) else list(parameters)
 
 
+def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    """The ``norm_type``-norm of all of ``tensors`` as one vector (a 0-d tensor on their device; 0 for none)."""
+    tensors = [t for t in _listed(tensors) if t is not None]
+    norm_type = float(norm_type)
+    if not tensors:
+        return creation.tensor(0.0)
+    with no_grad():
+        norms = [t.norm(norm_type) for t in tensors]
+        total = norms[0] if len(norms) == 1 else creation.stack([n.to(norms[0].device) for n in norms]).norm(norm_type)
+    if error_if_nonfinite and not math.isfinite(total.item()):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
+                           "cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
+                           "anyway, set `error_if_nonfinite=False`")
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, foreach=None) -> None:
+    """Scales the parameters' gradients by ``max_norm / total_norm`` where that is under 1 (``total_norm`` from
+    :func:`get_total_norm` of the gradients: the second half of :func:`clip_grad_norm_`)."""
+    grads = [p.grad for p in _listed(parameters) if p.grad is not None]
+    if not grads:
+        return
+    with no_grad():
+        scale = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(scale.to(g.dtype))
+
+
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                     foreach=None) -> Tensor:
     """Scales the gradients so that their total ``norm_type``-norm (of all of them as one vector) is at most
     ``max_norm``; returns the total norm before clipping (a 0-d tensor on the gradients' device)."""
-    grads = [p.grad for p in _listed(parameters) if p.grad is not None]
-    max_norm, norm_type = float(max_norm), float(norm_type)
-    if not grads:
-        return creation.tensor(0.0)
-    with no_grad():
-        norms = [g.norm(norm_type) for g in grads]
-        total = norms[0] if len(norms) == 1 else creation.stack(norms).norm(norm_type)
-        if error_if_nonfinite and not math.isfinite(total.item()):
-            raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
-                               "so it cannot be clipped. To disable this error and scale the gradients by the "
-                               "non-finite norm anyway, set `error_if_nonfinite=False`")
-        scale = (max_norm / (total + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(scale.to(g.dtype))
+    parameters = _listed(parameters)
+    grads = [p.grad for p in parameters if p.grad is not None]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(parameters, max_norm, total)
     return total
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:
+    """PyTorch's deprecated name of :func:`clip_grad_norm_` (with its FutureWarning)."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
@@ -68,4 +97,5 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
             start += n
 
 
-from . import rnn  # noqa: E402  (torch.nn.utils.rnn: padded and packed sequences)
+from . import parametrizations, parametrize, rnn  # noqa: E402  (torch.nn.utils.rnn: padded and packed sequences)
+from ._hooked_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402
