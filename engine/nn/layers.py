@@ -7,6 +7,7 @@ import math
 from collections import OrderedDict
 
 from .. import creation
+from ..autograd import no_grad
 from ..backend import target
 from . import functional as F
 from .modules import (
@@ -56,6 +57,13 @@ class GroupNorm(Module):
         dev = target(device)
         self.weight = Parameter(creation.ones(num_channels, dtype=dtype, device=dev)) if affine else None
         self.bias = Parameter(creation.zeros(num_channels, dtype=dtype, device=dev)) if self.has_bias else None
+
+    def reset_parameters(self) -> None:
+        with no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1)
+            if self.bias is not None:
+                self.bias.zero_()
 
     def forward(self, input):  # noqa: A002
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

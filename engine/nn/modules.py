@@ -567,6 +567,10 @@ class Linear(Module):
         else:
             self.register_parameter("bias", None)
 
+    def reset_parameters(self) -> None:
+        """The weight and bias drawn again, uniform in ±1/sqrt(in_features), in place."""
+        _uniform_again(self, 1.0 / math.sqrt(self.in_features))
+
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)
 
@@ -662,6 +666,13 @@ class Embedding(Module):
             weight = _weight.detach()
         self.weight = Parameter(weight, requires_grad=not _freeze)
 
+    def reset_parameters(self) -> None:
+        """The table drawn again from normal(0, 1), in place, the ``padding_idx`` row at zero."""
+        with no_grad():
+            self.weight.normal_()
+            if self.padding_idx is not None:
+                self.weight[self.padding_idx].zero_()
+
     @classmethod
     def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None, max_norm=None, norm_type=2.0,
                         scale_grad_by_freq=False, sparse=False):
@@ -741,6 +752,11 @@ class _ConvNd(Module):
             self.bias = Parameter(creation.rand(out_channels, dtype=dtype, device=dev) * (2 * bound) - bound)
         else:
             self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        """The weight and bias drawn again, uniform in ±1/sqrt(fan_in) (the weight's second dimension times the
+        kernel's size, for the transposed convolutions too, as PyTorch's), in place."""
+        _uniform_again(self, 1.0 / math.sqrt(self.weight.shape[1] * math.prod(self.kernel_size)))
 
     def _sizes(self, value, label):
         if isinstance(value, int) and not isinstance(value, bool):
@@ -1250,12 +1266,48 @@ class LayerNorm(Module):
         self.weight = Parameter(creation.ones(shape, dtype=dtype, device=dev)) if elementwise_affine else None
         self.bias = Parameter(creation.zeros(shape, dtype=dtype, device=dev)) if elementwise_affine and bias else None
 
+    def reset_parameters(self) -> None:
+        _ones_and_zeros(self)
+
     def forward(self, input):  # noqa: A002
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
                 f"bias={self.has_bias}")
+
+
+def _uniform_again(module, bound: float) -> None:
+    """``module``'s weight and bias (where it has one) drawn again, uniform in ±``bound``, in place (PyTorch's
+    ``reset_parameters`` of Linear and the convolutions: its kaiming_uniform_ with a=sqrt(5) is this bound)."""
+    with no_grad():
+        module.weight.uniform_(-bound, bound)
+        if module.bias is not None:
+            module.bias.uniform_(-bound, bound)
+
+
+class _ResetNorm:
+    """``reset_running_stats`` and ``reset_parameters`` of BatchNorm and InstanceNorm, as PyTorch's ``_NormBase``:
+    the running averages back to mean 0, variance 1 and no batch; the scale to 1 and the shift to 0."""
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        _ones_and_zeros(self)
+
+
+def _ones_and_zeros(module) -> None:
+    with no_grad():
+        if module.weight is not None:
+            module.weight.fill_(1)
+        if module.bias is not None:
+            module.bias.zero_()
 
 
 def _norm_state(norm, num_features, affine, bias, track_running_stats, device, dtype):
@@ -1275,7 +1327,7 @@ def _norm_state(norm, num_features, affine, bias, track_running_stats, device, d
             norm.register_buffer(name, None)
 
 
-class _BatchNorm(Module):
+class _BatchNorm(_ResetNorm, Module):
     """Normalises each feature (channel) over the batch: in training with the batch's mean and biased variance,
     keeping running averages of mean and unbiased variance (``momentum``, or a cumulative average when None);
     after ``model.eval()`` with those averages. The subclasses say which inputs they take."""
@@ -1329,7 +1381,7 @@ class BatchNorm3d(_BatchNorm):
     _dims = (5,)
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_ResetNorm, Module):
     """InstanceNorm1d/2d/3d: each sample's each channel normalised over its own positions (a style transfer's
     norm), with a learned scale and shift per channel when ``affine``. With ``track_running_stats`` it keeps
     running averages of the samples' statistics in training (by ``momentum``; none when it is None, as PyTorch's)

@@ -13,7 +13,7 @@ from ..backend import xp_of
 from .optimizer import Optimizer, _closure_loss, _scalar
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta",
-           "Rprop", "ASGD", "LBFGS", "lr_scheduler"]
+           "Rprop", "ASGD", "LBFGS", "lr_scheduler", "swa_utils"]
 
 
 class SGD(Optimizer):
@@ -406,5 +406,5 @@ class ASGD(Optimizer):
         return loss
 
 
-from . import lr_scheduler  # noqa: E402 - it names Optimizer, defined above
+from . import lr_scheduler, swa_utils  # noqa: E402 - they name Optimizer, defined above
 from .lbfgs import LBFGS  # noqa: E402 - it is an Optimizer
