@@ -181,3 +181,10 @@ def test_functional_call_follows_tied_weights():
     assert out.tolist() == [[2.0, 2.0, 2.0]]  # the head used the new table too
     untied = engine.func.functional_call(model, {"0.weight": new}, engine.tensor([1]), tie_weights=False)
     assert untied.tolist() != [[2.0, 2.0, 2.0]]
+
+
+def test_the_older_stateless_functional_call_warns_and_calls_the_same():
+    m = engine.nn.Linear(2, 1, bias=False)
+    with pytest.warns(FutureWarning, match="Please use torch.func.functional_call instead"):
+        out = engine.nn.utils.stateless.functional_call(m, {"weight": engine.ones(1, 2)}, engine.tensor([2.0, 3.0]))
+    assert out.tolist() == [5.0]

@@ -13,7 +13,7 @@ from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn",
            "get_total_norm", "clip_grads_with_norm_", "clip_grad_norm", "parametrize", "parametrizations",
-           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
+           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "stateless"]
 
 
 def _listed(parameters) -> list:
@@ -97,5 +97,5 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
             start += n
 
 
-from . import parametrizations, parametrize, rnn  # noqa: E402  (torch.nn.utils.rnn: padded and packed sequences)
+from . import parametrizations, parametrize, rnn, stateless  # noqa: E402  (torch.nn.utils.rnn: padded and packed sequences)
 from ._hooked_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402
