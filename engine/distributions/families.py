@@ -74,6 +74,34 @@ class Distribution:
     def stddev(self) -> Tensor:
         return self.variance.sqrt()
 
+    # (what a family does not define, refused as PyTorch's base class refuses it)
+    @property
+    def mean(self) -> Tensor:
+        raise NotImplementedError(f"{type(self)} does not implement mean")
+
+    @property
+    def mode(self) -> Tensor:
+        raise NotImplementedError(f"{type(self)} does not implement mode")
+
+    @property
+    def variance(self) -> Tensor:
+        raise NotImplementedError(f"{type(self)} does not implement variance")
+
+    def log_prob(self, value) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} does not implement log_prob")
+
+    def entropy(self) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} does not implement entropy")
+
+    def cdf(self, value) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} does not implement cdf")
+
+    def icdf(self, value) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} does not implement icdf")
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} does not implement enumerate_support")
+
     def perplexity(self) -> Tensor:
         return self.entropy().exp()
 
