@@ -11,6 +11,7 @@ from . import (
     amp,
     autograd,
     backends,
+    compat,
     cuda,
     distributed,
     distributions,
@@ -33,6 +34,7 @@ from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 from .autograd.anomaly_mode import set_detect_anomaly as _set_detect_anomaly
 from .autograd.grad_mode import is_inference_mode_enabled
 from .backend import CudaUnavailableError, device, get_default_device, set_default_device
+from .compat import *  # noqa: F403 - torch.batch_norm, torch.range, torch.gradient, torch.hann_window, ...
 from .creation import (
     arange,
     as_tensor,
@@ -181,4 +183,5 @@ __all__ = [
     "set_rng_state",
     "seed", "logspace", "randint_like", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "finfo", "iinfo", "promote_types", "result_type", "can_cast", *switches.__all__, *functional.__all__,
+    *compat.__all__,
 ]

@@ -446,6 +446,17 @@ class TensorMath:
     def output_nr(self):
         return self._out_index
 
+    def __dlpack__(self, stream=None, **kwargs):
+        """The tensor's memory as a DLPack capsule (``torch.from_dlpack(t)``, ``numpy.from_dlpack(t)`` share it)."""
+        if self._rg:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        if stream is None:
+            return self._data.__dlpack__(**kwargs)
+        return self._data.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
     def storage_offset(self):
         """Where this tensor's first element lies in the memory it views, counted in elements (0 for a tensor
         that owns its memory)."""

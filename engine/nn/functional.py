@@ -611,8 +611,6 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):  # no
 
 
 def _adaptive_max_pool(input, output_size, nd, return_indices):  # noqa: A002
-    if return_indices:
-        raise NotImplementedError(f"adaptive_max_pool{nd}d(return_indices=True) is PyTorch's but not the engine's")
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
                            f"{list(input.shape)}")
@@ -621,11 +619,21 @@ def _adaptive_max_pool(input, output_size, nd, return_indices):  # noqa: A002
                                                                       f"adaptive_max_pool{nd}d")))
     windows = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)] for n, o in zip(sizes, out)]
     lead = tuple(input.shape[:-nd])
-    picked = []
+    picked, where = [], []
     for spans in itertools.product(*windows):
         part = input[(Ellipsis,) + tuple(slice(a, b) for a, b in spans)]
-        picked.append(part.reshape(*lead, -1).max(-1).values)
-    return creation.stack(picked, -1).reshape(*lead, *out)
+        best = part.reshape(*lead, -1).max(-1)
+        picked.append(best.values)
+        if return_indices:  # (the window's first maximum, as a flat index over the input's last nd dimensions)
+            local, flat = best.indices, 0
+            for (a, b), n, k in zip(spans, sizes, range(nd)):
+                inner = math.prod(b2 - a2 for a2, b2 in spans[k + 1:])
+                flat = flat * n + (local // inner) % (b - a) + a
+            where.append(flat)
+    values = creation.stack(picked, -1).reshape(*lead, *out)
+    if return_indices:
+        return values, creation.stack(where, -1).reshape(*lead, *out)
+    return values
 
 
 def _pool_args(input, kernel_size, stride, padding, dilation, nd, op, effective=True):  # noqa: A002
@@ -1601,6 +1609,18 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):  # noqa: A002
+    return _adaptive_max_pool(input, output_size, 1, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):  # noqa: A002
+    return _adaptive_max_pool(input, output_size, 2, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):  # noqa: A002
+    return _adaptive_max_pool(input, output_size, 3, True)
+
+
 def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd):  # noqa: A002
     """Each value put back at the place its max pool took it from (``indices``, flat within its channel), zeros
     elsewhere; the gradient is the output's at those places."""
@@ -1821,6 +1841,7 @@ def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool
 
 
 __all__ += ["adaptive_max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
             "max_unpool1d", "max_unpool2d", "max_unpool3d", "channel_shuffle", "native_channel_shuffle",
             "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "multi_margin_loss",
             "multilabel_margin_loss", "triplet_margin_with_distance_loss", "upsample_nearest", "upsample_bilinear",

@@ -1,0 +1,440 @@
+"""More of PyTorch's top-level functions, for scripts written against ``torch`` beyond the tutorial: the top-level
+forms of ``nn.functional`` ops whose arguments differ from the functional ones (``torch.batch_norm``,
+``torch.embedding(weight, indices)``, the losses with an integer ``reduction``), ``real``/``imag``/``conj``,
+``fill``, ``range``, ``gradient`` (finite differences, as ``numpy.gradient``), the signal windows, ``histogram``,
+``frobenius_norm``/``nuclear_norm``, ``empty_strided``, ``frombuffer``, DLPack exchange (``from_dlpack`` of a
+PyTorch or NumPy tensor shares its memory, and ``torch.from_dlpack(t)`` of an engine tensor shares the engine's),
+and PyTorch's refusals of the functions it removed in 1.9 (``torch.solve``, ``torch.eig``, ...), with its
+messages, which say what replaces them."""
+
+from __future__ import annotations
+
+import builtins
+import math
+import warnings
+from collections import namedtuple
+
+import numpy as np
+
+from . import creation
+from . import dtypes as _dtypes
+from .backend import xp_of
+from .nn import functional as F
+from .tensor import Tensor, _wrap
+
+__all__ = ["batch_norm", "instance_norm", "embedding", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
+           "hinge_embedding_loss", "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
+           "rms_norm", "pdist", "channel_shuffle", "constant_pad_nd", "adaptive_max_pool1d", "max_pool1d_with_indices",
+           "real", "imag", "conj", "conj_physical", "fill", "range", "gradient", "hann_window", "hamming_window",
+           "bartlett_window", "blackman_window", "kaiser_window", "histogram", "frobenius_norm", "nuclear_norm",
+           "empty_strided", "frombuffer", "from_dlpack", "to_dlpack", "solve", "eig", "lstsq", "matrix_rank", "symeig",
+           "get_device", "is_inference", "typename", "is_storage", "is_warn_always_enabled", "set_warn_always",
+           "get_num_interop_threads", "set_num_interop_threads", "set_flush_denormal"]
+
+# (PyTorch's top-level losses take the reduction as its enum's number, and, called without one, reduce nothing)
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum", "none": "none", "mean": "mean", "sum": "sum"}
+
+
+def _reduction(value):
+    try:
+        return _REDUCTIONS[value]
+    except (KeyError, TypeError):
+        raise ValueError(f"{value} is not a valid value for reduction") from None
+
+
+# ------------------------------------------------------------------ nn.functional's ops in PyTorch's top-level order
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):  # noqa: A002
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,  # noqa: A002
+                  cudnn_enabled=True):
+    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """``torch.embedding``: the table first (``F.embedding`` takes the indices first); ``padding_idx=-1``: none."""
+    return F.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                       scale_grad_by_freq=scale_grad_by_freq)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):  # noqa: A002
+    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
+                                              pos_weight=pos_weight)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):  # noqa: A002
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+
+
+def kl_div(input, target, reduction=0, *, log_target=False):  # noqa: A002
+    """``torch.kl_div``: its ``reduction`` 'mean' (1) averages over every element (``F.kl_div`` warns of that)."""
+    reduction = _reduction(reduction)
+    loss = F.kl_div(input, target, reduction="none", log_target=log_target)
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):  # noqa: A002
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=0):
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
+    return F.rms_norm(input, normalized_shape, weight, eps)
+
+
+def pdist(input, p=2):  # noqa: A002
+    return F.pdist(input, p)
+
+
+def channel_shuffle(input, groups):  # noqa: A002
+    return F.channel_shuffle(input, groups)
+
+
+def constant_pad_nd(input, pad, value=0):  # noqa: A002
+    return F.pad(input, list(pad), mode="constant", value=value)
+
+
+def adaptive_max_pool1d(input, output_size):  # noqa: A002
+    """``torch.adaptive_max_pool1d``: the values and their indices (as ``return_indices=True``)."""
+    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):  # noqa: A002
+    return F.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+
+
+# ------------------------------------------------------------------ tensors
+
+def real(input):  # noqa: A002
+    return input.real
+
+
+def imag(input):  # noqa: A002
+    return input.imag
+
+
+def conj(input):  # noqa: A002
+    return input.conj()
+
+
+def conj_physical(input):  # noqa: A002
+    return input.conj_physical()
+
+
+def fill(input, value):  # noqa: A002
+    """A new tensor of ``input``'s shape, dtype and device, every element ``value`` (a number or a 0-d tensor,
+    whose gradient it carries)."""
+    return creation.zeros_like(input).fill_(value)
+
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
+    """``[start, end]`` by ``step``, the end included (PyTorch's deprecated ``torch.range``, with its warning), in
+    the default float dtype unless ``dtype`` is given."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    count = builtins.max(int(math.floor((end - start) / step)) + 1, 0)
+    dtype = dtype or _dtypes.get_default_dtype()
+    values = creation.arange(count, dtype=_dtypes.float64, device=device) * step + start
+    return values.to(dtype).requires_grad_(requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, **_):
+    """An uninitialised tensor of ``size`` with ``stride`` (the memory it needs allocated, as PyTorch's)."""
+    size, stride = tuple(size), tuple(stride)
+    need = 0 if 0 in size else 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride))
+    base = creation.empty(need, dtype=dtype, device=device)
+    out = base.as_strided(size, stride, 0)
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor over the memory of a Python object with the buffer protocol (``bytearray``, ``array``,
+    ``mmap``), shared with it, as PyTorch's."""
+    arr = np.frombuffer(buffer, dtype=_dtypes.to_dtype(dtype).np, count=count, offset=offset)
+    if not arr.flags.writeable:
+        warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. This "
+                      "means you can write to the underlying (supposedly non-writable) buffer using the tensor. You "
+                      "may want to copy the buffer to protect its data or make it writable before converting it to a "
+                      "tensor.", UserWarning, stacklevel=2)
+        arr.flags.writeable = False
+    return _wrap(arr).requires_grad_(requires_grad) if requires_grad else _wrap(arr)
+
+
+# ------------------------------------------------------------------ numerical gradient
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002
+    """The derivative of the samples ``input`` along each of ``dim`` (all by default) by second-order central
+    differences inside and first- or second-order (``edge_order``) one-sided ones at the ends, as
+    ``numpy.gradient``; ``spacing``: the samples' distance (a number, one per dimension), or their coordinates (a
+    1-D tensor per dimension). One tensor per dimension, as a tuple; differentiable."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    nd = input.dim()
+    dims = list(builtins.range(nd)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    dims = [d % nd for d in dims]
+    spacings = spacing if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    if len(spacings) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or a list of length "
+                           f"{len(dims)} but got a list of length {len(spacings)}")
+    out = []
+    for d, h in zip(dims, spacings):
+        n = input.shape[d]
+        if n < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+        out.append(_gradient_along(input, d, h, edge_order))
+    return tuple(out)
+
+
+def _gradient_along(f, d, h, edge_order):
+    def part(a, b):
+        return f.narrow(d, a, b - a)
+
+    n = f.shape[d]
+    if isinstance(h, Tensor):
+        x = h.to(f.dtype)
+        shape = [1] * f.dim()
+        shape[d] = -1
+        dx = (x[1:] - x[:-1]).reshape(*shape[:d], -1, *shape[d + 1:])
+        dx1, dx2 = dx.narrow(d, 0, n - 2), dx.narrow(d, 1, n - 2)
+        a = -dx2 / (dx1 * (dx1 + dx2))
+        b = (dx2 - dx1) / (dx1 * dx2)
+        c = dx1 / (dx2 * (dx1 + dx2))
+        inner = a * part(0, n - 2) + b * part(1, n - 1) + c * part(2, n)
+        first_dx, last_dx = dx.narrow(d, 0, 1), dx.narrow(d, n - 2, 1)
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / first_dx
+            last = (part(n - 1, n) - part(n - 2, n - 1)) / last_dx
+        else:
+            d1, d2 = dx.narrow(d, 0, 1), dx.narrow(d, 1, 1)
+            a0, b0, c0 = -(2.0 * d1 + d2) / (d1 * (d1 + d2)), (d1 + d2) / (d1 * d2), -d1 / (d2 * (d1 + d2))
+            first = a0 * part(0, 1) + b0 * part(1, 2) + c0 * part(2, 3)
+            e1, e2 = dx.narrow(d, n - 3, 1), dx.narrow(d, n - 2, 1)
+            a1, b1, c1 = e2 / (e1 * (e1 + e2)), -(e2 + e1) / (e1 * e2), (2.0 * e2 + e1) / (e2 * (e1 + e2))
+            last = a1 * part(n - 3, n - 2) + b1 * part(n - 2, n - 1) + c1 * part(n - 1, n)
+    else:
+        h = float(h)
+        inner = (part(2, n) - part(0, n - 2)) / (2.0 * h)
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / h
+            last = (part(n - 1, n) - part(n - 2, n - 1)) / h
+        else:
+            first = (-1.5 * part(0, 1) + 2.0 * part(1, 2) - 0.5 * part(2, 3)) / h
+            last = (0.5 * part(n - 3, n - 2) - 2.0 * part(n - 2, n - 1) + 1.5 * part(n - 1, n)) / h
+    return creation.cat([first, inner, last], dim=d)
+
+
+# ------------------------------------------------------------------ signal windows
+
+def _window(name, length, periodic, dtype, device, requires_grad, values):
+    if not isinstance(length, int) or isinstance(length, bool) or length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={length}")
+    dtype = dtype or _dtypes.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
+    if length == 0:
+        return creation.empty(0, dtype=dtype, device=device)
+    if length == 1:
+        return creation.ones(1, dtype=dtype, device=device)
+    n = length + 1 if periodic else length
+    w = values(np.arange(n, dtype=np.float64), n)[:length]
+    return creation.tensor(w, dtype=dtype, device=device).requires_grad_(requires_grad)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda i, n: 0.5 - 0.5 * np.cos(2 * np.pi * i / (n - 1)))
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   requires_grad=False):
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda i, n: alpha - beta * np.cos(2 * np.pi * i / (n - 1)))
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda i, n: 1 - np.abs(2 * i / (n - 1) - 1))
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda i, n: 0.42 - 0.5 * np.cos(2 * np.pi * i / (n - 1)) + 0.08 * np.cos(4 * np.pi * i / (n - 1)))
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  requires_grad=False):
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda i, n: np.i0(beta * np.sqrt(np.clip(1 - ((i - (n - 1) / 2) / ((n - 1) / 2)) ** 2, 0, None)))
+                   / np.i0(beta))
+
+
+# ------------------------------------------------------------------ histogram, norms
+
+_Histogram = namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
+    """``(hist, bin_edges)``: counts (or ``weight`` sums) of ``input``'s elements in ``bins`` equal bins over
+    ``range`` (the data's by default) or between the given edges (a 1-D tensor), as ``numpy.histogram``."""
+    if not input.is_floating_point():
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, but got "
+                           f"input {input.dtype}")
+    xp = xp_of(input._data)
+    data = input.detach()._data.reshape(-1)
+    edges = bins.detach()._data if isinstance(bins, Tensor) else int(bins)
+    w = None if weight is None else weight.detach()._data.reshape(-1)
+    hist, bin_edges = xp.histogram(data, bins=edges, range=range, weights=w, density=density)
+    return _Histogram(_wrap(hist.astype(input._data.dtype)), _wrap(bin_edges.astype(input._data.dtype)))
+
+
+def frobenius_norm(input, dim=(-2, -1), keepdim=False):  # noqa: A002
+    return (input * input.conj()).real.sum(dim=dim, keepdim=keepdim).sqrt() if input.is_complex() else \
+        (input * input).sum(dim=dim, keepdim=keepdim).sqrt()
+
+
+def nuclear_norm(input, dim=None, keepdim=False):  # noqa: A002
+    from . import linalg
+
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    return linalg.matrix_norm(input, "nuc", dim=(-2, -1) if dim is None else tuple(dim), keepdim=keepdim)
+
+
+# ------------------------------------------------------------------ DLPack
+
+def to_dlpack(tensor):
+    """A DLPack capsule of the tensor's memory (``torch.utils.dlpack.to_dlpack``)."""
+    return tensor._data.__dlpack__()
+
+
+class _Capsule:
+    def __init__(self, capsule):
+        self._capsule = capsule
+
+    def __dlpack__(self, stream=None, **_):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def from_dlpack(ext_tensor):
+    """A tensor sharing the memory of ``ext_tensor``: any object with ``__dlpack__`` (a PyTorch, NumPy, CuPy or JAX
+    array), or a DLPack capsule (of the host)."""
+    source = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _Capsule(ext_tensor)
+    device_type = source.__dlpack_device__()[0]
+    if device_type == 1:
+        return _wrap(np.from_dlpack(source))
+    from . import backend
+
+    cupy = backend.get_cupy()
+    if cupy is None:
+        raise RuntimeError("from_dlpack: the tensor is on a GPU, and the engine has no CUDA device here")
+    return _wrap(cupy.from_dlpack(source))
+
+
+# ------------------------------------------------------------------ what PyTorch removed in 1.9: its refusals
+
+def _removed(message):
+    def refuse(*args, **kwargs):
+        raise RuntimeError(message)
+
+    return refuse
+
+
+solve = _removed(
+    "This function was deprecated since version 1.9 and is now removed. `torch.solve` is deprecated in favor of "
+    "`torch.linalg.solve`. `torch.linalg.solve` has its arguments reversed and does not return the LU "
+    "factorization.\n\nTo get the LU factorization see `torch.lu`, which can be used with `torch.lu_solve` or "
+    "`torch.lu_unpack`.\nX = torch.solve(B, A).solution should be replaced with:\nX = torch.linalg.solve(A, B)")
+eig = _removed(
+    "This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` returns complex tensors "
+    "of dtype `cfloat` or `cdouble` rather than real tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) "
+    "should be replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) "
+    "should be replaced with:\nL_complex, V_complex = torch.linalg.eig(A)")
+lstsq = _removed(
+    "This function was deprecated since version 1.9 and is now removed. `torch.lstsq` is deprecated in favor of "
+    "`torch.linalg.lstsq`.\n`torch.linalg.lstsq` has reversed arguments and does not return the QR decomposition "
+    "in the returned tuple (although it returns other information about the problem).\n\nTo get the QR "
+    "decomposition consider using `torch.linalg.qr`.\n\nThe returned solution in `torch.lstsq` stored the residuals "
+    "of the solution in the last m - n columns of the returned value whenever m > n. In torch.linalg.lstsq, the "
+    "residuals are in the field 'residuals' of the returned named tuple.\n\nThe unpacking of the solution, as in\n"
+    "X, _ = torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution")
+matrix_rank = _removed(
+    "This function was deprecated since version 1.9 and is now removed.\nPlease use the `torch.linalg.matrix_rank` "
+    "function instead. The parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.")
+symeig = _removed(
+    "This function was deprecated since version 1.9 and is now removed. The default behavior has changed from using "
+    "the upper triangular portion of the matrix by default to using the lower triangular portion.\n\nL, _ = "
+    "torch.symeig(A, upper=upper) should be replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else "
+    "'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, "
+    "UPLO='U' if upper else 'L')")
+
+
+# ------------------------------------------------------------------ small answers
+
+def get_device(input) -> int:  # noqa: A002
+    return input.get_device()
+
+
+def is_inference(input) -> bool:  # noqa: A002
+    return input.is_inference()
+
+
+def typename(obj) -> str:
+    """``torch.typename``: ``'torch.FloatTensor'`` for a tensor (its legacy type name), else the object's class."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", "__builtin__") else f"{module}.{name}"
+
+
+def is_storage(obj) -> bool:
+    return False
+
+
+_warn_always = [False]
+_interop_threads = [1]
+
+
+def is_warn_always_enabled() -> bool:
+    return _warn_always[0]
+
+
+def set_warn_always(b: bool) -> None:
+    _warn_always[0] = bool(b)
+
+
+def get_num_interop_threads() -> int:
+    return _interop_threads[0]
+
+
+def set_num_interop_threads(num: int) -> None:
+    if not isinstance(num, int) or num <= 0:
+        raise RuntimeError("Expected positive number of threads")
+    _interop_threads[0] = num
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """``False``: the engine cannot make NumPy flush denormal numbers to zero (PyTorch answers False too where the
+    CPU cannot)."""
+    return False
