@@ -997,7 +997,27 @@ def orgqr(input, tau):  # noqa: A002
     return linalg.householder_product(input, tau)
 
 
-__all__ += ["svd", "qr", "cholesky_solve", "cholesky_inverse", "triangular_solve", "matrix_exp", "geqrf", "orgqr"]
+def lu(A, pivot=True, get_infos=False):  # noqa: N803 - PyTorch's name
+    """PyTorch's deprecated ``torch.lu`` (``linalg.lu_factor``), with its warning."""
+    from . import linalg
+
+    return linalg._lu_old(A, pivot, get_infos)
+
+
+def lu_solve(b, LU_data, LU_pivots):  # noqa: N803
+    from . import linalg
+
+    return linalg._lu_solve_old(b, LU_data, LU_pivots)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):  # noqa: N803
+    from . import linalg
+
+    return linalg.lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
+__all__ += ["svd", "qr", "cholesky_solve", "cholesky_inverse", "triangular_solve", "matrix_exp", "geqrf", "orgqr",
+            "lu", "lu_solve", "lu_unpack"]
 
 
 def _copy_form(view_op):

@@ -606,7 +606,197 @@ def geqrf(a: Tensor):
 _GeqrfResult = namedtuple("geqrf", ["a", "tau"])
 
 
+# ------------------------------------------------------- LU
+
+def _getrf(a, xp):
+    """LAPACK's ``getrf`` on a batch of matrices (any shape ``(..., m, n)``), row by row with partial pivoting (the
+    first largest magnitude): ``(LU packed, pivots 1-based int32, info)``; a zero pivot is left unscaled, as LAPACK
+    leaves it, and noted in ``info`` (its column, 1-based)."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    lu = a.reshape((-1, m, n)).copy()
+    count = lu.shape[0]
+    piv = xp.empty((count, k), dtype=np.int32)
+    info = xp.zeros(count, dtype=np.int32)
+    rows = xp.arange(count)
+    for j in range(k):
+        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
+        piv[:, j] = p + 1
+        top, chosen = lu[rows, j, :].copy(), lu[rows, p, :].copy()
+        lu[rows, p, :] = top
+        lu[rows, j, :] = chosen
+        pivot = lu[:, j, j]
+        zero = pivot == 0
+        info = xp.where(zero & (info == 0), j + 1, info).astype(np.int32)
+        factors = lu[:, j + 1:, j] / xp.where(zero, 1, pivot)[:, None]
+        lu[:, j + 1:, j] = factors
+        lu[:, j + 1:, j + 1:] -= factors[:, :, None] * lu[:, j, None, j + 1:]
+    return lu.reshape(a.shape), piv.reshape(batch + (k,)), info.reshape(batch)
+
+
+def _permutation(piv, m, xp):
+    """The row order ``perm`` (``A[perm] = L U``) from LAPACK's sequential swaps."""
+    batch = piv.shape[:-1]
+    flat = piv.reshape((-1, piv.shape[-1])) - 1
+    perm = xp.broadcast_to(xp.arange(m), (flat.shape[0], m)).copy()
+    rows = xp.arange(flat.shape[0])
+    for j in range(flat.shape[1]):
+        p = flat[:, j]
+        a, b = perm[rows, j].copy(), perm[rows, p].copy()
+        perm[rows, j], perm[rows, p] = b, a
+    return perm.reshape(batch + (m,))
+
+
+class _LuFactor(Function):
+    """``A = P L U`` packed (L's strictly lower part and U in one matrix). Its gradient, for a square A, is PyTorch's:
+    ``P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H``."""
+
+    backward_name = "LinalgLuFactorExBackward0"
+
+    @staticmethod
+    def forward(ctx, a, box):
+        xp = xp_of(a._data)
+        lu, piv, info = _getrf(a._data, xp)
+        box.update(pivots=_wrap(piv), info=_wrap(info))
+        out = _wrap(lu)
+        ctx.perm = _permutation(piv, a.shape[-2], xp)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (lu,) = ctx.saved_tensors
+        m, n = lu.shape[-2:]
+        if m != n:
+            raise NotImplementedError("the gradient of the LU decomposition of a matrix that is not square is "
+                                      "PyTorch's but not the engine's")
+        eye = _eye(n, dtype=lu.dtype, device=lu.device)
+        lower = lu.tril(-1) + eye
+        upper = lu.triu()
+        phi = (lower.mH @ g.tril(-1)).tril(-1) + (g.triu() @ upper.mH).triu()
+        right = solve_triangular(upper, phi.mH, upper=True).mH  # phi U^-H = (U^-1 phi^H)^H
+        y = solve_triangular(lower.mH, right, upper=True, unitriangular=True)  # L^-H phi U^-H
+        inverse = xp_of(lu._data).argsort(ctx.perm, axis=-1)  # P Y: row i of the result is row inverse[i] of Y
+        return y.gather(-2, _wrap(inverse)[..., None].expand(*y.shape)), None
+
+
+_LuFactorResult = _result("linalg_lu_factor", ("LU", "pivots"))
+_LuFactorExResult = _result("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+_LuResult = _result("linalg_lu", ("P", "L", "U"))
+_LuUnpackResult = _result("lu_unpack", ("P", "L", "U"))
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):  # noqa: N803 - PyTorch's name
+    """``(LU, pivots, info)``: the LU decomposition with partial pivoting, packed as LAPACK's ``getrf`` (pivots
+    1-based, int32; ``info`` the first zero pivot's column, 0 for none). Differentiable in LU (square A)."""
+    _matrices(A, "lu_factor_ex")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    box: dict = {}
+    lu = _LuFactor.apply(A, box)
+    info = box["info"]
+    if check_errors:
+        _check_lu(info, "lu_factor_ex")
+    return _LuFactorExResult(lu, box["pivots"], info)
+
+
+def _check_lu(info, fn):
+    bad = info.reshape(-1).tolist()
+    for index, value in enumerate(bad):
+        if value > 0:
+            where = f"(Batch element {index}): " if info.dim() else ""
+            raise RuntimeError(f"torch.linalg.{fn}: {where}U[{value},{value}] is zero and using it on lu_solve "
+                               "would result in a division by zero. If you still want to perform the factorization, "
+                               "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True):  # noqa: N803
+    """``(LU, pivots)`` of :func:`lu_factor_ex`; a singular A is refused, with PyTorch's message."""
+    lu, pivots, info = lu_factor_ex(A, pivot=pivot)
+    _check_lu(info, "lu_factor")
+    return _LuFactorResult(lu, pivots)
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True):  # noqa: N803
+    """``(P, L, U)`` from a packed LU and its pivots: ``A = P L U``, L unit lower-triangular (m x k), U upper
+    (k x n)."""
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    empty = LU_data.new_zeros(0)
+    if unpack_data:
+        eye = _eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+        lower = LU_data[..., :, :k].tril(-1) + eye
+        upper = LU_data[..., :k, :].triu()
+    else:
+        lower = upper = empty
+    if unpack_pivots:
+        xp = xp_of(LU_data._data)
+        perm = _permutation(LU_pivots._data, m, xp)
+        batch = perm.shape[:-1]
+        p = xp.zeros(batch + (m, m), dtype=LU_data._data.dtype)
+        flat = p.reshape((-1, m, m))
+        rows = perm.reshape((-1, m))
+        flat[xp.arange(flat.shape[0])[:, None], rows, xp.arange(m)[None, :]] = 1
+        permutation = _wrap(flat.reshape(batch + (m, m)))
+    else:
+        permutation = empty
+    return _LuUnpackResult(permutation, lower, upper)
+
+
+def lu(A: Tensor, *, pivot: bool = True):  # noqa: N803
+    """``(P, L, U)`` with ``A = P L U`` (partial pivoting), differentiable (square A)."""
+    factor, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    return _LuResult(*lu_unpack(factor, pivots))
+
+
+def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False) -> Tensor:  # noqa: N803
+    """``X`` with ``A X = B`` from A's :func:`lu_factor` (``left=False``: ``X A = B``; ``adjoint``: with A's
+    adjoint), differentiable in LU and B."""
+    if not left:
+        return lu_solve(LU, pivots, B.mH, left=True, adjoint=not adjoint).mH
+    n = LU.shape[-1]
+    permutation, lower, upper = lu_unpack(LU, pivots)
+    if adjoint:  # A^H X = B: U^H L^H P^T X = B
+        y = solve_triangular(upper.mH, B, upper=False)
+        z = solve_triangular(lower.mH, y, upper=True, unitriangular=True)
+        return permutation.to(z.dtype) @ z
+    pb = permutation.mT.to(B.dtype) @ B
+    y = solve_triangular(lower, pb, upper=False, unitriangular=True)
+    return solve_triangular(upper[..., :n, :n], y, upper=True)
+
+
+def _lu_old(A, pivot=True, get_infos=False):  # noqa: N803
+    """``torch.lu`` (deprecated there for :func:`lu_factor`, with its warning): ``(LU, pivots)``, and ``infos`` with
+    ``get_infos`` (otherwise a singular A is refused)."""
+    import warnings
+
+    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+                  "removed in a future PyTorch release.", UserWarning, stacklevel=2)
+    factor, pivots, info = lu_factor_ex(A, pivot=pivot)
+    if get_infos:
+        return factor, pivots, info
+    _check_lu(info, "lu_factor")
+    return factor, pivots
+
+
+def _lu_solve_old(b, LU_data, LU_pivots):  # noqa: N803
+    """``torch.lu_solve(B, LU, pivots)`` (deprecated there, with its warning, for :func:`lu_solve`)."""
+    import warnings
+
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
+                  "PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+                  "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)",
+                  UserWarning, stacklevel=2)
+    return lu_solve(LU_data, LU_pivots, b)
+
+
+__all__ += ["lu", "lu_factor", "lu_factor_ex", "lu_solve"]
+
+
 # Tensor's method forms of these (tensor_math, a core module, may not import this one: the import-cycle rule)
+Tensor.lu = _lu_old
+Tensor.lu_solve = _lu_solve_old
 Tensor.householder_product = householder_product
 Tensor.orgqr = householder_product
 Tensor.geqrf = geqrf
