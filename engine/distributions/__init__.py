@@ -8,7 +8,8 @@ through), ``Categorical`` (a policy's actions: ``sample``, ``log_prob`` for REIN
 from it (``Pareto``, ``Weibull``, ``HalfCauchy``, ``InverseGamma``, ``Kumaraswamy``, ``LogisticNormal``,
 ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``); ``constraints`` (each family's ``arg_constraints`` and
 ``support``) and ``kl_divergence`` between two of a kind. Each is written from the engine's ops, so its
-``log_prob``, ``entropy`` and ``rsample`` have gradients; draws come from the engine's generator
+``log_prob``, ``entropy`` and ``rsample`` have gradients (the gamma family's ``rsample``, Beta's and Dirichlet's
+too, by PyTorch's implicit reparameterisation: ``_reparam``); draws come from the engine's generator
 (``manual_seed`` repeats them; the numbers differ from PyTorch's, the distributions are PyTorch's)."""
 
 from . import constraints, kl, transforms

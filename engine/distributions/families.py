@@ -833,14 +833,10 @@ def _host_draws(d: Distribution, sample_shape, like: Tensor, draw) -> Tensor:
         return creation.tensor(np.asarray(values, dtype=like.dtype.np), device=like.device)
 
 
-def _no_rsample(d: Distribution):
-    raise NotImplementedError(f"{type(d).__name__}.rsample is PyTorch's but not the engine's: it has no "
-                              "reparameterised draw for it (sample() draws without a gradient)")
-
-
 class Gamma(Distribution):
     """The gamma distribution of shape ``concentration`` and ``rate`` (both > 0)."""
 
+    has_rsample = True
     _params = ("concentration", "rate")
 
     def __init__(self, concentration, rate, validate_args=None):
@@ -868,7 +864,15 @@ class Gamma(Distribution):
                            np.broadcast_to(r, shape))
 
     def rsample(self, sample_shape=()) -> Tensor:
-        _no_rsample(self)
+        """Gamma draws whose gradient reaches ``concentration`` (PyTorch's implicit reparameterisation:
+        engine/distributions/_reparam.py) and ``rate``."""
+        from ._reparam import standard_gamma
+
+        shape = self._extended(sample_shape)
+        value = standard_gamma(self.concentration.expand(*shape)) / self.rate.expand(*shape)
+        with no_grad():
+            value.clamp_(min=float(np.finfo(value.dtype.np).tiny))
+        return value
 
     def log_prob(self, value) -> Tensor:
         value = _tensor(value, self.rate)
@@ -897,6 +901,7 @@ class Chi2(Gamma):
 class Beta(Distribution):
     """The beta distribution on (0, 1) of ``concentration1`` (alpha) and ``concentration0`` (beta), both > 0."""
 
+    has_rsample = True
     _params = ("concentration1", "concentration0")
 
     def __init__(self, concentration1, concentration0, validate_args=None):
@@ -929,7 +934,13 @@ class Beta(Distribution):
                            lambda g, shape: g.beta(np.broadcast_to(a, shape), np.broadcast_to(b, shape)))
 
     def rsample(self, sample_shape=()) -> Tensor:
-        _no_rsample(self)
+        """The first coordinate of a Dirichlet draw of ``(concentration1, concentration0)``, as PyTorch's: its
+        gradient reaches both."""
+        from ._reparam import dirichlet
+
+        both = creation.stack([self.concentration1, self.concentration0], -1)
+        shape = self._extended(sample_shape) + (2,)
+        return dirichlet(both.expand(*shape)).select(-1, 0)
 
     def log_prob(self, value) -> Tensor:
         value = _tensor(value, self.concentration1)
@@ -946,6 +957,7 @@ class Beta(Distribution):
 class StudentT(Distribution):
     """Student's t of ``df`` degrees of freedom (> 0), around ``loc`` with scale ``scale`` (> 0)."""
 
+    has_rsample = True
     _params = ("df", "loc", "scale")
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
@@ -975,7 +987,11 @@ class StudentT(Distribution):
             return self.loc + self.scale * t
 
     def rsample(self, sample_shape=()) -> Tensor:
-        _no_rsample(self)
+        """``loc + scale * X / sqrt(Z / df)``, X standard normal and Z a reparameterised chi-squared draw, as
+        PyTorch's: the gradient reaches ``df``, ``loc`` and ``scale``."""
+        x = creation.randn(*self._extended(sample_shape), dtype=self.df.dtype, device=self.df.device)
+        z = Chi2(self.df).rsample(sample_shape)
+        return self.loc + self.scale * (x * (z / self.df).rsqrt())
 
     def log_prob(self, value) -> Tensor:
         y = (_tensor(value, self.loc) - self.loc) / self.scale

@@ -22,7 +22,6 @@ from .families import (
     Uniform,
     _broadcast,
     _host_draws,
-    _no_rsample,
     _tensor,
 )
 from .transforms import (
@@ -258,7 +257,7 @@ class HalfCauchy(TransformedDistribution):
 
 
 class InverseGamma(TransformedDistribution):
-    """``1 / Gamma(concentration, rate)`` (no ``rsample``: the engine's Gamma has none)."""
+    """``1 / Gamma(concentration, rate)``."""
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.positive
@@ -485,10 +484,11 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
 class Dirichlet(Distribution):
     """The Dirichlet distribution over the simplex of the last dimension of ``concentration`` (> 0). Draws are
-    made on the host from gammas (``rsample`` is PyTorch's but not the engine's)."""
+    made on the host from gammas; ``rsample``'s gradient is PyTorch's implicit one."""
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
+    has_rsample = True
     _params = ("concentration",)
 
     def __init__(self, concentration, validate_args=None):
@@ -509,7 +509,10 @@ class Dirichlet(Distribution):
         return _host_draws(self, sample_shape, self.concentration, draw)
 
     def rsample(self, sample_shape=()) -> Tensor:
-        _no_rsample(self)
+        """Dirichlet draws whose gradient reaches ``concentration`` (PyTorch's implicit reparameterisation)."""
+        from ._reparam import dirichlet
+
+        return dirichlet(self.concentration.expand(*self._extended(sample_shape)))
 
     def log_prob(self, value) -> Tensor:
         value = _tensor(value, self.concentration)

@@ -1,7 +1,8 @@
 """More of ``torch.distributions``, missing before (AttributeError): ``Exponential``, ``Laplace``, ``Cauchy``,
 ``Gumbel``, ``HalfNormal``, ``LogNormal``, ``Poisson``, ``Geometric``, ``OneHotCategorical``, ``Independent``,
 ``MultivariateNormal`` (``scale_tril``, ``covariance_matrix`` or ``precision_matrix``), ``Gamma``, ``Chi2``,
-``Beta``, ``StudentT``, ``Binomial`` (drawn on the host; no ``rsample``, refused by name), and ``kl_divergence``
+``Beta``, ``StudentT``, ``Binomial`` (drawn on the host; the gamma family's ``rsample`` in
+test_reparameterized_gamma.py), and ``kl_divergence``
 between two of each kind. Their ``log_prob``, ``entropy``, ``mean``, ``variance``, ``mode``, ``stddev``, ``cdf``,
 ``icdf`` and divergences, with every parameter's gradient, against PyTorch 2.13 (~3,500 comparisons); their draws
 by their statistics (the engine's generator is not PyTorch's). Writing them found that ``linalg.solve_triangular``
@@ -173,10 +174,9 @@ def test_a_vae_s_diagonal_gaussian_and_its_divergence():
                                            engine.distributions.Normal(engine.tensor(0.0), engine.tensor(1.0)))
 
 
-def test_the_families_drawn_on_the_host_refuse_rsample_by_name():
+def test_the_families_drawn_on_the_host_repeat_their_draws_from_the_engines_seed():
     gamma = engine.distributions.Gamma(engine.tensor([2.0], requires_grad=True), engine.tensor([1.0]))
-    with pytest.raises(NotImplementedError, match="Gamma.rsample is PyTorch's but not the engine's"):
-        gamma.rsample()
+    assert gamma.rsample().requires_grad  # (reparameterised: test_reparameterized_gamma.py)
     engine.manual_seed(3)
     first = gamma.sample((4,))
     engine.manual_seed(3)
