@@ -27,7 +27,7 @@ from .elementwise import (
     Where,
 )
 from .linalg import Det, Inverse, LogAbsDet, Solve
-from .loss import NllLoss
+from .loss import CtcLoss, NllLoss
 from .reduction import AMaxMin, MaxMin, MaxMinDim, Mean, NativeLayerNorm, Prod, Softmax, Sum, VectorNorm
 from .shape import (
     AsStrided,
@@ -63,5 +63,5 @@ __all__ = [
     "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
     "Cumprod", "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet",
-    "Solve", "AsStrided",
+    "Solve", "AsStrided", "CtcLoss",
 ]

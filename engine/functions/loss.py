@@ -1,6 +1,6 @@
 """The negative log-likelihood of picked classes (``nll_loss``, and so ``cross_entropy`` after a log-softmax):
 one node, as PyTorch's ``NllLossBackward0`` (``NllLoss2DBackward0`` for inputs with positions after the class
-dimension)."""
+dimension); and the CTC loss (``ctc_loss``), one node, as PyTorch's ``CtcLossBackward0``."""
 
 from __future__ import annotations
 
@@ -70,3 +70,118 @@ class NllLoss(Function):
         if len(shape) > 2:
             return xp.moveaxis(g.reshape(shape[0], *shape[2:], shape[1]), -1, 1), None
         return g, None
+
+
+def _logaddexp3(xp, a, b, c):
+    """log(e^a + e^b + e^c), elementwise, -inf where all three are."""
+    top = xp.maximum(xp.maximum(a, b), c)
+    safe = xp.where(xp.isneginf(top), 0.0, top)
+    with np.errstate(divide="ignore"):
+        total = xp.log(xp.exp(a - safe) + xp.exp(b - safe) + xp.exp(c - safe)) + safe
+    return xp.where(xp.isneginf(top), -np.inf, total)
+
+
+def _shifted(xp, a, k, fill=-np.inf):
+    """``a`` moved ``k`` places along its last dimension (right for k > 0), ``fill`` where nothing came."""
+    n, s = a.shape
+    pad = xp.full((n, abs(k)), fill, dtype=a.dtype)
+    if k > 0:
+        return xp.concatenate([pad, a], axis=1)[:, :s]
+    return xp.concatenate([a, pad], axis=1)[:, -k:-k + s]
+
+
+class CtcLoss(Function):
+    """The connectionist temporal classification loss per sample, ``-log p(target | input)`` summed over every
+    alignment by the forward (alpha) recursion in log space, as PyTorch's ``ctc_loss`` (reduction is the caller's).
+    ``log_probs`` ``(T, N, C)``; ``targets`` ``(N, S)`` padded; the lengths as int arrays on the host.
+
+    The backward is PyTorch's: ``exp(lp) - exp(log(sum of alpha beta over the positions of the class) + nll - lp)``,
+    the gradient of the loss through a log-softmax, the form PyTorch gives for ``log_probs`` (a log-softmax's
+    output, whose backward then leaves it as it is); 0 past a sample's input length, and for a sample whose loss
+    ``zero_infinity`` set to 0."""
+
+    raw = True
+    backward_name = "CtcLossBackward0"
+
+    @staticmethod
+    def forward(ctx, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+        xp = xp_of(log_probs)
+        lp = log_probs.astype(np.float64)
+        t_max, n, _ = lp.shape
+        s_max = 2 * int(target_lengths.max(initial=0)) + 1
+        ext = np.full((n, s_max), blank, dtype=np.int64)
+        host_targets = targets if targets.__class__ is np.ndarray else targets.get()
+        for i in range(n):
+            ext[i, 1:2 * int(target_lengths[i]):2] = host_targets[i, :int(target_lengths[i])]
+        valid = np.arange(s_max)[None, :] < (2 * target_lengths[:, None] + 1)
+        skip = np.zeros((n, s_max), dtype=bool)  # may come from s - 2: a label unlike the one two before
+        skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+        ext_d, valid_d, skip_d = xp.asarray(ext), xp.asarray(valid), xp.asarray(skip)
+        rows = xp.arange(n)[:, None]
+        emit = lp[:, rows, ext_d]  # (T, N, S): each position's label's log-probability at each time
+        neg = -np.inf
+        alpha = xp.full((t_max, n, s_max), neg)
+        first = xp.full((n, s_max), neg)
+        first[:, 0] = emit[0, :, 0]
+        if s_max > 1:
+            first[:, 1] = xp.where(xp.asarray(target_lengths) > 0, emit[0, :, 1], neg)
+        alpha[0] = xp.where(valid_d, first, neg)
+        for t in range(1, t_max):
+            prev = alpha[t - 1]
+            one = _shifted(xp, prev, 1)
+            two = xp.where(skip_d, _shifted(xp, prev, 2), neg)
+            alpha[t] = xp.where(valid_d, _logaddexp3(xp, prev, one, two) + emit[t], neg)
+        last_t = xp.asarray(input_lengths - 1)
+        end = xp.asarray(2 * target_lengths)
+        final = alpha[last_t, xp.arange(n)]  # (N, S) at each sample's last time
+        idx = xp.arange(n)
+        a_end = final[idx, end]
+        a_before = xp.where(end > 0, final[idx, xp.maximum(end - 1, 0)], neg)
+        nll = -xp.logaddexp(a_end, a_before)
+        inf = xp.isinf(nll)
+        if zero_infinity:
+            nll = xp.where(inf, 0.0, nll)
+        ctx.saved = (lp, ext_d, valid_d, skip_d, alpha, emit, nll, inf)
+        ctx.lengths = (input_lengths, target_lengths, blank, zero_infinity)
+        return nll.astype(log_probs.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        lp, ext_d, valid_d, skip_d, alpha, emit, nll, inf = ctx.saved
+        input_lengths, target_lengths, blank, zero_infinity = ctx.lengths
+        xp = xp_of(lp)
+        t_max, n, c = lp.shape
+        s_max = ext_d.shape[1]
+        neg = -np.inf
+        skip_up = _shifted(xp, skip_d, -2, False)  # s + 2 may come back to s
+        beta = xp.full((t_max, n, s_max), neg)
+        lengths_d = xp.asarray(input_lengths)
+        end = xp.asarray(2 * target_lengths)
+        idx = xp.arange(n)
+        for t in range(t_max - 1, -1, -1):
+            last = lengths_d - 1 == t  # each sample's last time: its start of the recursion
+            start = xp.full((n, s_max), neg)
+            start[idx, end] = emit[t, idx, end]
+            before = xp.where(end > 0, emit[t, idx, xp.maximum(end - 1, 0)], neg)
+            start[idx, xp.maximum(end - 1, 0)] = xp.where(end > 0, before, start[idx, xp.maximum(end - 1, 0)])
+            if t < t_max - 1:
+                nxt = beta[t + 1]
+                one = _shifted(xp, nxt, -1)
+                two = xp.where(skip_up, _shifted(xp, nxt, -2), neg)
+                step = _logaddexp3(xp, nxt, one, two) + emit[t]
+            else:
+                step = xp.full((n, s_max), neg)
+            inside = (t < lengths_d)[:, None]
+            beta[t] = xp.where(valid_d & inside, xp.where(last[:, None], start, step), neg)
+        both = alpha + beta  # (T, N, S)
+        top = both.max(axis=2, keepdims=True)
+        top = xp.where(xp.isneginf(top), 0.0, top)
+        onehot = (ext_d[:, :, None] == xp.arange(c)[None, None, :]) & valid_d[:, :, None]  # (N, S, C)
+        with np.errstate(under="ignore", divide="ignore"):
+            mass = xp.einsum("tns,nsc->tnc", xp.exp(both - top), onehot.astype(np.float64))
+            lcab = xp.where(mass > 0, xp.log(xp.where(mass > 0, mass, 1.0)) + top, neg)
+        grad = xp.exp(lp) - xp.exp(lcab + nll[None, :, None] - lp)
+        grad = xp.where((xp.arange(t_max)[:, None] < lengths_d[None, :])[:, :, None], grad, 0.0)
+        if zero_infinity:
+            grad = xp.where(inf[None, :, None], 0.0, grad)
+        return (grad * g[None, :, None]).astype(g.dtype)

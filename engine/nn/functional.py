@@ -11,7 +11,18 @@ import numpy as np
 from .. import creation, dtypes
 from ..autograd import no_grad
 from ..backend import to_host, xp_of
-from ..functions import BinaryCrossEntropy, Embedding, Gelu, NativeLayerNorm, NllLoss, ReLU, Sigmoid, Tanh, Unary
+from ..functions import (
+    BinaryCrossEntropy,
+    CtcLoss,
+    Embedding,
+    Gelu,
+    NativeLayerNorm,
+    NllLoss,
+    ReLU,
+    Sigmoid,
+    Tanh,
+    Unary,
+)
 from ..functions.conv import (
     AdaptiveAvgPool,
     AvgPool,
@@ -1609,6 +1620,65 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction: str = "mean",
+             zero_infinity: bool = False):
+    """The connectionist temporal classification loss (speech and handwriting recognition): ``-log`` of the
+    probability of ``targets`` summed over every alignment of them to the ``T`` frames of ``log_probs``
+    (``(T, N, C)``, or ``(T, C)`` unbatched; a log-softmax over C), ``blank`` the class of no label. ``targets``:
+    ``(N, S)`` padded, or the N targets concatenated (1-D); ``input_lengths``/``target_lengths``: each sample's (a
+    tensor, list or tuple). 'mean' divides each loss by its target's length, then averages; ``zero_infinity``
+    gives an impossible alignment (an input too short) a loss and gradient of 0."""
+    check_reduction(reduction)
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if isinstance(targets, Tensor) and targets.dim() == 1 else targets
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"ctc_loss: log_probs must be 3-D (T, N, C) or 2-D (T, C), got {list(log_probs.shape)}")
+    t_max, n, c = log_probs.shape
+
+    def lengths(value, name):
+        if isinstance(value, Tensor):
+            value = value.detach().cpu().numpy()
+        arr = np.asarray(value, dtype=np.int64).reshape(-1)
+        if arr.size != n:
+            raise RuntimeError(f"ctc_loss: {name} must have one length per sample ({n}), got {arr.size}")
+        return arr
+
+    input_lengths, target_lengths = lengths(input_lengths, "input_lengths"), lengths(target_lengths, "target_lengths")
+    if (input_lengths > t_max).any() or (input_lengths < 0).any():
+        raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but got value "
+                           f"{int(input_lengths.max())} (while checking arguments for ctc_loss_cpu)")
+    if not 0 <= blank < c:
+        raise RuntimeError("blank must be in label range")
+    tgt = targets.detach().cpu().numpy() if isinstance(targets, Tensor) else np.asarray(targets)
+    if tgt.ndim == 1:  # concatenated: padded here
+        if tgt.size != target_lengths.sum():
+            raise RuntimeError(f"Expected tensor to have size at least {int(target_lengths.sum())} at dimension 1, "
+                               f"but got size {tgt.size} for argument #2 'targets' (while checking arguments for "
+                               "ctc_loss_cpu)")
+        padded = np.full((n, int(target_lengths.max(initial=0))), blank, dtype=np.int64)
+        start = 0
+        for i, k in enumerate(target_lengths):
+            padded[i, :k] = tgt[start:start + k]
+            start += k
+        tgt = padded
+    elif tgt.ndim == 2 and tgt.shape[1] < target_lengths.max(initial=0):
+        raise RuntimeError(f"Expected tensor to have size at least {int(target_lengths.max())} at dimension 1, but "
+                           f"got size {tgt.shape[1]} for argument #2 'targets' (while checking arguments for "
+                           "ctc_loss_cpu)")
+    data = log_probs._data
+    device_targets = tgt.astype(np.int64) if data.__class__ is np.ndarray else xp_of(data).asarray(tgt, np.int64)
+    nll = CtcLoss.apply(log_probs, targets=device_targets, input_lengths=input_lengths,
+                        target_lengths=target_lengths, blank=int(blank), zero_infinity=bool(zero_infinity))
+    if reduction == "mean":
+        divisor = creation.tensor(np.maximum(target_lengths, 1).astype(nll._data.dtype), device=nll.device)
+        return (nll / divisor).mean()
+    if reduction == "sum":
+        return nll.sum()
+    return nll[0] if unbatched else nll
+
+
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):  # noqa: A002
     return _adaptive_max_pool(input, output_size, 1, True)
 
@@ -1842,6 +1912,7 @@ def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool
 
 __all__ += ["adaptive_max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
             "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+            "ctc_loss",
             "max_unpool1d", "max_unpool2d", "max_unpool3d", "channel_shuffle", "native_channel_shuffle",
             "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "multi_margin_loss",
             "multilabel_margin_loss", "triplet_margin_with_distance_loss", "upsample_nearest", "upsample_bilinear",

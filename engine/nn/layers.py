@@ -41,7 +41,7 @@ __all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "Const
            "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
            "MaxUnpool3d", "ChannelShuffle", "AlphaDropout", "FeatureAlphaDropout", "Softmax2d", "MultiMarginLoss",
-           "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]
+           "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
 
 
 class GroupNorm(Module):
@@ -582,6 +582,19 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
         return F.softmax(input, -3)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (:func:`functional.ctc_loss`): ``forward(log_probs, targets,
+    input_lengths, target_lengths)``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
 
 
 class MultiMarginLoss(_Loss):
