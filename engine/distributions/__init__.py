@@ -6,7 +6,9 @@ through), ``Categorical`` (a policy's actions: ``sample``, ``log_prob`` for REIN
 ``MultivariateNormal``, ``Gamma``, ``Chi2``, ``Beta``, ``StudentT``, ``Binomial``, ``Dirichlet``, and
 ``TransformedDistribution`` with the ``transforms`` (a tanh-squashed Gaussian policy) and the families PyTorch makes
 from it (``Pareto``, ``Weibull``, ``HalfCauchy``, ``InverseGamma``, ``Kumaraswamy``, ``LogisticNormal``,
-``RelaxedBernoulli``, ``RelaxedOneHotCategorical``); ``constraints`` (each family's ``arg_constraints`` and
+``RelaxedBernoulli``, ``RelaxedOneHotCategorical``); ``MixtureSameFamily`` (a Gaussian mixture),
+``Multinomial``, ``NegativeBinomial``, ``FisherSnedecor``, ``LowRankMultivariateNormal``,
+``OneHotCategoricalStraightThrough``; ``constraints`` (each family's ``arg_constraints`` and
 ``support``) and ``kl_divergence`` between two of a kind. Each is written from the engine's ops, so its
 ``log_prob``, ``entropy`` and ``rsample`` have gradients (the gamma family's ``rsample``, Beta's and Dirichlet's
 too, by PyTorch's implicit reparameterisation: ``_reparam``); draws come from the engine's generator
@@ -37,6 +39,14 @@ from .families import (
     Uniform,
 )
 from .kl import kl_divergence
+from .more import (
+    FisherSnedecor,
+    LowRankMultivariateNormal,
+    MixtureSameFamily,
+    Multinomial,
+    NegativeBinomial,
+    OneHotCategoricalStraightThrough,
+)
 from .transformed import (
     Dirichlet,
     ExpRelaxedCategorical,
@@ -110,4 +120,6 @@ __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Exp
            "RelaxedOneHotCategorical", "Dirichlet", "Transform", "AbsTransform", "AffineTransform", "CatTransform",
            "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
            "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
-           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "identity_transform"]
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "identity_transform",
+           "MixtureSameFamily", "Multinomial", "NegativeBinomial", "FisherSnedecor", "LowRankMultivariateNormal",
+           "OneHotCategoricalStraightThrough"]

@@ -171,7 +171,9 @@ def test_every_familys_constraints_are_pytorchs():
     names = ["Normal", "Bernoulli", "Exponential", "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal",
              "Poisson", "Geometric", "OneHotCategorical", "MultivariateNormal", "Gamma", "Chi2", "Beta", "StudentT",
              "Binomial", "Categorical", "Pareto", "Weibull", "HalfCauchy", "InverseGamma", "Kumaraswamy",
-             "LogisticNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical", "Dirichlet"]
+             "LogisticNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical", "Dirichlet", "MixtureSameFamily",
+             "Multinomial", "NegativeBinomial", "FisherSnedecor", "LowRankMultivariateNormal",
+             "OneHotCategoricalStraightThrough"]
     for name in names:
         theirs, ours = getattr(torch.distributions, name), getattr(D, name)
         assert {k: repr(v) for k, v in theirs.arg_constraints.items()} == {
