@@ -446,6 +446,10 @@ class TensorMath:
     def output_nr(self):
         return self._out_index
 
+    def bfloat16(self):
+        """``to(bfloat16)``: refused by name (NumPy and CuPy have no bfloat16)."""
+        return self.to(_dtypes.bfloat16)
+
     def __dlpack__(self, stream=None, **kwargs):
         """The tensor's memory as a DLPack capsule (``torch.from_dlpack(t)``, ``numpy.from_dlpack(t)`` share it)."""
         if self._rg:

@@ -253,6 +253,69 @@ class Module:
     def register_parameter(self, name, param):
         self._parameters[name] = param
 
+    def add_module(self, name: str, module) -> None:
+        """``module`` registered as the child ``name`` (``self.name = module`` by a name made at run time)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__module__}.{type(module).__name__} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str):
+        """The module at the dotted path ``target`` (``"encoder.layers.0"``); ``""`` is this one."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def set_submodule(self, target: str, module, strict: bool = False) -> None:
+        """The module at the dotted path ``target`` replaced by ``module`` (with ``strict``, only one that
+        exists)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        *path, name = target.split(".")
+        parent = self.get_submodule(".".join(path))
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def get_parameter(self, target: str):
+        """The parameter at the dotted path ``target`` (``"encoder.layers.0.weight"``)."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str):
+        """The buffer at the dotted path ``target``."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
         """A tensor the module keeps that is not trained (BatchNorm's running statistics): moved with the module
         by ``to()``/``cuda()``, and, when ``persistent``, part of its ``state_dict``."""
@@ -522,6 +585,29 @@ class Module:
 
     def float(self):
         return self._apply_to_params(lambda t: t.float())
+
+    def half(self):
+        """The floating-point parameters and buffers cast to float16 (the others kept)."""
+        return self._apply_to_params(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self):
+        return self._apply_to_params(lambda t: t.bfloat16())
+
+    def type(self, dst_type):
+        """Every parameter and buffer cast to ``dst_type`` (a dtype)."""
+        return self._apply_to_params(lambda t: t.type(dst_type))
+
+    def share_memory(self):
+        """PyTorch moves the tensors to shared memory for worker processes; the engine's workers are threads,
+        which share it already: the module as it is."""
+        return self
+
+    def compile(self, *args, **kwargs) -> None:
+        """``torch.compile`` of the module's forward: the engine has no compiler (engine.compile), so it runs as
+        before."""
+        from .. import compile as _compile
+
+        _compile(self, *args, **kwargs)
 
     def apply(self, fn):
         for m in self.children():

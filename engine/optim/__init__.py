@@ -1,5 +1,5 @@
 """``engine.optim``: SGD (with momentum), Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop,
-ASGD and L-BFGS (:mod:`.lbfgs`), with PyTorch's update formulas, and the learning-rate schedules of
+ASGD, Adafactor and L-BFGS (:mod:`.lbfgs`), with PyTorch's update formulas, and the learning-rate schedules of
 ``engine.optim.lr_scheduler``. Each ``step`` takes PyTorch's optional ``closure`` (L-BFGS needs it).
 
 Updates run on the raw arrays in place, outside the graph, like PyTorch's ``torch.no_grad`` steps.
@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..autograd._writes import wrote as _wrote
 from ..backend import xp_of
 from .optimizer import Optimizer, _closure_loss, _scalar
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta",
-           "Rprop", "ASGD", "LBFGS", "lr_scheduler", "swa_utils"]
+           "Rprop", "ASGD", "LBFGS", "lr_scheduler", "swa_utils", "Adafactor"]
 
 
 class SGD(Optimizer):
@@ -248,6 +251,77 @@ class Adamax(Optimizer):
                 xp.maximum(u, abs(g) + eps, out=u)
                 clr = lr / (1 - b1 ** t)
                 w += -clr * (m / u)
+        return loss
+
+
+def _factored_rows(w):
+    return xp_of(w).zeros(w.shape[:-1] + (1,), dtype=w.dtype)
+
+
+def _factored_columns(w):
+    return xp_of(w).zeros(w.shape[:-2] + (1,) + w.shape[-1:], dtype=w.dtype)
+
+
+class Adafactor(Optimizer):
+    """Adam's second moment kept factored (Shazeer and Stern, 2018): for a matrix, a running mean of each row's and
+    each column's squared gradients instead of every element's (memory of m + n, not m n), their outer product
+    normalised as the estimate; no first moment; the step size relative to the weights' scale (``lr`` capped by
+    1/sqrt(step)) and the update's RMS clipped at ``d``. As PyTorch's ``optim.Adafactor``, line for line."""
+
+    def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
+                 foreach=None, maximize=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+        if not 0.0 >= beta2_decay:
+            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
+        if eps[0] is not None and not 0.0 <= eps[0]:
+            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
+        if not 0.0 <= eps[1]:
+            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
+        if not 1.0 <= d:
+            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+        super().__init__(params, dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay,
+                                      foreach=foreach, maximize=maximize))
+
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr, decay, d, wd = group["lr"], group["beta2_decay"], group["d"], group["weight_decay"]
+            eps1, eps2 = group["eps"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                w, g = p._data, p.grad._data
+                if group["maximize"]:
+                    g = -g
+                _wrote(w)
+                xp = xp_of(w)
+                if g.ndim > 1:
+                    state, t = self._advance(p, w, row_var=_factored_rows, col_var=_factored_columns)
+                else:
+                    state, t = self._advance(p, w, "variance")
+                if eps1 is None:  # (the first parameter's dtype sets it for the group, as PyTorch's loop does)
+                    eps1 = float(np.finfo(w.dtype).eps)
+                one_minus_beta2 = t ** decay
+                rho = min(lr, 1 / (t ** 0.5))
+                alpha = max(eps2, float(xp.sqrt((w * w).sum())) / (w.size ** 0.5)) * rho
+                if wd != 0:
+                    w *= 1 - lr * wd
+                if g.ndim > 1:
+                    row_var, col_var = state["row_var"], state["col_var"]
+                    _lerp(row_var, xp.sqrt((g * g).sum(-1, keepdims=True)) ** 2 / g.shape[-1], one_minus_beta2)
+                    _lerp(col_var, xp.sqrt((g * g).sum(-2, keepdims=True)) ** 2 / g.shape[-2], one_minus_beta2)
+                    estimate = row_var @ col_var
+                    estimate /= xp.maximum(row_var.mean(-2, keepdims=True), eps1)
+                else:
+                    _lerp(state["variance"], g * g, one_minus_beta2)
+                    estimate = state["variance"].copy()
+                update = 1 / xp.sqrt(xp.maximum(estimate, eps1 * eps1))
+                update *= g
+                denom = max(1.0, float(xp.sqrt((update * update).sum())) / ((update.size ** 0.5) * d))
+                w += update * (-alpha / denom)
         return loss
 
 

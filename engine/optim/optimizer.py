@@ -28,11 +28,103 @@ class Optimizer:
         self.param_groups = []
         self.state: dict = {}
         for g in groups:
-            group = dict(defaults)
-            group.update(g)
-            group["params"] = list(group["params"])
-            self._check(group)
-            self.param_groups.append(group)
+            self.add_param_group(dict(g))
+
+    def __init_subclass__(cls, **kwargs):
+        """Each optimizer's own ``step`` wrapped so that the hooks of :meth:`register_step_pre_hook` and
+        :meth:`register_step_post_hook` run around it, as PyTorch's."""
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_hooked", False):
+            def hooked(self, *args, **kwargs):
+                for hook in list(self.__dict__.get("_step_pre_hooks", {}).values()):
+                    result = hook(self, args, kwargs)
+                    if result is not None:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but "
+                                               f"got {result}.")
+                        args, kwargs = result
+                out = step(self, *args, **kwargs)
+                for hook in list(self.__dict__.get("_step_post_hooks", {}).values()):
+                    hook(self, args, kwargs)
+                return out
+
+            hooked.__name__, hooked.__doc__, hooked.__qualname__ = step.__name__, step.__doc__, step.__qualname__
+            hooked._hooked = True
+            cls.step = hooked
+
+    def add_param_group(self, param_group: dict) -> None:
+        """A parameter group added (a layer unfrozen to fine-tune it with its own rate): its settings default to
+        the optimizer's; a parameter already in a group is refused, as PyTorch refuses it."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                            "tensors in sets will change between runs. Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(param).__module__}.{type(param).__name__}")
+            if param.grad_fn is not None:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            param_group.setdefault(name, default)
+        seen = {id(p) for group in self.param_groups for p in group["params"]}
+        if any(id(p) in seen for p in param_group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self._check(param_group)
+        self.param_groups.append(param_group)
+
+    def _hook_table(self, name):
+        from collections import OrderedDict
+
+        table = self.__dict__.get(name)
+        if table is None:
+            table = self.__dict__[name] = OrderedDict()
+        return table
+
+    def _register(self, name, hook, prepend=False):
+        from ..utils.hooks import RemovableHandle
+
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+        table = self._hook_table(name)
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` before each ``step``; what it returns, when not None, is ``(args,
+        kwargs)`` for the step. A handle whose ``remove()`` takes it away."""
+        return self._register("_step_pre_hooks", hook)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return self._register("_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend: bool = False):
+        """``hook(optimizer)`` before :meth:`state_dict` makes its dict."""
+        return self._register("_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend: bool = False):
+        """``hook(optimizer, state_dict)`` after; what it returns, when not None, is the dict returned."""
+        return self._register("_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend: bool = False):
+        """``hook(optimizer, state_dict)`` before :meth:`load_state_dict`; what it returns, when not None, is the
+        dict loaded."""
+        return self._register("_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend: bool = False):
+        """``hook(optimizer)`` after :meth:`load_state_dict`."""
+        return self._register("_load_state_dict_post_hooks", hook, prepend)
 
     def _check(self, group):
         lr = group.get("lr")
@@ -81,6 +173,16 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
     def state_dict(self) -> dict:
+        for hook in list(self.__dict__.get("_state_dict_pre_hooks", {}).values()):
+            hook(self)
+        state = self._state_dict()
+        for hook in list(self.__dict__.get("_state_dict_post_hooks", {}).values()):
+            result = hook(self, state)
+            if result is not None:
+                state = result
+        return state
+
+    def _state_dict(self) -> dict:
         """As PyTorch's: ``{"state": {index: {name: tensor or number}}, "param_groups": [{settings, "params":
         [indices]}]}``, a parameter known by its position across the groups, its buffers copied as tensors, so
         ``engine.save`` can keep it and :meth:`load_state_dict` put it back into an optimizer of the same
@@ -99,6 +201,15 @@ class Optimizer:
     def load_state_dict(self, state_dict: dict) -> None:
         """Settings and buffers from :meth:`state_dict` of an optimizer over the same parameters (the same groups
         of the same sizes), each buffer moved to its parameter's device and dtype."""
+        for hook in list(self.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        self._load_state_dict(state_dict)
+        for hook in list(self.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+            hook(self)
+
+    def _load_state_dict(self, state_dict: dict) -> None:
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")

@@ -31,6 +31,9 @@ OPTIMIZERS = {
     "ASGD": ("ASGD", {"lr": 0.05}),
     "ASGD averaging": ("ASGD", {"lr": 0.05, "lambd": 1e-3, "alpha": 0.5, "t0": 5, "weight_decay": 0.1}),
     "SGD maximize": ("SGD", {"lr": 0.05, "momentum": 0.5, "maximize": True}),
+    "Adafactor": ("Adafactor", {}),
+    "Adafactor settings": ("Adafactor", {"lr": 0.1, "beta2_decay": -0.5, "eps": (1e-6, 1e-2), "d": 1.5,
+                                         "weight_decay": 0.1}),
 }
 
 
@@ -166,7 +169,9 @@ def test_optimizer_settings_are_refused_by_name():
                           (lambda: engine.optim.NAdam(w, momentum_decay=-0.1), "Invalid momentum_decay value"),
                           (lambda: engine.optim.RAdam(w, eps=float("nan")), "Invalid epsilon value: nan"),
                           (lambda: engine.optim.Adadelta(w, rho=1.5), "Invalid rho value: 1.5"),
-                          (lambda: engine.optim.NAdam(w, lr=float("nan")), "Invalid learning rate: nan")):
+                          (lambda: engine.optim.NAdam(w, lr=float("nan")), "Invalid learning rate: nan"),
+                          (lambda: engine.optim.Adafactor(w, beta2_decay=0.5), "beta2_decay should be <= 0 but is"),
+                          (lambda: engine.optim.Adafactor(w, d=0.5), "Clipping threshold d should be >= 1")):
         with pytest.raises(ValueError, match=message):
             make()
 

@@ -1,0 +1,140 @@
+"""The rest of ``nn.Module``'s and ``optim.Optimizer``'s API a training script of one's own calls:
+``add_module``/``register_module``, ``get_submodule``/``set_submodule``/``get_parameter``/``get_buffer``,
+``half``, ``type``, ``del module.weight``; ``add_param_group`` (fine-tuning an unfrozen layer at its own rate), the
+step hooks and the state-dict hooks; each as PyTorch's, with its refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine
+from engine import nn
+
+
+def _model(lib):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
+    model.add_module("head", lib.nn.Linear(4, 2))
+    model.register_module("norm", lib.nn.BatchNorm1d(2))
+    return model
+
+
+def test_submodules_by_name_and_path():
+    model = _model(engine)
+    assert list(dict(model.named_children())) == ["0", "1", "head", "norm"]
+    assert model.get_submodule("head") is model.head and model.get_submodule("") is model
+    assert model.get_parameter("head.weight") is model.head.weight
+    assert model.get_buffer("norm.running_mean") is model.norm.running_mean
+    model.set_submodule("head", nn.Linear(4, 2, bias=False))
+    assert model.head.bias is None
+    with pytest.raises(AttributeError, match="Sequential has no attribute `tail`"):
+        model.get_submodule("tail")
+    with pytest.raises(AttributeError, match="`weight` is not an nn.Module"):
+        model.get_submodule("head.weight")
+    with pytest.raises(AttributeError, match="`running_mean` is not an nn.Parameter"):
+        model.get_parameter("norm.running_mean")
+    with pytest.raises(AttributeError, match="`weight` is not a buffer"):
+        model.get_buffer("norm.weight")
+    with pytest.raises(KeyError, match="t contain \".\", got: a.b"):
+        model.add_module("a.b", nn.ReLU())
+    with pytest.raises(KeyError, match="attribute 'training' already exists"):
+        model.add_module("training", nn.ReLU())
+    with pytest.raises(TypeError, match="builtins.int is not a Module subclass"):
+        model.add_module("x", 3)
+    del model.norm
+    assert "norm" not in dict(model.named_children())
+
+
+def test_half_and_type_cast_the_floating_tensors_only():
+    model = _model(engine).half()
+    assert {p.dtype for p in model.parameters()} == {engine.float16}
+    assert model.norm.num_batches_tracked.dtype == engine.int64 and model.norm.running_mean.dtype == engine.float16
+    assert {p.dtype for p in model.type(engine.float64).parameters()} == {engine.float64}
+    with pytest.raises(TypeError, match="the engine has no bfloat16"):
+        model.bfloat16()
+    assert model.share_memory() is model
+
+
+def _training(lib, hooks: bool):
+    model = _model(lib).double()
+    rng = np.random.default_rng(1)
+    with lib.no_grad():
+        for p in model.parameters():
+            p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape))))
+    for p in model[0].parameters():
+        p.requires_grad_(False)  # (frozen first, then unfrozen into a group of its own)
+    opt = lib.optim.SGD([p for n, p in model.named_parameters() if not n.startswith("0.")], lr=0.1, momentum=0.9)
+    for p in model[0].parameters():
+        p.requires_grad_(True)
+    opt.add_param_group({"params": list(model[0].parameters()), "lr": 0.01})
+    calls = []
+    if hooks:
+        opt.register_step_pre_hook(lambda o, args, kwargs: calls.append(("pre", len(o.param_groups))))
+        opt.register_step_post_hook(lambda o, args, kwargs: calls.append(("post", args, kwargs)))
+    x = lib.tensor(np.random.default_rng(0).standard_normal((8, 3)))
+    for _ in range(3):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    groups = [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
+    return [p.detach().numpy() for p in model.parameters()], groups, calls
+
+
+@pytest.mark.torch
+def test_an_added_parameter_group_trains_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    ours, our_groups, calls = _training(engine, hooks=True)
+    theirs, their_groups, _ = _training(torch, hooks=False)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    assert our_groups == their_groups
+    assert calls == [("pre", 2), ("post", (), {})] * 3
+
+
+def test_add_param_group_refuses_as_pytorch():
+    w, v = engine.zeros(2, requires_grad=True), engine.zeros(2, requires_grad=True)
+    opt = engine.optim.Adam([w])
+    with pytest.raises(ValueError, match="some parameters appear in more than one parameter group"):
+        opt.add_param_group({"params": [w]})
+    with pytest.raises(TypeError, match="ordering of tensors in sets will change between runs"):
+        opt.add_param_group({"params": {v}})
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        opt.add_param_group({"params": [v * 2]})
+    opt.add_param_group({"params": v, "betas": (0.5, 0.6)})
+    assert opt.param_groups[1]["lr"] == 0.001 and opt.param_groups[1]["betas"] == (0.5, 0.6)
+
+
+def test_a_step_pre_hook_may_change_the_steps_arguments_and_hooks_come_off():
+    w = engine.tensor([1.0], requires_grad=True)
+    opt = engine.optim.SGD([w], lr=0.5)
+    seen = []
+
+    def closure():
+        seen.append("closure")
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    handle = opt.register_step_pre_hook(lambda o, args, kwargs: ((), {"closure": closure}))
+    assert opt.step().item() == 1.0 and seen == ["closure"] and w.item() == 0.0
+    handle.remove()
+    assert opt.step() is None
+
+
+def test_state_dict_hooks_run_around_saving_and_loading():
+    w = engine.tensor([1.0], requires_grad=True)
+    opt = engine.optim.Adam([w], lr=0.1)
+    w.grad = engine.tensor([1.0])
+    opt.step()
+    events = []
+    opt.register_state_dict_pre_hook(lambda o: events.append("pre"))
+    opt.register_state_dict_post_hook(lambda o, sd: {**sd, "note": "kept"})
+    saved = opt.state_dict()
+    assert saved["note"] == "kept" and events == ["pre"]
+    fresh = engine.optim.Adam([engine.tensor([1.0], requires_grad=True)], lr=0.5)
+    fresh.register_load_state_dict_pre_hook(lambda o, sd: {k: v for k, v in sd.items() if k != "note"})
+    fresh.register_load_state_dict_post_hook(lambda o: events.append("loaded"))
+    fresh.load_state_dict(saved)
+    assert fresh.param_groups[0]["lr"] == 0.1 and events == ["pre", "loaded"]
