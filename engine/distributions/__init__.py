@@ -38,7 +38,7 @@ from .families import (
     StudentT,
     Uniform,
 )
-from .kl import kl_divergence
+from .kl import kl_divergence, register_kl
 from .more import (
     FisherSnedecor,
     LowRankMultivariateNormal,
@@ -122,4 +122,4 @@ __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Exp
            "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "identity_transform",
            "MixtureSameFamily", "Multinomial", "NegativeBinomial", "FisherSnedecor", "LowRankMultivariateNormal",
-           "OneHotCategoricalStraightThrough"]
+           "OneHotCategoricalStraightThrough", "register_kl"]

@@ -411,6 +411,11 @@ class PowerTransform(Transform):
             return self
         return PowerTransform(self.exponent, cache_size=cache_size)
 
+    def __eq__(self, other):
+        return isinstance(other, PowerTransform) and bool(self.exponent.eq(other.exponent).all())
+
+    __hash__ = object.__hash__
+
     @property
     def sign(self):
         return self.exponent.sign()
@@ -549,6 +554,20 @@ class AffineTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
+
+    def __eq__(self, other):
+        """The same map: equal ``loc`` and ``scale`` (numbers or tensors, every element), as PyTorch compares."""
+        if not isinstance(other, AffineTransform):
+            return False
+        for a, b in ((self.loc, other.loc), (self.scale, other.scale)):
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+                if a != b:
+                    return False
+            elif not bool((a == b).all()):
+                return False
+        return True
+
+    __hash__ = object.__hash__
 
     @property
     def sign(self):

@@ -110,3 +110,44 @@ def test_refusals_name_the_problem():
         D.Multinomial(engine.tensor(3), probs=engine.ones(2))
     with pytest.raises(ValueError, match="cov_factor must be a batch of matrices with shape 3 x m"):
         D.LowRankMultivariateNormal(engine.zeros(3), engine.ones(2, 1), engine.ones(3))
+
+
+def _kl_pairs(L):  # noqa: N803
+    d = L.distributions
+    c1, c2 = L.tensor([[0.5, 2.0, 3.0]], dtype=L.float64), L.tensor([[1.5, 1.0, 0.7]], dtype=L.float64)
+    s = L.tensor([1.0, 2.0], dtype=L.float64)
+    return [
+        (d.Dirichlet(c1), d.Dirichlet(c2)),
+        (d.Pareto(s, L.tensor([2.0, 3.0], dtype=L.float64)), d.Pareto(s * 0.5, L.tensor([1.0, 4.0], dtype=L.float64))),
+        (d.Pareto(s, s), d.Pareto(s * 2, s)),  # (q's support starts later: infinite)
+        (d.TransformedDistribution(d.Normal(s, s), [d.TanhTransform()]),
+         d.TransformedDistribution(d.Normal(s * 0, s * 3), [d.TanhTransform()])),
+        (d.LogisticNormal(c1[0, :2], s), d.LogisticNormal(c2[0, :2], s * 2)),
+        (d.Chi2(s), d.Gamma(s, s)),  # (Gamma's pair, by subclass)
+        (d.OneHotCategoricalStraightThrough(logits=c1), d.OneHotCategorical(logits=c2)),
+    ]
+
+
+@pytest.mark.torch
+def test_kl_divergences_of_the_new_families_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    for (p1, q1), (p2, q2) in zip(_kl_pairs(engine), _kl_pairs(torch)):
+        ours, theirs = D.kl_divergence(p1, q1), torch.distributions.kl_divergence(p2, q2)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, err_msg=type(p1).__name__)
+
+
+def test_register_kl_takes_a_distribution_of_ones_own_and_the_most_specific_pair():
+    class Mine(D.Normal):
+        pass
+
+    @D.register_kl(Mine, D.Normal)
+    def _mine(p, q):
+        return p.loc * 0 + 42.0
+
+    p, q = Mine(engine.tensor(0.0), engine.tensor(1.0)), D.Normal(engine.tensor(1.0), engine.tensor(2.0))
+    assert D.kl_divergence(p, q).item() == 42.0  # (its own, over Normal's pair)
+    assert D.kl_divergence(q, q).item() == 0.0
+    with pytest.raises(TypeError, match="Expected type_p to be a Distribution subclass"):
+        D.register_kl(int, D.Normal)
+    with pytest.raises(NotImplementedError, match="is implemented for p type Dirichlet and q type Normal"):
+        D.kl_divergence(D.Dirichlet(engine.ones(2)), q)

@@ -169,7 +169,7 @@ def test_a_vae_s_diagonal_gaussian_and_its_divergence():
     z = q.rsample()
     (z.sum() + kl.sum()).backward()
     assert mu.grad is not None and log_var.grad is not None
-    with pytest.raises(NotImplementedError, match="kl_divergence\\(Exponential, Normal\\)"):
+    with pytest.raises(NotImplementedError, match="for p type Exponential and q type Normal"):
         engine.distributions.kl_divergence(engine.distributions.Exponential(engine.tensor(1.0)),
                                            engine.distributions.Normal(engine.tensor(0.0), engine.tensor(1.0)))
 
