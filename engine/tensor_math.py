@@ -446,6 +446,65 @@ class TensorMath:
     def output_nr(self):
         return self._out_index
 
+    def new(self, *args, **kwargs):
+        """PyTorch's legacy constructor: ``x.new(2, 3)`` an uninitialised tensor of x's dtype and device, ``x.new([1,
+        2])`` one of those values, ``x.new(t)`` a tensor of t's memory."""
+        if len(args) == 1 and isinstance(args[0], _t.Tensor):
+            return _t._wrap(args[0]._data)
+        if len(args) == 1 and isinstance(args[0], _t.Size):
+            return self.new_empty(*args[0], **kwargs)
+        if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):  # (a sequence is data, as PyTorch's)
+            from . import creation
+
+            return creation.tensor(args[0], dtype=self.dtype, device=self.device)
+        return self.new_empty(*(args or (0,)), **kwargs)
+
+    def resize_(self, *sizes, memory_format=None):
+        """This tensor given the shape ``sizes`` in place: its elements kept in order as far as they go, the
+        new ones zeros (PyTorch's are uninitialised); refused for a tensor that requires grad, as PyTorch's."""
+        if self._rg:
+            raise RuntimeError("cannot resize variables that require grad")
+        shape = _t._alloc.sizes(sizes, "resize_")
+        data = self._data
+        n = int(np.prod(shape)) if shape else 1
+        if n == data.size and data.flags.c_contiguous:
+            self._data = data.reshape(shape)
+        else:
+            flat = xp_of(data).zeros(n, dtype=data.dtype)
+            keep = builtins.min(n, data.size)
+            flat[:keep] = data.reshape(-1)[:keep]
+            self._data = flat.reshape(shape)
+        return self
+
+    def resize_as_(self, other, memory_format=None):
+        return self.resize_(*other.shape)
+
+    def _map_elements(self, fn, others, name):
+        if self._rg:
+            raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() "
+                               "instead.")
+        if self._data.__class__ is not np.ndarray:
+            raise TypeError(f"{name} is only implemented on CPU tensors")
+        arrays = [np.broadcast_to(o._data if isinstance(o, _t.Tensor) else np.asarray(o), self._data.shape)
+                  for o in others]
+        flat = self._data.reshape(-1)
+        columns = [a.reshape(-1) for a in arrays]
+        values = [fn(v, *(c[i].item() for c in columns)) for i, v in enumerate(flat.tolist())]
+        self._data[...] = np.asarray(values, dtype=self._data.dtype).reshape(self._data.shape)
+        _t._writes.wrote(self._data)
+        return self
+
+    def apply_(self, callable):  # noqa: A002 - PyTorch's name
+        """Each element replaced by ``callable(element)`` (a Python function of numbers), in place, on the CPU."""
+        return self._map_elements(callable, (), "apply_")
+
+    def map_(self, tensor, callable):  # noqa: A002
+        """Each element replaced by ``callable(element, tensor's element)`` (``tensor`` broadcast), in place."""
+        return self._map_elements(callable, (tensor,), "map_")
+
+    def map2_(self, x, y, callable):  # noqa: A002
+        return self._map_elements(callable, (x, y), "map2_")
+
     def bfloat16(self):
         """``to(bfloat16)``: refused by name (NumPy and CuPy have no bfloat16)."""
         return self.to(_dtypes.bfloat16)

@@ -134,3 +134,52 @@ def test_repeat_and_a_first_matrix_power_are_new_tensors():
     p = m.matrix_power(1)
     m.add_(1)
     assert p is not m and p.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+@pytest.mark.torch
+def test_legacy_new_resize_and_python_callables_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, engine):
+        x = lib.arange(6.0)
+        assert tuple(x.new(2, 3).shape) == (2, 3) and x.new([1, 2]).tolist() == [1.0, 2.0]
+        assert tuple(x.new().shape) == (0,) and tuple(x.new(lib.Size([2, 2])).shape) == (2, 2)
+        y = lib.arange(6.0)
+        y.resize_(2, 3)
+        assert y.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+        z = lib.arange(6.0).resize_(2, 2)
+        assert z.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+        assert tuple(z.resize_as_(lib.ones(3, 3)).shape) == (3, 3) and z[0].tolist() == [0.0, 1.0, 2.0]
+        a = lib.arange(4.0)
+        assert a.apply_(lambda v: v * v) is a and a.tolist() == [0.0, 1.0, 4.0, 9.0]
+        assert lib.arange(4.0).map_(lib.tensor(2.0), lambda p, q: p + q).tolist() == [2.0, 3.0, 4.0, 5.0]
+        assert lib.arange(4.0).map2_(lib.ones(4), lib.ones(4) * 3, lambda p, q, r: p * q * r).tolist() == [0, 3, 6, 9]
+        w = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+            w.resize_(3)
+        with pytest.raises(RuntimeError, match="Can't call apply_\\(\\) on Variable that requires grad"):
+            w.apply_(lambda v: v)
+
+
+def test_the_data_submodules_and_the_distributed_sampler():
+    from engine.utils.data.dataloader import DataLoader, default_collate
+    from engine.utils.data.dataset import Dataset, TensorDataset
+    from engine.utils.data.distributed import DistributedSampler
+    from engine.utils.data.sampler import Sampler
+
+    assert DataLoader is engine.utils.data.DataLoader and default_collate is engine.utils.data.default_collate
+    assert Dataset is engine.utils.data.Dataset and Sampler is engine.utils.data.Sampler
+    data = TensorDataset(engine.arange(10.0))
+    shares = [list(DistributedSampler(data, num_replicas=3, rank=r, shuffle=False)) for r in range(3)]
+    assert shares == [[0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1]]  # (padded by repeating, as PyTorch's)
+    dropped = [list(DistributedSampler(data, num_replicas=3, rank=r, shuffle=False, drop_last=True)) for r in range(3)]
+    assert dropped == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
+    sampler = DistributedSampler(data, num_replicas=2, rank=1, seed=5)
+    first = list(sampler)
+    assert list(sampler) == first and len(sampler) == 5
+    sampler.set_epoch(1)
+    assert list(sampler) != first and sorted(set(first) | set(DistributedSampler(data, 2, 0, seed=5))) == list(
+        range(10))
+    loader = DataLoader(data, batch_size=2, sampler=DistributedSampler(data, 2, 0, shuffle=False))
+    assert [b[0].tolist() for b in loader] == [[0.0, 2.0], [4.0, 6.0], [8.0]]
+    with pytest.raises(ValueError, match="Invalid rank 3, rank should be in the interval \\[0, 1\\]"):
+        DistributedSampler(data, num_replicas=2, rank=3)

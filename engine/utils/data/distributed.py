@@ -1,0 +1,5 @@
+"""``torch.utils.data.distributed``: ``DistributedSampler``."""
+
+from . import DistributedSampler
+
+__all__ = ["DistributedSampler"]
