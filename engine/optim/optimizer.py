@@ -16,7 +16,21 @@ from ..tensor import Tensor, _wrap
 __all__ = ["Optimizer"]
 
 
+class _ParamState(dict):
+    """``optimizer.state``: each parameter's state, keyed by the parameter itself, an empty dict made at the first
+    look-up (PyTorch's ``defaultdict(dict)``), so an optimizer of one's own writes ``state = self.state[p]``."""
+
+    def __missing__(self, key):
+        if not isinstance(key, Tensor):
+            raise KeyError(key)
+        state = self[key] = {}
+        return state
+
+
 class Optimizer:
+    # the engine's own optimizers keep their buffers as raw arrays (loaded so); one's own keeps tensors
+    _raw_state = False
+
     def __init__(self, params, defaults: dict):
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts")
@@ -26,7 +40,7 @@ class Optimizer:
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.defaults = defaults
         self.param_groups = []
-        self.state: dict = {}
+        self.state: dict = _ParamState()
         for g in groups:
             self.add_param_group(dict(g))
 
@@ -34,6 +48,8 @@ class Optimizer:
         """Each optimizer's own ``step`` wrapped so that the hooks of :meth:`register_step_pre_hook` and
         :meth:`register_step_post_hook` run around it, as PyTorch's."""
         super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith("engine.optim"):
+            cls._raw_state = True
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "_hooked", False):
             def hooked(self, *args, **kwargs):
@@ -194,8 +210,8 @@ class Optimizer:
                 index.setdefault(id(p), len(index))
                 ids.append(index[id(p)])
             groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
-        state = {index[key]: {name: _wrap(v.copy()) if hasattr(v, "shape") else v for name, v in s.items()}
-                 for key, s in self.state.items() if key in index}
+        state = {index[id(key)]: {name: _copied(v) for name, v in s.items()}
+                 for key, s in self.state.items() if id(key) in index}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -219,13 +235,10 @@ class Optimizer:
                 raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
                                  "optimizer's group")
             by_index.update(zip(saved["params"], group["params"]))
-        state = {}
+        state = _ParamState()
         for key, buffers in state_dict["state"].items():
             p = by_index[key]
-            state[id(p)] = {
-                name: to_device_array(v._data, p.device, dtype=p._data.dtype if v.dtype.is_floating_point else None,
-                                      copy=True) if isinstance(v, Tensor) else v
-                for name, v in buffers.items()}
+            state[p] = {name: self._loaded(v, p) for name, v in buffers.items()}
         self.state = state
         for saved, group in zip(saved_groups, self.param_groups):
             group.update({k: v for k, v in saved.items() if k != "params"})
@@ -236,17 +249,35 @@ class Optimizer:
         on, and its loss returned."""
         raise NotImplementedError
 
+    def _loaded(self, v, p):
+        """A buffer of a loaded state dict, on its parameter's device (in its dtype where it is floating): a raw
+        array for the engine's own optimizers, a tensor for one's own, as it saved it."""
+        if not isinstance(v, Tensor):
+            return v
+        arr = to_device_array(v._data, p.device, dtype=p._data.dtype if v.dtype.is_floating_point else None,
+                              copy=True)
+        return arr if self._raw_state else _wrap(arr)
+
     def _advance(self, p, w, *zeros, **made) -> tuple:
         """Parameter ``p``'s state (made at its first step: a step count, a zero buffer like ``w`` for each name
         in ``zeros``, and ``made``'s values, a callable called with ``w``), its step count advanced; and that
         count, kept at the default dtype's precision as PyTorch keeps it."""
-        state = self.state.get(id(p))
+        state = self.state.get(p)
         if state is None:
             xp = xp_of(w)
-            state = self.state[id(p)] = {"step": 0.0, **{k: v(w) if callable(v) else v for k, v in made.items()},
+            state = self.state[p] = {"step": 0.0, **{k: v(w) if callable(v) else v for k, v in made.items()},
                                          **{name: xp.zeros_like(w) for name in zeros}}
         state["step"] = t = _scalar(state["step"] + 1)
         return state, t
+
+
+def _copied(v):
+    """A state buffer as ``state_dict`` gives it: a tensor copy of an array or tensor, anything else as it is."""
+    if isinstance(v, Tensor):
+        return v.detach().clone()
+    if hasattr(v, "shape") and hasattr(v, "copy"):
+        return _wrap(v.copy())
+    return v
 
 
 def _closure_loss(closure):

@@ -138,3 +138,46 @@ def test_state_dict_hooks_run_around_saving_and_loading():
     fresh.register_load_state_dict_post_hook(lambda o: events.append("loaded"))
     fresh.load_state_dict(saved)
     assert fresh.param_groups[0]["lr"] == 0.1 and events == ["pre", "loaded"]
+
+
+class _MySGD(engine.optim.Optimizer):
+    """The classic exercise: SGD with momentum written by hand, its buffer in ``self.state[p]``."""
+
+    def __init__(self, params, lr=0.1, momentum=0.9):
+        super().__init__(params, dict(lr=lr, momentum=momentum))
+
+    @engine.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]  # (an empty dict at the first look-up, as PyTorch's defaultdict)
+                if "buf" not in state:
+                    state["buf"] = engine.zeros_like(p)
+                state["buf"].mul_(group["momentum"]).add_(p.grad)
+                p.add_(state["buf"], alpha=-group["lr"])
+
+
+def test_an_optimizer_of_ones_own_keeps_its_state_by_parameter_and_checkpoints(tmp_path):
+    w = engine.tensor([1.0, -2.0], dtype=engine.float64, requires_grad=True)
+    opt = _MySGD([w])
+    for _ in range(2):
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+    # by hand: g = 2w; buf = g1 then 0.9 g1 + g2
+    w1 = np.array([1.0, -2.0]) * (1 - 0.2)
+    buf = 0.9 * np.array([2.0, -4.0]) + 2 * w1
+    np.testing.assert_allclose(w.detach().numpy(), w1 - 0.1 * buf, rtol=1e-14)
+    assert list(opt.state) == [w] and isinstance(opt.state[w]["buf"], engine.Tensor)
+    engine.save(opt.state_dict(), tmp_path / "opt.pt")
+    fresh = _MySGD([engine.zeros(2, dtype=engine.float64, requires_grad=True)])
+    fresh.load_state_dict(engine.load(tmp_path / "opt.pt"))
+    (p,) = fresh.param_groups[0]["params"]
+    assert isinstance(fresh.state[p]["buf"], engine.Tensor)
+    np.testing.assert_allclose(fresh.state[p]["buf"].numpy(), buf, rtol=1e-14)
+    adam = engine.optim.Adam([w])
+    w.grad = engine.ones(2, dtype=engine.float64)
+    adam.step()
+    assert sorted(adam.state[w]) == ["exp_avg", "exp_avg_sq", "step"]  # (the engine's own: keyed by the parameter)

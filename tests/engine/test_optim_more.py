@@ -89,7 +89,7 @@ def test_asgds_average_is_torchs():
     torch = pytest.importorskip("torch")
     name, kwargs = OPTIMIZERS["ASGD averaging"]
     ours, theirs = _train(engine, name, kwargs), _train(torch, name, kwargs)
-    ax_ours = ours[3].state[id(ours[3].param_groups[0]["params"][0])]["ax"]
+    ax_ours = ours[3].state[ours[3].param_groups[0]["params"][0]]["ax"]  # (keyed by the parameter, as PyTorch's)
     ax_theirs = theirs[3].state[theirs[3].param_groups[0]["params"][0]]["ax"].numpy()
     np.testing.assert_allclose(ax_ours, ax_theirs, rtol=1e-12, atol=1e-15)
     assert not np.allclose(ax_ours, ours[1])  # from t0 on, an average: not the last weights
