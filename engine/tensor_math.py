@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from . import tensor as _t  # bound while engine.tensor is being made; read when a method runs
-from .backend import to_host, xp_of
+from .backend import to_device_array, to_host, xp_of
 
 return_types_aminmax = namedtuple("aminmax", ["min", "max"])
 return_types_median = namedtuple("median", ["values", "indices"])
@@ -454,9 +454,8 @@ class TensorMath:
         if len(args) == 1 and isinstance(args[0], _t.Size):
             return self.new_empty(*args[0], **kwargs)
         if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):  # (a sequence is data, as PyTorch's)
-            from . import creation
-
-            return creation.tensor(args[0], dtype=self.dtype, device=self.device)
+            data = np.asarray(args[0], dtype=self._data.dtype)
+            return _t._wrap(to_device_array(data, self.device))
         return self.new_empty(*(args or (0,)), **kwargs)
 
     def resize_(self, *sizes, memory_format=None):

@@ -603,11 +603,8 @@ class Module:
         return self
 
     def compile(self, *args, **kwargs) -> None:
-        """``torch.compile`` of the module's forward: the engine has no compiler (engine.compile), so it runs as
-        before."""
-        from .. import compile as _compile
-
-        _compile(self, *args, **kwargs)
+        """``torch.compile`` of the module's forward: the engine has no compiler (as ``engine.compile``, which hands
+        back what it was given), so the module runs as before."""
 
     def apply(self, fn):
         for m in self.children():
