@@ -389,14 +389,9 @@ def _view_of_written(base: Tensor, steps, view_data=None):
     in the base's memory (a first ``"flat"`` step) gets an ``as_strided`` of the base with its array's geometry, a
     view op a second write through it finds (``v.mul_(w).exp_()``)."""
     if steps[0][0] == "flat" and view_data is not None:
-        try:
-            node = _fn.AsStrided.apply(base, view_data.shape, tuple(s // view_data.itemsize for s in view_data.strides),
-                                       _fn.shape.storage_of(view_data)[1]).grad_fn
-        except RuntimeError:
-            pass
-        else:
-            if node is not None:
-                return node
+        node = _strided_node(base, view_data)
+        if node is not None:
+            return node
     t = base
     for step in steps:
         if step[0] == "flat":
@@ -406,6 +401,16 @@ def _view_of_written(base: Tensor, steps, view_data=None):
     node = t.grad_fn
     node.backward_name = "AsStridedBackward0"
     return node
+
+
+def _strided_node(base: Tensor, arr):
+    """The node of ``base.as_strided`` with the geometry of ``arr`` (an array within base's memory): a view's node
+    that reads base as it is now; None where base's memory cannot show it."""
+    try:
+        return _fn.AsStrided.apply(base, arr.shape, tuple(s // arr.itemsize for s in arr.strides),
+                                   _fn.shape.storage_of(arr)[1]).grad_fn
+    except RuntimeError:
+        return None
 
 
 def _flat_places(root, arr):
@@ -462,11 +467,7 @@ def _refresh_views(base: Tensor, skip=None, top=None):
             continue  # no longer a view of the base's memory (the op copied, or the view was given another array)
         node = None
         if step[0] == "strided" and top is not None:  # (an as_strided may show more of the top base than its input)
-            try:
-                node = _fn.AsStrided.apply(top, mine.shape, tuple(s // mine.itemsize for s in mine.strides),
-                                           _fn.shape.storage_of(mine)[1]).grad_fn
-            except RuntimeError:
-                pass
+            node = _strided_node(top, mine)
         if node is None:
             node = _fn.shape.view_node(base, step).grad_fn
         node.backward_name = "AsStridedBackward0"
