@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 from .. import creation
 from ..autograd import Function, is_grad_enabled, no_grad
@@ -525,19 +526,94 @@ class Module:
                     out[prefix + name] = b
         return out
 
-    def state_dict(self):
-        return OrderedDict((name, t.detach()) for name, t in self._state().items())
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
+        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``), each module's
+        ``get_extra_state()`` under ``<prefix>_extra_state`` where it defines one, its state-dict hooks run around
+        its part (``register_state_dict_pre_hook``/``post_hook``), as PyTorch's."""
+        if args:  # (PyTorch's older positional form: destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
+        if destination is None:
+            destination = OrderedDict()
+        for hook in list(self.__dict__.get("_state_dict_pre_hooks", {}).values()):
+            hook(self, prefix, keep_vars)
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in list(self.__dict__.get("_state_dict_hooks", {}).values()):
+            if hook(self, destination, prefix, {}) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return destination
 
-    def load_state_dict(self, state_dict, strict: bool = True):
+    def get_extra_state(self):
+        """A module's state beyond its tensors, for ``state_dict`` (override it, with :meth:`set_extra_state`)."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
+    def set_extra_state(self, state) -> None:
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` before the module's part of a ``state_dict`` is made."""
+        return self._add_hook(self._table("_state_dict_pre_hooks"), hook, False, None)
+
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` after; it may change the dict in place."""
+        return self._add_hook(self._table("_state_dict_hooks"), hook, False, None)
+
+    _register_state_dict_hook = register_state_dict_post_hook
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``
+        before :meth:`load_state_dict` copies the module's part (it may rename the entries: an old checkpoint's
+        names)."""
+        return self._add_hook(self._table("_load_state_dict_pre_hooks"), hook, False, None)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        if with_module:
+            return self.register_load_state_dict_pre_hook(hook)
+        return self.register_load_state_dict_pre_hook(lambda module, *args: hook(*args))
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` after :meth:`load_state_dict`: it may change the lists of missing
+        and unexpected keys (in place) that strict loading then refuses."""
+        return self._add_hook(self._table("_load_state_dict_post_hooks"), hook, False, None)
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copies each entry into the parameter or buffer of its name, as PyTorch's: an entry of another shape is
         an error whatever ``strict`` says (and is not copied); with ``strict``, so are missing and unexpected
-        names. The errors are raised together, in PyTorch's words, after the entries that fit were copied."""
+        names. The errors are raised together, in PyTorch's words, after the entries that fit were copied.
+        ``assign``: the entries become the parameters and buffers (parameters kept as such, their
+        ``requires_grad`` kept), not copied into them. The load hooks run as PyTorch's."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        state_dict = OrderedDict(state_dict)
+        missing, unexpected, errors = [], [], []
+        for mod_name, m in self.named_modules(remove_duplicate=False):
+            prefix = f"{mod_name}." if mod_name else ""
+            for hook in list(m.__dict__.get("_load_state_dict_pre_hooks", {}).values()):
+                hook(m, state_dict, prefix, {}, strict, missing, unexpected, errors)
         own = self._state()
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
+        extras = {f"{name}._extra_state" if name else "_extra_state": m
+                  for name, m in self.named_modules(remove_duplicate=False)
+                  if type(m).get_extra_state is not Module.get_extra_state}
+        missing += [k for k in list(own) + list(extras) if k not in state_dict]
+        unexpected += [k for k in state_dict if k not in own and k not in extras]
         with no_grad():
             for name, value in state_dict.items():
+                if name in extras:
+                    extras[name].set_extra_state(value)
+                    continue
                 if name not in own:
                     continue
                 p = own[name]
@@ -545,7 +621,21 @@ class Module:
                     errors.append(f"size mismatch for {name}: copying a param with shape {Size(value.shape)!r} from "
                                   f"checkpoint, the shape in current model is {Size(p.shape)!r}.")
                     continue
-                p.copy_(value)
+                if assign:
+                    owner, _, leaf = name.rpartition(".")
+                    mod = self.get_submodule(owner)
+                    if leaf in mod._parameters:
+                        mod._parameters[leaf] = value if isinstance(value, Parameter) else Parameter(
+                            value.detach(), p.requires_grad)
+                    else:
+                        mod._buffers[leaf] = value
+                else:
+                    p.copy_(value)
+        keys = IncompatibleKeys(missing, unexpected)
+        for _, m in self.named_modules():
+            for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                if hook(m, keys) is not None:
+                    raise RuntimeError("load_state_dict post-hook must return None")
         if strict:
             for label, keys in (("Unexpected", unexpected), ("Missing", missing)):
                 if keys:

@@ -181,3 +181,60 @@ def test_an_optimizer_of_ones_own_keeps_its_state_by_parameter_and_checkpoints(t
     w.grad = engine.ones(2, dtype=engine.float64)
     adam.step()
     assert sorted(adam.state[w]) == ["exp_avg", "exp_avg_sq", "step"]  # (the engine's own: keyed by the parameter)
+
+
+def _with_extra(lib):
+    class WithExtra(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(2, 2)
+            self.count = 3
+
+        def get_extra_state(self):
+            return {"count": self.count}
+
+        def set_extra_state(self, state):
+            self.count = state["count"]
+
+    return lib.nn.Sequential(WithExtra(), lib.nn.BatchNorm1d(2))
+
+
+@pytest.mark.torch
+def test_state_dict_extra_state_prefix_and_hooks_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (torch, engine):
+        model = _with_extra(lib)
+        calls = []
+        note = calls.append
+        model[1].register_state_dict_pre_hook(lambda m, prefix, keep_vars, note=note: note(("pre", prefix, keep_vars)))
+        model.register_state_dict_post_hook(lambda m, sd, prefix, meta, note=note: note(("post", prefix, len(sd))))
+        keys = list(model.state_dict(prefix="model.", keep_vars=True))
+        sd = model.state_dict()
+        fresh = _with_extra(lib)
+        fresh[0].count = 0
+        fresh.register_load_state_dict_post_hook(lambda m, incompatible: incompatible.missing_keys.clear())
+        del sd["1.running_var"]
+        result = fresh.load_state_dict(sd)  # (the post-hook forgives the missing key: strict loading passes)
+        results.append((keys, calls, fresh[0].count, list(result.missing_keys), list(result.unexpected_keys)))
+    assert results[0] == results[1]
+    assert results[1][2] == 3 and results[1][0][0] == "model.0._extra_state"
+
+
+def test_a_load_pre_hook_renames_an_old_checkpoints_entries_and_assign_takes_the_tensors():
+    lin = nn.Linear(2, 2)
+
+    def rename(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+        if prefix + "w" in state_dict:
+            state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+
+    lin.register_load_state_dict_pre_hook(rename)
+    lin.load_state_dict({"w": engine.ones(2, 2), "bias": engine.zeros(2)})
+    assert lin.weight.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    new = {"weight": engine.full((2, 2), 5.0), "bias": engine.zeros(2)}
+    lin.load_state_dict(new, assign=True)
+    assert isinstance(lin.weight, nn.Parameter) and lin.weight.requires_grad and lin.weight.tolist() == [[5.0] * 2] * 2
+    new["weight"].fill_(7.0)
+    assert lin.weight.tolist() == [[7.0] * 2] * 2  # (assigned: the same memory, not a copy)
+    with pytest.raises(TypeError, match="Expected state_dict to be dict-like"):
+        lin.load_state_dict([1, 2])
