@@ -711,6 +711,23 @@ done:
     return rc;
 }
 
+/* Whether the table of writes (id(owner) -> tick) has ``owner`` written after tick ``seq``: 1 or 0, -1 on an
+ * error. */
+static int written_since(PyObject *written, PyObject *owner, long long seq)
+{
+    PyObject *key = PyLong_FromVoidPtr(owner);
+    if (key == NULL)
+        return -1;
+    PyObject *when = PyDict_GetItemWithError(written, key); /* borrowed */
+    Py_DECREF(key);
+    if (when == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    long long w = PyLong_AsLongLong(when);
+    if (w == -1 && PyErr_Occurred())
+        return -1;
+    return w > seq;
+}
+
 /* Whether an array ``node`` saved may have been written in place after tick ``seq``: 0 when the table of writes
  * (_writes._written: id(owning array) -> tick) says none was, 1 when one was or this cannot tell (a user's
  * Function), -1 on an error. The common case (a built-in's arrays, none written since) costs no Python call; where
@@ -747,24 +764,8 @@ static int maybe_written(PyObject *node, long long seq, PyObject *written)
                 }
                 PyErr_Clear(); /* a NumPy scalar (its data a memoryview), or not an array: as below */
             } else if (mem != Py_None) {
-                PyObject *key = PyLong_FromVoidPtr(mem);
+                rc = written_since(written, mem, seq);
                 Py_DECREF(mem);
-                if (key == NULL) {
-                    rc = -1;
-                    break;
-                }
-                PyObject *when = PyDict_GetItemWithError(written, key); /* borrowed */
-                Py_DECREF(key);
-                if (when == NULL) {
-                    if (PyErr_Occurred())
-                        rc = -1;
-                    continue;
-                }
-                long long w = PyLong_AsLongLong(when);
-                if (w == -1 && PyErr_Occurred())
-                    rc = -1;
-                else if (w > seq)
-                    rc = 1;
                 continue;
             } else {
                 Py_DECREF(mem);
@@ -779,24 +780,8 @@ static int maybe_written(PyObject *node, long long seq, PyObject *written)
             PyErr_Clear(); /* not an array (what a Function keeps besides): nothing written */
             continue;
         }
-        PyObject *key = PyLong_FromVoidPtr(base == Py_None ? item : base);
+        rc = written_since(written, base == Py_None ? item : base, seq);
         Py_DECREF(base);
-        if (key == NULL) {
-            rc = -1;
-            break;
-        }
-        PyObject *when = PyDict_GetItemWithError(written, key); /* borrowed */
-        Py_DECREF(key);
-        if (when == NULL) {
-            if (PyErr_Occurred())
-                rc = -1;
-            continue;
-        }
-        long long w = PyLong_AsLongLong(when);
-        if (w == -1 && PyErr_Occurred())
-            rc = -1;
-        else if (w > seq)
-            rc = 1;
     }
     Py_DECREF(saved);
     return rc;

@@ -34,6 +34,21 @@ def _broadcast(*values):
     return [t.expand(*shape) if tuple(t.shape) != shape else t for t in out]
 
 
+def _binary(probs, logits, *others):
+    """``(others..., probs, logits)``, ``others`` broadcast with the one of ``probs``/``logits`` given (exactly one,
+    or PyTorch's error), the other made from it: logits from probs clamped into (0, 1) by the dtype's eps
+    (PyTorch's ``probs_to_logits(is_binary=True)``), probs as logits' sigmoid."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        *others, probs = _broadcast(*others, probs)
+        eps = float(np.finfo(probs.dtype.np).eps)
+        clamped = probs.clamp(eps, 1 - eps)
+        return (*others, probs, clamped.log() - (-clamped).log1p())
+    *others, logits = _broadcast(*others, logits)
+    return (*others, logits.sigmoid(), logits)
+
+
 def _shape(sample_shape) -> tuple:
     return (sample_shape,) if isinstance(sample_shape, int) else tuple(sample_shape)
 
@@ -241,16 +256,7 @@ class Bernoulli(Distribution):
     _params = ("probs",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.probs = _tensor(probs)
-            eps = float(np.finfo(self.probs.dtype.np).eps)
-            clamped = self.probs.clamp(eps, 1 - eps)
-            self.logits = clamped.log() - (-clamped).log1p()
-        else:
-            self.logits = _tensor(logits)
-            self.probs = self.logits.sigmoid()
+        self.probs, self.logits = _binary(probs, logits)
         super().__init__(self.probs.shape, (), validate_args)
         if probs is not None:
             self._check("probs", self.probs, "Interval(lower_bound=0.0, upper_bound=1.0)",
@@ -609,16 +615,7 @@ class Geometric(Distribution):
     _params = ("probs",)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = _broadcast(probs)
-            eps = float(np.finfo(self.probs.dtype.np).eps)
-            clamped = self.probs.clamp(eps, 1 - eps)
-            self.logits = clamped.log() - (-clamped).log1p()
-        else:
-            (self.logits,) = _broadcast(logits)
-            self.probs = self.logits.sigmoid()
+        self.probs, self.logits = _binary(probs, logits)
         super().__init__(self.probs.shape, (), validate_args)
         if probs is not None:
             self._check("probs", self.probs, "Interval(lower_bound=0.0, upper_bound=1.0)",
@@ -1013,18 +1010,8 @@ class Binomial(Distribution):
     _params = ("probs",)
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = _broadcast(total_count, probs)
-            self.total_count = self.total_count.to(self.probs.dtype)
-            eps = float(np.finfo(self.probs.dtype.np).eps)
-            clamped = self.probs.clamp(eps, 1 - eps)
-            self.logits = clamped.log() - (-clamped).log1p()
-        else:
-            self.total_count, self.logits = _broadcast(total_count, logits)
-            self.total_count = self.total_count.to(self.logits.dtype)
-            self.probs = self.logits.sigmoid()
+        self.total_count, self.probs, self.logits = _binary(probs, logits, total_count)
+        self.total_count = self.total_count.to(self.probs.dtype)
         super().__init__(self.probs.shape, (), validate_args)
         if probs is not None:
             self._check("probs", self.probs, "Interval(lower_bound=0.0, upper_bound=1.0)",

@@ -13,7 +13,17 @@ from ..autograd import no_grad
 from ..nn import functional as F
 from ..tensor import Tensor
 from . import constraints
-from .families import Binomial, Categorical, Distribution, Gamma, OneHotCategorical, _broadcast, _host_draws, _tensor
+from .families import (
+    Binomial,
+    Categorical,
+    Distribution,
+    Gamma,
+    OneHotCategorical,
+    _binary,
+    _broadcast,
+    _host_draws,
+    _tensor,
+)
 
 __all__ = ["MixtureSameFamily", "Multinomial", "NegativeBinomial", "FisherSnedecor", "LowRankMultivariateNormal",
            "OneHotCategoricalStraightThrough"]
@@ -186,18 +196,8 @@ class NegativeBinomial(Distribution):
     _params = ("total_count", "probs")
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = _broadcast(total_count, probs)
-            self.total_count = self.total_count.to(self.probs.dtype)
-            eps = float(np.finfo(self.probs.dtype.np).eps)
-            clamped = self.probs.clamp(eps, 1 - eps)
-            self.logits = clamped.log() - (-clamped).log1p()
-        else:
-            self.total_count, self.logits = _broadcast(total_count, logits)
-            self.total_count = self.total_count.to(self.logits.dtype)
-            self.probs = self.logits.sigmoid()
+        self.total_count, self.probs, self.logits = _binary(probs, logits, total_count)
+        self.total_count = self.total_count.to(self.probs.dtype)
         super().__init__(self.logits.shape, (), validate_args)
 
     @property

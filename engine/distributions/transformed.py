@@ -20,6 +20,7 @@ from .families import (
     Independent,
     Normal,
     Uniform,
+    _binary,
     _broadcast,
     _host_draws,
     _tensor,
@@ -372,15 +373,7 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = _tensor(temperature)
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = _broadcast(probs)
-            clamped = _clamp_probs(self.probs)
-            self.logits = clamped.log() - (-clamped).log1p()
-        else:
-            (self.logits,) = _broadcast(logits)
-            self.probs = self.logits.sigmoid()
+        self.probs, self.logits = _binary(probs, logits)
         super().__init__(self.probs.shape, (), validate_args)
 
     def rsample(self, sample_shape=()) -> Tensor:
@@ -395,16 +388,8 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """The concrete (relaxed) Bernoulli of ``temperature``: values in (0, 1) with a reparameterised draw."""
-
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-    _params = ("probs",)
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(), validate_args)
+class _RelaxedParameters:
+    """The parameters of a relaxed distribution, its base's."""
 
     @property
     def temperature(self) -> Tensor:
@@ -417,6 +402,18 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self) -> Tensor:
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedParameters, TransformedDistribution):
+    """The concrete (relaxed) Bernoulli of ``temperature``: values in (0, 1) with a reparameterised draw."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+    _params = ("probs",)
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform(), validate_args)
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -457,7 +454,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedParameters, TransformedDistribution):
     """The concrete (Gumbel-softmax) distribution of ``temperature``: points of the simplex with a reparameterised
     draw, one-hot as the temperature goes to 0."""
 
@@ -468,18 +465,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         super().__init__(ExpRelaxedCategorical(temperature, probs, logits), ExpTransform(), validate_args)
-
-    @property
-    def temperature(self) -> Tensor:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Tensor:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self.base_dist.probs
 
 
 class Dirichlet(Distribution):
