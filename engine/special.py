@@ -9,7 +9,7 @@ from .tensor import Tensor
 
 __all__ = ["digamma", "psi", "polygamma", "gammaln", "multigammaln", "erf", "erfc", "erfinv", "ndtr", "ndtri",
            "log_ndtr", "entr", "expit", "logit", "exp2", "expm1", "log1p", "xlogy", "xlog1py", "sinc", "round",
-           "softmax", "log_softmax", "logsumexp"]
+           "softmax", "log_softmax", "logsumexp", "gammainc", "gammaincc"]
 
 _SQRT_HALF = math.sqrt(0.5)
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -107,6 +107,16 @@ def expm1(input):  # noqa: A002
 
 def log1p(input):  # noqa: A002
     return _checked(input, "log1p").log1p()
+
+
+def gammainc(input, other):  # noqa: A002
+    """The regularized lower incomplete gamma function P(input, other) (``torch.igamma``)."""
+    return _checked(input, "gammainc").igamma(other)
+
+
+def gammaincc(input, other):  # noqa: A002
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P (``torch.igammac``)."""
+    return _checked(input, "gammaincc").igammac(other)
 
 
 def xlogy(input, other):  # noqa: A002

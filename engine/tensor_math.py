@@ -67,6 +67,20 @@ def _binary(name):
     return method
 
 
+def _floats_only(name):
+    """A function of two floating tensors (``igamma``): an integer or bool operand refused, in PyTorch's words."""
+    compute = _binary(name)
+
+    def method(self, other):
+        want = _dtypes.result_type(self._data, other._data if isinstance(other, _t.Tensor) else other)
+        if want.kind != "f":
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtypes.scalar_name(want)}\'')
+        return compute(self, other)
+
+    method.__name__ = name
+    return method
+
+
 def _in_place(name):
     """``Tensor.<name>_``: ``<name>`` written into the tensor, recorded where autograd needs it (the tensor then
     points at the new node), as PyTorch's in-place forms; a result that needs a wider dtype is refused."""
@@ -163,6 +177,10 @@ class TensorMath:
     hypot = _binary("hypot")
     logaddexp = _binary("logaddexp")
     xlogy = _binary("xlogy")
+    igamma = _floats_only("igamma")
+    igammac = _floats_only("igammac")
+    igamma_ = _in_place("igamma")
+    igammac_ = _in_place("igammac")
 
     def remainder(self, other):
         """Python's ``%``: the remainder has the divisor's sign (``fmod``'s has the dividend's)."""

@@ -509,6 +509,26 @@ def _fmod_grads(xp, gy, a, b, out):  # a - trunc(a / b) * b
     return gy, -gy * xp.trunc(a / b)
 
 
+def _igamma_grads(upper):
+    """The gradient in x of P(a, x) (``upper``: of Q); PyTorch has none in a, and refuses it when asked."""
+    def grads(xp, gy, a, b, out):
+        dx = _special.gammainc_grad_x(xp, a, b).astype(gy.dtype)
+        return _IGAMMA_A[upper], gy * (-dx if upper else dx)
+
+    return grads
+
+
+class _RefusedGradient:
+    """A gradient that PyTorch does not have: asking for it raises, with PyTorch's message."""
+
+    def __init__(self, message):
+        self.message = message
+
+
+_IGAMMA_A = {False: _RefusedGradient("the derivative for 'igamma: input' is not implemented."),
+             True: _RefusedGradient("the derivative for 'igammac: input' is not implemented.")}
+
+
 # One row per op of two tensors (or a tensor and a number): PyTorch's backward node, the forward (xp, a, b), and
 # the two gradients from (xp, gy, a, b, out) before broadcasting is undone.
 BINARY = {
@@ -518,6 +538,8 @@ BINARY = {
     "xlogy": ("XlogyBackward0", _xlogy_forward, _xlogy_grads),
     "remainder": ("RemainderBackward0", lambda xp, a, b: xp.remainder(a, b), _remainder_grads),
     "fmod": ("FmodBackward0", lambda xp, a, b: xp.fmod(a, b), _fmod_grads),
+    "igamma": ("IgammaBackward0", lambda xp, a, b: _special.gammainc(xp, a, b), _igamma_grads(False)),
+    "igammac": ("IgammacBackward0", lambda xp, a, b: _special.gammainc(xp, a, b, upper=True), _igamma_grads(True)),
 }
 
 
@@ -548,4 +570,6 @@ class Binary(Function):
         a, b, out = ctx.saved
         ga, gb = BINARY[ctx.op][2](xp_of(gy), gy, a, b, out)
         need_a, need_b = ctx.needs_input_grad
+        if need_a and isinstance(ga, _RefusedGradient):
+            raise NotImplementedError(ga.message)
         return (ga if need_a else None), (gb if need_b else None)
