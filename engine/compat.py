@@ -306,8 +306,9 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
 
 
 def frobenius_norm(input, dim=(-2, -1), keepdim=False):  # noqa: A002
-    return (input * input.conj()).real.sum(dim=dim, keepdim=keepdim).sqrt() if input.is_complex() else \
-        (input * input).sum(dim=dim, keepdim=keepdim).sqrt()
+    from . import linalg
+
+    return linalg.vector_norm(input, 2, dim=dim, keepdim=keepdim)
 
 
 def nuclear_norm(input, dim=None, keepdim=False):  # noqa: A002

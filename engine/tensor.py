@@ -427,13 +427,7 @@ def _flat_places(root, arr):
     strides = [st // size for st in arr.strides]
     if arr.size and off + sum((n - 1) * st for n, st in zip(arr.shape, strides)) >= root.size:
         return None
-    xp = xp_of(arr)
-    nd = arr.ndim
-    places = xp.full(arr.shape, off, dtype=np.int64)
-    for k, (n, st) in enumerate(zip(arr.shape, strides)):
-        if n > 1 and st:
-            places += xp.arange(0, n * st, st, dtype=np.int64).reshape((1,) * k + (n,) + (1,) * (nd - k - 1))
-    return places
+    return _fn.shape.memory_places(xp_of(arr), arr.shape, strides, off)
 
 
 _NO_GRAD_VIEW = (

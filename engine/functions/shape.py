@@ -215,14 +215,14 @@ def strided_places(xp, shape, x_stride, size, stride, rel):
     ``out_at`` (of ``size``) the number of each output element's place, n where x has no element there; ``in_at``
     (of ``shape``) each of x's elements' number, None where x is contiguous (its elements are then 0..n-1 in
     order); ``shared`` the count of x's elements at each place, None where none is shared."""
-    out_pos = _places(xp, size, stride, rel)
+    out_pos = memory_places(xp, size, stride, rel)
     contiguous = all(st == want for st, want, n in zip(x_stride, _contiguous_strides(shape), shape) if n > 1)
     if contiguous:
         n = math.prod(shape)
         in_at = shared = None
         out_at = out_pos
     else:
-        in_pos = _places(xp, shape, x_stride, 0).reshape(-1)
+        in_pos = memory_places(xp, shape, x_stride, 0).reshape(-1)
         places, in_at, shared = xp.unique(in_pos, return_inverse=True, return_counts=True)
         n = int(places.size)
         in_at = in_at.reshape(shape)
@@ -243,7 +243,7 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
-def _places(xp, shape, stride, start):
+def memory_places(xp, shape, stride, start):
     """The memory places (in elements, from ``start``) of the elements of an array of ``shape`` and ``stride``."""
     places = xp.full(shape, start, dtype=np.int64)
     for k, (n, st) in enumerate(zip(shape, stride)):

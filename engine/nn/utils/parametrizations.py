@@ -11,6 +11,7 @@ from ... import creation
 from ... import linalg as _linalg
 from ...autograd import no_grad
 from ...tensor import Tensor
+from ...type_info import finfo
 from .. import functional as F
 from ..modules import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, Module
 from . import parametrize
@@ -128,14 +129,8 @@ class _OrthMaps(Enum):
 def _is_orthogonal(Q, eps=None):  # noqa: N803
     n, k = Q.shape[-2], Q.shape[-1]
     eye = creation.eye(k, dtype=Q.dtype, device=Q.device)
-    eps = 10.0 * n * float(_finfo_eps(Q.dtype)) if eps is None else eps
+    eps = 10.0 * n * float(finfo(Q.dtype).eps) if eps is None else eps
     return bool((Q.mH @ Q).isclose(eye, rtol=0.0, atol=eps).all())
-
-
-def _finfo_eps(dtype):
-    from ...type_info import finfo
-
-    return finfo(dtype).eps
 
 
 def _make_orthogonal(A):  # noqa: N803
