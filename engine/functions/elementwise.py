@@ -405,9 +405,10 @@ UNARY = {
     # the argument of a real number: pi below 0, else 0 (NaN stays NaN); piecewise constant, a zero gradient
     "angle": ("AngleBackward0", lambda xp, x: xp.where(x < 0, np.pi, xp.where(x != x, x, 0.0)).astype(x.dtype),
               lambda xp, gy, x, out: gy * 0),
-    # log(x / (1 - x)), its gradient PyTorch's: 1 / (x (1 - x)), NaN outside [0, 1] (inf at 0 and 1)
+    # log(x / (1 - x)), its gradient PyTorch's: 1 / (x (1 - x)), NaN outside [0, 1] (inf at 0 and 1; + 0.0 makes
+    # -0.0's denominator +0.0, the limit from inside: PyTorch's sign there is its CPU's, -inf or inf)
     "logit": ("LogitBackward0", lambda xp, x: xp.log(x / (1 - x)),
-              lambda xp, gy, x, out: gy / (x * (1 - x)) * _one_inside_unit(x) + _nan_outside_unit(x)),
+              lambda xp, gy, x, out: gy / (x * (1 - x) + 0.0) * _one_inside_unit(x) + _nan_outside_unit(x)),
     "ndtri": ("SpecialNdtriBackward0", lambda xp, x: _special.ndtri(xp, x, _kernels.erf),
               lambda xp, gy, x, out: gy * (_SQRT_2PI * xp.exp(out * out * 0.5))),
 }
