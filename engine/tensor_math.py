@@ -179,6 +179,8 @@ class TensorMath:
     xlogy = _binary("xlogy")
     igamma = _floats_only("igamma")
     igammac = _floats_only("igammac")
+    i0 = _unary("i0")
+    i0_ = _in_place("i0")
     igamma_ = _in_place("igamma")
     igammac_ = _in_place("igammac")
 

@@ -823,7 +823,7 @@ SIGNATURES = {
     "split": ("ary", "indices_or_sections", "axis"),
     "where": ("condition", "x", "y"),
     "clip": ("a", "a_min", "a_max", "out"),
-    "broadcast_to": ("array", "shape"),
+    "broadcast_to": ("array", "shape"), "broadcast_arrays": ("args",),
     "expand_dims": ("a", "axis"),
     "swapaxes": ("a", "axis1", "axis2"),
     "moveaxis": ("a", "source", "destination"),
@@ -858,7 +858,8 @@ SIGNATURES = {
 }
 # what CuPy reads back to the host to size its output: a synchronisation each call
 _SIZED_ON_THE_HOST = {"nonzero", "unique", "bincount"}
-_VIEWS = {"broadcast_to", "expand_dims", "swapaxes", "moveaxis", "split", "flip"}  # may hand back views of an input
+# may hand back views of an input
+_VIEWS = {"broadcast_to", "broadcast_arrays", "expand_dims", "swapaxes", "moveaxis", "split", "flip"}
 _UFUNC_KWARGS = {"out", "dtype", "casting"}
 
 
@@ -876,7 +877,7 @@ def _check_kwargs(name, params, args, kwargs):
     bad = set(kwargs) - allowed
     if bad:
         raise TypeError(f"cupy.{name}() got an unexpected keyword argument {sorted(bad)[0]!r}")
-    if params is not None and len(args) > len(params):
+    if params is not None and params != ("args",) and len(args) > len(params):  # (("args",): *args)
         raise TypeError(f"cupy.{name}() takes at most {len(params)} positional arguments")
 
 

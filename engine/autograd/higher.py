@@ -27,7 +27,7 @@ from .. import functions as F
 from ..backend import xp_of
 from ..errors import FREED_GRAPH
 from ..functions import conv as _conv
-from ..functions.elementwise import BINARY, UNARY
+from ..functions.elementwise import BINARY, UNARY, _RefusedGradient
 from ..functions.shape import _has_integer_arrays
 from ..nn.functional import pad as _pad
 from ..tensor import Tensor, _LazyZeros, _wrap
@@ -260,6 +260,8 @@ def _binary(node, gy):
         return ga, (gy * A / B if need_b else None)
     ga, gb = BINARY[node.op][2](_TensorMath, gy, A, B, F.Binary.apply(A, B, op=node.op))
     need_a, need_b = node.needs_input_grad
+    if need_a and isinstance(ga, _RefusedGradient):
+        raise NotImplementedError(ga.message)
     return (ga if need_a else None), (gb if need_b else None)
 
 

@@ -8,6 +8,7 @@ from .. import kernels as _kernels
 from ..autograd.function import Function
 from ..backend import xp_of
 from ..dtypes import promote, result_type
+from . import bessel as _bessel
 from . import special as _special
 
 
@@ -411,6 +412,19 @@ UNARY = {
               lambda xp, gy, x, out: gy / (x * (1 - x) + 0.0) * _one_inside_unit(x) + _nan_outside_unit(x)),
     "ndtri": ("SpecialNdtriBackward0", lambda xp, x: _special.ndtri(xp, x, _kernels.erf),
               lambda xp, gy, x, out: gy * (_SQRT_2PI * xp.exp(out * out * 0.5))),
+    # the modified Bessel functions of the first kind and erfcx (functions/bessel.py, functions/special.py), their
+    # gradients PyTorch's: I0' = I1; i0e' = i1e - sgn(x) i0e; I1' = I0 - I1/x and i1e' = i0e - i1e (sgn(x) + 1/x),
+    # each 1/2 within machine epsilon of 0; erfcx' = 2x erfcx - 2/sqrt(pi)
+    "i0": ("I0Backward0", lambda xp, x: _bessel.i0(xp, x), lambda xp, gy, x, out: gy * _of(xp, "i1", x)),
+    "i0e": ("SpecialI0EBackward0", lambda xp, x: _bessel.i0e(xp, x),
+            lambda xp, gy, x, out: gy * (_of(xp, "i1e", x) - _sign(xp, x) * _of(xp, "i0e", x))),
+    "i1": ("SpecialI1Backward0", lambda xp, x: _bessel.i1(xp, x),
+           lambda xp, gy, x, out: gy * _near_zero_half(x, lambda s: _of(xp, "i0", s) - _of(xp, "i1", x) / s)),
+    "i1e": ("SpecialI1EBackward0", lambda xp, x: _bessel.i1e(xp, x),
+            lambda xp, gy, x, out: gy * _near_zero_half(
+                x, lambda s: _of(xp, "i0e", s) - _of(xp, "i1e", x) * (_sign(xp, s) + 1 / s))),
+    "erfcx": ("SpecialErfcxBackward0", lambda xp, x: _special.erfcx(xp, x, _kernels.erf),
+              lambda xp, gy, x, out: gy * (2 * x * _of(xp, "erfcx", x) - _kernels.TWO_OVER_SQRT_PI)),
 }
 _SQRT_2PI = 2.5066282746310002
 _HALF_SQRT_PI = 0.8862269254527580
@@ -434,6 +448,30 @@ def _polygamma_of(xp, n, x):
     if hasattr(x, "polygamma"):
         return x.polygamma(n)
     return _special.digamma(xp, x) if n == 0 else _special.polygamma(xp, n, x)
+
+
+def _of(xp, op, x):
+    """The :data:`UNARY` function ``op`` of an array, or of a Tensor (recorded: a gradient formula's second
+    derivative)."""
+    if hasattr(x, "_data"):
+        return Unary.apply(x, op=op)
+    return UNARY[op][1](xp, x)
+
+
+def _sign(xp, x):
+    return x.sign() if hasattr(x, "_data") else xp.sign(x)
+
+
+def _near_zero_half(x, formula):
+    """``formula(s)``, s = x with the elements within machine epsilon of 0 read as epsilon, and 1/2 there
+    (PyTorch's i1_backward and i1e_backward: the limit, where the formula's 0/0 would be NaN)."""
+    v = getattr(x, "_data", x)
+    eps = float(np.finfo(v.dtype).eps)
+    far = abs(x) > eps
+    if hasattr(x, "_data"):
+        return formula(x.where(far, eps)).where(far, 0.5)
+    xp = xp_of(v)
+    return xp.where(far, formula(xp.where(far, x, v.dtype.type(eps))), v.dtype.type(0.5))
 
 
 def polygamma_op(n: int) -> str:
@@ -526,6 +564,15 @@ class _RefusedGradient:
         self.message = message
 
 
+def _zeta_grads(xp, gy, x, q, out):
+    """d/dq zeta(x, q) = -x zeta(x + 1, q); PyTorch has none in x, and refuses it when asked."""
+    if hasattr(q, "_data") or hasattr(x, "_data"):
+        return _ZETA_X, -gy * x * Binary.apply(x + 1, q, op="zeta")
+    return _ZETA_X, -gy * x * _special.zeta(xp, x + 1, q).astype(gy.dtype)
+
+
+_ZETA_X = _RefusedGradient("the derivative for 'zeta' is not implemented.")
+
 _IGAMMA_A = {False: _RefusedGradient("the derivative for 'igamma: input' is not implemented."),
              True: _RefusedGradient("the derivative for 'igammac: input' is not implemented.")}
 
@@ -541,6 +588,7 @@ BINARY = {
     "fmod": ("FmodBackward0", lambda xp, a, b: xp.fmod(a, b), _fmod_grads),
     "igamma": ("IgammaBackward0", lambda xp, a, b: _special.gammainc(xp, a, b), _igamma_grads(False)),
     "igammac": ("IgammacBackward0", lambda xp, a, b: _special.gammainc(xp, a, b, upper=True), _igamma_grads(True)),
+    "zeta": ("SpecialZetaBackward0", lambda xp, a, b: _special.zeta(xp, a, b).astype(a.dtype), _zeta_grads),
 }
 
 

@@ -276,3 +276,71 @@ def gammainc_grad_x(xp, a, x):
     a64, x64 = _f64(a), _f64(x)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return xp.exp((a64 - 1) * xp.log(x64) - x64 - lgamma(xp, a64))
+
+
+def erfcx(xp, x, erf):
+    """exp(x^2) erfc(x) without its overflow: Cephes' erfc fits without their exp(-x^2) factor from 1 on, the
+    continued fraction of Faddeeva's package past 50 (PyTorch's), 1/(x sqrt(pi)) past 5e7; below 0,
+    2 exp(x^2) - erfcx(-x), inf below -26.7."""
+    v = _f64(x)
+    a = abs(v)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        mid = xp.clip(a, 1.0, 8.0)
+        far = xp.clip(a, 8.0, 50.0)
+        beyond = xp.clip(a, 50.0, 5e7)
+        near = xp.minimum(a, 1.0)
+        isp = 0.56418958354775628694807945156  # 1 / sqrt(pi)
+        b2 = beyond * beyond
+        scaled = xp.where(a < 1, xp.exp(near * near) * (1 - erf(near)),
+                          xp.where(a < 8, _horner(mid, _ERFC_P) / _horner(mid, _ERFC_Q),
+                                   xp.where(a <= 50, _horner(far, _ERFC_R) / _horner(far, _ERFC_S),
+                                            isp * (b2 * (b2 + 4.5) + 2) / (beyond * (b2 * (b2 + 5) + 3.75)))))
+        scaled = xp.where(a > 5e7, isp / a, scaled)
+        twice = 2 * xp.exp(v * v)
+        negative = xp.where(v < -6.1, twice, twice - scaled)
+        out = xp.where(v >= 0, scaled, xp.where(v < -26.7, np.inf, negative))
+        out = xp.where(xp.isnan(v), v, out)
+    return out.astype(x.dtype)
+
+
+# Cephes' zeta.c: the Euler-Maclaurin coefficients (2k)! / B_2k
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+           -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15, 1.8152105401943546773e17,
+           -7.1661652561756670113e18)
+
+
+def zeta(xp, x, q):
+    """Hurwitz's zeta, sum over k >= 0 of (k + q)^-x, as Cephes' (and PyTorch's): the terms summed directly until
+    the base passes 9 (at least nine of them), then the Euler-Maclaurin tail; inf at x = 1 and at q a non-positive
+    integer, NaN for x below 1 and for a negative q with a non-integer x."""
+    x64, q64 = xp.broadcast_arrays(_f64(xp.asarray(x)), _f64(xp.asarray(q)))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        lowest = float(q64.min()) if q64.size else 9.0  # (on a GPU, a read back: zeta is not a step's op)
+        direct = int(min(max(math.ceil(9 - lowest) + 1, 9), 1 << 20)) if math.isfinite(lowest) else 9
+        s = q64 ** -x64
+        a = q64.copy()
+        b = xp.zeros_like(s)
+        for i in range(direct):
+            more = (a <= 9) | (i < 9)
+            a = xp.where(more, a + 1, a)
+            b = xp.where(more, a ** -x64, b)
+            s = xp.where(more, s + b, s)
+        w = a
+        s = s + b * w / (x64 - 1) - 0.5 * b
+        rising, k = xp.ones_like(s), 0.0
+        for coefficient in _ZETA_A:
+            rising = rising * (x64 + k)
+            b = b / w
+            s = s + rising * b / coefficient
+            k += 1
+            rising = rising * (x64 + k)
+            b = b / w
+            k += 1
+        out = s
+        integer_q = q64 == xp.floor(q64)
+        out = xp.where((q64 <= 0) & ~integer_q & (x64 != xp.floor(x64)), np.nan, out)
+        out = xp.where((q64 <= 0) & integer_q, np.inf, out)
+        out = xp.where(x64 < 1, np.nan, out)
+        out = xp.where(x64 == 1, np.inf, out)
+        out = xp.where(xp.isnan(x64) | xp.isnan(q64), np.nan, out)
+    return out
