@@ -187,7 +187,8 @@ def test_the_profiles_own_cost_is_each_way_through_it_times_its_measured_cost():
         _autograd_step(*args)
     prof.finish(1.0)
     assert set(prof.cost_s) == {"call", "apply", "node", "backward", "nested call"}
-    assert all(0 < c < 1e-4 for c in prof.cost_s.values()), prof.cost_s
+    # (each a median of differences, floored at 0: the nested call's, a few ns, can measure 0 on a busy machine)
+    assert all(0 <= c < 1e-4 for c in prof.cost_s.values()), prof.cost_s
     nodes = sum(r.phase == "backward" for r in prof.records)
     assert nodes == 6 and prof.passes == {"nested call": 0, "apply": 0, "backward": 1}
     c = prof.cost_s
