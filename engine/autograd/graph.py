@@ -86,6 +86,70 @@ def _run(roots, root_grads, retain_graph, capture=None):
     _flush_hooked_leaves(set())
 
 
+def edge_masks(roots, capture, wanted_nodes):
+    """For ``autograd.grad`` (``capture``: id -> None of the wanted tensors): the nodes a path from ``roots`` to a
+    wanted tensor runs through, each with the inputs that path leaves it by. The walk runs only these nodes, each
+    with ``needs_input_grad`` narrowed by its mask (False: an input that needs a gradient but leads to no wanted
+    tensor; ``()`` for a wanted non-leaf's node with nothing wanted behind it: delivered, not run), as PyTorch's
+    engine does: a gradient nobody asked for is not computed, nor refused (``grad(igamma(a, x), x)`` with ``a``
+    requiring grad). Two passes: the nodes the roots reach, then their masks oldest first (a node's inputs were
+    made before it); None after the first where nothing is left out (every leaf it met that needs a gradient is
+    wanted, and no non-leaf is)."""
+    last = _writes.last
+    seen: set = set()
+    order: list = []
+    stack = [t.grad_fn for t in roots if t.grad_fn is not None]
+    prune = bool(wanted_nodes)  # whether anything is to be left out: a wanted non-leaf, or a leaf not wanted
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        old = node._seq < last
+        for t in node._inputs:
+            if t is not None:
+                if old:
+                    t = t._as_it_was(node._seq)
+                fn = t.grad_fn
+                if fn is None:
+                    if not prune and t._rg and id(t) not in capture:
+                        prune = True
+                elif fn not in seen:
+                    stack.append(fn)
+    if not prune:
+        return None  # every leaf behind the roots that needs a gradient is wanted: every node runs, as it is
+    order.sort(key=_seq_of)
+    masks: dict = {}
+    for node in order:
+        old = node._seq < last
+        mask = []
+        needed = False
+        for t in node._inputs:
+            if t is None:
+                mask.append(True)  # (True: nothing to narrow; the walk skips it)
+                continue
+            if old:
+                t = t._as_it_was(node._seq)
+            fn = t.grad_fn
+            if fn is None:
+                wanted = id(t) in capture
+                mask.append(wanted or not t._rg)
+            else:
+                wanted = fn in masks
+                mask.append(wanted)
+            needed = needed or wanted
+        if needed:
+            masks[node] = tuple(mask)
+        elif node in wanted_nodes:
+            masks[node] = ()  # (a wanted non-leaf's node with nothing wanted behind it: delivered, not run)
+    return masks
+
+
+def _seq_of(node):
+    return node._seq
+
+
 def _walk(roots, root_grads, retain_graph, capture):
     if _cwalk is not None and capture is None and len(roots) == 1 and _anomaly is None:
         node = roots[0].grad_fn
@@ -114,23 +178,34 @@ def _walk(roots, root_grads, retain_graph, capture):
         for t in capture.pop("__targets__", ()):
             wanted_nodes.setdefault(t.grad_fn, []).append(t)
 
+    masks = edge_masks(roots, capture, wanted_nodes) if capture is not None else None  # (None: all of them)
     assigned: set = set()
     while heap:
         node = _heappop(heap)[1]
         gouts = pending.pop(node)
+        if masks is not None:
+            mask = masks.get(node)
+            if mask is None:  # no wanted tensor lies behind it
+                continue
         if (_retaining and node._retained is not None) or (wanted_nodes and node in wanted_nodes):
             delivered = _deliver_nonleaf(node, [gouts] if node._n_out == 1 else gouts, capture, wanted_nodes)
             gouts = delivered[0] if node._n_out == 1 else delivered  # as a hook left them
+        if masks is not None and not mask:
+            continue  # (a wanted non-leaf's node, with nothing wanted behind it)
         older = node._seq < _writes.last  # than the newest in-place write: what it saved, and its inputs, may
         if older:  # have been written or rebound since
             _check_writes(node)
         if _observer is not None:
             token = _observer.node_begin(node)
-        gins = _backward_of(node, gouts) if _anomaly is None else _anomaly(node, gouts, _backward_of)
+        if masks is None:
+            gins = _backward_of(node, gouts) if _anomaly is None else _anomaly(node, gouts, _backward_of)
+        else:
+            gins = with_mask(node, gouts, mask, _backward_of if _anomaly is None else
+                             lambda n, g: _anomaly(n, g, _backward_of))
         if _observer is not None:
             _observer.node_end(node, token)
-        for inp, g in zip(node._inputs, gins):
-            if inp is None or g is None:
+        for k, (inp, g) in enumerate(zip(node._inputs, gins)):
+            if inp is None or g is None or (masks is not None and not mask[k]):
                 continue
             if older:  # an input an in-place op has rebound since is taken as it was then
                 inp = inp._as_it_was(node._seq)
@@ -165,6 +240,22 @@ def _walk(roots, root_grads, retain_graph, capture):
             if not node.raw and node._saved:  # (built-ins never save_for_backward)
                 node._freed = True
                 node._saved = ()
+
+
+def with_mask(node, gouts, mask, run):
+    """``run(node, gouts)`` with the built-in node's ``needs_input_grad`` narrowed to ``mask`` (and put back): it
+    computes only the gradients a wanted tensor lies behind. A user's Function keeps its own, as in PyTorch."""
+    if False not in mask or not node.raw:
+        return run(node, gouts)
+    own = node.needs_input_grad
+    narrowed = tuple(bool(n) and m for n, m in zip(own, mask)) + tuple(own[len(mask):])
+    if narrowed == tuple(own):
+        return run(node, gouts)
+    node.needs_input_grad = narrowed
+    try:
+        return run(node, gouts)
+    finally:
+        node.needs_input_grad = own
 
 
 def _check_writes(node):

@@ -828,9 +828,14 @@ def _walk(roots, root_grads, retain_graph, capture):
 
     for t, g in zip(roots, root_grads):
         arrive(t, g)
+    masks = _graph.edge_masks(roots, capture, wanted_nodes) if capture is not None else None
     while heap:
         node = heappop(heap)[1]
         gouts = pending.pop(node)
+        if masks is not None:
+            mask = masks.get(node)
+            if mask is None:  # no wanted tensor lies behind it
+                continue
         if node._hooks:
             for index, table in node._hooks.items():
                 if table and gouts[index] is not None:
@@ -843,6 +848,8 @@ def _walk(roots, root_grads, retain_graph, capture):
         for t in wanted_nodes.get(node, ()):
             if gouts[t._out_index] is not None:
                 _add_to(capture, id(t), gouts[t._out_index])
+        if masks is not None and not mask:
+            continue  # (a wanted non-leaf's node, with nothing wanted behind it)
         for i, g in enumerate(gouts):
             if g is None:  # an output no path used: zeros of its shape
                 shape, np_dtype, xp = node._out_meta[i]
@@ -852,6 +859,8 @@ def _walk(roots, root_grads, retain_graph, capture):
         observer = _graph._observer  # a profile() block's recorder: the node's recorded backward is one row
         anomaly = _graph._anomaly  # (anomaly detection's check, while it is on: engine.autograd.anomaly_mode)
         run = _node_backward if anomaly is None else functools.partial(anomaly, run=_node_backward)
+        if masks is not None:
+            run = functools.partial(_graph.with_mask, mask=mask, run=run)
         if observer is None:
             gins = run(node, gouts)
         else:
@@ -860,8 +869,8 @@ def _walk(roots, root_grads, retain_graph, capture):
                 gins = run(node, gouts)
             finally:
                 observer.node_end(node, token)
-        for inp, g in zip(node._inputs, gins):
-            if inp is None or g is None:
+        for k, (inp, g) in enumerate(zip(node._inputs, gins)):
+            if inp is None or g is None or (masks is not None and not mask[k]):
                 continue
             inp = inp._as_it_was(node._seq)  # where an in-place op has rebound it since, as it was then
             if tuple(g.shape) != tuple(inp._data.shape):

@@ -551,7 +551,10 @@ def _fmod_grads(xp, gy, a, b, out):  # a - trunc(a / b) * b
 def _igamma_grads(upper):
     """The gradient in x of P(a, x) (``upper``: of Q); PyTorch has none in a, and refuses it when asked."""
     def grads(xp, gy, a, b, out):
-        dx = _special.gammainc_grad_x(xp, a, b).astype(gy.dtype)
+        if hasattr(b, "_data"):  # Tensors: recorded, for the second derivative (x^(a-1) e^-x / Gamma(a))
+            dx = ((a - 1) * b.log() - b - a.lgamma()).exp()
+        else:
+            dx = _special.gammainc_grad_x(xp, a, b).astype(gy.dtype)
         return _IGAMMA_A[upper], gy * (-dx if upper else dx)
 
     return grads

@@ -173,3 +173,47 @@ def test_full_backward_hooks_are_pytorchs():
         assert ours[0] == theirs[0] and ours[1] == theirs[1] and ours[3] == theirs[3]
         np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5)
     assert _two_inputs(engine) == _two_inputs(torch)
+
+
+
+
+@pytest.mark.torch
+def test_grad_computes_only_the_gradients_asked_for_as_pytorchs():
+    """autograd.grad(outputs, x) runs only the nodes between the outputs and x, each for the inputs that lead to
+    x: a refused gradient of another input is not asked for (PyTorch's engine prunes the same way)."""
+    torch = pytest.importorskip("torch")
+    for L in (engine, torch):
+        a = L.tensor([1.5, 2.0], dtype=L.float64, requires_grad=True)
+        x = L.tensor([0.5, 3.0], dtype=L.float64, requires_grad=True)
+        for create_graph in (False, True):
+            g, = L.autograd.grad(L.igamma(a, x).sum(), x, create_graph=create_graph)
+            np.testing.assert_allclose(g.detach().numpy(), [0.48394144903828673, 0.14936120510359183], rtol=1e-14)
+            g, = L.autograd.grad(L.special.zeta(a + 1, x).sum(), x, create_graph=create_graph)
+            assert g.shape == (2,)
+        y = L.igamma(a, x).sum()
+        y.backward(inputs=[x])
+        assert a.grad is None and x.grad is not None
+        with pytest.raises(NotImplementedError, match="igamma: input"):
+            L.autograd.grad(L.igamma(a, x).sum(), a)
+
+    for L in (engine, torch):
+        calls = []
+
+        class Counted(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t * 2
+
+            @staticmethod
+            def backward(ctx, gy, calls=calls):
+                calls.append(1)
+                return gy * 2
+
+        a = L.tensor([1.0, 2.0], requires_grad=True)
+        x = L.tensor([3.0, 4.0], requires_grad=True)
+        out = (Counted.apply(a) * x).sum() + (x * x).sum()
+        g, = L.autograd.grad(out, x, retain_graph=True)
+        np.testing.assert_allclose(g.numpy(), [8.0, 12.0])
+        assert calls == []  # the branch to a alone is never run
+        L.autograd.grad(out, a)
+        assert calls == [1]
