@@ -217,3 +217,14 @@ def test_grad_computes_only_the_gradients_asked_for_as_pytorchs():
         assert calls == []  # the branch to a alone is never run
         L.autograd.grad(out, a)
         assert calls == [1]
+        # a wanted non-leaf: its gradient delivered, the node that made it not run; a hook fires only on the way
+        del calls[:]
+        h = Counted.apply(a)
+        hooked = []
+        side = x * 5
+        side.register_hook(hooked.append)
+        out = (h * 3).sum() + side.sum()
+        g, = L.autograd.grad(out, h, retain_graph=True)
+        assert g.tolist() == [3.0, 3.0] and calls == [] and hooked == []
+        L.autograd.grad(out, [h, x])
+        assert calls == [] and len(hooked) == 1
