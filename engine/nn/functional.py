@@ -1917,3 +1917,116 @@ __all__ += ["adaptive_max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_i
             "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "multi_margin_loss",
             "multilabel_margin_loss", "triplet_margin_with_distance_loss", "upsample_nearest", "upsample_bilinear",
             "relu_", "elu_", "leaky_relu_", "hardtanh_", "celu_", "selu_", "threshold_", "rrelu_"]
+
+
+# ------------------------------------------------- fractional max pooling (Graham, "Fractional Max-Pooling", 2014)
+
+def _fractional_intervals(xp, sample, size, out, pool):
+    """PyTorch's generate_intervals for every (batch, channel) at once: the window starts ``int((i + u) alpha) -
+    int(u alpha)``, alpha = (size - pool) / (out - 1), in the samples' dtype, the last window at the end."""
+    if out > 1:
+        alpha = sample.dtype.type(size - pool) / sample.dtype.type(out - 1)
+        i = xp.arange(out - 1, dtype=sample.dtype)
+        starts = ((i + sample[..., None]) * alpha).astype(np.int64) - (sample * alpha).astype(np.int64)[..., None]
+        last = xp.full(sample.shape + (1,), size - pool, dtype=np.int64)
+        return xp.concatenate([starts, last], axis=-1)
+    return xp.full(sample.shape + (out,), size - pool, dtype=np.int64)
+
+
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, nd):  # noqa: A002
+    op = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{op} requires specifying either an output_size or an output_ratio")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
+    kernel = _ntuple(kernel_size, nd, "kernel_size", op)
+    sizes = tuple(input.shape[-nd:])
+    if output_size is None:
+        ratio = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * nd
+        if len(ratio) != nd:
+            raise ValueError(f"{op} requires output_ratio to either be a single Int or tuple of Ints.")
+        out = tuple(int(n * r) for n, r in zip(sizes, ratio))
+    else:
+        out = _ntuple(output_size, nd, "output_size", op)
+    names = ("height", "width") if nd == 2 else ("time", "height", "width")
+    for name, n, k, o in zip(names, sizes, kernel, out):
+        # PyTorch's checks: the last window inside the input in 2-d; in 3-d a place to spare, and its op's name
+        if o + k - 1 > n or (nd == 3 and o + k - 1 == n):
+            raise RuntimeError(f"{op}{'' if nd == 2 else '_out'}(): pool {name} {k} too large relative to input "
+                               f"{name} {n}")
+    unbatched = input.dim() == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    batch, channels = x.shape[0], x.shape[1]
+    if _random_samples is None:
+        samples = creation.rand(batch, channels, nd, dtype=input.dtype, device=input.device)
+    else:
+        samples = _random_samples
+        if samples.dtype != input.dtype:
+            raise RuntimeError("Expect _random_samples to have the same dtype as input")
+        if samples.dim() != 3:
+            raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.dim()}")
+        if samples.shape[0] < batch:
+            raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+        if samples.shape[1] != channels:
+            raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+        if samples.shape[2] != nd:
+            raise RuntimeError(f"Expect _random_samples.size(2) equals to {nd}; got {samples.shape[2]}.")
+    u = samples._data[:batch]
+    xp = xp_of(x._data)
+    # PyTorch's order of the samples: in 2-d the width's first, then the height's; in 3-d time, height, width
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    starts = [_fractional_intervals(xp, u[..., order[d]], n, o, k)
+              for d, (n, o, k) in enumerate(zip(sizes, out, kernel))]
+    # each window's places, flat over the last nd dimensions, in PyTorch's scan order (the last dimension fastest)
+    strides = [int(np.prod(sizes[d + 1:])) for d in range(nd)]
+    flat = xp.zeros((batch, channels) + out + tuple(kernel), dtype=np.int64)
+    for d in range(nd):
+        places = starts[d][..., None] + xp.arange(kernel[d])  # (N, C, out_d, k_d)
+        shape = [batch, channels] + [1] * (2 * nd)
+        shape[2 + d], shape[2 + nd + d] = out[d], kernel[d]
+        flat = flat + places.reshape(shape) * strides[d]
+    flat = flat.reshape((batch, channels) + out + (-1,))
+    values = xp.take_along_axis(x._data.reshape(batch, channels, -1), flat.reshape(batch, channels, -1),
+                                axis=-1).reshape(flat.shape)
+    # PyTorch's pick: the first maximum (a strictly greater value replaces it), and where NaNs are, the last NaN
+    nan = xp.isnan(values) if values.dtype.kind == "f" else xp.zeros(values.shape, dtype=bool)
+    window = values.shape[-1]
+    last_nan = window - 1 - xp.argmax(nan[..., ::-1], axis=-1)
+    pick = xp.where(nan.any(axis=-1), last_nan, xp.argmax(xp.where(nan, -np.inf, values), axis=-1)
+                    if values.dtype.kind == "f" else xp.argmax(values, axis=-1))
+    indices = xp.take_along_axis(flat, pick[..., None], axis=-1)[..., 0]
+    idx = _wrap(indices)
+    output = x.reshape(batch, channels, -1).gather(2, idx.reshape(batch, channels, -1)).reshape(
+        batch, channels, *out)
+    if unbatched:
+        output, idx = output.squeeze(0), idx.squeeze(0)
+    return (output, idx) if return_indices else output
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,  # noqa: A002
+                          _random_samples=None):
+    """The maximum of windows of ``kernel_size`` placed at pseudo-random fractional strides so that the output is
+    ``output_size`` (or ``output_ratio`` of the input): one draw per (batch, channel), ``_random_samples`` of shape
+    (N, C, 2) in [0, 1) when given (PyTorch's intervals from them, exactly); the gradient goes to each window's
+    maximum (its first; its last NaN where NaNs are), as PyTorch's."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 2)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,  # noqa: A002
+                          _random_samples=None):
+    """:func:`fractional_max_pool2d` over the last three dimensions (samples (N, C, 3))."""
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices, _random_samples, 3)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,  # noqa: A002
+                                       return_indices=False, _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, True, _random_samples, 2)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,  # noqa: A002
+                                       return_indices=False, _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, True, _random_samples, 3)
+
+
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+            "fractional_max_pool3d_with_indices"]

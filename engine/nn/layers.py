@@ -831,3 +831,47 @@ class LocalResponseNorm(Module):
 
 
 __all__ += ["Bilinear", "RReLU", "LocalResponseNorm"]
+
+
+class _FractionalMaxPoolNd(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None) -> None:
+        super().__init__()
+        nd = self._nd
+        self.kernel_size = _ntuple_of(kernel_size, nd)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple_of(output_size, nd) if output_size is not None else None
+        self.output_ratio = _ntuple_of(output_ratio, nd) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"FractionalMaxPool{nd}d requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):  # noqa: A002
+        pool = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+def _ntuple_of(value, n):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (H, W) (:func:`functional.fractional_max_pool2d`)."""
+
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (T, H, W) (:func:`functional.fractional_max_pool3d`)."""
+
+    _nd = 3
+
+
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]

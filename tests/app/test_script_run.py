@@ -407,9 +407,9 @@ def _sgd():
 
 
 BEYOND = [  # (what raises, the PyTorch name it lacks, or None for a script's own mistake)
-    (lambda: engine.zeros(2).i0(), "torch.Tensor.i0"),
-    (lambda: engine.nn.AdaptiveLogSoftmaxWithLoss, "torch.nn.AdaptiveLogSoftmaxWithLoss"),
-    (lambda: engine.nn.functional.fractional_max_pool2d, "torch.nn.functional.fractional_max_pool2d"),
+    (lambda: engine.zeros(8).stft(4), "torch.Tensor.stft"),
+    (lambda: engine.nn.SyncBatchNorm, "torch.nn.SyncBatchNorm"),
+    (lambda: engine.nn.functional.conv_tbc, "torch.nn.functional.conv_tbc"),
     (lambda: engine.nn.Linear(2, 1).register_backward_hook, "torch.nn.Module.register_backward_hook"),
     (lambda: _OwnNet().register_backward_hook, "torch.nn.Module.register_backward_hook"),  # its own
     (lambda: _sgd().profile_hook_step, "torch.optim.Optimizer.profile_hook_step"),
@@ -446,15 +446,15 @@ def test_a_script_using_more_than_the_engine_has_is_told_so(tmp_path):
     run, out, err = run_to_end(script(tmp_path, """
         import torch
         x = torch.randn(8, 3)
-        loss = x.i0()
+        loss = x.stft(4)
     """))
     status, message = run.status()
     assert status == "failed"
     assert message == ("the script raised before its first step: AttributeError: 'Tensor' object has no attribute "
-                       "'i0' (torch.Tensor.i0 is PyTorch's but not the engine's: gradscope's "
+                       "'stft' (torch.Tensor.stft is PyTorch's but not the engine's: gradscope's "
                        "engine has the API of the tutorial \"Learning PyTorch with examples\" and what a first "
                        "training script adds to it, not all of PyTorch's)")
-    assert err.splitlines()[-1].startswith("torch.Tensor.i0 is PyTorch's but not the engine's")
+    assert err.splitlines()[-1].startswith("torch.Tensor.stft is PyTorch's but not the engine's")
 
 
 # Writes app/torch_names.json's content from the torch installed (run it in a fresh interpreter: which submodules
