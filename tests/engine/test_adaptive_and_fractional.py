@@ -194,3 +194,26 @@ def test_fractional_max_pool_refuses_as_pytorch_does():
         engine.nn.FractionalMaxPool2d(2, output_size=3, output_ratio=0.5)
     with pytest.raises(ValueError, match="requires specifying either an output size, or a pooling ratio"):
         engine.nn.FractionalMaxPool3d(2)
+
+
+def test_on_the_cupy_stand_in_both_equal_the_cpus(cuda_device):
+    x = rng.standard_normal((2, 3, 9, 8))
+    u = rng.uniform(0, 1, (2, 3, 2))
+    results = []
+    for device in ("cpu", cuda_device):
+        t = engine.tensor(x, device=device, requires_grad=True)
+        values, idx = EF.fractional_max_pool2d(t, 3, output_size=(4, 5), return_indices=True,
+                                               _random_samples=engine.tensor(u, device=device))
+        values.sum().backward()
+        assert values.device.type == device
+        results.append((values.detach().cpu().numpy(), idx.cpu().numpy(), t.grad.cpu().numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+    engine.manual_seed(0)
+    asm = engine.nn.AdaptiveLogSoftmaxWithLoss(32, 12, [3, 7]).double()
+    x, y = rng.standard_normal((6, 32)), np.array([0, 5, 11, 2, 8, 3])
+    cpu = asm(engine.tensor(x), engine.tensor(y)).loss.item()
+    asm.to(cuda_device)
+    out = asm(engine.tensor(x, device=cuda_device), engine.tensor(y, device=cuda_device))
+    assert out.output.device.type == "cuda"
+    assert out.loss.item() == pytest.approx(cpu, rel=1e-14)
