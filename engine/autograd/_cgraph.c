@@ -33,6 +33,9 @@ static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writ
 /* the walk's: graph.py's helpers, the freed-graph message, the types it tells apart, the _data slot's get and set */
 static PyObject *py_unbroadcast, *py_accumulate_leaf, *py_add_pending, *py_backward_of, *freed_message;
 static int leaf_hooks = 0; /* some leaf has had register_hook(): every leaf's gradient goes to _accumulate_leaf */
+static int node_hooks = 0; /* some node has had register_hook()/register_prehook(): a node with them goes to
+                            * graph._backward_of, which calls them */
+static PyObject *s_pre_hooks, *s_post_hooks;
 static PyObject *empty_tuple;
 static PyObject *tensor_type, *lazy_type, *ndarray_type, *py_data_get, *py_data_set;
 /* apply's: function.py's module dict (its _hook), the Python _apply, the sequence counter,
@@ -623,7 +626,15 @@ static int run_node(PyObject *node, PyObject *gouts, int retain_graph, PyObject 
     int single = raw ? single_output(node) : 0;
     if (single < 0)
         goto done;
-    if (raw && single) { /* the built-ins: straight to their backward */
+    int own_hooks = 0;
+    if (node_hooks) {
+        own_hooks = attr_true(node, s_pre_hooks);
+        if (own_hooks == 0)
+            own_hooks = attr_true(node, s_post_hooks);
+        if (own_hooks < 0)
+            goto done;
+    }
+    if (raw && single && !own_hooks) { /* the built-ins: straight to their backward */
         int freed = attr_true(node, s_freed);
         if (freed < 0)
             goto done;
@@ -897,7 +908,18 @@ static PyObject *set_leaf_hooks(PyObject *module, PyObject *flag)
     Py_RETURN_NONE;
 }
 
+/* set_node_hooks(flag): whether some node has hooks of its own (then each node is asked) */
+static PyObject *set_node_hooks(PyObject *module, PyObject *flag)
+{
+    int on = PyObject_IsTrue(flag);
+    if (on < 0)
+        return NULL;
+    node_hooks = on;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_node_hooks", (PyCFunction)set_node_hooks, METH_O, "set_node_hooks(flag): nodes' own hooks go to Python"},
     {"set_leaf_hooks", (PyCFunction)set_leaf_hooks, METH_O, "set_leaf_hooks(flag): leaves' gradients go to Python"},
     {"apply", (PyCFunction)(void (*)(void))apply, METH_FASTCALL | METH_KEYWORDS,
      "apply(cls, *args, **kwargs): Function.apply (a built-in of one or two inputs records here)"},
@@ -933,6 +955,8 @@ PyMODINIT_FUNC PyInit__cgraph(void)
     INTERN(s_raw, "raw");
     INTERN(s_n_out, "_n_out");
     INTERN(s_freed, "_freed");
+    INTERN(s_pre_hooks, "_pre_hooks");
+    INTERN(s_post_hooks, "_post_hooks");
     INTERN(s_backward, "backward");
     INTERN(s_inputs, "_inputs");
     INTERN(s_data, "_data");

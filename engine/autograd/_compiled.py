@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-apply = walk = setup_apply = setup_walk = set_leaf_hooks = None
+apply = walk = setup_apply = setup_walk = set_leaf_hooks = set_node_hooks = None
 if os.environ.get("GRADSCOPE_PURE_PYTHON", "").strip() in ("", "0"):
     try:
         from ._cgraph import (  # noqa: F401  (the names this module gives)
@@ -18,6 +18,10 @@ if os.environ.get("GRADSCOPE_PURE_PYTHON", "").strip() in ("", "0"):
             walk,
         )
     except ImportError:  # not built: the Python paths
+        pass
+    try:
+        from ._cgraph import set_node_hooks  # noqa: F401
+    except ImportError:  # (not built, or a build older than nodes' own hooks: every walk runs in Python then)
         pass
 
 

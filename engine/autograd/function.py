@@ -29,6 +29,10 @@ _hook = None  # engine.profiler's recorder while a profile() block runs: it time
 _next_seq = _writes.tick
 
 
+# add_node_hook(node, table name, fn) -> handle: set by engine.autograd.graph (which reads the tables in its walks)
+add_node_hook = None
+
+
 class Function:
     """Base class of differentiable operations, built-in or your own.
 
@@ -53,6 +57,8 @@ class Function:
     _freed = False
     _retained = None
     _hooks = None  # output index -> its tensor's register_hook() hooks (an OrderedDict by handle id)
+    _pre_hooks = None  # the node's own register_prehook() hooks, by handle id
+    _post_hooks = None  # the node's own register_hook() hooks, by handle id
     needs_input_grad: tuple = ()
 
     @staticmethod
@@ -93,6 +99,29 @@ class Function:
 
     def __repr__(self):
         return f"<{self.name()} object at {id(self):#x}>"
+
+    # ---- the node's own hooks (PyTorch's Node.register_hook / register_prehook)
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after this node's backward (a tuple of Tensors, None where an input
+        gets none); a tuple it returns replaces ``grad_inputs``. A handle whose ``remove()`` takes it away."""
+        return self._add_node_hook("_post_hooks", fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` before this node's backward; a tuple it returns replaces ``grad_outputs``."""
+        return self._add_node_hook("_pre_hooks", fn)
+
+    def _add_node_hook(self, table_name, fn):
+        if not callable(fn):
+            raise TypeError(f"a hook must be callable, got {type(fn).__name__}")
+        return add_node_hook(self, table_name, fn)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict of one's own, kept with the node (PyTorch's ``grad_fn.metadata``)."""
+        meta = self.__dict__.get("_metadata")
+        if meta is None:
+            meta = self._metadata = {}
+        return meta
 
     @property
     def next_functions(self):

@@ -33,6 +33,7 @@ __all__ = ["backward", "grad", "unbroadcast"]
 _observer = None
 _retaining = False  # whether any node has had a retain_grad() or a hook (until then the walk does not ask each node)
 _leaf_hooks = False  # whether any leaf has had register_hook() (until then accumulating does not look for them)
+_node_hooks = False  # whether any node has had register_hook()/register_prehook() (until then none is asked)
 _anomaly = None  # while anomaly detection is on (engine.autograd.anomaly_mode): its check around each node's backward
 _held = threading.local()  # .leaves: id -> (leaf, summed gradient) of the hooked leaves, while a walk runs
 
@@ -151,7 +152,8 @@ def _seq_of(node):
 
 
 def _walk(roots, root_grads, retain_graph, capture):
-    if _cwalk is not None and capture is None and len(roots) == 1 and _anomaly is None:
+    if _cwalk is not None and capture is None and len(roots) == 1 and _anomaly is None and not (
+            _node_hooks and _compiled.set_node_hooks is None):
         node = roots[0].grad_fn
         if node is not None and node._n_out == 1:  # this function's walk, compiled (_cgraph.c)
             _cwalk(node, root_grads[0], retain_graph, _observer, _deliver_retained if _retaining else None,
@@ -242,6 +244,74 @@ def _walk(roots, root_grads, retain_graph, capture):
                 node._saved = ()
 
 
+def _add_node_hook(node, table_name, fn):
+    """``fn`` into the node's ``_pre_hooks`` or ``_post_hooks``; a handle whose ``remove()`` takes it away. From
+    now on the walks ask each node for its hooks (the compiled one hands a node that has some to
+    :func:`_backward_of`; a build without that runs every walk here)."""
+    from collections import OrderedDict
+
+    from ..utils.hooks import RemovableHandle
+
+    global _node_hooks
+    table = node.__dict__.get(table_name)
+    if table is None:
+        table = OrderedDict()
+        setattr(node, table_name, table)
+    handle = RemovableHandle(table)
+    table[handle.id] = fn
+    _node_hooks = True
+    if _compiled.set_node_hooks is not None:
+        _compiled.set_node_hooks(True)
+    return handle
+
+
+def hook_result(hook, result, n):
+    """What a node's hook returned, as a tuple of ``n`` gradients (PyTorch's error where it is not)."""
+    result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    if len(result) != n:
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned an incorrect number "
+                           f"of values (got {len(result)}, but expected {n})")
+    return result
+
+
+def _node_pre_hooks(node, gouts):
+    """``node``'s register_prehook() hooks on the gradients of its outputs (Tensors; None for an output no path
+    used), each free to replace them; back as the walk holds them (an array, or a slot per output)."""
+    single = node._n_out == 1
+    grads = tuple(None if g is None else _wrap(g) for g in ([gouts] if single else gouts))
+    for hook in list(node._pre_hooks.values()):
+        result = hook(grads)
+        if result is not None:
+            grads = hook_result(hook, result, len(grads))
+    arrays = [None if g is None else g._data for g in grads]
+    return arrays[0] if single else arrays
+
+
+def _node_post_hooks(node, gins, gouts):
+    """``node``'s register_hook() hooks on (grad_inputs, grad_outputs): one gradient per input, each already of
+    its input's shape and dtype (None where the input gets none), free to be replaced."""
+    inputs = node._inputs
+    grads = []
+    for k, inp in enumerate(inputs):
+        g = gins[k] if k < len(gins) else None
+        if inp is None or g is None:
+            grads.append(None)
+            continue
+        data = inp._data
+        if g.shape != data.shape:
+            g = unbroadcast(g, data.shape)
+        if g.dtype != data.dtype:
+            g = g.astype(data.dtype)
+        grads.append(_wrap(g))
+    grads = tuple(grads)
+    outs = tuple(None if g is None else _wrap(g) for g in ([gouts] if node._n_out == 1 else gouts))
+    for hook in list(node._post_hooks.values()):
+        result = hook(grads, outs)
+        if result is not None:
+            grads = hook_result(hook, result, len(grads))
+    return tuple(None if g is None else g._data for g in grads)
+
+
 def with_mask(node, gouts, mask, run):
     """``run(node, gouts)`` with the built-in node's ``needs_input_grad`` narrowed to ``mask`` (and put back): it
     computes only the gradients a wanted tensor lies behind. A user's Function keeps its own, as in PyTorch."""
@@ -297,7 +367,17 @@ def modified_message(node, arr, what="saved") -> str:
 
 def _backward_of(node, gouts):
     """A node's backward on what arrived for its outputs (the gradient of a single-output node, a slot per output
-    of a multi-output one; an output no path used gets zeros): its gradients, one per input, as a tuple."""
+    of a multi-output one; an output no path used gets zeros): its gradients, one per input, as a tuple. The
+    node's own hooks (register_prehook, register_hook) around it."""
+    if node._pre_hooks or node._post_hooks:
+        if node._pre_hooks:
+            gouts = _node_pre_hooks(node, gouts)
+        gins = _plain_backward_of(node, gouts)
+        return _node_post_hooks(node, gins, gouts) if node._post_hooks else gins
+    return _plain_backward_of(node, gouts)
+
+
+def _plain_backward_of(node, gouts):
     single = node._n_out == 1
     if not single:
         gouts = [g if g is not None else _zeros_for_output(node, i) for i, g in enumerate(gouts)]
@@ -655,3 +735,7 @@ _cwalk = _compiled.walk
 if _cwalk is not None:
     _compiled.setup_walk(unbroadcast, _accumulate_leaf, _add_pending, _backward_of, FREED_GRAPH, Tensor, _LazyZeros,
                          np.ndarray, _data_get, _data_set)
+
+from . import function as _function  # noqa: E402  (after Tensor: the nodes' hooks are registered here)
+
+_function.add_node_hook = _add_node_hook

@@ -787,6 +787,22 @@ def _node_backward(node, gouts):
     return gins if gins.__class__ is tuple else (gins,)
 
 
+def _post_hooked(node, gins, gouts):
+    """The node's register_hook() hooks on (grad_inputs, grad_outputs), each gradient of its input's shape."""
+    grads = []
+    for k, inp in enumerate(node._inputs):
+        g = gins[k] if k < len(gins) else None
+        if inp is not None and g is not None and tuple(g.shape) != tuple(inp._data.shape):
+            g = _graph.unbroadcast(g, inp._data.shape)
+        grads.append(None if inp is None else g)
+    grads = tuple(grads)
+    for hook in list(node._post_hooks.values()):
+        result = hook(grads, tuple(gouts))
+        if result is not None:
+            grads = _graph.hook_result(hook, result, len(grads))
+    return grads
+
+
 def _add_to(table, key, g):
     prev = table.get(key)
     table[key] = g if prev is None else prev + g
@@ -861,6 +877,11 @@ def _walk(roots, root_grads, retain_graph, capture):
         run = _node_backward if anomaly is None else functools.partial(anomaly, run=_node_backward)
         if masks is not None:
             run = functools.partial(_graph.with_mask, mask=mask, run=run)
+        if node._pre_hooks:  # the node's own hooks, on Tensors that record
+            for hook in list(node._pre_hooks.values()):
+                result = hook(tuple(gouts))
+                if result is not None:
+                    gouts = list(_graph.hook_result(hook, result, len(gouts)))
         if observer is None:
             gins = run(node, gouts)
         else:
@@ -869,6 +890,8 @@ def _walk(roots, root_grads, retain_graph, capture):
                 gins = run(node, gouts)
             finally:
                 observer.node_end(node, token)
+        if node._post_hooks:
+            gins = _post_hooked(node, gins, gouts)
         for k, (inp, g) in enumerate(zip(node._inputs, gins)):
             if inp is None or g is None or (masks is not None and not mask[k]):
                 continue

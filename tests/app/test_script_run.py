@@ -410,8 +410,8 @@ BEYOND = [  # (what raises, the PyTorch name it lacks, or None for a script's ow
     (lambda: engine.zeros(8).stft(4), "torch.Tensor.stft"),
     (lambda: engine.nn.SyncBatchNorm, "torch.nn.SyncBatchNorm"),
     (lambda: engine.nn.functional.conv_tbc, "torch.nn.functional.conv_tbc"),
-    (lambda: engine.nn.Linear(2, 1).register_backward_hook, "torch.nn.Module.register_backward_hook"),
-    (lambda: _OwnNet().register_backward_hook, "torch.nn.Module.register_backward_hook"),  # its own
+    (lambda: engine.nn.Linear(2, 1).xpu, "torch.nn.Module.xpu"),
+    (lambda: _OwnNet().xpu, "torch.nn.Module.xpu"),  # its own
     (lambda: _sgd().profile_hook_step, "torch.optim.Optimizer.profile_hook_step"),
     (lambda: engine.stft, "torch.stft"),
     (lambda: _OwnNet().lin, None),  # misspelt: PyTorch has no such name either
