@@ -997,6 +997,12 @@ def orgqr(input, tau):  # noqa: A002
     return linalg.householder_product(input, tau)
 
 
+def ormqr(input, input2, input3, left=True, transpose=False):  # noqa: A002
+    from . import linalg
+
+    return linalg.ormqr(input, input2, input3, left, transpose)
+
+
 def lu(A, pivot=True, get_infos=False):  # noqa: N803 - PyTorch's name
     """PyTorch's deprecated ``torch.lu`` (``linalg.lu_factor``), with its warning."""
     from . import linalg
@@ -1017,7 +1023,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):  # noqa
 
 
 __all__ += ["svd", "qr", "cholesky_solve", "cholesky_inverse", "triangular_solve", "matrix_exp", "geqrf", "orgqr",
-            "lu", "lu_solve", "lu_unpack"]
+            "ormqr", "lu", "lu_solve", "lu_unpack"]
 
 
 def _copy_form(view_op):

@@ -583,15 +583,39 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803 - PyTor
     if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
         raise RuntimeError(f"torch.linalg.householder_product: Expected batch dimensions of tau to be equal to "
                            f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    return _reflectors_product(A, tau)[..., :, :n]
+
+
+def _reflectors_product(A, tau):  # noqa: N803
+    """The whole ``(..., m, m)`` product ``H_1 ... H_k`` of A's reflectors (recorded ops)."""
+    m, k = A.shape[-2], tau.shape[-1]
     rows = _wrap(xp_of(A._data).arange(m))
     Q = _eye(m, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], m, m)  # noqa: N806
     for i in range(k):
         v = A[..., :, i] * (rows > i).to(A.dtype) + (rows == i).to(A.dtype)
         Q = Q - tau[..., i, None, None] * ((Q @ v.unsqueeze(-1)) @ v.unsqueeze(-2))  # noqa: N806
-    return Q[..., :, :n]
+    return Q
 
 
 orgqr = householder_product
+
+
+def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False) -> Tensor:  # noqa: A002
+    """``other`` multiplied by the Q of :func:`geqrf`'s reflectors (``input``, ``tau``) without forming it apart:
+    ``Q C`` (``left``) or ``C Q``, ``Q^T`` in its place with ``transpose``, as ``torch.ormqr``; differentiable (Q is
+    made of recorded ops)."""
+    if input.ndim < 2 or other.ndim < 2:
+        raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
+    m = input.shape[-2]
+    if tau.shape[-1] > input.shape[-1]:
+        raise RuntimeError("torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1]")
+    side = other.shape[-2] if left else other.shape[-1]
+    if side != m:
+        raise RuntimeError(f"torch.ormqr: other.shape[{-2 if left else -1}] must be equal to input.shape[-2]")
+    Q = _reflectors_product(input, tau)  # noqa: N806
+    if transpose:
+        Q = Q.mT  # noqa: N806
+    return Q @ other if left else other @ Q
 
 
 def geqrf(a: Tensor):

@@ -513,6 +513,65 @@ class TensorMath:
         _t._writes.wrote(self._data)
         return self
 
+    def hardshrink(self, lambd=0.5):
+        from .nn import functional as F
+
+        return F.hardshrink(self, lambd)
+
+    def prelu(self, weight):
+        from .nn import functional as F
+
+        return F.prelu(self, weight)
+
+    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False, layout=None,
+                          pin_memory=False):
+        """``empty_strided`` of this tensor's dtype and device unless given."""
+        from .compat import empty_strided
+
+        return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+                             device=self.device if device is None else device, requires_grad=requires_grad)
+
+    def histogram(self, bins, *, range=None, weight=None, density=False):  # noqa: A002
+        from .compat import histogram
+
+        return histogram(self, bins, range=range, weight=weight, density=density)
+
+    def nonzero_static(self, *, size, fill_value=-1):
+        """The indices of the non-zero elements, ``(size, ndim)``: cut to ``size`` rows, or padded with
+        ``fill_value`` (PyTorch's, for a shape known ahead)."""
+        if size < 0:
+            raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got size: {size}")
+        found = self.nonzero()
+        n, ndim = found.shape[0], self._data.ndim
+        if n >= size:
+            return found[:size]
+        pad = found.new_full((size - n, ndim), fill_value)
+        return _t._fn.Cat.apply(found, pad, dim=0) if n else pad
+
+    def dim_order(self, *, ambiguity_check=False):
+        """The dimensions from the outermost in memory to the innermost: by stride, largest first (ties keep their
+        order), ``(0, 1, ..., n-1)`` for a contiguous tensor."""
+        strides = self.stride()
+        return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+
+    def is_set_to(self, tensor):
+        """Whether both are the same view of the same memory: the same start, sizes and strides."""
+        return (self.data_ptr() == tensor.data_ptr() and self.shape == tensor.shape
+                and self.stride() == tensor.stride() and self.device == tensor.device)
+
+    def const_data_ptr(self):
+        return self.data_ptr()
+
+    def module_load(self, other, assign=False):
+        """What ``load_state_dict`` puts in this parameter's or buffer's place: ``other`` (detached with
+        ``assign``), as PyTorch's default."""
+        return other.detach() if assign else other
+
+    def ormqr(self, input2, input3, left=True, transpose=False):
+        from .linalg import ormqr
+
+        return ormqr(self, input2, input3, left, transpose)
+
     def apply_(self, callable):  # noqa: A002 - PyTorch's name
         """Each element replaced by ``callable(element)`` (a Python function of numbers), in place, on the CPU."""
         return self._map_elements(callable, (), "apply_")
@@ -1805,7 +1864,7 @@ _IN_PLACE = (
     "logical_and", "logical_or", "logical_xor", "scatter", "scatter_add", "index_add", "index_copy", "index_fill",
     "cumsum", "cumprod", "index_put", "put", "addcmul", "addcdiv", "addr", "addbmm", "logit", "sinc", "copysign",
     "heaviside", "logaddexp2", "true_divide", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
-    "less_equal", "not_equal", "fmax", "fmin", "renorm", "scatter_reduce", "index_reduce",
+    "less_equal", "not_equal", "fmax", "fmin", "renorm", "scatter_reduce", "index_reduce", "nextafter",
 )
 for _name in _IN_PLACE:
     setattr(TensorMath, _name + "_", _in_place(_name))

@@ -1029,7 +1029,11 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
-    """``x`` where positive, ``weight * x`` elsewhere; one weight, or one per channel (dimension 1)."""
+    """``x`` where positive, ``weight * x`` elsewhere; one weight, or one per channel (dimension 1). Two float
+    dtypes are refused, in PyTorch's words (a float32 PReLU on a float64 input)."""
+    if input.dtype != weight.dtype and input.is_floating_point() and weight.is_floating_point():
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {dtypes.scalar_name(input._data.dtype)} and "
+                           f"{dtypes.scalar_name(weight._data.dtype)}")
     if weight.numel() != 1:
         channels = input.shape[1] if input.dim() >= 2 else None
         if channels != weight.numel():

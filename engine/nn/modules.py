@@ -730,6 +730,24 @@ class Module:
     def to(self, *args, **kwargs):
         return self._apply_to_params(lambda t: t.to(*args, **kwargs))
 
+    def to_empty(self, *, device, recurse: bool = True):
+        """Parameters and buffers moved to ``device`` as uninitialised memory of their shapes and dtypes (PyTorch's,
+        for a model built on the meta device or to be loaded from a checkpoint); ``recurse=False``: this module's
+        own only."""
+        def empty(t):
+            return creation.empty_like(t, device=device)
+
+        if recurse:
+            return self._apply_to_params(empty)
+        for p in self._parameters.values():
+            if p is not None:
+                p._data = empty(_wrap(p._data))._data
+                p.grad = None
+        for name, b in self._buffers.items():
+            if b is not None:
+                self._buffers[name] = empty(b)
+        return self
+
     def cuda(self, device=None):
         return self._apply_to_params(lambda t: t.cuda(device))
 
