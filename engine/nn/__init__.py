@@ -4,6 +4,7 @@ from . import activation, functional, init, layers, parallel, utils
 from .activation import *  # noqa: F403 - LogSigmoid, ReLU6, Mish, PReLU, ...
 from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .layers import *  # noqa: F403 - GroupNorm, RMSNorm, the pads, ParameterList, ...
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions
 from .modules import (
     ELU,
     GELU,
@@ -80,4 +81,4 @@ __all__ = ["functional", "init", "parallel", "utils", "Module", "Parameter", "Bu
            "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer", *activation.__all__, *layers.__all__,
            "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "AdaptiveLogSoftmaxWithLoss"]
+           "InstanceNorm3d", "AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]

@@ -2034,3 +2034,16 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
 
 __all__ += ["fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
             "fractional_max_pool3d_with_indices"]
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,  # noqa: A002
+                         reduction: str = "mean", ignore_index=None, label_smoothing: float = 0.0, options=None):
+    """The cross entropy of ``input @ linear_weight.T (+ linear_bias)`` against ``target``; with ``options`` chunk
+    by chunk, never holding the logits whole (engine/nn/linear_cross_entropy.py)."""
+    from .linear_cross_entropy import linear_cross_entropy as run
+
+    return run(input, linear_weight, target, linear_bias=linear_bias, weight=weight, reduction=reduction,
+               ignore_index=ignore_index, label_smoothing=label_smoothing, options=options)
+
+
+__all__ += ["linear_cross_entropy"]
