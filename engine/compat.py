@@ -439,3 +439,21 @@ def set_flush_denormal(mode: bool) -> bool:
     """``False``: the engine cannot make NumPy flush denormal numbers to zero (PyTorch answers False too where the
     CPU cannot)."""
     return False
+
+
+# ------------------------------------------------------------------ their Tensor methods
+
+
+def _new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False, layout=None,
+                       pin_memory=False):
+    """``empty_strided`` of this tensor's dtype and device unless given."""
+    return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+                         device=self.device if device is None else device, requires_grad=requires_grad)
+
+
+def _histogram(self, bins, *, range=None, weight=None, density=False):  # noqa: A001, A002
+    return histogram(self, bins, range=range, weight=weight, density=density)
+
+
+Tensor.new_empty_strided = _new_empty_strided
+Tensor.histogram = _histogram

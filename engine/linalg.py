@@ -824,6 +824,7 @@ Tensor.lu_solve = _lu_solve_old
 Tensor.householder_product = householder_product
 Tensor.orgqr = householder_product
 Tensor.geqrf = geqrf
+Tensor.ormqr = ormqr
 Tensor.matrix_exp = matrix_exp
 Tensor.svd = old_svd
 Tensor.qr = old_qr

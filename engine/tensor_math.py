@@ -513,29 +513,6 @@ class TensorMath:
         _t._writes.wrote(self._data)
         return self
 
-    def hardshrink(self, lambd=0.5):
-        from .nn import functional as F
-
-        return F.hardshrink(self, lambd)
-
-    def prelu(self, weight):
-        from .nn import functional as F
-
-        return F.prelu(self, weight)
-
-    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False, layout=None,
-                          pin_memory=False):
-        """``empty_strided`` of this tensor's dtype and device unless given."""
-        from .compat import empty_strided
-
-        return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
-                             device=self.device if device is None else device, requires_grad=requires_grad)
-
-    def histogram(self, bins, *, range=None, weight=None, density=False):  # noqa: A002
-        from .compat import histogram
-
-        return histogram(self, bins, range=range, weight=weight, density=density)
-
     def nonzero_static(self, *, size, fill_value=-1):
         """The indices of the non-zero elements, ``(size, ndim)``: cut to ``size`` rows, or padded with
         ``fill_value`` (PyTorch's, for a shape known ahead)."""
@@ -566,11 +543,6 @@ class TensorMath:
         """What ``load_state_dict`` puts in this parameter's or buffer's place: ``other`` (detached with
         ``assign``), as PyTorch's default."""
         return other.detach() if assign else other
-
-    def ormqr(self, input2, input3, left=True, transpose=False):
-        from .linalg import ormqr
-
-        return ormqr(self, input2, input3, left, transpose)
 
     def apply_(self, callable):  # noqa: A002 - PyTorch's name
         """Each element replaced by ``callable(element)`` (a Python function of numbers), in place, on the CPU."""

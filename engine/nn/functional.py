@@ -2038,12 +2038,55 @@ __all__ += ["fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_po
 
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,  # noqa: A002
                          reduction: str = "mean", ignore_index=None, label_smoothing: float = 0.0, options=None):
-    """The cross entropy of ``input @ linear_weight.T (+ linear_bias)`` against ``target``; with ``options`` chunk
-    by chunk, never holding the logits whole (engine/nn/linear_cross_entropy.py)."""
-    from .linear_cross_entropy import linear_cross_entropy as run
+    """The cross entropy of ``input @ linear_weight.T (+ linear_bias)`` against ``target`` (``cross_entropy``'s
+    arguments; PyTorch 2.13's checks and messages); with ``options`` (``nn.LinearCrossEntropyOptions``) chunk by
+    chunk over the batch, never holding the logits whole (engine/nn/_chunked_ce.py)."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not num_batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires "
+                           f"batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    chunkable = (reduction in {"mean", "sum", "none"} and label_smoothing == 0.0 and target.dtype == dtypes.int64
+                 and not out_features)
+    if options is not None and not chunkable:
+        warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+                      "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features == (). Got "
+                      f"reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+                      f"out_features={out_features}, tracing=False, linear_bias.shape="
+                      f"{tuple(linear_bias.shape) if linear_bias is not None else None}.", stacklevel=2)
+    if options is not None and chunkable:
+        from ._chunked_ce import chunked
 
-    return run(input, linear_weight, target, linear_bias=linear_bias, weight=weight, reduction=reduction,
-               ignore_index=ignore_index, label_smoothing=label_smoothing, options=options)
+        return chunked(input, linear_weight, target, linear_bias, weight, reduction, ignore_index, options)
+    w2 = linear_weight.reshape(math.prod(out_features) * num_classes, in_features) if out_features else linear_weight
+    logits = input @ w2.mT
+    if out_features:
+        logits = logits.reshape(*num_batches, num_classes, *out_features)
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    return cross_entropy(logits, target, weight=weight, ignore_index=ignore_index, reduction=reduction,
+                           label_smoothing=label_smoothing)
 
 
 __all__ += ["linear_cross_entropy"]
+
+
+# the Tensor methods of two activations (Tensor.hardshrink, Tensor.prelu), PyTorch's
+Tensor.hardshrink = lambda self, lambd=0.5: hardshrink(self, lambd)
+Tensor.prelu = lambda self, weight: prelu(self, weight)
