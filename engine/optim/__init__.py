@@ -162,7 +162,7 @@ class RMSprop(Optimizer):
                     buf += g / avg
                     w -= lr * buf
                 else:
-                    w -= lr * (g / avg)
+                    w -= lr * g / avg  # ((lr g) / avg: PyTorch's addcdiv_ order)
         return loss
 
 

@@ -19,9 +19,11 @@ NET = [name for name, r in recipes.TABLE.items() if r.family == "two-layer"]
 POLY = [name for name, r in recipes.TABLE.items() if r.family == "poly"]
 # where each fit of sin(x) gets with the tutorial's learning rate and iterations (the dynamic net: 3000 of its
 # 30,000), from the seed's start: the cubic ones from 19,074 to 9.086 (RMSprop 8.907), Legendre's from 461.9
-# (the tutorial's start) to 8.944; all as PyTorch gets from the same start (tests/engine/test_tutorial_today.py)
+# (the tutorial's start) to 8.944; all as PyTorch gets from the same start (tests/engine/test_tutorial_today.py).
+# RMSprop in float32 divides near-zero gradients by their own running size, so the last bits of each step's
+# rounding steer it: 8.907 to 8.956 across NumPy builds and orders of the same operations (PyTorch 8.908)
 POLY_REACHED = {"poly-numpy": 9.09, "poly-tensor": 9.09, "poly-autograd": 9.09, "poly-nn": 9.09,
-                "poly-module": 9.09, "poly-optim": 8.91, "poly-function": 8.95, "poly-dynamic": 360.0}
+                "poly-module": 9.09, "poly-optim": 8.97, "poly-function": 8.95, "poly-dynamic": 360.0}
 
 
 @pytest.mark.parametrize("recipe", POLY)
