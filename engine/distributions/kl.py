@@ -1,10 +1,12 @@
-"""``torch.distributions.kl``: the Kullback-Leibler divergence between two distributions of one kind, through
-PyTorch's registry (``register_kl(P, Q)``, which a distribution of one's own uses too): the most specific
-registration for the pair of classes is the one used."""
+"""``torch.distributions.kl``: the Kullback-Leibler divergence between two distributions, through PyTorch's registry
+(``register_kl(P, Q)``, which a distribution of one's own uses too): the most specific registration for the pair of
+classes is the one used. The pairs of one kind, and PyTorch's pairs of two kinds (its formulas; inf where q has
+no mass where p has some)."""
 
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 
 import numpy as np
@@ -32,6 +34,7 @@ from .families import (
     Poisson,
     Uniform,
 )
+from .more import LowRankMultivariateNormal
 from .transformed import Dirichlet, Pareto, TransformedDistribution
 from .transforms import _sum_rightmost
 
@@ -100,8 +103,7 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
         fun = _KL_MEMOIZE[key] = _dispatch_kl(*key)
     if fun is NotImplemented:
         raise NotImplementedError(f"No KL(p || q) is implemented for p type {p.__class__.__name__} and q type "
-                                  f"{q.__class__.__name__} (the engine registers the divergences of two "
-                                  "distributions of one kind; PyTorch has some pairs of two kinds besides)")
+                                  f"{q.__class__.__name__}")
     return fun(p, q)
 
 
@@ -273,3 +275,250 @@ def _kl_transformed_transformed(p, q):
         raise NotImplementedError
     extra = len(p.event_shape) - len(p.base_dist.event_shape)
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), extra)
+
+
+# ------------------------------------------------------------------ two kinds: PyTorch's pairs (its kl.py formulas)
+
+_EULER_GAMMA = 0.57721566490153286060
+
+
+def _infinite_like(t):
+    """A divergence that cannot be finite (q has no mass where p has some): inf of p's parameter's shape, no
+    gradient, as PyTorch's ``full_like``."""
+    return t.new_full(tuple(t.shape), math.inf)
+
+
+def _x_log_x(t):
+    return t.xlogy(t)  # (0 at 0)
+
+
+def _inf_where(result, mask):
+    """``result`` with inf where ``mask`` (the support of p not inside q's), as PyTorch's ``result[mask] = inf``."""
+    return result.masked_fill(mask, math.inf)
+
+
+def _infinite(name):
+    def kl(p, q):
+        return _infinite_like(getattr(p, name))
+
+    return kl
+
+
+for _p, _qs in ((Beta, (Pareto,)), (Exponential, (Beta, Pareto, Uniform)), (Gamma, (Beta, Pareto, Uniform)),
+                (Gumbel, (Beta, Exponential, Gamma, Pareto, Uniform)),
+                (Laplace, (Beta, Exponential, Gamma, Pareto, Uniform)),
+                (Normal, (Beta, Exponential, Gamma, Pareto, Uniform)), (Pareto, (Beta, Uniform)),
+                (Poisson, (Bernoulli, Binomial))):
+    _first = {Beta: "concentration1", Exponential: "rate", Gamma: "concentration", Gumbel: "loc", Laplace: "loc",
+              Normal: "loc", Pareto: "scale", Poisson: "rate"}[_p]
+    for _q in _qs:
+        register_kl(_p, _q)(_infinite(_first))
+del _p, _qs, _q, _first
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * (p.concentration1 / (p.concentration1 + p.concentration0))
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    total = p.concentration1 + p.concentration0
+    t3 = (q.concentration - 1) * (p.concentration1.digamma() - total.digamma())
+    return (-p.entropy() + q.concentration.lgamma() - q.concentration * q.rate.log() - t3
+            + q.rate * p.concentration1 / total)
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p, q):
+    mean = p.concentration1 / (p.concentration1 + p.concentration0)
+    var_normal = q.scale.pow(2)
+    t3 = (mean * (1 - mean) / (p.concentration1 + p.concentration0 + 1) + mean.pow(2)) * 0.5
+    return (-p.entropy() + 0.5 * (var_normal * 2 * math.pi).log()
+            + (t3 - q.loc * mean + q.loc.pow(2) * 0.5) / var_normal)
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return _inf_where(result, (q.low > 0) | (q.high < 1))
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    return (-q.concentration * ratio.log() + ratio + q.concentration.lgamma() + q.concentration * _EULER_GAMMA
+            - (1 + _EULER_GAMMA))
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    prod = p.rate * q.scale
+    loc_ratio = q.loc / q.scale
+    return prod.log() - 1 - loc_ratio + loc_ratio.exp() * prod / (prod + 1) + prod.reciprocal()
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p, q):
+    var_normal = q.scale.pow(2)
+    rate_sqr = p.rate.pow(2)
+    return (0.5 * (rate_sqr * var_normal * 2 * math.pi).log() - 1
+            + (rate_sqr.reciprocal() - q.loc / p.rate + q.loc.pow(2) * 0.5) / var_normal)
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    prod = p.rate * q.scale
+    loc_ratio = q.loc / q.scale
+    a = p.concentration
+    t1 = (a - 1) * a.digamma() - a.lgamma() - a
+    t2 = prod.log() + a / prod
+    t3 = loc_ratio.exp() * (1 + prod.reciprocal()).pow(-a) - loc_ratio
+    return t1 + t2 + t3
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p, q):
+    var_normal = q.scale.pow(2)
+    rate_sqr = p.rate.pow(2)
+    a = p.concentration
+    t1 = 0.5 * (rate_sqr * var_normal * 2 * math.pi).log() - a - a.lgamma()
+    t2 = 0.5 * (a.pow(2) + a) / rate_sqr
+    return t1 + (a - 1) * a.digamma() + (t2 - q.loc * a / p.rate + 0.5 * q.loc.pow(2)) / var_normal
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    ratio = p.scale / q.scale
+    t1 = (ratio / math.sqrt(2 * math.pi)).log()
+    t2 = (math.pi * ratio * 0.5).pow(2) / 3
+    t3 = ((p.loc + p.scale * _EULER_GAMMA - q.loc) / q.scale).pow(2) * 0.5
+    return -t1 + t2 + t3 - (_EULER_GAMMA + 1)
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p, q):
+    var_normal = q.scale.pow(2)
+    ratio = p.scale.pow(2) / var_normal
+    t1 = 0.5 * (2 * ratio / math.pi).log()
+    return -t1 + ratio + (0.5 * p.loc.pow(2) - p.loc * q.loc + 0.5 * q.loc.pow(2)) / var_normal - 1
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    mean_ratio = p.loc / q.scale
+    var_ratio = (p.scale / q.scale).pow(2)
+    loc_ratio = q.loc / q.scale
+    t3 = (-mean_ratio + 0.5 * var_ratio + loc_ratio).exp()
+    return -(var_ratio.log() * 0.5) + mean_ratio - loc_ratio + t3 - 0.5 * (1 + math.log(2 * math.pi))
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    diff = p.loc - q.loc
+    z = diff / p.scale
+    t2 = math.sqrt(2 / math.pi) * p.scale * (-0.5 * z.pow(2)).exp()
+    t3 = diff * (math.sqrt(0.5) * z).erf()
+    return -(p.scale / q.scale).log() + (t2 + t3) / q.scale - 0.5 * (1 + math.log(0.5 * math.pi))
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    prod = p.scale * q.rate
+    result = (p.alpha / prod).log() - p.alpha.reciprocal() + p.alpha * prod / (p.alpha - 1) - 1
+    return _inf_where(result, p.alpha <= 1)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common = p.scale.log() + p.alpha.reciprocal()
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+    result = p.alpha.log() - common + t2 + (1 - q.concentration) * common + t4 - 1
+    return _inf_where(result, p.alpha <= 1)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    var_normal = 2 * q.scale.pow(2)
+    common = p.scale / (p.alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log()
+    t3 = p.alpha * common.pow(2) / (p.alpha - 2)
+    t4 = (p.alpha * common - q.loc).pow(2)
+    result = t1 - p.alpha.reciprocal() + (t3 + t4) / var_normal - 1
+    return _inf_where(result, p.alpha <= 2)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    width = p.high - p.low
+    t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + width) / width
+    t4 = q.concentration1.lgamma() + q.concentration0.lgamma() - (q.concentration1 + q.concentration0).lgamma()
+    result = t3 + t4 - width.log() - t2
+    return _inf_where(result, (p.high > 1) | (p.low < 0))
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
+    return _inf_where(result, p.low < 0)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    width = p.high - p.low
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    result = -width.log() + t2 + t3 + q.rate * (p.high + p.low) / 2
+    return _inf_where(result, p.low < 0)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    common = q.scale / (p.high - p.low)
+    high = (p.high - q.loc) / q.scale
+    low = (p.low - q.loc) / q.scale
+    return common.log() + 0.5 * (high + low) - common * ((-high).exp() - (-low).exp())
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p, q):
+    width = p.high - p.low
+    t1 = (math.sqrt(math.pi * 2) * q.scale / width).log()
+    return t1 + 0.5 * (width.pow(2) / 12 + ((p.high + p.low - 2 * q.loc) / 2).pow(2)) / q.scale.pow(2)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    width = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * width).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - width) / width
+    result = t2 * (q.alpha + 1) - t1
+    return _inf_where(result, p.low < q.scale)
+
+
+# the low-rank Gaussians: through the full covariance (the same divergence; PyTorch's own formulas avoid forming
+# it, which matters only for large event sizes)
+def _full(d):
+    return d if isinstance(d, MultivariateNormal) else MultivariateNormal(d.loc, covariance_matrix=d.covariance_matrix)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with different event shapes "
+                         "cannot be computed")
+    return kl_divergence(_full(p), _full(q))

@@ -4,6 +4,8 @@ gradient; PyTorch's refusals."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -122,9 +124,10 @@ def test_refusals_are_pytorchs():
         D.Bernoulli(engine.tensor(1.5))
     with pytest.raises(NotImplementedError, match="rsample"):
         D.Categorical(logits=engine.zeros(3)).rsample()
-    with pytest.raises(NotImplementedError, match="for p type Normal and q type Uniform \\(the engine registers the "
-                                                  "divergences of two distributions of one kind"):
-        D.kl_divergence(D.Normal(0.0, 1.0), D.Uniform(0.0, 1.0))
+    with pytest.raises(NotImplementedError, match="No KL\\(p \\|\\| q\\) is implemented for p type Cauchy and q type "
+                                                  "Uniform"):
+        D.kl_divergence(D.Cauchy(0.0, 1.0), D.Uniform(0.0, 1.0))
+    assert D.kl_divergence(D.Normal(0.0, 1.0), D.Uniform(0.0, 1.0)).item() == math.inf  # (PyTorch's pair)
     D.Normal(0.0, engine.tensor([-1.0]), validate_args=False)  # validation off: accepted, as PyTorch's
 
 
