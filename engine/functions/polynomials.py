@@ -51,6 +51,18 @@ def _recur(xp, x, n, start, step, stop_at_nan=True, cap=None):
     return out, active & ~xp.isnan(q)
 
 
+def _on_subset(xp, out, run, x, n, start, step, **options):
+    """``out`` with the recurrence's values (:func:`_recur`) put at the elements ``run`` marks (the others take no
+    step); also the mask of those still running at the cap."""
+    if not bool(run.any()):
+        return out, None
+    idx = xp.nonzero(run.ravel())[0]
+    r, running = _recur(xp, x.ravel()[idx], n.ravel()[idx], start.ravel()[idx], step, **options)
+    flat = out.ravel().copy()
+    flat[idx] = r
+    return flat.reshape(out.shape), (idx, running)
+
+
 def _as(x, dtype):
     return x if x.dtype == dtype else x.astype(dtype)
 
@@ -89,15 +101,11 @@ def chebyshev(xp, kind, x, n, shifted=False):
         use_trig = (n > threshold[kind]) & inside
         run = (n >= 2) & ~use_trig & (abs(y) != one)
         out = xp.where(n == 1, start, one)
-        if bool(run.any()):
-            idx = xp.nonzero(run.ravel())[0]
-            yr, nr = y.ravel()[idx], n.ravel()[idx]
-            r, running = _recur(xp, yr, nr, start.ravel()[idx], lambda k, v, p, q: (v + v) * q - p,
-                                cap=_CHEBYSHEV_STEPS)
-            if bool(running.any()):
-                r = xp.where(running, _outside(xp, kind, yr, nr.astype(dtype)), r)
+        out, ran = _on_subset(xp, out, run, y, n, start, lambda k, v, p, q: (v + v) * q - p, cap=_CHEBYSHEV_STEPS)
+        if ran is not None and bool(ran[1].any()):  # (still running at the cap: the closed form there)
+            idx = ran[0][ran[1]]
             flat = out.ravel().copy()
-            flat[idx] = r
+            flat[idx] = _outside(xp, kind, y.ravel()[idx], n.ravel()[idx].astype(dtype))
             out = flat.reshape(out.shape)
         out = xp.where(use_trig, trig, out)
         ends = abs(y) == one
@@ -130,18 +138,11 @@ def hermite(xp, x, n, physicists=True):
         start = x + x if physicists else x.copy()
         out = xp.where(n == 1, start, one)
         run = (n >= 2) & (n <= limit)
-        if bool(run.any()):
-            idx = xp.nonzero(run.ravel())[0]
-            xr, nr = x.ravel()[idx], n.ravel()[idx]
-            if physicists:  # k = 2, 4, ..., 2n - 2: r = 2x q - k p
-                r, _ = _recur(xp, xr, nr, start.ravel()[idx],
-                              lambda k, v, p, q: (v + v) * q - dtype.type(2 * k - 2) * p, stop_at_nan=False)
-            else:  # k = 1, ..., n - 1: r = x q - k p
-                r, _ = _recur(xp, xr, nr, start.ravel()[idx], lambda k, v, p, q: v * q - dtype.type(k - 1) * p,
-                              stop_at_nan=False)
-            flat = out.ravel().copy()
-            flat[idx] = r
-            out = flat.reshape(out.shape)
+        if physicists:  # PyTorch's k = 2, 4, ..., 2n - 2: r = 2x q - k p
+            step = lambda k, v, p, q: (v + v) * q - dtype.type(2 * k - 2) * p  # noqa: E731
+        else:  # k = 1, ..., n - 1: r = x q - k p
+            step = lambda k, v, p, q: v * q - dtype.type(k - 1) * p  # noqa: E731
+        out, _ = _on_subset(xp, out, run, x, n, start, step, stop_at_nan=False)
         out = xp.where(n > limit, dtype.type(np.nan), out)
         out = xp.where(n < 0, dtype.type(0), out)
     return _as(out, dtype)
@@ -155,16 +156,9 @@ def laguerre(xp, x, n):
         start = one - x
         out = xp.where(n == 1, start, one)
         run = (n >= 2) & (x != 0)
-        if bool(run.any()):
-            idx = xp.nonzero(run.ravel())[0]
-            xr, nr = x.ravel()[idx], n.ravel()[idx]
-            # k = 1, ..., n - 1: r = ((2k + 1 - x) q - k p) / (k + 1)
-            r, _ = _recur(xp, xr, nr, start.ravel()[idx],
-                          lambda k, v, p, q: ((dtype.type(2 * k - 2) + (one - v)) * q - dtype.type(k - 1) * p)
-                          / dtype.type(k))
-            flat = out.ravel().copy()
-            flat[idx] = r
-            out = flat.reshape(out.shape)
+        # PyTorch's k = 1, ..., n - 1: r = ((2k + 1 - x) q - k p) / (k + 1)
+        out, _ = _on_subset(xp, out, run, x, n, start, lambda k, v, p, q: (
+            (dtype.type(2 * k - 2) + (one - v)) * q - dtype.type(k - 1) * p) / dtype.type(k))
         out = xp.where(x == 0, one, out)
         out = xp.where(n < 0, dtype.type(0), out)
     return _as(out, dtype)
@@ -177,15 +171,9 @@ def legendre(xp, x, n):
     with np.errstate(invalid="ignore", over="ignore"):
         out = xp.where(n == 1, x, one)
         run = (n >= 2) & (abs(x) != one)
-        if bool(run.any()):
-            idx = xp.nonzero(run.ravel())[0]
-            xr, nr = x.ravel()[idx], n.ravel()[idx]
-            # k = 1, ..., n - 1: r = ((2k + 1) x q - k p) / (k + 1)
-            r, _ = _recur(xp, xr, nr, xr.copy(),
-                          lambda k, v, p, q: (dtype.type(2 * k - 1) * v * q - dtype.type(k - 1) * p) / dtype.type(k))
-            flat = out.ravel().copy()
-            flat[idx] = r
-            out = flat.reshape(out.shape)
+        # PyTorch's k = 1, ..., n - 1: r = ((2k + 1) x q - k p) / (k + 1)
+        out, _ = _on_subset(xp, out, run, x, n, x, lambda k, v, p, q: (
+            dtype.type(2 * k - 1) * v * q - dtype.type(k - 1) * p) / dtype.type(k))
         sign_n = xp.where(n % 2 == 0, one, -one)
         out = xp.where(abs(x) == one, xp.where(x > 0, one, sign_n), out)
         out = xp.where(n < 0, dtype.type(0), out)

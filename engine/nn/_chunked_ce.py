@@ -115,6 +115,28 @@ def _chunk_grads(x, w, b, t, class_w, ignore, start, stop, compute, row_scale):
     return loss, wt, probs * (wt * row_scale)[:, None]
 
 
+def _run_chunks(xw, ws, b, target, cw, ignore, chunk, compute, row_scale, grads):
+    """Every chunk in turn: the summed loss, and where ``row_scale`` (each row's factor) is given, the gradients
+    added into ``grads`` (x's, W's, b's; None for one not wanted)."""
+    gx, gw, gb = grads
+    total = xp_of(xw).zeros((), dtype=compute)
+    n = xw.shape[0]
+    for s in range(0, n, chunk):
+        e = min(s + chunk, n)
+        loss, _, dlogits = _chunk_grads(xw, ws, b, target, cw, ignore, s, e, compute,
+                                        None if row_scale is None else row_scale[s:e])
+        total = total + loss.sum()
+        if dlogits is None:
+            continue
+        if gx is not None:
+            gx[s:e] = dlogits @ ws
+        if gw is not None:
+            gw += dlogits.T @ xw[s:e]
+        if gb is not None:
+            gb += dlogits.sum(axis=0)
+    return total
+
+
 class _ChunkedLinearCrossEntropy(Function):
     """The chunked path as one node (raw arrays)."""
 
@@ -148,19 +170,9 @@ class _ChunkedLinearCrossEntropy(Function):
         gx = xp.zeros(xw.shape, dtype=compute) if needs[0] else None
         gw = xp.zeros(ws.shape, dtype=compute) if needs[1] else None
         gb = xp.zeros(classes, dtype=compute) if (b is not None and needs[2]) else None
-        total = xp.zeros((), dtype=compute)
         scale = None if not any(needs) else (1 / total_w if reduction == "mean" else 1.0)
-        for s in range(0, n, chunk):
-            e = min(s + chunk, n)
-            loss, _, dlogits = _chunk_grads(xw, ws, b, target, cw, ignore, s, e, compute,
-                                            None if scale is None else xp.full(e - s, scale, dtype=compute))
-            total = total + loss.sum()
-            if gx is not None:
-                gx[s:e] = dlogits @ ws
-            if gw is not None:
-                gw += dlogits.T @ xw[s:e]
-            if gb is not None:
-                gb += dlogits.sum(axis=0)
+        total = _run_chunks(xw, ws, b, target, cw, ignore, chunk, compute,
+                            None if scale is None else xp.full(n, scale, dtype=compute), (gx, gw, gb))
         out = total / total_w if reduction == "mean" else total
         ctx.saved = (gx, gw, gb)
         return xp.asarray(out, dtype=x.dtype)
@@ -180,23 +192,13 @@ class _ChunkedLinearCrossEntropy(Function):
                          zip((gx, gw, gb), ctx.dtypes))
         x, w, b, target, class_w = ctx.saved
         xp = xp_of(x)
-        n = x.shape[0]
         xw, ws = x.astype(compute, copy=False), w.astype(compute, copy=False)
         cw = None if class_w is None else class_w.astype(compute, copy=False)
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         gx = xp.zeros(xw.shape, dtype=compute) if need_x else None
         gw = xp.zeros(ws.shape, dtype=compute) if need_w else None
         gb = xp.zeros(w.shape[0], dtype=compute) if (b is not None and need_b) else None
-        g = gy.astype(compute, copy=False)
-        for s in range(0, n, chunk):
-            e = min(s + chunk, n)
-            _, _, dlogits = _chunk_grads(xw, ws, b, target, cw, ignore, s, e, compute, g[s:e])
-            if gx is not None:
-                gx[s:e] = dlogits @ ws
-            if gw is not None:
-                gw += dlogits.T @ xw[s:e]
-            if gb is not None:
-                gb += dlogits.sum(axis=0)
+        _run_chunks(xw, ws, b, target, cw, ignore, chunk, compute, gy.astype(compute, copy=False), (gx, gw, gb))
         return tuple(None if a is None else a.astype(dt) for a, dt in zip((gx, gw, gb), ctx.dtypes))
 
 
