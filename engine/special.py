@@ -208,7 +208,9 @@ def zeta(input, other):  # noqa: A002
     from .functions import Binary
 
     x, q = _operands("zeta", input, other, ("input", "other"))
-    return Binary.apply(x, q, op="zeta")
+    op = "zeta" if isinstance(input, Tensor) and isinstance(other, Tensor) else \
+        "zeta_number_x" if isinstance(other, Tensor) else "zeta_number_q"
+    return Binary.apply(x, q, op=op)
 
 
 def _operands(name, a, b, names):

@@ -593,6 +593,9 @@ BINARY = {
     "igammac": ("IgammacBackward0", lambda xp, a, b: _special.gammainc(xp, a, b, upper=True), _igamma_grads(True)),
     "zeta": ("SpecialZetaBackward0", lambda xp, a, b: _special.zeta(xp, a, b).astype(a.dtype), _zeta_grads),
 }
+# (PyTorch names the node by which operand was a number: SpecialZetaBackward1 for x, 2 for q)
+BINARY["zeta_number_x"] = ("SpecialZetaBackward1", *BINARY["zeta"][1:])
+BINARY["zeta_number_q"] = ("SpecialZetaBackward2", *BINARY["zeta"][1:])
 
 
 class Binary(Function):

@@ -213,6 +213,13 @@ def test_zeta_values_gradient_and_refusal_are_pytorchs():
     xs = engine.tensor([2.0, 3.0], requires_grad=True)
     with pytest.raises(NotImplementedError, match="the derivative for 'zeta' is not implemented"):
         engine.special.zeta(xs, 2.0).sum().backward()
+    # the node's name says which operand was a number, as PyTorch's
+    names = []
+    for L in (engine, torch):
+        t = L.tensor([2.0, 3.0], requires_grad=True)
+        names.append([L.special.zeta(t, t + 1).grad_fn.name(), L.special.zeta(2.0, t).grad_fn.name(),
+                      L.special.zeta(t, 2.0).grad_fn.name()])
+    assert names[0] == names[1] == ["SpecialZetaBackward0", "SpecialZetaBackward1", "SpecialZetaBackward2"]
     # numbers on either side, integers in the default float dtype, two numbers refused
     assert engine.special.zeta(engine.tensor([2, 3]), 1).dtype == engine.float32
     np.testing.assert_allclose(engine.special.zeta(2, engine.tensor([1.0, 2.0])).numpy(),
