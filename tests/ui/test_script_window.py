@@ -81,7 +81,12 @@ def test_a_file_that_is_not_python_is_refused_in_words(qtbot, window, tmp_path):
 
 
 def test_pause_step_resume_on_a_script_with_exact_step_counts(qtbot, window, tmp_path):
-    assert window.open_script(str(write(tmp_path, TRAIN.format(steps=300, after=""))))
+    # (5 ms a step: the pause, sent when the first point is drawn, lands long before the 300th step on any machine;
+    # without it an idle machine ran all 300 before the pause arrived)
+    slowed = TRAIN.format(steps=300, after="").replace("    loss.backward()\n",
+                                                       "    loss.backward()\n    __import__('time').sleep(0.005)\n")
+    assert "sleep" in slowed
+    assert window.open_script(str(write(tmp_path, slowed)))
     key = window.session.run_key
     qtbot.waitUntil(lambda: window.plot.point_count(key) >= 1, timeout=30_000)
     window.toggle_pause()
