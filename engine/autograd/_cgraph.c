@@ -899,23 +899,24 @@ static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs
 
 /* set_leaf_hooks(flag): whether some leaf has hooks (then the tutorial's fast path for a zero_()'d .grad is left
  * to graph._accumulate_leaf, which runs them first) */
-static PyObject *set_leaf_hooks(PyObject *module, PyObject *flag)
+static PyObject *set_flag(int *target, PyObject *flag)
 {
     int on = PyObject_IsTrue(flag);
     if (on < 0)
         return NULL;
-    leaf_hooks = on;
+    *target = on;
     Py_RETURN_NONE;
+}
+
+static PyObject *set_leaf_hooks(PyObject *module, PyObject *flag)
+{
+    return set_flag(&leaf_hooks, flag);
 }
 
 /* set_node_hooks(flag): whether some node has hooks of its own (then each node is asked) */
 static PyObject *set_node_hooks(PyObject *module, PyObject *flag)
 {
-    int on = PyObject_IsTrue(flag);
-    if (on < 0)
-        return NULL;
-    node_hooks = on;
-    Py_RETURN_NONE;
+    return set_flag(&node_hooks, flag);
 }
 
 static PyMethodDef methods[] = {

@@ -369,7 +369,7 @@ def _backward_of(node, gouts):
     """A node's backward on what arrived for its outputs (the gradient of a single-output node, a slot per output
     of a multi-output one; an output no path used gets zeros): its gradients, one per input, as a tuple. The
     node's own hooks (register_prehook, register_hook) around it."""
-    if node._pre_hooks or node._post_hooks:
+    if _node_hooks and (node._pre_hooks or node._post_hooks):  # (no node asked for before any has hooks)
         if node._pre_hooks:
             gouts = _node_pre_hooks(node, gouts)
         gins = _plain_backward_of(node, gouts)
