@@ -126,11 +126,11 @@ class RunConfig:
         * tensor (manual_backprop, whose activations die as it returns): at its last product, the last step's
           and this step's gradients (2 D_in·H + 2 H·D_out), 4 N·H and 2 N·D_out;
         * autograd/function: 2 D_in·H + H·D_out, 3 N·H and 3 N·D_out (saved activations and their gradients);
-        * nn: 2 D_in·H + H·D_out + 5 N·H + 4 N·D_out;
-        * optim (Adam): m and v and three weight-sized temporaries of the update (6 W) + H·D_out + 3 N·H + 2 N·D_out;
+        * nn (each Linear one addmm, MSELoss one node): 2 D_in·H + H·D_out + 3 N·H + N·D_out;
+        * optim (Adam): m, v and the .grad buffers (3 W) + 3 D_in·H (the update's temporaries) + 2 N·H + N·D_out;
         * for the graph recipes with wide outputs (D_out of the order of N or more) the peak is at the loss's
-          backward instead, with the kept .grad buffers (D_in·H + H·D_out), 4 N·H and 6 N·D_out (nn: 6 and
-          8; optim: those of nn and Adam's m and v);
+          backward instead, with the kept .grad buffers (D_in·H + H·D_out), 4 N·H and 6 N·D_out (nn: 4 and
+          4; optim: 3 W, 4 N·H and 4 N·D_out);
         * set-up on the CPU: each array is drawn in float64 and converted, one at a time.
         """
         recipe = TABLE[self.recipe]

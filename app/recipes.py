@@ -538,14 +538,17 @@ def _autograd_memory(n, d_in, h, d_out):
 
 
 def _nn_memory(n, d_in, h, d_out):
+    # (each Linear one addmm, MSELoss one node: no separate sum, difference or square is kept)
     dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
-    return dh + ho + h + d_out, max(2 * dh + ho + 5 * nh + 4 * no, dh + ho + 6 * nh + 8 * no)
+    return dh + ho + h + d_out, max(2 * dh + ho + 3 * nh + no, dh + ho + 4 * nh + 4 * no)
 
 
 def _adam_memory(n, d_in, h, d_out):
-    dh, ho, nh, no = d_in * h, h * d_out, n * h, n * d_out
-    weights = dh + ho + h + d_out
-    return weights, max(6 * weights + ho + 3 * nh + 2 * no, 2 * weights + dh + ho + 6 * nh + 8 * no)
+    dh, nh, no = d_in * h, n * h, n * d_out
+    weights = dh + h * d_out + h + d_out
+    # Adam's m and v and the .grad buffers (3 W), with the update's temporaries of the first weight, or the
+    # activations and their gradients at the loss's backward
+    return weights, max(3 * weights + 3 * dh + 2 * nh + no, 3 * weights + 4 * nh + 4 * no)
 
 
 TABLE: dict[str, Recipe] = {r.name: r for r in (
@@ -577,13 +580,13 @@ TABLE: dict[str, Recipe] = {r.name: r for r in (
            poly_function_recipe, _poly_memory(14), sizes=("points",), family="poly", default_iters=2000,
            weights_require_grad=True),
     Recipe("poly-nn", "Fit sin(x): nn", "Linear(3, 1) on (x, x^2, x^3) and Flatten; MSELoss(sum), update by hand.",
-           1e-6, poly_nn_recipe, _poly_memory(11), sizes=("points",), family="poly", default_iters=2000,
+           1e-6, poly_nn_recipe, _poly_memory(7), sizes=("points",), family="poly", default_iters=2000,
            uses_model=True),
     Recipe("poly-optim", "Fit sin(x): optim.RMSprop", "The nn model, updated by optim.RMSprop.", 1e-3,
-           poly_optim_recipe, _poly_memory(11), sizes=("points",), family="poly", default_iters=2000,
+           poly_optim_recipe, _poly_memory(7), sizes=("points",), family="poly", default_iters=2000,
            uses_model=True),
     Recipe("poly-module", "Fit sin(x): nn.Module", "The cubic as a Module of four Parameters, with optim.SGD.", 1e-6,
-           poly_module_recipe, _poly_memory(18), sizes=("points",), family="poly", default_iters=2000,
+           poly_module_recipe, _poly_memory(16), sizes=("points",), family="poly", default_iters=2000,
            uses_model=True),
     Recipe("poly-dynamic", "Fit sin(x): dynamic net",
            "Each step adds, at random, e x^4 and e x^5 (one shared e): control flow and weight sharing. SGD with "

@@ -35,6 +35,13 @@ def product_dtypes_error(a, b) -> RuntimeError:
     return RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {na[0]} != {nb[0]}")
 
 
+def same_dtype_error(first: str, a, b) -> RuntimeError:
+    """PyTorch's addmm-family refusal of two dtypes: ``first`` names the operand ``a`` ("self" or "mat1"), b is
+    mat2's."""
+    na, nb = _C_NAMES.get(str(a.dtype), (str(a.dtype),) * 2), _C_NAMES.get(str(b.dtype), (str(b.dtype),) * 2)
+    return RuntimeError(f"{first} and mat2 must have the same dtype, but got {na[1]} and {nb[1]}")
+
+
 def broadcast_error(a, b) -> RuntimeError | None:
     """PyTorch's error for two elementwise operands whose shapes do not broadcast (``a`` the left one), naming the
     first dimension from the right where they differ; None where they broadcast."""
@@ -48,3 +55,35 @@ def broadcast_error(a, b) -> RuntimeError | None:
             return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
                                 f"dimension {i}")
     return None
+
+
+def expanded_shape(shape, sizes, type_name: str) -> tuple:
+    """The shape ``expand(*sizes)`` makes of a tensor of ``shape`` (``type_name``: its legacy name,
+    'torch.FloatTensor', for the message): -1 keeps a dimension, new ones go in front, and a dimension other than
+    1 must stay as it is. PyTorch's errors, word for word, where it refuses; a negative size left over is refused as
+    PyTorch refuses one in a new tensor."""
+    shape, sizes = tuple(shape), tuple(int(s) for s in sizes)
+    nd, n = len(shape), len(sizes)
+    if n < nd:
+        raise RuntimeError(f"expand({type_name}{{{list(shape)}}}, size={list(sizes)}): the number of sizes provided "
+                           f"({n}) must be greater or equal to the number of dimensions in the tensor ({nd})")
+    out = []
+    for i, s in enumerate(sizes):
+        j = i - (n - nd)
+        if j < 0:
+            if s == -1:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                   f"dimension {i}")
+        else:
+            have = shape[j]
+            if s == -1:
+                s = have
+            elif s != have and have != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({have}) at "
+                                   f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                                   f"{list(shape)}")
+        out.append(s)
+    for s in out:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
+    return tuple(out)

@@ -57,11 +57,11 @@ _METHOD_OPS = {
     "__ge__": "Compare", "__iadd__": "Add_", "__isub__": "Sub_", "__imul__": "Mul_", "__itruediv__": "Div_",
     "add_": "Add_", "sub_": "Sub_", "mul_": "Mul_", "div_": "Div_", "zero_": "Zero_", "fill_": "Fill_",
     "detach": "Detach", "item": "Item", "view": "Reshape", "reshape": "Reshape", "flip": "Flip", "roll": "Roll",
-    "movedim": "Permute", "swapaxes": "Transpose",
+    "movedim": "Permute", "swapaxes": "Transpose", "addmm": "Addmm",
 }
 
 # a convolution, plain or transposed: gathered columns, then a product
-_MATRIX = frozenset({"MatMul", "Linear", "Convolution", "ConvTranspose"})
+_MATRIX = frozenset({"MatMul", "Addmm", "Linear", "Convolution", "ConvTranspose"})
 UNDO_BROADCAST = "Undo broadcast (sum)"  # the backward walk's sums of gradients down to their inputs' shapes
 _SHAPE = frozenset({"Transpose", "Reshape", "Permute", "Expand", "Detach", "GetItem", "Clone", "View", "Flip", "Roll",
                     "Unfold", "Fold"})

@@ -19,7 +19,7 @@ from . import random as _random
 from . import threads as _threads
 from .backend import CPU, device_of_array, resolve, to_host, xp_of
 from .dtypes import promote as _promote
-from .errors import broadcast_error, product_dtypes_error, shapes_error
+from .errors import broadcast_error, expanded_shape, product_dtypes_error, shapes_error
 from .legacy import LegacyTensorType, parse_legacy_name
 from .tensor_math import TensorMath
 
@@ -545,6 +545,10 @@ def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None
     wrap, with no other Python call (at the tiny size an op's Python costs more than its arithmetic)."""
 
     true_divide = fn_name == "Div"
+    # ``2 * a`` records as ``a * 2``, as PyTorch's (its __rmul__ is mul(a, 2)): the node's edges in its order
+    swap = reflected and fn_name in ("Add", "Mul")
+    # ``1 - a`` is PyTorch's rsub(a, 1), whose 1 is a Scalar argument: no edge of RsubBackward1 (Function.nondiff)
+    tensor_edge_only = reflected and fn_name == "Sub"
 
     def method(self, other):
         a = self._data
@@ -565,8 +569,10 @@ def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None
         else:
             if self._rg and (not _grad_off or _get_ident() not in _grad_off):
                 fn = getattr(_fn, fn_name)
-                if reflected:
+                if reflected and not swap:
                     out = fn.apply(other, self)
+                    if tensor_edge_only:
+                        out.grad_fn._edges = (1,)
                     return _named(out, backward_name) if backward_name else out
                 return fn.apply(self, other)
             o = other
@@ -1385,9 +1391,13 @@ class Tensor(TensorMath):
     abs = __abs__
 
     def add(self, other, alpha=1):
+        if alpha != 1 and self._records(other):  # one AddBackward0, as PyTorch's (b's gradient is alpha times)
+            return _fn.AddScaled.apply(self, other, alpha)
         return self + (other * alpha if alpha != 1 else other)
 
     def sub(self, other, alpha=1):
+        if alpha != 1 and self._records(other):
+            return _fn.AddScaled.apply(self, other, alpha, subtract=True)
         return self - (other * alpha if alpha != 1 else other)
 
     pow = __pow__
@@ -2002,6 +2012,7 @@ class Tensor(TensorMath):
     def expand(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
+        shape = expanded_shape(self._data.shape, shape, self.type())  # (PyTorch's refusals, not NumPy's)
         return _viewed(self, _fn.Expand.apply(self, shape))
 
     def expand_as(self, other):

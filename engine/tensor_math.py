@@ -1102,10 +1102,9 @@ class TensorMath:
         return self @ vec
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
-        """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` self is not read (its NaN do not pass)."""
-        if mat1._data.ndim != 2 or mat2._data.ndim != 2:
-            raise RuntimeError("addmm: mat1 and mat2 must be matrices")
-        return _scaled_sum(self, mat1 @ mat2, beta, alpha)
+        """``beta * self + alpha * (mat1 @ mat2)``, one ``AddmmBackward0``; with ``beta=0`` self is not read (its
+        NaN do not pass)."""
+        return _t._fn.Addmm.apply(self, mat1, mat2, beta=beta, alpha=alpha)
 
     def addmv(self, mat, vec, *, beta=1, alpha=1):
         return _scaled_sum(self, mat.mv(vec), beta, alpha)

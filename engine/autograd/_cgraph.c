@@ -1,7 +1,7 @@
 /* The graph's two hot paths in C, each the Python code it stands for step for step:
  *
- * - apply(cls, *args, **kwargs): Function.apply for a built-in (raw) Function of one or two inputs, which records
- *   the node (engine/autograd/function.py's _apply, its one- and two-input paths);
+ * - apply(cls, *args, **kwargs): Function.apply for a built-in (raw) Function of one to three inputs, which records
+ *   the node (engine/autograd/function.py's _apply, its one-, two- and three-input paths);
  * - walk(node, grad, retain_graph, observer, retained): Tensor.backward()'s walk from one root, with no
  *   autograd.grad capture (engine/autograd/graph.py's _run); ``observer`` is the profiler's recorder, told of each
  *   node's backward and undoing each broadcast as the Python walk tells it, or None; ``retained`` is
@@ -96,7 +96,7 @@ static PyObject *call_forward(PyObject *cls, PyObject *ctx, PyObject *const *raw
     PyObject *forward = PyObject_GetAttr(cls, s_forward);
     if (forward == NULL)
         return NULL;
-    PyObject *argv[3] = {ctx, raw[0], n > 1 ? raw[1] : NULL};
+    PyObject *argv[4] = {ctx, raw[0], n > 1 ? raw[1] : NULL, n > 2 ? raw[2] : NULL};
     PyObject *out;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0) {
         PyObject *args = PyTuple_New(n + 1);
@@ -165,7 +165,7 @@ static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     }
     /* what the Python _apply does itself: the profiler's hook, a user's Function, the other arities, a
      * non-Tensor single input (keywords become a dict below) */
-    int fast = nargs == 2 || nargs == 3;
+    int fast = nargs >= 2 && nargs <= 4;
     if (fast) {
         PyObject *hook = PyDict_GetItemWithError(function_globals, s_hook); /* borrowed */
         if (hook == NULL && PyErr_Occurred())
@@ -203,8 +203,8 @@ static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t n = nargs - 1;
     PyObject *const *inputs = args + 1;
     PyObject *kwargs = NULL, *ctx = NULL, *out = NULL, *t = NULL, *result = NULL;
-    PyObject *rawv[2] = {NULL, NULL};
-    int need[2] = {0, 0};
+    PyObject *rawv[3] = {NULL, NULL, NULL};
+    int need[3] = {0, 0, 0};
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
         kwargs = PyDict_New();
         if (kwargs == NULL)
@@ -239,7 +239,7 @@ static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     }
     if ((ctx = new_object(cls)) == NULL)
         goto done;
-    if ((out = call_forward(cls, ctx, rawv, inputs, n, kwargs, n == 2)) == NULL)
+    if ((out = call_forward(cls, ctx, rawv, inputs, n, kwargs, n >= 2)) == NULL)
         goto done;
     PyObject *data = as_array(out);
     if (data == NULL)
@@ -263,9 +263,9 @@ static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs
             goto done;
         }
         for (Py_ssize_t i = 0; i < n; i++) {
-            /* each input that requires grad, None for the others */
+            /* each input that requires grad, None for the others; needs_input_grad None for a number (no edge) */
             PyTuple_SET_ITEM(ins, i, Py_NewRef(need[i] ? inputs[i] : Py_None));
-            PyTuple_SET_ITEM(needs, i, Py_NewRef(need[i] ? Py_True : Py_False));
+            PyTuple_SET_ITEM(needs, i, Py_NewRef(need[i] ? Py_True : rawv[i] == inputs[i] ? Py_None : Py_False));
         }
         err = PyObject_SetAttr(ctx, s_inputs, ins) < 0 || PyObject_SetAttr(ctx, s_needs_input_grad, needs) < 0 ||
               PyObject_SetAttr(t, s_grad_fn, ctx) < 0;
@@ -279,6 +279,7 @@ done:
     Py_XDECREF(kwargs);
     Py_XDECREF(rawv[0]);
     Py_XDECREF(rawv[1]);
+    Py_XDECREF(rawv[2]);
     Py_XDECREF(ctx);
     Py_XDECREF(out);
     Py_XDECREF(t);

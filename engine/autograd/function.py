@@ -59,7 +59,18 @@ class Function:
     _hooks = None  # output index -> its tensor's register_hook() hooks (an OrderedDict by handle id)
     _pre_hooks = None  # the node's own register_prehook() hooks, by handle id
     _post_hooks = None  # the node's own register_hook() hooks, by handle id
-    needs_input_grad: tuple = ()
+    needs_input_grad: tuple = ()  # a built-in's: None where the argument was not a Tensor (a number, a dim, a shape)
+    # The arguments that are the node's edges (``next_functions``, and the gradients its hooks see), as PyTorch's
+    # schema makes them: each Tensor argument, less those at ``nondiff`` (where's condition, an index); with
+    # ``scalar_edges`` a number too (PyTorch wraps the 2 of ``a * 2`` in a tensor: ``MulBackward0`` has two edges,
+    # where the 3 of ``a ** 3`` is a Scalar argument and ``PowBackward0`` has one). A node may set ``_edges``, the
+    # positions themselves (a user's Function given a number: each Tensor argument, as PyTorch's apply counts them).
+    # ``edge_args``: the first so many arguments are the edges, whatever they are (an optional Tensor of PyTorch's
+    # schema is an edge even when None: the bias of a convolution without one).
+    nondiff: tuple = ()
+    scalar_edges = False
+    edge_args = None
+    _edges = None
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -123,12 +134,30 @@ class Function:
             meta = self._metadata = {}
         return meta
 
+    def _edge_positions(self) -> tuple:
+        """The positions of the arguments that are this node's edges (see ``nondiff``, ``scalar_edges``)."""
+        edges = self._edges
+        if edges is not None:
+            return edges
+        skip = self.nondiff
+        if self.edge_args is not None:
+            return tuple(i for i in range(self.edge_args) if i not in skip)
+        needs = self.needs_input_grad
+        if self.scalar_edges:
+            return tuple(i for i in range(len(self._inputs)) if i not in skip)
+        return tuple(i for i in range(len(self._inputs))
+                     if (i >= len(needs) or needs[i] is not None) and i not in skip)
+
     @property
     def next_functions(self):
-        """``((node, output index), ...)``, one per input, as in PyTorch: the node that made the input, an
-        :class:`AccumulateGrad` for a leaf that requires a gradient, and ``(None, 0)`` for an input that needs none."""
+        """``((node, output index), ...)``, one per edge (each Tensor argument, as in PyTorch): the node that made
+        the input, an :class:`AccumulateGrad` for a leaf that requires a gradient, and ``(None, 0)`` for an input
+        that needs none."""
+        recorded = self._inputs_as_recorded()
+        n = len(recorded)
         return tuple(((t.grad_fn, t._out_index) if t.grad_fn is not None else (_accumulator(t), 0))
-                     if t is not None else (None, 0) for t in self._inputs_as_recorded())
+                     if t is not None else (None, 0)
+                     for t in (recorded[i] if i < n else None for i in self._edge_positions()))
 
     def _inputs_as_recorded(self) -> tuple:
         """The inputs, each as this node took it: one an in-place op has rebound since stands where it stood then."""
@@ -168,7 +197,8 @@ class Function:
 
 def _apply(cls, *args, **kwargs):
     """``Cls.apply``: run the forward, and record the node when grad mode is on and an input requires a gradient.
-    ``_cgraph.c``'s apply does the one- and two-input paths of built-ins the same way, and hands the rest here."""
+    ``_cgraph.c``'s apply does the one-, two- and three-input paths of built-ins the same way, and hands the rest
+    here."""
     if _hook is not None and not _hook.depth and _hook.thread == _get_ident():
         return _hook.apply(cls, args, kwargs)  # times this call, which comes back here inside it
     if cls.raw:
@@ -194,7 +224,8 @@ def _apply(cls, *args, **kwargs):
             if track:
                 ctx._seq = _next_seq()
                 ctx._inputs = (a if need_a else None, b if need_b else None)
-                ctx.needs_input_grad = (need_a, need_b)
+                # (None for a number: it is no edge of the node, see Function.nondiff)
+                ctx.needs_input_grad = (need_a if ra is not a else None, need_b if rb is not b else None)
                 t._rg = True
                 t.grad_fn = ctx
             else:
@@ -233,13 +264,15 @@ def _apply(cls, *args, **kwargs):
         ctx._seq = _next_seq()
         out = _forward(cls, ctx, args, raw_args, kwargs)
         inputs = list(args)
-        needs = [False] * len(args)
+        needs = [None] * len(args)  # (None for what is not a Tensor: no edge of the node, see Function.nondiff)
         i = 0
         for a in args:
             if isinstance(a, Tensor) and a._rg:
                 needs[i] = True
             else:
                 inputs[i] = None
+                if isinstance(a, Tensor):
+                    needs[i] = False
             i += 1
         ctx._inputs = tuple(inputs)
         ctx.needs_input_grad = tuple(needs)
@@ -271,6 +304,8 @@ def _apply(cls, *args, **kwargs):
     if track:
         ctx._seq = _next_seq()
         ctx._inputs = tuple(a if isinstance(a, Tensor) and a._rg else None for a in args)
+        if not all(isinstance(a, Tensor) for a in args):  # its edges: the Tensor arguments, as PyTorch's apply
+            ctx._edges = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         ctx._n_out = len(wrapped)
         if len(wrapped) > 1:
             ctx._out_meta = [

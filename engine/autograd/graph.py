@@ -288,11 +288,14 @@ def _node_pre_hooks(node, gouts):
 
 
 def _node_post_hooks(node, gins, gouts):
-    """``node``'s register_hook() hooks on (grad_inputs, grad_outputs): one gradient per input, each already of
-    its input's shape and dtype (None where the input gets none), free to be replaced."""
+    """``node``'s register_hook() hooks on (grad_inputs, grad_outputs): one gradient per edge of the node (as
+    ``next_functions`` lists them), each already of its input's shape and dtype (None where the input gets none),
+    free to be replaced."""
     inputs = node._inputs
+    edges = node._edge_positions()
     grads = []
-    for k, inp in enumerate(inputs):
+    for k in edges:
+        inp = inputs[k] if k < len(inputs) else None
         g = gins[k] if k < len(gins) else None
         if inp is None or g is None:
             grads.append(None)
@@ -309,7 +312,10 @@ def _node_post_hooks(node, gins, gouts):
         result = hook(grads, outs)
         if result is not None:
             grads = hook_result(hook, result, len(grads))
-    return tuple(None if g is None else g._data for g in grads)
+    out = [None] * max(len(inputs), len(gins))
+    for k, g in zip(edges, grads):
+        out[k] = None if g is None else g._data
+    return tuple(out)
 
 
 def with_mask(node, gouts, mask, run):

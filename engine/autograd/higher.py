@@ -157,6 +157,29 @@ def _matmul(node, gy):
     return ga, gb
 
 
+def _addmm(node, gy):
+    m1, m2 = node.saved
+    beta, alpha = node.meta
+    need_b, need_1, need_2 = node.needs_input_grad
+    g = gy * alpha if alpha != 1 and (need_1 or need_2) else gy
+    return ((gy * beta if beta != 1 else gy) if need_b else None,
+            g @ _operand(node, 2, m2).t() if need_1 else None,
+            _operand(node, 1, m1).t() @ g if need_2 else None)
+
+
+def _add_scaled(node, gy):
+    alpha, subtract = node.meta
+    return gy, ((gy * (-alpha if subtract else alpha)) if node.needs_input_grad[1] else None)
+
+
+def _mse_loss(node, gy):
+    a, b = node.saved
+    norm = 2.0 / max(a.size, 1) if node.meta == "mean" else 2.0
+    g = norm * (_operand(node, 0, a) - _operand(node, 1, b)) * gy
+    need_a, need_b = node.needs_input_grad
+    return (g if need_a else None), (-g if need_b else None)
+
+
 def _exp(node, gy):
     return gy * node._inputs[0].exp()
 
@@ -714,7 +737,8 @@ def _solve(node, gy):
 
 
 DOUBLE = {
-    F.Add: _add, F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
+    F.Add: _add, F.AddScaled: _add_scaled, F.Addmm: _addmm, F.MseLoss: _mse_loss,
+    F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
     F.Tanh: _tanh, F.ReLU: _relu, F.Clamp: _clamp, F.ClampTensors: _clamp_tensors, F.Maximum: _maximum,
     F.Where: _where_backward,
@@ -789,8 +813,11 @@ def _node_backward(node, gouts):
 
 def _post_hooked(node, gins, gouts):
     """The node's register_hook() hooks on (grad_inputs, grad_outputs), each gradient of its input's shape."""
+    inputs = node._inputs
+    edges = node._edge_positions()
     grads = []
-    for k, inp in enumerate(node._inputs):
+    for k in edges:
+        inp = inputs[k] if k < len(inputs) else None
         g = gins[k] if k < len(gins) else None
         if inp is not None and g is not None and tuple(g.shape) != tuple(inp._data.shape):
             g = _graph.unbroadcast(g, inp._data.shape)
@@ -800,7 +827,10 @@ def _post_hooked(node, gins, gouts):
         result = hook(grads, tuple(gouts))
         if result is not None:
             grads = _graph.hook_result(hook, result, len(grads))
-    return grads
+    out = [None] * max(len(inputs), len(gins))
+    for k, g in zip(edges, grads):
+        out[k] = g
+    return tuple(out)
 
 
 def _add_to(table, key, g):

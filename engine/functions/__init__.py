@@ -4,7 +4,7 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 ``mse_loss``) are written from them elsewhere.
 """
 
-from .arithmetic import Add, Div, Einsum, MatMul, Mul, Neg, Pow, Sub
+from .arithmetic import Add, Addmm, AddScaled, Div, Einsum, MatMul, Mul, Neg, Pow, Sub
 from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool
 from .elementwise import (
     Abs,
@@ -27,7 +27,7 @@ from .elementwise import (
     Where,
 )
 from .linalg import Det, Inverse, LogAbsDet, Solve
-from .loss import CtcLoss, NllLoss
+from .loss import CtcLoss, MseLoss, NllLoss
 from .reduction import AMaxMin, MaxMin, MaxMinDim, Mean, NativeLayerNorm, Prod, Softmax, Sum, VectorNorm
 from .shape import (
     AsStrided,
@@ -55,9 +55,9 @@ from .shape import (
 )
 
 __all__ = [
-    "Add", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
+    "Add", "AddScaled", "Addmm", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
-    "Rounding", "BinaryCrossEntropy", "Gelu", "NllLoss", "Unary", "Binary",
+    "Rounding", "BinaryCrossEntropy", "Gelu", "MseLoss", "NllLoss", "Unary", "Binary",
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm", "AMaxMin",
     "Reshape", "Transpose", "Permute", "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast",
     "ToDevice",

@@ -11,13 +11,14 @@ from .. import kernels as _kernels
 from .. import threads as _threads
 from ..autograd.function import Function
 from ..backend import xp_of
-from ..dtypes import promote
-from ..errors import product_dtypes_error, shapes_error
+from ..dtypes import from_numpy_dtype, promote
+from ..errors import expanded_shape, product_dtypes_error, same_dtype_error, shapes_error
 
 
 class Add(Function):
     raw = True
     backward_name = "AddBackward0"
+    scalar_edges = True  # a number is an edge: PyTorch wraps it in a tensor (Function.nondiff)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -33,6 +34,7 @@ class Add(Function):
 class Sub(Function):
     raw = True
     backward_name = "SubBackward0"
+    scalar_edges = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -48,6 +50,7 @@ class Sub(Function):
 class Mul(Function):
     raw = True
     backward_name = "MulBackward0"
+    scalar_edges = True
     saved_uses = ((1,), (0,))  # a is read for b's gradient, b for a's
 
     @staticmethod
@@ -67,6 +70,7 @@ class Mul(Function):
 class Div(Function):
     raw = True
     backward_name = "DivBackward0"
+    scalar_edges = True
     saved_uses = ((1,), None)  # a is read for b's gradient only
 
     @staticmethod
@@ -82,6 +86,34 @@ class Div(Function):
         ga = gy / b if need_a else None
         gb = -gy * a / (b * b) if need_b else None
         return ga, gb
+
+
+class AddScaled(Function):
+    """``a.add(b, alpha=k)`` and ``a.sub(b, alpha=k)``: ``a + k * b`` (``a - k * b``), one node as PyTorch's
+    ``AddBackward0`` (``SubBackward0``) with the two operands as its edges; ``b``'s gradient is ``k`` times (minus
+    ``k`` times) the output's. The values are those of ``b * k`` then the sum, in their result dtypes."""
+
+    raw = True
+    edge_args = 2  # a and b (a number b included); alpha is a Scalar argument of PyTorch's schema
+
+    def backward_name(self):
+        return "SubBackward0" if self.meta[1] else "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha, subtract=False):
+        if hasattr(b, "dtype"):
+            b = Mul.forward(ctx, b, alpha)
+        else:
+            b = b * alpha
+        ctx.saved = None
+        ctx.meta = (alpha, subtract)
+        return Sub.forward(ctx, a, b) if subtract else Add.forward(ctx, a, b)
+
+    @staticmethod
+    def backward(ctx, gy):
+        alpha, subtract = ctx.meta
+        need_b = ctx.needs_input_grad[1]
+        return gy, ((gy * -alpha if subtract else gy * alpha) if need_b else None)
 
 
 def power(a, b):
@@ -239,6 +271,58 @@ class MatMul(Function):
             if b.ndim == 1:
                 gb = gb.reshape(gb.shape[:-1]).sum(axis=tuple(range(gb.ndim - 2)))
         return ga, gb
+
+
+class Addmm(Function):
+    """``beta * bias + alpha * (m1 @ m2)``, one node as PyTorch's ``AddmmBackward0``: ``torch.addmm`` and
+    ``nn.Linear`` (``F.linear(x, w, b)`` is ``addmm(b, x, w.t())`` for a matrix ``x``, as in PyTorch). The product
+    is the engine's 2-D one and the bias is added into it, with the values of ``m1 @ m2`` then ``+ bias``; with
+    ``beta=0`` the bias is not read (its NaN do not pass). The three must share a dtype (PyTorch's refusals)."""
+
+    raw = True
+    backward_name = "AddmmBackward0"
+    saved_uses = ((2,), (1,))  # m1 is read for m2's gradient, m2 for m1's
+
+    @staticmethod
+    def forward(ctx, bias, m1, m2, beta=1, alpha=1):
+        if bias.dtype != m2.dtype:
+            raise same_dtype_error("self", bias, m2)
+        if m1.dtype != m2.dtype:
+            raise same_dtype_error("mat1", m1, m2)
+        for name, m in (("mat1", m1), ("mat2", m2)):
+            if m.ndim != 2:
+                raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+        if m1.shape[1] != m2.shape[0]:
+            raise shapes_error(m1, m2)
+        target = (m1.shape[0], m2.shape[1])
+        if bias.shape != target:  # refuse a bias that does not expand to the product, in PyTorch's words
+            legacy = ("torch." if bias.__class__ is np.ndarray else "torch.cuda.") + from_numpy_dtype(
+                bias.dtype).legacy_name
+            expanded_shape(bias.shape, target, legacy)
+        if m1.__class__ is np.ndarray:
+            out = _threads.dot(m1, m2)
+        else:
+            out = dot2(m1, m2)
+        if out.dtype.kind not in "fc":  # integers (never recorded): the sum in their dtype, as PyTorch's
+            return (out * alpha + (bias * beta if beta != 0 else 0)).astype(out.dtype, copy=False)
+        if alpha != 1:
+            out *= alpha
+        if beta != 0:
+            out += bias * beta if beta != 1 else bias
+        ctx.saved = (m1, m2)
+        ctx.meta = (beta, alpha)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        m1, m2 = ctx.saved
+        beta, alpha = ctx.meta
+        need_b, need_1, need_2 = ctx.needs_input_grad
+        dot = _threads.dot if gy.__class__ is np.ndarray else dot2
+        g = gy * alpha if alpha != 1 and (need_1 or need_2) else gy
+        return ((gy * beta if beta != 1 else gy) if need_b else None,
+                dot(g, m2.T) if need_1 else None,
+                dot(m1.T, g) if need_2 else None)
 
 
 def _einsum(xp, equation, arrays):

@@ -77,6 +77,7 @@ class Convolution(Function):
     """``conv1d/2d/3d``: input ``(N, C, *S)``, weight ``(O, C / groups, *K)``, bias ``(O,)`` or None."""
 
     raw = True
+    edge_args = 3  # input, weight, bias (an edge even when None, as in PyTorch's ConvolutionBackward0)
     # the input's columns are read for the weight's gradient; the weight is checked always and the input itself,
     # kept by reference, for the weight's gradient: a write into either before backward is refused as PyTorch's
     # convolution refuses it
@@ -138,6 +139,7 @@ class ConvTranspose(Function):
     weight gradient."""
 
     raw = True
+    edge_args = 3  # input, weight, bias (an edge even when None, as in PyTorch's ConvolutionBackward0)
     saved_uses = ((1,), None, (1,))  # as Convolution's: a copy of the input, the weight, the input itself
     backward_name = "ConvolutionBackward0"
 

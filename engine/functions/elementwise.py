@@ -172,6 +172,7 @@ class ClampTensors(Function):
 
     raw = True
     backward_name = "ClampBackward0"
+    edge_args = 3  # x, min, max: PyTorch's three, a bound that is None or a number included
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -252,6 +253,8 @@ class Maximum(Function):
 class Where(Function):
     raw = True
     backward_name = "WhereBackward0"
+    nondiff = (0,)  # the condition is no edge of PyTorch's node; a number is (wrapped in a tensor)
+    scalar_edges = True
 
     @staticmethod
     def forward(ctx, cond, a, b):

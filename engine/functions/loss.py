@@ -1,6 +1,7 @@
-"""The negative log-likelihood of picked classes (``nll_loss``, and so ``cross_entropy`` after a log-softmax):
-one node, as PyTorch's ``NllLossBackward0`` (``NllLoss2DBackward0`` for inputs with positions after the class
-dimension); and the CTC loss (``ctc_loss``), one node, as PyTorch's ``CtcLossBackward0``."""
+"""The mean squared error (``mse_loss``), one node as PyTorch's ``MseLossBackward0``; the negative log-likelihood
+of picked classes (``nll_loss``, and so ``cross_entropy`` after a log-softmax): one node, as PyTorch's
+``NllLossBackward0`` (``NllLoss2DBackward0`` for inputs with positions after the class dimension); and the CTC
+loss (``ctc_loss``), one node, as PyTorch's ``CtcLossBackward0``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,39 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..backend import xp_of
+from ..dtypes import promote
+
+
+class MseLoss(Function):
+    """``(input - target) ** 2`` reduced by 'mean', 'sum' or 'none', of two arrays of one shape (the caller
+    broadcasts them). The gradient is PyTorch's, in its order: ``norm * (input - target) * grad`` for the input
+    (``norm`` 2, or 2 over the count for 'mean') and its negation for the target. Both are kept, as PyTorch keeps
+    them, so a write to either after the forward is refused at backward."""
+
+    raw = True
+    backward_name = "MseLossBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, reduction="mean"):
+        if a.__class__ is not b.__class__ or a.dtype is not b.dtype:
+            a, b = promote(a, b)
+        ctx.saved = (a, b)
+        ctx.meta = reduction
+        d = a - b
+        loss = d * d
+        if reduction == "mean":
+            return loss.mean() if loss.size else xp_of(loss).asarray(np.nan, dtype=loss.dtype)  # (no warning)
+        if reduction == "sum":
+            return np.add.reduce(loss, axis=None) if loss.__class__ is np.ndarray else loss.sum()
+        return loss
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.saved
+        norm = 2.0 / max(a.size, 1) if ctx.meta == "mean" else 2.0  # (nothing to scale when empty)
+        g = norm * (a - b) * gy
+        need_a, need_b = ctx.needs_input_grad
+        return (g if need_a else None), (-g if need_b else None)
 
 
 class NllLoss(Function):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -81,6 +83,10 @@ class Mean(Function):
             for a in axes:
                 count *= x.shape[a]
             ctx.count = count
+        if not ctx.count:  # NaN, as PyTorch's, without NumPy's warning of an empty mean
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return x.mean(axis=axes, keepdims=keepdim)
         return x.mean(axis=axes, keepdims=keepdim)
 
     @staticmethod

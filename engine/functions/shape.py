@@ -664,6 +664,7 @@ class Embedding(Function):
 
     raw = True
     backward_name = "EmbeddingBackward0"
+    nondiff = (1,)  # the indices
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx=None, scale_grad_by_freq=False):

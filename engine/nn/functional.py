@@ -11,11 +11,14 @@ import numpy as np
 from .. import creation, dtypes
 from ..autograd import no_grad
 from ..backend import to_host, xp_of
+from ..errors import broadcast_error
 from ..functions import (
+    Addmm,
     BinaryCrossEntropy,
     CtcLoss,
     Embedding,
     Gelu,
+    MseLoss,
     NativeLayerNorm,
     NllLoss,
     ReLU,
@@ -83,8 +86,18 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: flo
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
-    out = input @ weight.t()
-    return out + bias if bias is not None else out
+    """``input @ weight.T + bias``, recorded as PyTorch's: with a bias, one ``AddmmBackward0`` on the rows (a 1-D
+    or N-D input viewed as a matrix and the result viewed back: ``ViewBackward0``); without one, the product."""
+    if bias is None:
+        return input @ weight.t()
+    x = input._data
+    if x.ndim == 2:
+        return Addmm.apply(bias, input, weight.t())
+    if x.ndim == 0 or weight._data.ndim != 2:
+        return input @ weight.t() + bias  # (the product's own refusals)
+    rows = input.reshape(math.prod(x.shape[:-1]), x.shape[-1]) if x.ndim != 1 else input.view(1, -1)
+    out = Addmm.apply(bias, rows, weight.t())
+    return out.view(*x.shape[:-1], out.shape[-1])
 
 
 def check_reduction(reduction) -> None:
@@ -110,19 +123,54 @@ def _warn_if_sizes_differ(input: Tensor, target: Tensor) -> None:  # noqa: A002
                       "same size.", UserWarning, stacklevel=3)
 
 
+def _weighted(loss: Tensor, weight: Tensor, reduction: str) -> Tensor:
+    """PyTorch 2.13's weighted regression loss: each term times its weight; 'mean' is over the summed weights."""
+    check_reduction(reduction)
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.sum() / weight.sum()
+
+
+def _check_loss_weight(weight, input) -> None:  # noqa: A002
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+
+
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
              reduction: str = "mean", weight=None) -> Tensor:
+    """The mean squared error, one ``MseLossBackward0`` as PyTorch's (operands of two shapes are broadcast first,
+    each one expanded recorded as an ``ExpandBackward0``); with ``weight``, PyTorch 2.13's weighted sum, whose
+    'mean' is over the summed weights."""
     _warn_if_sizes_differ(input, target)
-    diff = input - target
-    loss = diff * diff
-    return _reduce(loss * weight if weight is not None else loss, legacy_reduction(size_average, reduce, reduction))
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if not isinstance(target, Tensor) or not isinstance(input, Tensor):
+        diff = input - target  # (a number: PyTorch refuses one; kept working as before)
+        return _reduce(diff * diff, reduction)
+    if tuple(input.shape) != tuple(target.shape):
+        err = broadcast_error(input, target)
+        if err is not None:
+            raise err
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+        ex_input = input if tuple(input.shape) == shape else input.expand(shape)
+        ex_target = target if tuple(target.shape) == shape else target.expand(shape)
+    else:
+        ex_input, ex_target = input, target
+    if weight is not None:
+        _check_loss_weight(weight, input)
+        return _weighted((ex_input - ex_target).pow(2), weight, reduction)
+    check_reduction(reduction)
+    return MseLoss.apply(ex_input, ex_target, reduction=reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
             reduction: str = "mean", weight=None) -> Tensor:
     _warn_if_sizes_differ(input, target)
-    loss = (input - target).abs()
-    return _reduce(loss * weight if weight is not None else loss, legacy_reduction(size_average, reduce, reduction))
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        _check_loss_weight(weight, input)
+        return _weighted((input - target).abs(), weight, reduction)
+    return _reduce((input - target).abs(), reduction)
 
 
 def check_dropout_probability(p) -> None:
@@ -1150,6 +1198,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _warn_if_sizes_differ(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is not None:
+        _check_loss_weight(weight, input)
     d = (input - target).abs()
     loss = (d * d * 0.5).where(d < delta, (d - 0.5 * delta) * delta)
     return _reduce(loss * weight if weight is not None else loss, reduction)

@@ -174,9 +174,14 @@ def test_a_recorded_node_is_what_the_python_apply_makes(graph_core):
     d = h - c  # two inputs, the second needs no gradient
     assert d.grad_fn._inputs == (h, None) and d.grad_fn.needs_input_grad == (True, False)
     assert d.grad_fn._seq > node._seq
-    s = (2.0 * d).sum()  # a Python number first
-    assert s.grad_fn._inputs[0].grad_fn._inputs == (None, d)
-    np.testing.assert_array_equal(s.detach().numpy(), np.float32(2 * (1.0 - 0.5 + 0 - 0.5 + 3 - 2 + 0 - 2)))
+    s = (2.0 - d).sum()  # a Python number first: no edge (needs_input_grad None), as PyTorch's rsub
+    node = s.grad_fn._inputs[0].grad_fn
+    assert node._inputs[1] is d and node._inputs[0] is None and node.needs_input_grad == (None, True)
+    assert node.next_functions == ((d.grad_fn, 0),) and node.name() == "RsubBackward1"
+    np.testing.assert_array_equal(s.detach().numpy(), np.float32(4 * 2 - (1.0 - 0.5 + 0 - 0.5 + 3 - 2 + 0 - 2)))
+    m = 2.0 * d  # recorded as d * 2.0, as PyTorch's: the number is the second edge, wrapped
+    assert m.grad_fn._inputs[0] is d and m.grad_fn.needs_input_grad == (True, None)
+    assert m.grad_fn.next_functions == ((d.grad_fn, 0), (None, 0))
     assert s.shape == () and s.dtype == engine.float32  # a NumPy scalar from the reduction became a 0-d array
 
 

@@ -22,6 +22,8 @@ def _x(requires_grad, shape=(2, 3), low=0.2):
 # name -> (positional arguments as a function of requires_grad, keyword arguments)
 EXAMPLES = {
     "Add": (lambda g: (_x(g), _x(g)), {}),
+    "AddScaled": (lambda g: (_x(g), _x(g), -0.5), {"subtract": True}),
+    "Addmm": (lambda g: (_x(g, (2,)), _x(g, (3, 4)), _x(g, (4, 2))), {"beta": 0.5, "alpha": 2.0}),
     "Sub": (lambda g: (_x(g), _x(g)), {}),
     "Mul": (lambda g: (_x(g), 2.5), {}),
     "Div": (lambda g: (_x(g), _x(g)), {}),
@@ -43,6 +45,7 @@ EXAMPLES = {
     "Maximum": (lambda g: (_x(g), engine.full((2, 3), 0.8)), {"mode": "max"}),
     "Where": (lambda g: (engine.tensor([[True, False, True], [False, True, False]]), _x(g), _x(g)), {}),
     "Rounding": (lambda g: (_x(g),), {"mode": "round", "decimals": 1}),
+    "MseLoss": (lambda g: (_x(g), _x(g, low=-0.5)), {"reduction": "sum"}),
     "BinaryCrossEntropy": (lambda g: (_x(g, low=0.05) * 0.6, engine.full((2, 3), 0.3)), {}),
     "Sum": (lambda g: (_x(g),), {"dim": 1}),
     "Mean": (lambda g: (_x(g),), {"dim": 0, "keepdim": True}),

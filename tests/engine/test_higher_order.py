@@ -15,6 +15,8 @@ import pytest
 import engine
 from engine.autograd import functional as AF
 
+pytestmark = pytest.mark.filterwarnings("ignore:Using a target size")  # mse_loss of two shapes, on purpose
+
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 F64 = {"dtype": "float64"}
 
@@ -28,6 +30,15 @@ CASES = {
     "pow of tensors": ([(3, 4), (3, 4)], (0.5, 2.0), lambda lib, a, b: a ** b),
     "mm and F.linear": ([(3, 4), (5, 4), (5,)], (-1.0, 1.0),
                         lambda lib, x, w, c: lib.nn.functional.linear(x, w, c) ** 2 @ w),
+    "addmm with beta and alpha, 3-D linear": ([(5,), (3, 4), (4, 5), (2, 3, 5)], (-1.0, 1.0),
+                                               lambda lib, c, x, w, z: lib.addmm(c, x, w, beta=0.5, alpha=-2.0) ** 2
+                                               @ w.t() + lib.nn.functional.linear(z, w, c[:4]).sum(0) ** 2),
+    "add and sub with alpha": ([(3, 4), (3, 4)], (0.5, 2.0),
+                               lambda lib, a, b: a.add(b * a, alpha=2.5) * a.sub(b ** 2, alpha=-0.5)),
+    "mse_loss broadcast, each reduction": ([(4, 3), (4, 1)], (-1.0, 1.0),
+                                           lambda lib, a, b: lib.nn.functional.mse_loss(a ** 2, b)
+                                           * lib.nn.functional.mse_loss(b * a, a, reduction="sum")
+                                           + (lib.nn.functional.mse_loss(a, b ** 3, reduction="none") * a).sum()),
     "matmul vectors": ([(4,), (4, 3), (3,)], (-1.0, 1.0), lambda lib, v, m, u: (v @ m) * (m @ u).sum() + (v @ v)),
     "matmul batched": ([(2, 3, 4), (4, 5), (2, 5, 3)], (-1.0, 1.0), lambda lib, a, b, c: (a @ b) ** 2 @ c),
     "exp, log, sqrt": ([(3, 4)], (0.5, 2.0), lambda lib, a: a.exp() * a.log() + a.sqrt() ** 3),

@@ -1,0 +1,382 @@
+"""The nodes the engine records in one piece, as PyTorch does: ``addmm`` (and ``nn.Linear`` through it),
+``mse_loss``, ``add``/``sub`` with ``alpha``; and what goes with them: their values (the same bits as the ops
+they replace), their gradients (PyTorch's), their refusals (PyTorch's words), PyTorch 2.13's weighted regression
+losses, the edges of a node (``next_functions`` and what its hooks see) and ``expand``'s refusals.
+
+Each torch-marked test runs the same thing in torch 2.13 and compares; the others assert values worked out here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine
+
+pytestmark = [pytest.mark.usefixtures("graph_core"),  # each test compiled and in Python (conftest.py)
+              pytest.mark.filterwarnings("ignore:Using a target size")]  # mse_loss of two shapes, on purpose
+
+
+def _pair(rs, shape, dtype, requires_grad=True):
+    """The same random values as an engine tensor and, where torch is installed, a torch one."""
+    data = rs.standard_normal(shape).astype(dtype)
+    return data, engine.tensor(data, requires_grad=requires_grad)
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+# ------------------------------------------------------------------------------------------------ addmm, linear
+
+LINEAR_CASES = [  # (input shape, out features, bias shape or None)
+    ((5, 3), 4, (4,)), ((3,), 4, (4,)), ((2, 5, 3), 4, (4,)), ((2, 2, 5, 3), 4, (4,)), ((5, 3), 4, None),
+    ((2, 5, 3), 4, None), ((0, 3), 4, (4,)), ((5, 0), 4, (4,)), ((5, 3), 1, (1,)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("shape", "out", "bias"), LINEAR_CASES, ids=[str(c) for c in LINEAR_CASES])
+def test_linear_has_the_values_of_the_product_then_the_bias(shape, out, bias, dtype):
+    """One addmm node gives the very bits of ``x @ w.t() + b``, the composite it replaced, and its gradients."""
+    rs = np.random.default_rng(abs(hash((shape, out, bias))) % 2**32)
+    xd, x = _pair(rs, shape, dtype)
+    wd, w = _pair(rs, (out, shape[-1]), dtype)
+    b = _pair(rs, bias, dtype)[1] if bias is not None else None
+    y = engine.nn.functional.linear(x, w, b)
+    with engine.no_grad():
+        ref = x @ w.t() + b if b is not None else x @ w.t()
+    np.testing.assert_array_equal(y.detach().numpy(), ref.numpy())
+    assert y.dtype == ref.dtype and y.shape == (*shape[:-1], out)
+    gy = rs.standard_normal(y.shape).astype(dtype)
+    y.backward(engine.tensor(gy))
+    rows = int(np.prod(shape[:-1]))
+    g2 = gy.reshape(rows, out)
+    x2 = xd.reshape(rows, shape[-1])
+    np.testing.assert_allclose(x.grad.numpy(), (g2 @ wd).reshape(shape), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), g2.T @ x2, rtol=1e-5, atol=1e-5)
+    if b is not None:
+        np.testing.assert_allclose(b.grad.numpy(), g2.sum(0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("shape", "out", "bias"), LINEAR_CASES, ids=[str(c) for c in LINEAR_CASES])
+def test_linear_is_torchs(shape, out, bias):
+    torch = _torch()
+    rs = np.random.default_rng(3)
+    xd, wd = rs.standard_normal(shape), rs.standard_normal((out, shape[-1]))
+    bd = rs.standard_normal(bias) if bias is not None else None
+    gy = rs.standard_normal((*shape[:-1], out))
+    results = []
+    for lib in (engine, torch):
+        x, w = (lib.tensor(d, requires_grad=True) for d in (xd, wd))
+        b = lib.tensor(bd, requires_grad=True) if bd is not None else None
+        y = lib.nn.functional.linear(x, w, b)
+        y.backward(lib.tensor(gy))
+        results.append([y.detach().numpy(), x.grad.numpy(), w.grad.numpy()] + ([b.grad.numpy()] if b is not None
+                                                                                else []))
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("beta", "alpha"), [(1, 1), (0.5, 2.0), (0, 1), (0, -3.0), (2, 0)])
+def test_addmm_with_beta_and_alpha(beta, alpha):
+    """``beta * c + alpha * (m1 @ m2)`` with the bits of the composite; with beta 0 the bias's NaN do not pass."""
+    rs = np.random.default_rng(5)
+    cd, c = _pair(rs, (4,), np.float32)
+    m1d, m1 = _pair(rs, (3, 5), np.float32)
+    m2d, m2 = _pair(rs, (5, 4), np.float32)
+    y = engine.addmm(c, m1, m2, beta=beta, alpha=alpha)
+    product = m1d @ m2d
+    if alpha != 1:
+        product = product * np.float32(alpha)
+    expected = product if beta == 0 else product + (cd * np.float32(beta) if beta != 1 else cd)
+    np.testing.assert_allclose(y.detach().numpy(), expected, rtol=1e-6, atol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(c.grad.numpy(), np.full(4, 3 * beta, np.float32))
+    np.testing.assert_allclose(m1.grad.numpy(), alpha * np.ones((3, 4), np.float32) @ m2d.T, rtol=1e-6)
+    np.testing.assert_allclose(m2.grad.numpy(), alpha * m1d.T @ np.ones((3, 4), np.float32), rtol=1e-6)
+    nan = engine.full((4,), float("nan"))
+    assert not engine.addmm(nan, m1, m2, beta=0).isnan().any()
+    assert engine.addmm(nan, m1, m2).isnan().all()
+
+
+def test_addmm_of_integers_stays_integer():
+    m = engine.ones(4, 3, dtype=engine.int64)
+    y = engine.addmm(engine.ones(2, dtype=engine.int64), m, engine.ones(3, 2, dtype=engine.int64), beta=2, alpha=3)
+    assert y.dtype == engine.int64 and y.tolist() == [[11, 11]] * 4  # printed by torch 2.13 for the same call
+
+
+ADDMM_REFUSALS = [
+    ("linear(x, w, b64)", "self and mat2 must have the same dtype, but got Double and Float"),
+    ("linear(x64, w, b)", "mat1 and mat2 must have the same dtype, but got Double and Float"),
+    ("linear(x, w, torch.ones(3))", "The expanded size of the tensor (2) must match the existing size (3) at "
+                                    "non-singleton dimension 1.  Target sizes: [4, 2].  Tensor sizes: [3]"),
+    ("linear(x, w, torch.ones(2, 2))", "The expanded size of the tensor (4) must match the existing size (2) at "
+                                       "non-singleton dimension 0.  Target sizes: [4, 2].  Tensor sizes: [2, 2]"),
+    ("linear(x, w, torch.ones(3, 4, 2))", "expand(torch.FloatTensor{[3, 4, 2]}, size=[4, 2]): the number of sizes "
+                                          "provided (2) must be greater or equal to the number of dimensions in the "
+                                          "tensor (3)"),
+    ("linear(x, torch.ones(2, 4), b)", "mat1 and mat2 shapes cannot be multiplied (4x3 and 4x2)"),
+    ("linear(x3, torch.ones(2, 4), b)", "mat1 and mat2 shapes cannot be multiplied (20x3 and 4x2)"),
+    ("torch.addmm(b, x[0], w.t())", "mat1 must be a matrix, got 1-D tensor"),
+    ("torch.addmm(b, x, w.t()[0])", "mat2 must be a matrix, got 1-D tensor"),
+    ("torch.addmm(b64, x, w.t())", "self and mat2 must have the same dtype, but got Double and Float"),
+    ("torch.addmm(torch.ones(5, 2), x, w.t())", "The expanded size of the tensor (4) must match the existing size (5) "
+                                                "at non-singleton dimension 0.  Target sizes: [4, 2].  Tensor sizes: "
+                                                "[5, 2]"),
+]
+
+
+def _refusal(lib, expression):
+    names = {"torch": lib, "linear": lib.nn.functional.linear, "x": lib.ones(4, 3), "x3": lib.ones(5, 4, 3),
+             "x64": lib.ones(4, 3, dtype=lib.float64), "w": lib.ones(2, 3, requires_grad=True), "b": lib.ones(2),
+             "b64": lib.ones(2, dtype=lib.float64)}
+    with pytest.raises(RuntimeError) as caught:
+        eval(expression, names)  # noqa: S307 - the table's own expressions
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(("expression", "message"), ADDMM_REFUSALS, ids=[e for e, _ in ADDMM_REFUSALS])
+def test_addmm_refuses_in_pytorchs_words(expression, message):
+    assert _refusal(engine, expression) == message
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("expression", "message"), ADDMM_REFUSALS, ids=[e for e, _ in ADDMM_REFUSALS])
+def test_the_refusals_are_torchs(expression, message):
+    assert _refusal(_torch(), expression) == message
+
+
+def test_a_write_to_the_input_of_linear_is_refused_at_backward():
+    x = engine.ones(4, 3, requires_grad=True) * 1
+    lin = engine.nn.Linear(3, 2)
+    y = lin(x)
+    x.add_(1)  # the weight's gradient reads x
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+# ----------------------------------------------------------------------------------------------------- mse_loss
+
+MSE_CASES = [((4, 3), (4, 3)), ((4, 3), (4, 1)), ((4, 1), (4, 3)), ((3,), (2, 3)), ((), ()), ((0, 3), (0, 3))]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize(("a_shape", "b_shape"), MSE_CASES, ids=[str(c) for c in MSE_CASES])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mse_loss_is_torchs_to_the_bit_in_its_gradient(a_shape, b_shape, reduction, dtype):
+    """The loss as PyTorch's (its sum may round differently), the gradients PyTorch's bits: its order,
+    ``norm * (input - target) * grad``."""
+    torch = _torch()
+    rs = np.random.default_rng(11)
+    ad, bd = (rs.standard_normal(s).astype(dtype) for s in (a_shape, b_shape))
+    results = []
+    for lib in (engine, torch):
+        a, b = lib.tensor(ad, requires_grad=True), lib.tensor(bd, requires_grad=True)
+        loss = lib.nn.functional.mse_loss(a, b, reduction=reduction)
+        gy = np.linspace(0.5, 1.5, loss.numel()).astype(dtype).reshape(tuple(loss.shape))
+        loss.backward(lib.tensor(gy))
+        results.append((loss.detach().numpy(), a.grad.numpy(), b.grad.numpy(), loss.grad_fn.name()))
+    (l1, ga1, gb1, n1), (l2, ga2, gb2, n2) = results
+    np.testing.assert_allclose(l1, l2, rtol=2e-6 if dtype == "float32" else 1e-14)
+    np.testing.assert_array_equal(ga1, ga2)
+    np.testing.assert_array_equal(gb1, gb2)
+    assert n1 == n2
+
+
+def test_mse_loss_values_and_gradients():
+    a = engine.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    b = engine.tensor([0.0, 3.0, 1.0], requires_grad=True)
+    loss = engine.nn.functional.mse_loss(a, b)
+    assert loss.item() == pytest.approx((1 + 1 + 9) / 3) and loss.grad_fn.name() == "MseLossBackward0"
+    loss.backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2 / 3, -2 / 3, 2.0], rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), [-2 / 3, 2 / 3, -2.0], rtol=1e-6)
+    total = engine.nn.MSELoss(reduction="sum")(a, b)
+    assert total.item() == 11.0
+
+
+def test_a_write_to_the_input_of_mse_loss_is_refused_at_backward():
+    a = engine.ones(3, requires_grad=True) * 2
+    loss = engine.nn.functional.mse_loss(a, engine.zeros(3))
+    a.mul_(3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "huber_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_weighted_regression_losses_are_pytorch_2_13s(name, reduction):
+    """Each term times its weight; mse's and l1's 'mean' over the summed weights, huber's over the count (as
+    torch 2.13's Python writes each)."""
+    rs = np.random.default_rng(2)
+    ad, bd, wd = rs.standard_normal((4, 3)), rs.standard_normal((4, 3)), rs.uniform(0.1, 1.0, (4, 3))
+    fn = getattr(engine.nn.functional, name)
+    got = fn(engine.tensor(ad), engine.tensor(bd), reduction=reduction, weight=engine.tensor(wd)).numpy()
+    d = np.abs(ad - bd)
+    terms = {"mse_loss": d ** 2, "l1_loss": d, "huber_loss": np.where(d < 1, 0.5 * d ** 2, d - 0.5)}[name] * wd
+    expected = {"none": terms, "sum": terms.sum(),
+                "mean": terms.sum() / (terms.size if name == "huber_loss" else wd.sum())}[reduction]
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "huber_loss"])
+def test_a_weight_of_another_shape_is_refused(name):
+    fn = getattr(engine.nn.functional, name)
+    with pytest.raises(ValueError, match=r"^Weights and input must have the same size\.$"):
+        fn(engine.ones(4, 3), engine.ones(4, 3), weight=engine.ones(3))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "huber_loss"])
+def test_weighted_losses_and_their_gradients_are_torchs(name):
+    torch = _torch()
+    rs = np.random.default_rng(4)
+    ad, bd, wd = rs.standard_normal((4, 3)), rs.standard_normal((4, 3)), rs.uniform(0.1, 1.0, (4, 3))
+    results = []
+    for lib in (engine, torch):
+        a, w = lib.tensor(ad, requires_grad=True), lib.tensor(wd, requires_grad=True)
+        loss = getattr(lib.nn.functional, name)(a, lib.tensor(bd), weight=w)
+        loss.backward()
+        results.append((loss.item(), a.grad.numpy(), w.grad.numpy()))
+    (l1, ga1, gw1), (l2, ga2, gw2) = results
+    assert l1 == pytest.approx(l2, rel=1e-13)
+    np.testing.assert_allclose(ga1, ga2, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(gw1, gw2, rtol=1e-12, atol=1e-15)
+
+
+# -------------------------------------------------------------------------------------------- add, sub with alpha
+
+@pytest.mark.parametrize("subtract", [False, True])
+def test_add_with_alpha_is_one_node_with_the_composites_bits(subtract):
+    rs = np.random.default_rng(8)
+    ad, a = _pair(rs, (3, 4), np.float32)
+    bd, b = _pair(rs, (4,), np.float32)
+    y = a.sub(b, alpha=0.3) if subtract else a.add(b, alpha=0.3)
+    with engine.no_grad():
+        ref = a - b * 0.3 if subtract else a + b * 0.3
+    np.testing.assert_array_equal(y.detach().numpy(), ref.numpy())
+    assert y.grad_fn.name() == ("SubBackward0" if subtract else "AddBackward0")
+    assert [n.name() for n, _ in y.grad_fn.next_functions] == ["torch::autograd::AccumulateGrad"] * 2
+    y.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.ones((3, 4), np.float32))
+    np.testing.assert_allclose(b.grad.numpy(), np.full(4, 3 * (-0.3 if subtract else 0.3), np.float32), rtol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------- a node's edges
+
+class Scale(engine.autograd.Function):
+    """A user's Function given numbers and None between its tensors."""
+
+    @staticmethod
+    def forward(ctx, x, k, y, flag):
+        ctx.k = k
+        return x * k + y
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.k, None, g, None
+
+
+def test_a_users_function_has_an_edge_per_tensor_argument():
+    """As PyTorch's apply counts them: the number and the None are no edges; its hooks see one gradient per edge
+    (printed by torch 2.13 for the same Function: [('pre', 1), 2])."""
+    x, y = engine.tensor([1.0, 2.0], requires_grad=True), engine.tensor([3.0, 4.0])
+    out = Scale.apply(x, 2.0, y, None)
+    (acc, i), (none, j) = out.grad_fn.next_functions
+    assert type(acc).__name__ == "AccumulateGrad" and acc.variable is x and none is None and i == j == 0
+    seen = []
+    out.grad_fn.register_hook(lambda gi, go: seen.append([None if g is None else g.tolist() for g in gi]))
+    out.grad_fn.register_prehook(lambda go: seen.append(("pre", len(go))))
+    out.sum().backward()
+    assert seen == [("pre", 1), [[2.0, 2.0], None]] and x.grad.tolist() == [2.0, 2.0]
+
+
+def test_a_hook_of_a_built_in_sees_a_gradient_per_edge_and_may_replace_it():
+    x = engine.tensor([1.0, 2.0], requires_grad=True)
+    p = x ** 3  # one edge: the 3 is a Scalar argument of PyTorch's pow
+    p.grad_fn.register_hook(lambda gi, go: (gi[0] * 10,))
+    p.sum().backward()
+    assert x.grad.tolist() == [30.0, 120.0]
+    q = x.t()  # dims are no edges either
+    assert len(q.grad_fn.next_functions) == 1
+    with pytest.raises(RuntimeError, match=r"returned an incorrect number of values \(got 2, but expected 1\)"):
+        q.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
+        q.sum().backward()
+
+
+def test_create_graph_runs_the_hooks_per_edge_too():
+    x = engine.tensor([1.0, 2.0], requires_grad=True)
+    p = x ** 3
+    p.grad_fn.register_hook(lambda gi, go: (gi[0] * 2,))
+    (g,) = engine.autograd.grad(p.sum(), x, create_graph=True)
+    assert g.tolist() == [6.0, 24.0]
+    (gg,) = engine.autograd.grad(g.sum(), x)
+    assert gg.tolist() == [12.0, 24.0]  # 2 * 6x: the doubled gradient, recorded
+
+
+# -------------------------------------------------------------------------------------------------- expand
+
+EXPAND_REFUSALS = [
+    ("torch.ones(3).expand(-1, 3)", "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                    "dimension 0"),
+    ("torch.ones(3).expand(4, 2)", "The expanded size of the tensor (2) must match the existing size (3) at "
+                                   "non-singleton dimension 1.  Target sizes: [4, 2].  Tensor sizes: [3]"),
+    ("torch.ones(3, 4, 2).expand(4, 2)", "expand(torch.FloatTensor{[3, 4, 2]}, size=[4, 2]): the number of sizes "
+                                         "provided (2) must be greater or equal to the number of dimensions in the "
+                                         "tensor (3)"),
+    ("torch.ones(3, dtype=torch.float64).expand(2, 2)", "The expanded size of the tensor (2) must match the existing "
+                                                        "size (3) at non-singleton dimension 1.  Target sizes: [2, "
+                                                        "2].  Tensor sizes: [3]"),
+]
+
+
+@pytest.mark.parametrize(("expression", "message"), EXPAND_REFUSALS, ids=[e for e, _ in EXPAND_REFUSALS])
+def test_expand_refuses_in_pytorchs_words(expression, message):
+    with pytest.raises(RuntimeError) as caught:
+        eval(expression, {"torch": engine})  # noqa: S307 - the table's own expressions
+    assert str(caught.value) == message
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("expression", "message"), EXPAND_REFUSALS, ids=[e for e, _ in EXPAND_REFUSALS])
+def test_the_expand_refusals_are_torchs(expression, message):
+    torch = _torch()
+    with pytest.raises(RuntimeError) as caught:
+        eval(expression, {"torch": torch})  # noqa: S307 - the table's own expressions
+    assert str(caught.value) == message
+
+
+def test_expand_keeps_what_it_may():
+    x = engine.ones(2, 1, requires_grad=True)
+    assert x.expand(3, -1, 4).shape == (3, 2, 4) and x.expand(engine.Size([2, 5])).shape == (2, 5)
+    assert engine.ones(3).expand(0, 3).shape == (0, 3)
+    with pytest.raises(RuntimeError, match=r"^Trying to create tensor with negative dimension -2: \[-2, 3\]$"):
+        engine.ones(1, 3).expand(-2, 3)
+
+
+# ------------------------------------------------------------------------------ what the app's views read
+
+def test_the_nn_steps_graph_and_profile_show_the_addmm_and_the_mse_node():
+    """The tutorial's nn step (Linear, ReLU, Linear, MSELoss): the graph panel's nodes are PyTorch's, and the
+    profile counts each Linear as a matrix product, forward and backward."""
+    from engine.autograd.describe import describe
+    from engine.profiler import category_of, profile
+
+    nn = engine.nn
+    model = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 2))
+    x, y = engine.randn(8, 6), engine.randn(8, 2)
+    with profile() as prof:
+        loss = nn.MSELoss(reduction="sum")(model(x), y)
+        loss.backward(retain_graph=True)
+    prof.finish(1.0)
+    ops = [r.op for r in prof.records]
+    assert ops.count("Addmm") == 2 and ops.count("Addmm backward") == 2 and "MseLoss" in ops
+    assert category_of("Addmm") == "matrix product" == category_of("Addmm backward")
+    graph = describe(loss, names={id(p): n for n, p in model.named_parameters()})
+    assert [n.grad_fn for n in graph.nodes if n.kind == "op"] == [
+        "MseLossBackward0", "AddmmBackward0", "ReluBackward0", "TBackward0", "AddmmBackward0", "TBackward0"]
+    first = graph.by_op("Addmm")[-1]
+    assert first.shape == (8, 5) and {graph.nodes[i].name for i in first.inputs} >= {"0.bias"}
