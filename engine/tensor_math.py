@@ -262,10 +262,10 @@ class TensorMath:
         return abs(self)
 
     def clamp_min(self, min):  # noqa: A002 - PyTorch's name
-        return self.clamp(min=min)
+        return _one_bound(self.clamp(min=min), "ClampMin", isinstance(min, _t.Tensor), 1)
 
     def clamp_max(self, max):  # noqa: A002 - PyTorch's name
-        return self.clamp(max=max)
+        return _one_bound(self.clamp(max=max), "ClampMax", isinstance(max, _t.Tensor), 2)
 
     def lerp(self, end, weight):
         """``self + weight * (end - self)``."""
@@ -1797,6 +1797,17 @@ class TensorMath:
         _t._fn.linalg.check_square(self, "slogdet")
         logabs = _t._fn.LogAbsDet.apply(self)
         return return_types_slogdet(_t._wrap(xp_of(self._data).linalg.slogdet(self._data)[0]), logabs)
+
+
+def _one_bound(out, name: str, tensor_bound: bool, position: int):
+    """``clamp_min``/``clamp_max``'s node as PyTorch's: ``ClampMinBackward0`` with a number, ``...Backward1`` with
+    a tensor bound, whose edges are the input and that bound only."""
+    node = out.grad_fn
+    if node is not None:
+        node.backward_name = name + ("Backward1" if tensor_bound else "Backward0")
+        if tensor_bound:
+            node._edges = (0, position)
+    return out
 
 
 def _scaled_sum(base, product, beta, alpha):

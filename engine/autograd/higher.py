@@ -27,6 +27,7 @@ from .. import functions as F
 from ..backend import xp_of
 from ..errors import FREED_GRAPH
 from ..functions import conv as _conv
+from ..functions.activation import ACTIVATIONS
 from ..functions.elementwise import BINARY, UNARY, _RefusedGradient
 from ..functions.shape import _has_integer_arrays
 from ..nn.functional import pad as _pad
@@ -262,6 +263,21 @@ def _gelu(node, gy):
     cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
     pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
     return gy * (cdf + x * pdf)
+
+
+class _ActivationMath:
+    """The math of :mod:`engine.functions.activation`'s gradient formulas, on Tensors (recorded)."""
+
+    where = staticmethod(lambda cond, a, b: F.Where.apply(cond, a, b))
+    exp = staticmethod(lambda t: t.exp())
+    tanh = staticmethod(lambda t: t.tanh())
+    log1p = staticmethod(lambda t: t.log1p())
+    sigmoid = staticmethod(lambda t: t.sigmoid())
+    nonpositive = staticmethod(lambda t: t.clamp(max=0))
+
+
+def _activation(node, gy):
+    return ACTIVATIONS[node.op][2](_ActivationMath, gy, node._inputs[0], *node.params)
 
 
 def _unary(node, gy):
@@ -737,7 +753,7 @@ def _solve(node, gy):
 
 
 DOUBLE = {
-    F.Add: _add, F.AddScaled: _add_scaled, F.Addmm: _addmm, F.MseLoss: _mse_loss,
+    F.Activation: _activation, F.Add: _add, F.AddScaled: _add_scaled, F.Addmm: _addmm, F.MseLoss: _mse_loss,
     F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
     F.Tanh: _tanh, F.ReLU: _relu, F.Clamp: _clamp, F.ClampTensors: _clamp_tensors, F.Maximum: _maximum,
@@ -763,6 +779,7 @@ DOUBLE = {
 _READS_INPUTS = frozenset({
     F.Mul, F.Div, F.Pow, F.MatMul, F.Exp, F.Log, F.Sin, F.Cos, F.Sqrt, F.Sigmoid, F.Tanh, F.Gelu, F.Unary, F.Binary,
     F.Softmax, F.VectorNorm, F.NativeLayerNorm, F.Convolution, F.ConvTranspose, F.BinaryCrossEntropy, F.Einsum,
+    F.Activation, F.Addmm, F.MseLoss,
 })
 
 

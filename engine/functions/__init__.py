@@ -4,6 +4,7 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 ``mse_loss``) are written from them elsewhere.
 """
 
+from .activation import Activation
 from .arithmetic import Add, Addmm, AddScaled, Div, Einsum, MatMul, Mul, Neg, Pow, Sub
 from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool
 from .elementwise import (
@@ -55,7 +56,7 @@ from .shape import (
 )
 
 __all__ = [
-    "Add", "AddScaled", "Addmm", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
+    "Activation", "Add", "AddScaled", "Addmm", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
     "Rounding", "BinaryCrossEntropy", "Gelu", "MseLoss", "NllLoss", "Unary", "Binary",
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm", "AMaxMin",

@@ -219,6 +219,7 @@ class NativeLayerNorm(Function):
     gradients summed over the samples."""
 
     raw = True
+    edge_args = 3  # input, weight, bias: PyTorch's three, an absent one an empty edge
     backward_name = "NativeLayerNormBackward0"
 
     @staticmethod

@@ -26,6 +26,7 @@ from ..functions import (
     Tanh,
     Unary,
 )
+from ..functions.activation import Activation, elu_params
 from ..functions.conv import (
     AdaptiveAvgPool,
     AvgPool,
@@ -68,7 +69,7 @@ def tanh(input: Tensor) -> Tensor:  # noqa: A002
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where ``x > 0``, else ``negative_slope * x``; the gradient at 0 is the slope's, as PyTorch's."""
-    return _in_place_if(input, inplace, lambda x: x.where(x > 0, x * negative_slope))
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="leaky_relu", params=(negative_slope,)))
 
 
 def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:  # noqa: A002
@@ -294,21 +295,20 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """``x * sigmoid(x)`` (the swish)."""
-    return _in_place_if(input, inplace, lambda x: x * x.sigmoid())
+    """``x * sigmoid(x)`` (the swish), one ``SiluBackward0``."""
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="silu"))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``; the exponential of a clamped copy, so a large ``x`` in
     the branch not taken cannot overflow into the gradient."""
-    return _in_place_if(input, inplace, lambda x: x.where(x > 0, ((x.clamp(max=0)).exp() - 1) * alpha))
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="elu", params=elu_params("elu", alpha)))
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
-    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``, as PyTorch's."""
-    scaled = input * beta if beta != 1 else input
-    soft = _softplus(scaled) / beta if beta != 1 else _softplus(scaled)
-    return input.where(scaled > threshold, soft)
+    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``, as PyTorch's (one
+    ``SoftplusBackward0``)."""
+    return Activation.apply(input, op="softplus", params=(beta, threshold))
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, reduction: str = "mean") -> Tensor:  # noqa: A002
@@ -990,35 +990,29 @@ def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
     return Unary.apply(input, op="log_sigmoid")
 
 
-def _strict_clamp(input: Tensor, lo: float, hi: float) -> Tensor:  # noqa: A002
-    """``clamp(x, lo, hi)`` whose gradient passes only strictly inside (PyTorch's hardtanh: none at the edges, so
-    ``relu6`` of an exact 0 gets none, as ``relu`` of it gets none)."""
-    return input.where((input > lo) & (input < hi), input.detach().clamp(lo, hi))
-
-
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _in_place_if(input, inplace, lambda x: _strict_clamp(x, min_val, max_val))
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="hardtanh", params=(min_val, max_val)))
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    return _in_place_if(input, inplace, lambda x: _strict_clamp(x, 0.0, 6.0))
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="hardtanh", params=(0.0, 6.0)))
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``relu6(x + 3) / 6``."""
-    return _in_place_if(input, inplace, lambda x: _strict_clamp(x + 3, 0.0, 6.0) / 6)
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="hardsigmoid"))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * relu6(x + 3) / 6`` (MobileNetV3's)."""
-    return _in_place_if(input, inplace, lambda x: x * hardsigmoid(x))
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="hardswish"))
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * tanh(softplus(x))``."""
-    return _in_place_if(input, inplace, lambda x: x * _softplus(x).tanh())
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="mish"))
 
 
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
@@ -1037,17 +1031,17 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return (input - lambd).where(input > lambd, (input + lambd).where(input < -lambd, 0.0))
+    return Activation.apply(input, op="softshrink", params=(lambd,))
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``x`` where ``|x| > lambd``, else 0."""
-    return input.where((input > lambd) | (input < -lambd), 0.0)
+    return Activation.apply(input, op="hardshrink", params=(lambd,))
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
-    """``x`` where ``x > threshold``, else ``value``."""
-    return _in_place_if(input, inplace, lambda x: x.where(x > threshold, value))
+    """``value`` where ``x <= threshold``, else ``x`` (a NaN stays, as PyTorch's)."""
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="threshold", params=(threshold, value)))
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
@@ -1065,15 +1059,12 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     """``max(0, x) + min(0, alpha (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return _in_place_if(input, inplace, lambda x: x.where(x > 0, ((x.clamp(max=0) / alpha).exp() - 1) * alpha))
-
-
-_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="celu", params=elu_params("celu", alpha)))
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``scale * elu(x, alpha)`` with Klambauer et al.'s self-normalising constants."""
-    return _in_place_if(input, inplace, lambda x: elu(x, _SELU_ALPHA) * _SELU_SCALE)
+    return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="elu", params=elu_params("selu")))
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002

@@ -22,6 +22,7 @@ def _x(requires_grad, shape=(2, 3), low=0.2):
 # name -> (positional arguments as a function of requires_grad, keyword arguments)
 EXAMPLES = {
     "Add": (lambda g: (_x(g), _x(g)), {}),
+    "Activation": (lambda g: (_x(g, low=-1.0),), {"op": "elu", "params": (0.5, 1.2, 0.8)}),
     "AddScaled": (lambda g: (_x(g), _x(g), -0.5), {"subtract": True}),
     "Addmm": (lambda g: (_x(g, (2,)), _x(g, (3, 4)), _x(g, (4, 2))), {"beta": 0.5, "alpha": 2.0}),
     "Sub": (lambda g: (_x(g), _x(g)), {}),

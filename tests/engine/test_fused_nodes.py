@@ -380,3 +380,93 @@ def test_the_nn_steps_graph_and_profile_show_the_addmm_and_the_mse_node():
         "MseLossBackward0", "AddmmBackward0", "ReluBackward0", "TBackward0", "AddmmBackward0", "TBackward0"]
     first = graph.by_op("Addmm")[-1]
     assert first.shape == (8, 5) and {graph.nodes[i].name for i in first.inputs} >= {"0.bias"}
+
+
+# ------------------------------------------------------------------------------------------------ activations
+
+ACTIVATION_CASES = [  # (function, keywords, PyTorch's node)
+    ("silu", {}, "SiluBackward0"), ("elu", {}, "EluBackward0"), ("elu", {"alpha": 0.3}, "EluBackward0"),
+    ("celu", {"alpha": 2.0}, "CeluBackward0"), ("selu", {}, "EluBackward0"),
+    ("leaky_relu", {}, "LeakyReluBackward0"), ("leaky_relu", {"negative_slope": 0.2}, "LeakyReluBackward0"),
+    ("softplus", {}, "SoftplusBackward0"), ("softplus", {"beta": 2.0, "threshold": 5.0}, "SoftplusBackward0"),
+    ("hardtanh", {}, "HardtanhBackward0"), ("hardtanh", {"min_val": -0.5, "max_val": 2.0}, "HardtanhBackward0"),
+    ("relu6", {}, "HardtanhBackward0"), ("hardsigmoid", {}, "HardsigmoidBackward0"),
+    ("hardswish", {}, "HardswishBackward0"), ("mish", {}, "MishBackward0"), ("softshrink", {}, "SoftshrinkBackward0"),
+    ("softshrink", {"lambd": 1.0}, "SoftshrinkBackward0"), ("hardshrink", {}, "HardshrinkBackward0"),
+    ("threshold", {"threshold": 0.5, "value": -2.0}, "ThresholdBackward0"),
+]
+_EDGES = [0.0, -0.0, 3.0, -3.0, 6.0, -1.0, 1.0, 20.0, 25.0, -0.5, 0.5, 100.0, -100.0, np.inf, -np.inf]
+
+
+def _activation(lib, name, kw, x):
+    fn = getattr(lib.nn.functional, name)
+    return fn(x, kw["threshold"], kw["value"]) if name == "threshold" else fn(x, **kw)
+
+
+@pytest.mark.parametrize(("name", "kw", "node"), ACTIVATION_CASES, ids=[f"{n}{k}" for n, k, _ in ACTIVATION_CASES])
+def test_an_activation_is_one_node_that_keeps_its_input(name, kw, node):
+    x = engine.tensor([-4.0, -0.25, 0.125, 0.75, 5.0], requires_grad=True)  # (no input on a kink)
+    y = _activation(engine, name, kw, x)
+    assert y.grad_fn.name() == node and len(y.grad_fn.next_functions) == 1
+    assert y.dtype == engine.float32
+    (g,) = engine.autograd.grad(y.sum(), x)
+    eps = 1e-3  # the gradient against central differences, away from the kinks (the inputs are not on one)
+    xd = x.detach().numpy().astype(np.float64)
+    with engine.no_grad():
+        up = _activation(engine, name, kw, engine.tensor(xd + eps)).numpy()
+        down = _activation(engine, name, kw, engine.tensor(xd - eps)).numpy()
+    np.testing.assert_allclose(g.numpy(), (up - down) / (2 * eps), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("name", "kw", "node"), ACTIVATION_CASES, ids=[f"{n}{k}" for n, k, _ in ACTIVATION_CASES])
+def test_activations_are_torchs(name, kw, node, dtype):
+    """200 draws and the edges (the kinks, the thresholds, infinities, -0.0): values and gradients within a few
+    units in the last place of PyTorch's (its vectorised exp and tanh round their own way), the node's name; at a
+    NaN input the gradient is compared where PyTorch's own does not depend on the CPU loop that ran (its float64
+    vector loop gives hardtanh's and the shrinks' NaN 0, its scalar loop the gradient)."""
+    torch = _torch()
+    rs = np.random.default_rng(0)
+    xs = np.concatenate([rs.standard_normal(200) * 4, _EDGES, [np.nan]]).astype(dtype)
+    gy = np.linspace(-1, 1, len(xs)).astype(dtype)
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xs, requires_grad=True)
+        y = _activation(lib, name, kw, x)
+        y.backward(lib.tensor(gy))
+        results.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()))
+    (y1, g1, n1), (y2, g2, n2) = results
+    assert n1 == n2 == node
+    # (a difference of nearly equal terms near a zero of the gradient: an absolute tolerance there)
+    rtol, atol = {"float32": (6e-6 if name == "mish" else 1e-6, 1e-8),
+                  "float64": (1e-13 if name == "mish" else 1e-14, 1e-16)}[dtype]
+    np.testing.assert_allclose(y1, y2, rtol=rtol, atol=atol)
+    if dtype == "float64" and name in ("hardtanh", "relu6", "softshrink", "hardshrink"):
+        g1, g2 = g1[:-1], g2[:-1]
+    np.testing.assert_allclose(g1, g2, rtol=rtol, atol=atol)
+
+
+def test_in_place_activations_write_their_input():
+    for name in ("leaky_relu", "elu", "hardtanh", "relu6", "silu", "hardswish", "mish", "celu", "selu"):
+        x = engine.tensor([-2.0, 0.5, 7.0])
+        ref = getattr(engine.nn.functional, name)(x)
+        assert getattr(engine.nn.functional, name)(x, inplace=True) is x
+        np.testing.assert_array_equal(x.numpy(), ref.numpy())
+
+
+def test_threshold_keeps_a_nan_as_pytorch_does():
+    y = engine.nn.functional.threshold(engine.tensor([float("nan"), 0.2, 0.9]), 0.5, -2.0)
+    assert np.isnan(y[0].item()) and y[1:].tolist() == [-2.0, pytest.approx(0.9)]
+
+
+def test_hardsigmoids_second_derivative_is_its_gradients_own():
+    """PyTorch has no derivative of hardsigmoid's backward; the engine's is the formula recorded: x^2 hardsigmoid(x)
+    has d2/dx2 = 2 hs(x) + 4x hs'(x), hs' = 1/6 inside (-3, 3) (hs'' is 0 there)."""
+    x = engine.tensor([-4.0, -1.0, 0.5, 2.0, 4.0], dtype=engine.float64, requires_grad=True)
+    (g,) = engine.autograd.grad((engine.nn.functional.hardsigmoid(x) * x ** 2).sum(), x, create_graph=True)
+    (gg,) = engine.autograd.grad(g.sum(), x)
+    xd = x.detach().numpy()
+    hs = np.clip(xd + 3, 0, 6) / 6
+    inside = (xd > -3) & (xd < 3)
+    np.testing.assert_allclose(gg.numpy(), 2 * hs + 4 * xd * np.where(inside, 0.1666666716337204, 0), rtol=1e-7)

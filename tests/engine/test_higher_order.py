@@ -39,6 +39,19 @@ CASES = {
                                            lambda lib, a, b: lib.nn.functional.mse_loss(a ** 2, b)
                                            * lib.nn.functional.mse_loss(b * a, a, reduction="sum")
                                            + (lib.nn.functional.mse_loss(a, b ** 3, reduction="none") * a).sum()),
+    "silu, elu, celu, selu, softplus, mish": ([(3, 4)], (-2.0, 2.0),
+                                              lambda lib, a: (lib.nn.functional.silu(a) * lib.nn.functional.elu(a, 0.7)
+                                                              + lib.nn.functional.celu(a, 1.5) ** 2
+                                                              + lib.nn.functional.selu(a) * a
+                                                              + lib.nn.functional.softplus(a, 2.0, 3.0) ** 2
+                                                              + lib.nn.functional.mish(a) ** 2)),
+    "leaky_relu, hardtanh, hardswish, shrinks, threshold": (  # (hardsigmoid's: torch has none, test_fused_nodes)
+        [(3, 4)], (-4.0, 4.0), lambda lib, a: (lib.nn.functional.leaky_relu(a, 0.2) ** 2
+                                               + lib.nn.functional.hardtanh(a, -1.5, 2.5) * a
+                                               + lib.nn.functional.hardswish(a) ** 2
+                                               + lib.nn.functional.softshrink(a, 0.5) ** 3
+                                               + lib.nn.functional.hardshrink(a, 0.5) * a
+                                               + lib.nn.functional.threshold(a, 0.1, -1.0) ** 2)),
     "matmul vectors": ([(4,), (4, 3), (3,)], (-1.0, 1.0), lambda lib, v, m, u: (v @ m) * (m @ u).sum() + (v @ v)),
     "matmul batched": ([(2, 3, 4), (4, 5), (2, 5, 3)], (-1.0, 1.0), lambda lib, a, b, c: (a @ b) ** 2 @ c),
     "exp, log, sqrt": ([(3, 4)], (0.5, 2.0), lambda lib, a: a.exp() * a.log() + a.sqrt() ** 3),
