@@ -515,6 +515,37 @@ def _layer_norm(node, gy):
     return gx, gw, gb
 
 
+def _batch_norm(node, gy):
+    """NativeBatchNorm's gradients in Tensor ops: in training from the input's own statistics, recomputed from it
+    so that the second derivative reaches it through them; else with the running ones, constants."""
+    x_saved, weight = node.saved
+    mean_c, invstd_c, training, eps = node.meta
+    need_x, need_w, need_b = node.needs_input_grad[:3]
+    shape = (1, -1) + (1,) * (x_saved.ndim - 2)
+    axes = (0,) + tuple(range(2, x_saved.ndim))
+    x = _operand(node, 0, x_saved)
+    if training:
+        centred = x - x.mean(axes, keepdim=True)
+        invstd = ((centred * centred).mean(axes, keepdim=True) + eps).rsqrt()
+    else:
+        centred = x - _const(mean_c.reshape(shape))
+        invstd = _const(invstd_c.reshape(shape))
+    w = None if weight is None else _operand(node, 1, weight).reshape(shape)
+    gx = gw = gb = None
+    if need_x:
+        g = gy if w is None else gy * w
+        if training:
+            gx = invstd * (g - g.mean(axes, keepdim=True)
+                           - centred * invstd * invstd * (g * centred).mean(axes, keepdim=True))
+        else:
+            gx = g * invstd
+    if need_w:
+        gw = (gy * centred * invstd).sum(axes)
+    if need_b:
+        gb = gy.sum(axes)
+    return gx, gw, gb, None, None
+
+
 def _convolution(node, gy):
     cols, w2, _ = node.saved
     x_shape, pad_shape, padding, stride, dilation, kernel, out, w_shape = node.meta
@@ -753,7 +784,8 @@ def _solve(node, gy):
 
 
 DOUBLE = {
-    F.Activation: _activation, F.Add: _add, F.AddScaled: _add_scaled, F.Addmm: _addmm, F.MseLoss: _mse_loss,
+    F.Activation: _activation, F.NativeBatchNorm: _batch_norm, F.Add: _add, F.AddScaled: _add_scaled,
+    F.Addmm: _addmm, F.MseLoss: _mse_loss,
     F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
     F.Tanh: _tanh, F.ReLU: _relu, F.Clamp: _clamp, F.ClampTensors: _clamp_tensors, F.Maximum: _maximum,
@@ -779,7 +811,7 @@ DOUBLE = {
 _READS_INPUTS = frozenset({
     F.Mul, F.Div, F.Pow, F.MatMul, F.Exp, F.Log, F.Sin, F.Cos, F.Sqrt, F.Sigmoid, F.Tanh, F.Gelu, F.Unary, F.Binary,
     F.Softmax, F.VectorNorm, F.NativeLayerNorm, F.Convolution, F.ConvTranspose, F.BinaryCrossEntropy, F.Einsum,
-    F.Activation, F.Addmm, F.MseLoss,
+    F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm,
 })
 
 

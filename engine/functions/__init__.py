@@ -29,7 +29,18 @@ from .elementwise import (
 )
 from .linalg import Det, Inverse, LogAbsDet, Solve
 from .loss import CtcLoss, MseLoss, NllLoss
-from .reduction import AMaxMin, MaxMin, MaxMinDim, Mean, NativeLayerNorm, Prod, Softmax, Sum, VectorNorm
+from .reduction import (
+    AMaxMin,
+    MaxMin,
+    MaxMinDim,
+    Mean,
+    NativeBatchNorm,
+    NativeLayerNorm,
+    Prod,
+    Softmax,
+    Sum,
+    VectorNorm,
+)
 from .shape import (
     AsStrided,
     Cast,
@@ -59,7 +70,8 @@ __all__ = [
     "Activation", "Add", "AddScaled", "Addmm", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
     "Rounding", "BinaryCrossEntropy", "Gelu", "MseLoss", "NllLoss", "Unary", "Binary",
-    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeLayerNorm", "Prod", "VectorNorm", "AMaxMin",
+    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeBatchNorm", "NativeLayerNorm", "Prod", "VectorNorm",
+    "AMaxMin",
     "Reshape", "Transpose", "Permute", "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast",
     "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",

@@ -255,6 +255,57 @@ class NativeLayerNorm(Function):
         return gx, gw, gb
 
 
+class NativeBatchNorm(Function):
+    """``batch_norm`` as one node, PyTorch's ``NativeBatchNormBackward0`` (edges: input, weight, bias): each channel
+    (dimension 1) normalised by ``mean`` and ``var`` (the caller's: the batch's in training, the running averages
+    else), then scaled and shifted, as ATen's CPU kernel writes it: ``x * alpha + beta`` with ``alpha = invstd *
+    weight`` and ``beta = bias - mean * alpha``. The backward is PyTorch's: in training the statistics depend on
+    the input, ``(g - mean(g) - (x - mean) * dotp * invstd^2 / n) * invstd * weight`` with ``dotp = sum(g (x -
+    mean))``; else ``g * invstd * weight``. The input is kept, as PyTorch keeps it."""
+
+    raw = True
+    edge_args = 3
+    backward_name = "NativeBatchNormBackward0"
+    saved_uses = ((1, 2), None)  # the input is read for the weight's gradient (and the input's own in training)
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, mean, var, training=True, eps=1e-5):
+        xp = xp_of(x)
+        ctx.op_label = "BatchNorm"
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        invstd = 1 / xp.sqrt(var + eps)
+        alpha = invstd if weight is None else invstd * weight
+        beta = -mean * alpha if bias is None else bias - mean * alpha
+        out = x * alpha.reshape(shape)
+        out += beta.reshape(shape)
+        ctx.saved = (x, weight)
+        ctx.meta = (mean, invstd, training, eps)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, weight = ctx.saved
+        mean, invstd, training, _ = ctx.meta
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        axes = (0,) + tuple(range(2, x.ndim))
+        sum_gy = gy.sum(axis=axes)
+        centred = x - mean.reshape(shape)
+        dotp = (gy * centred).sum(axis=axes) if (need_w or (need_x and training)) else None
+        gx = None
+        if need_x:
+            scale = invstd if weight is None else invstd * weight
+            if training:
+                n = x.size // x.shape[1] if x.shape[1] else 0
+                k = dotp * invstd * invstd / max(n, 1)
+                gx = (gy - (sum_gy / max(n, 1)).reshape(shape) - centred * k.reshape(shape)) * scale.reshape(shape)
+            else:
+                gx = gy * scale.reshape(shape)
+        gw = dotp * invstd if need_w else None
+        gb = sum_gy if need_b else None
+        return gx, gw, gb, None, None
+
+
 class Prod(Function):
     """The product over ``dim`` (every element when None). Each element's gradient is the product of the others,
     made from the products before it and after it (exclusive running products), so a zero among the inputs gives

@@ -19,6 +19,7 @@ from ..functions import (
     Embedding,
     Gelu,
     MseLoss,
+    NativeBatchNorm,
     NativeLayerNorm,
     NllLoss,
     ReLU,
@@ -1219,31 +1220,39 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Each channel normalised: in ``training`` by the batch's mean and biased variance over every dimension but
     the channels' (the running averages, if given, updated in place by ``momentum``, the variance's unbiased), else
-    by ``running_mean`` and ``running_var``; then scaled and shifted per channel."""
-    dims = (0,) + tuple(range(2, input.dim()))  # every dimension but the channels'
-    view = (1, -1) + (1,) * (input.dim() - 2)
+    by ``running_mean`` and ``running_var``; then scaled and shifted per channel. One node, PyTorch's
+    ``NativeBatchNormBackward0``, its gradients PyTorch's formulas."""
+    if input.dim() < 2:
+        raise ValueError(f"expected 2D or more input (got {input.dim()}D input)")
+    channels = input.shape[1]
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+        if t is not None and input.device.type == "cpu" and t.dtype != input.dtype and input.dtype != dtypes.float16:
+            raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{dtypes.scalar_name(input._data.dtype)}")
+    x = input._data
+    axes = (0,) + tuple(range(2, x.ndim))
     if training:
-        n = input.numel() // input.shape[1]
+        n = input.numel() // channels if channels else 0
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"{list(input.shape)}")
-        mean = input.mean(dims)
-        centred = input - mean.view(view)
-        var = (centred * centred).mean(dims)
+        mean = x.mean(axis=axes)
+        centred = x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))
+        var = (centred * centred).mean(axis=axes)
+        del centred
         with no_grad():
             if running_mean is not None:
-                running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
+                running_mean.mul_(1 - momentum).add_(_wrap(mean) * momentum)
             if running_var is not None:
-                running_var.mul_(1 - momentum).add_(var.detach() * (momentum * n / (n - 1)))
+                running_var.mul_(1 - momentum).add_(_wrap(var) * (momentum * n / (n - 1)))
     else:
         if running_mean is None or running_var is None:
-            raise RuntimeError("batch_norm: running_mean and running_var are needed when not training")
-        mean, var = running_mean, running_var
-        centred = input - mean.view(view)
-    out = centred / (var + eps).sqrt().view(view)
-    if weight is not None:
-        out = out * weight.view(view)
-    return out + bias.view(view) if bias is not None else out
+            raise RuntimeError("running_mean must be defined in evaluation mode" if running_mean is None
+                               else "running_var must be defined in evaluation mode")
+        mean, var = running_mean._data, running_var._data
+    return NativeBatchNorm.apply(input, weight, bias, mean, var, training=bool(training), eps=eps)
 
 
 def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,  # noqa: A002

@@ -46,6 +46,8 @@ EXAMPLES = {
     "Maximum": (lambda g: (_x(g), engine.full((2, 3), 0.8)), {"mode": "max"}),
     "Where": (lambda g: (engine.tensor([[True, False, True], [False, True, False]]), _x(g), _x(g)), {}),
     "Rounding": (lambda g: (_x(g),), {"mode": "round", "decimals": 1}),
+    "NativeBatchNorm": (lambda g: (_x(g, (4, 3, 2)), _x(g, (3,)), _x(g, (3,)), np.full(3, 0.8), np.full(3, 1.3)),
+                        {"training": True, "eps": 1e-5}),
     "MseLoss": (lambda g: (_x(g), _x(g, low=-0.5)), {"reduction": "sum"}),
     "BinaryCrossEntropy": (lambda g: (_x(g, low=0.05) * 0.6, engine.full((2, 3), 0.3)), {}),
     "Sum": (lambda g: (_x(g),), {"dim": 1}),

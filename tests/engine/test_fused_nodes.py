@@ -470,3 +470,120 @@ def test_hardsigmoids_second_derivative_is_its_gradients_own():
     hs = np.clip(xd + 3, 0, 6) / 6
     inside = (xd > -3) & (xd < 3)
     np.testing.assert_allclose(gg.numpy(), 2 * hs + 4 * xd * np.where(inside, 0.1666666716337204, 0), rtol=1e-7)
+
+
+# ------------------------------------------------------------------------------------------------- batch norm
+
+BN_CASES = [((6, 3), True, True), ((4, 3, 5), True, True), ((2, 3, 4, 4), True, False), ((2, 3, 2, 3, 2), False, True),
+            ((4, 3, 5), False, False), ((5, 1), True, True)]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize(("shape", "affine", "track"), BN_CASES, ids=[str(c) for c in BN_CASES])
+def test_batch_norm_is_torchs(shape, affine, track, training, dtype):
+    """Values, the three gradients, the running averages after the step, and the node with its edges."""
+    torch = _torch()
+    if not training and not track:
+        pytest.skip("evaluation needs running averages")
+    rs = np.random.default_rng(21)
+    xd = (rs.standard_normal(shape) * 3 + 1).astype(dtype)
+    c = shape[1]
+    wd, bd = rs.uniform(0.5, 1.5, c).astype(dtype), rs.standard_normal(c).astype(dtype)
+    rmd, rvd = rs.standard_normal(c).astype(dtype), rs.uniform(0.5, 2.0, c).astype(dtype)
+    gy = rs.standard_normal(shape).astype(dtype)
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xd, requires_grad=True)
+        w = lib.tensor(wd, requires_grad=True) if affine else None
+        b = lib.tensor(bd, requires_grad=True) if affine else None
+        rm, rv = (lib.tensor(rmd), lib.tensor(rvd)) if track else (None, None)
+        y = lib.nn.functional.batch_norm(x, rm, rv, w, b, training=training, momentum=0.2, eps=1e-4)
+        y.backward(lib.tensor(gy))
+        names = [None if n is None else n.name() for n, _ in y.grad_fn.next_functions]
+        results.append([y.detach().numpy(), x.grad.numpy()] + ([w.grad.numpy(), b.grad.numpy()] if affine else [])
+                       + ([rm.numpy(), rv.numpy()] if track else []) + [y.grad_fn.name(), names])
+    *mine, name1, edges1 = results[0]
+    *theirs, name2, edges2 = results[1]
+    assert name1 == name2 == "NativeBatchNormBackward0" and edges1 == edges2
+    rtol, atol = (2e-5, 2e-6) if dtype == "float32" else (1e-12, 1e-13)
+    for a, b in zip(mine, theirs):
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+def test_batch_norm_values_and_running_averages():
+    x = engine.tensor([[1.0, 10.0], [3.0, 20.0], [5.0, 60.0]], dtype=engine.float64, requires_grad=True)
+    rm, rv = engine.zeros(2, dtype=engine.float64), engine.ones(2, dtype=engine.float64)
+    y = engine.nn.functional.batch_norm(x, rm, rv, training=True, momentum=0.5, eps=0.0)
+    mean, var = np.array([3.0, 30.0]), np.array([8 / 3, 1400 / 3])
+    np.testing.assert_allclose(y.detach().numpy(), (x.detach().numpy() - mean) / np.sqrt(var), rtol=1e-14)
+    np.testing.assert_allclose(rm.numpy(), 0.5 * mean, rtol=1e-15)
+    np.testing.assert_allclose(rv.numpy(), 0.5 + 0.5 * var * 3 / 2, rtol=1e-15)  # the unbiased variance
+    (y * engine.tensor([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]], dtype=engine.float64)).sum().backward()
+    # d y00 / d x0k = (delta - 1/3 - z0 zk / 3) / std, z the normalised column
+    z = (x.detach().numpy()[:, 0] - 3) / np.sqrt(8 / 3)
+    expected = (np.array([1.0, 0, 0]) - 1 / 3 - z[0] * z / 3) / np.sqrt(8 / 3)
+    np.testing.assert_allclose(x.grad.numpy()[:, 0], expected, rtol=1e-13)
+    assert x.grad.numpy()[:, 1].tolist() == [0.0, 0.0, 0.0]
+
+
+BN_REFUSALS = [
+    ("F.batch_norm(x, rm, rv, torch.ones(4), None, True)", RuntimeError, "weight should contain 3 elements not 4"),
+    ("F.batch_norm(x, torch.zeros(4), rv, None, None, True)", RuntimeError,
+     "running_mean should contain 3 elements not 4"),
+    ("F.batch_norm(x, rm, rv, torch.ones(3, dtype=torch.float64), None, True)", RuntimeError,
+     "mixed dtype (CPU): expect parameter to have scalar type of Float"),
+    ("F.batch_norm(x, None, None, None, None, False)", RuntimeError, "running_mean must be defined in evaluation mode"),
+]
+
+
+@pytest.mark.parametrize(("expression", "kind", "message"), BN_REFUSALS, ids=[e for e, *_ in BN_REFUSALS])
+def test_batch_norm_refuses_in_pytorchs_words(expression, kind, message):
+    names = {"torch": engine, "F": engine.nn.functional, "x": engine.ones(4, 3, 5), "rm": engine.zeros(3),
+             "rv": engine.ones(3)}
+    with pytest.raises(kind) as caught:
+        eval(expression, names)  # noqa: S307 - the table's own expressions
+    assert str(caught.value) == message
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("expression", "kind", "message"), BN_REFUSALS, ids=[e for e, *_ in BN_REFUSALS])
+def test_the_batch_norm_refusals_are_torchs(expression, kind, message):
+    torch = _torch()
+    names = {"torch": torch, "F": torch.nn.functional, "x": torch.ones(4, 3, 5), "rm": torch.zeros(3),
+             "rv": torch.ones(3)}
+    with pytest.raises(kind) as caught:
+        eval(expression, names)  # noqa: S307 - the table's own expressions
+    assert str(caught.value) == message
+
+
+def test_a_write_to_the_input_of_batch_norm_is_refused_at_backward():
+    x = engine.randn(4, 3, requires_grad=True) * 1
+    y = engine.nn.BatchNorm1d(3)(x)
+    x.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+# -------------------------------------------------------------------------------------- on the device
+
+def test_the_fused_nodes_on_the_cupy_stand_in_equal_the_cpus(cuda_device):
+    """addmm (nn.Linear), mse_loss, each activation and batch_norm, forward and backward, on CuPy's arrays (the
+    stand-in here; a real GPU where there is one) with the CPU's values."""
+    rs = np.random.default_rng(12)
+    xd, wd, bd, td = (rs.standard_normal(s) for s in ((6, 4), (3, 4), (3,), (6, 3)))
+    results = []
+    for device in ("cpu", cuda_device):
+        x, w, b = (engine.tensor(d, device=device, requires_grad=True) for d in (xd, wd, bd))
+        h = engine.nn.functional.linear(x, w, b)
+        acts = sum(_activation(engine, name, kw, h).sum() for name, kw, _ in ACTIVATION_CASES)
+        bn = engine.nn.functional.batch_norm(h, engine.zeros(3, device=device, dtype=engine.float64),
+                                             engine.ones(3, device=device, dtype=engine.float64), w[:, 0], b,
+                                             training=True)
+        loss = engine.nn.functional.mse_loss(bn, engine.tensor(td, device=device)) + acts * 1e-3
+        loss.backward()
+        assert loss.device.type == device and h.grad_fn.name() == "AddmmBackward0"
+        results.append([loss.item()] + [t.grad.cpu().numpy() for t in (x, w, b)])
+    for a, c in zip(*results):
+        np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-14)

@@ -107,6 +107,8 @@ GRAPHS = [
     ("torch.nn.functional.silu(a)", "SiluBackward0(Acc)"), ("torch.nn.functional.selu(a)", "EluBackward0(Acc)"),
     ("torch.nn.functional.leaky_relu(a, 0.1)", "LeakyReluBackward0(Acc)"),
     ("torch.nn.functional.relu6(a)", "HardtanhBackward0(Acc)"),
+    ("torch.nn.BatchNorm1d(3)(a)", "NativeBatchNormBackward0(Acc,Acc,Acc)"),
+    ("torch.nn.functional.batch_norm(im, None, None, training=True)", "NativeBatchNormBackward0(Acc,None,None)"),
     ("lin(a)", "AddmmBackward0(Acc,Acc,TBackward0(Acc))"),
     ("lin(a.detach())", "AddmmBackward0(Acc,None,TBackward0(Acc))"),
     ("lin(a3)", "ViewBackward0(AddmmBackward0(Acc,ViewBackward0(Acc),TBackward0(Acc)))"),
