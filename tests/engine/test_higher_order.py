@@ -57,7 +57,8 @@ CASES = {
                                          x * x, None, None, w, b, training=True) ** 2 * x).sum()
                                      + (lib.nn.functional.batch_norm(x, lib.tensor([0.1, -0.2, 0.3], dtype=x.dtype),
                                                                      lib.tensor([1.5, 0.5, 2.0], dtype=x.dtype), w,
-                                                                     None, training=False) ** 2 * w.view(1, 3, 1)).sum()),
+                                                                     None, training=False) ** 2
+                                        * w.view(1, 3, 1)).sum()),
     "matmul vectors": ([(4,), (4, 3), (3,)], (-1.0, 1.0), lambda lib, v, m, u: (v @ m) * (m @ u).sum() + (v @ v)),
     "matmul batched": ([(2, 3, 4), (4, 5), (2, 5, 3)], (-1.0, 1.0), lambda lib, a, b, c: (a @ b) ** 2 @ c),
     "exp, log, sqrt": ([(3, 4)], (0.5, 2.0), lambda lib, a: a.exp() * a.log() + a.sqrt() ** 3),
