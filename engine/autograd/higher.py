@@ -665,13 +665,61 @@ def _im2col(node, gy):
     return F.Im2Col.apply(gy, kernel, dilation, padding, stride, fold=True, output_size=tuple(shape[2:]))
 
 
+def _weighted_mean(g, weight, reduction, count, shape):
+    """A loss node's gradient times its weight (a constant), over the count for 'mean', one per element."""
+    if g is None:
+        return None
+    if weight is not None:
+        g = g * _const(weight)
+    if reduction == "mean":
+        g = g / max(count, 1)
+    return g.expand(*shape) if tuple(g.shape) != tuple(shape) else g
+
+
 def _binary_cross_entropy(node, gy):
     x_saved, y_saved = node.saved
+    weight, reduction = node.meta
     need_x, need_y = node.needs_input_grad
     x, y = _operand(node, 0, x_saved), _operand(node, 1, y_saved)
     gx = gy * (x - y) / ((1 - x) * x).clamp(min=1e-12) if need_x else None  # PyTorch's, held off 0 / 0
     gt = gy * ((1 - x).log() - x.log()) if need_y else None
-    return gx, gt
+    n, shape = x_saved.size, x_saved.shape
+    return _weighted_mean(gx, weight, reduction, n, shape), _weighted_mean(gt, weight, reduction, n, shape)
+
+
+def _bce_with_logits(node, gy):
+    x_saved, y_saved = node.saved
+    weight, pos_weight, reduction = node.meta
+    need_x, need_y = node.needs_input_grad
+    x, y = _operand(node, 0, x_saved), _operand(node, 1, y_saved)
+    gx = gt = None
+    if need_x:
+        if pos_weight is not None:
+            t = _const(pos_weight) * y
+            gx = ((t + 1 - y) * x.sigmoid() - t) * gy
+        else:
+            gx = (x.sigmoid() - y) * gy
+    if need_y:
+        if pos_weight is not None:
+            log_sig = functools.partial(F.Unary.apply, op="log_sigmoid")
+            gt = (log_sig(-x) - log_sig(x) * _const(pos_weight)) * gy
+        else:
+            gt = -x * gy
+    n, shape = x_saved.size, x_saved.shape
+    return _weighted_mean(gx, weight, reduction, n, shape), _weighted_mean(gt, weight, reduction, n, shape)
+
+
+def _regression_loss(node, gy):
+    a_saved, b_saved = node.saved
+    op, param, reduction = node.meta
+    need_a, need_b = node.needs_input_grad
+    x = _operand(node, 0, a_saved) - _operand(node, 1, b_saved)
+    norm = 1.0 / max(a_saved.size, 1) if reduction == "mean" else 1.0
+    lo, hi = _const(x._data <= -param), _const(x._data >= param)
+    inner = norm * x * gy / param if op == "smooth_l1" else norm * x * gy
+    edge = norm * gy if op == "smooth_l1" else norm * gy * param
+    g = _where(lo, -edge, _where(hi, edge, inner))
+    return (g if need_a else None), (-g if need_b else None)
 
 
 def _einsum(node, gy):
@@ -785,7 +833,8 @@ def _solve(node, gy):
 
 DOUBLE = {
     F.Activation: _activation, F.NativeBatchNorm: _batch_norm, F.Add: _add, F.AddScaled: _add_scaled,
-    F.Addmm: _addmm, F.MseLoss: _mse_loss,
+    F.Addmm: _addmm, F.MseLoss: _mse_loss, F.RegressionLoss: _regression_loss,
+    F.BinaryCrossEntropyWithLogits: _bce_with_logits,
     F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
     F.Tanh: _tanh, F.ReLU: _relu, F.Clamp: _clamp, F.ClampTensors: _clamp_tensors, F.Maximum: _maximum,
@@ -811,7 +860,7 @@ DOUBLE = {
 _READS_INPUTS = frozenset({
     F.Mul, F.Div, F.Pow, F.MatMul, F.Exp, F.Log, F.Sin, F.Cos, F.Sqrt, F.Sigmoid, F.Tanh, F.Gelu, F.Unary, F.Binary,
     F.Softmax, F.VectorNorm, F.NativeLayerNorm, F.Convolution, F.ConvTranspose, F.BinaryCrossEntropy, F.Einsum,
-    F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm,
+    F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits,
 })
 
 

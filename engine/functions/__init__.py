@@ -28,7 +28,7 @@ from .elementwise import (
     Where,
 )
 from .linalg import Det, Inverse, LogAbsDet, Solve
-from .loss import CtcLoss, MseLoss, NllLoss
+from .loss import BinaryCrossEntropyWithLogits, CtcLoss, MseLoss, NllLoss, RegressionLoss
 from .reduction import (
     AMaxMin,
     MaxMin,
@@ -69,7 +69,8 @@ from .shape import (
 __all__ = [
     "Activation", "Add", "AddScaled", "Addmm", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
-    "Rounding", "BinaryCrossEntropy", "Gelu", "MseLoss", "NllLoss", "Unary", "Binary",
+    "Rounding", "BinaryCrossEntropy", "Gelu", "MseLoss", "NllLoss", "RegressionLoss", "BinaryCrossEntropyWithLogits",
+    "Unary", "Binary",
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeBatchNorm", "NativeLayerNorm", "Prod", "VectorNorm",
     "AMaxMin",
     "Reshape", "Transpose", "Permute", "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast",

@@ -323,23 +323,45 @@ class BinaryCrossEntropy(Function):
     backward_name = "BinaryCrossEntropyBackward0"
 
     @staticmethod
-    def forward(ctx, x, y):
+    def forward(ctx, x, y, weight=None, reduction="none"):
+        """``weight`` (an array, no edge: PyTorch's is not differentiable) times each term; the reduction inside
+        the node, as PyTorch's."""
         x, y = promote(x, y)
         xp = xp_of(x)
         ctx.saved = (x, y)
-        return -(y * _clamped_log(xp, x) + (1 - y) * _clamped_log(xp, 1 - x))
+        ctx.meta = (weight, reduction)
+        loss = -(y * _clamped_log(xp, x) + (1 - y) * _clamped_log(xp, 1 - x))
+        if weight is not None:
+            loss = loss * weight
+        if reduction == "mean":
+            return loss.mean() if loss.size else xp.asarray(np.nan, dtype=loss.dtype)
+        return loss.sum() if reduction == "sum" else loss
 
     @staticmethod
     def backward(ctx, gy):
         x, y = ctx.saved
+        weight, reduction = ctx.meta
         xp = xp_of(gy)
         need_x, need_y = ctx.needs_input_grad
-        gx = gy * (x - y) / xp.maximum((1 - x) * x, x.dtype.type(1e-12)) if need_x else None
-        gt = None
+        count = max(x.size, 1) if reduction == "mean" else None
+        gx = gt = None
+        if need_x:
+            gx = gy * (x - y) / xp.maximum((1 - x) * x, x.dtype.type(1e-12))
         if need_y:  # PyTorch's: the logs unclamped (a target's gradient at a probability of 0 or 1 is infinite)
             with np.errstate(divide="ignore"):  # NumPy's warning; CuPy gives none
                 gt = gy * (xp.log(1 - x) - xp.log(x))
-        return gx, gt
+        out = []
+        for g in (gx, gt):
+            if g is not None:
+                if weight is not None:
+                    g = g * weight
+                if count is not None:
+                    g = g / count  # (PyTorch divides by the count)
+                if g.shape != x.shape:  # (a reduced loss's 0-d gradient times no weight: one per element)
+                    g = xp.broadcast_to(g, x.shape).copy()
+                g = g.astype(x.dtype, copy=False)
+            out.append(g)
+        return tuple(out)
 
 
 class Gelu(Function):

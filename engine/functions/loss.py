@@ -44,6 +44,125 @@ class MseLoss(Function):
         return (g if need_a else None), (-g if need_b else None)
 
 
+def _reduced(loss, reduction):
+    """A loss per element reduced as PyTorch's apply_loss_reduction: 'mean', 'sum' or 'none'."""
+    if reduction == "mean":
+        return loss.mean() if loss.size else xp_of(loss).asarray(np.nan, dtype=loss.dtype)  # (no warning)
+    if reduction == "sum":
+        return np.add.reduce(loss, axis=None) if loss.__class__ is np.ndarray else loss.sum()
+    return loss
+
+
+def _norm(x, reduction):
+    """The scale of an elementwise loss's gradient: 1 over the count for 'mean' (PyTorch's norm), else 1."""
+    return 1.0 / max(x.size, 1) if reduction == "mean" else 1.0
+
+
+class RegressionLoss(Function):
+    """``smooth_l1_loss`` (``op='smooth_l1'``, ``param`` beta: ``0.5 z^2 / beta`` below beta, else ``z - beta / 2``)
+    and ``huber_loss`` (``'huber'``, delta: ``0.5 z^2`` below delta, else ``delta (z - delta / 2)``) of ``z = |input -
+    target|``, reduced inside the node as PyTorch's ``SmoothL1LossBackward0`` and ``HuberLossBackward0``, with their
+    gradients: ``norm * grad`` times the sign past the threshold (times delta for huber), and inside it ``norm * x *
+    grad`` (over beta for smooth L1), ``x = input - target``; the target's is the negation."""
+
+    raw = True
+
+    def backward_name(self):
+        return "SmoothL1LossBackward0" if self.meta[0] == "smooth_l1" else "HuberLossBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, op="smooth_l1", param=1.0, reduction="mean"):
+        if a.__class__ is not b.__class__ or a.dtype is not b.dtype:
+            a, b = promote(a, b)
+        xp = xp_of(a)
+        ctx.saved = (a, b)
+        ctx.meta = (op, param, reduction)
+        z = xp.abs(a - b)
+        if op == "smooth_l1":
+            loss = xp.where(z < param, 0.5 * z * z / param, z - 0.5 * param)
+        else:
+            loss = xp.where(z < param, 0.5 * z * z, param * (z - 0.5 * param))
+        return _reduced(loss, reduction)
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.saved
+        op, param, reduction = ctx.meta
+        xp = xp_of(gy)
+        norm = _norm(a, reduction)
+        x = a - b
+        if op == "smooth_l1":
+            g = xp.where(x <= -param, -norm * gy, xp.where(x >= param, norm * gy, norm * x * gy / param))
+        else:
+            g = xp.where(x <= -param, -norm * gy * param, xp.where(x >= param, norm * gy * param, norm * x * gy))
+        g = g.astype(x.dtype, copy=False)
+        need_a, need_b = ctx.needs_input_grad
+        return (g if need_a else None), (-g if need_b else None)
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """The binary cross-entropy of ``sigmoid(input)`` from the logits, one node as PyTorch's
+    ``BinaryCrossEntropyWithLogitsBackward0`` (edges: input, target; ``weight`` and ``pos_weight`` are arrays,
+    refused by the caller when they require a gradient, as PyTorch refuses them), ATen's formulas:
+    ``(1 - y) x - log_weight * log_sigmoid(x)`` with ``log_weight = (pos_weight - 1) y + 1``; the input's gradient
+    ``(sigmoid(x) - y)`` (with pos_weight: ``(pw y + 1 - y) sigmoid(x) - pw y``), the target's ``-x`` (with
+    pos_weight: ``log_sigmoid(-x) - pw log_sigmoid(x)``), each times grad and weight, over the count for 'mean'."""
+
+    raw = True
+    backward_name = "BinaryCrossEntropyWithLogitsBackward0"
+
+    @staticmethod
+    def forward(ctx, x, y, weight=None, pos_weight=None, reduction="mean"):
+        if x.__class__ is not y.__class__ or x.dtype is not y.dtype:
+            x, y = promote(x, y)
+        xp = xp_of(x)
+        ctx.saved = (x, y)
+        ctx.meta = (weight, pos_weight, reduction)
+        log_sig = _log_sigmoid(xp, x)
+        if pos_weight is not None:
+            log_sig = log_sig * ((pos_weight - 1) * y + 1)
+        loss = (1 - y) * x - log_sig
+        if weight is not None:
+            loss = loss * weight
+        return _reduced(loss, reduction)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, y = ctx.saved
+        weight, pos_weight, reduction = ctx.meta
+        xp = xp_of(gy)
+        need_x, need_y = ctx.needs_input_grad
+        gx = gt = None
+        if need_x:
+            sig = 1 / (1 + xp.exp(-x))
+            if pos_weight is not None:
+                t = pos_weight * y
+                gx = (t + 1 - y) * sig - t
+            else:
+                gx = sig - y
+            gx = gx * gy
+        if need_y:
+            if pos_weight is not None:
+                gt = (_log_sigmoid(xp, -x) - _log_sigmoid(xp, x) * pos_weight) * gy
+            else:
+                gt = -x * gy
+        out = []
+        for g in (gx, gt):
+            if g is not None:
+                if weight is not None:
+                    g = g * weight
+                if reduction == "mean":
+                    g = g / max(x.size, 1)
+                g = g.astype(x.dtype, copy=False)
+            out.append(g)
+        return tuple(out)
+
+
+def _log_sigmoid(xp, x):
+    """log(sigmoid(x)) without overflow either side: min(x, 0) - log1p(exp(-|x|))."""
+    return xp.minimum(x, 0) - xp.log1p(xp.exp(-abs(x)))
+
+
 class NllLoss(Function):
     """``-logp[i, target[i]] * weight[target[i]]`` per row, rows whose target is ``ignore_index`` counting 0;
     reduced by 'none' (in the target's shape), 'sum' or 'mean' (the sum over the summed weights of the rows not

@@ -9,12 +9,13 @@ import warnings
 import numpy as np
 
 from .. import creation, dtypes
-from ..autograd import no_grad
+from ..autograd import is_grad_enabled, no_grad
 from ..backend import to_host, xp_of
 from ..errors import broadcast_error
 from ..functions import (
     Addmm,
     BinaryCrossEntropy,
+    BinaryCrossEntropyWithLogits,
     CtcLoss,
     Embedding,
     Gelu,
@@ -22,6 +23,7 @@ from ..functions import (
     NativeBatchNorm,
     NativeLayerNorm,
     NllLoss,
+    RegressionLoss,
     ReLU,
     Sigmoid,
     Tanh,
@@ -139,6 +141,21 @@ def _check_loss_weight(weight, input) -> None:  # noqa: A002
         raise ValueError("Weights and input must have the same size.")
 
 
+def _broadcast_pair(input: Tensor, target: Tensor) -> tuple:  # noqa: A002
+    """The two expanded to their broadcast shape, as PyTorch's ``broadcast_tensors`` before a loss (each one that
+    grows recorded as an ``ExpandBackward0``); PyTorch's error where they do not broadcast."""
+    if not isinstance(target, Tensor):
+        target = creation.tensor(target, dtype=input.dtype, device=input.device)
+    if tuple(input.shape) == tuple(target.shape):
+        return input, target
+    err = broadcast_error(input, target)
+    if err is not None:
+        raise err
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    return (input if tuple(input.shape) == shape else input.expand(shape),
+            target if tuple(target.shape) == shape else target.expand(shape))
+
+
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
              reduction: str = "mean", weight=None) -> Tensor:
     """The mean squared error, one ``MseLossBackward0`` as PyTorch's (operands of two shapes are broadcast first,
@@ -149,15 +166,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # n
     if not isinstance(target, Tensor) or not isinstance(input, Tensor):
         diff = input - target  # (a number: PyTorch refuses one; kept working as before)
         return _reduce(diff * diff, reduction)
-    if tuple(input.shape) != tuple(target.shape):
-        err = broadcast_error(input, target)
-        if err is not None:
-            raise err
-        shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
-        ex_input = input if tuple(input.shape) == shape else input.expand(shape)
-        ex_target = target if tuple(target.shape) == shape else target.expand(shape)
-    else:
-        ex_input, ex_target = input, target
+    ex_input, ex_target = _broadcast_pair(input, target)
     if weight is not None:
         _check_loss_weight(weight, input)
         return _weighted((ex_input - ex_target).pow(2), weight, reduction)
@@ -319,8 +328,22 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, reduction: 
                          f"({list(input.shape)}) is deprecated. Please ensure they have the same size.")
     if input.device.type == "cpu" and input.numel() and (input.min().item() < 0 or input.max().item() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    loss = BinaryCrossEntropy.apply(input, target)
-    return _reduce(loss * weight if weight is not None else loss, reduction)
+    check_reduction(reduction)
+    return BinaryCrossEntropy.apply(input, target, weight=_undifferentiable(weight, "binary_cross_entropy", "weight"),
+                                    reduction=reduction)
+
+
+def _undifferentiable(t, fn: str, name: str):
+    """``t``'s array, for an argument PyTorch cannot differentiate: refused, in its words, when it requires a
+    gradient while one is being recorded."""
+    if t is None:
+        return None
+    if not isinstance(t, Tensor):
+        return t
+    if t.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{name}'. This "
+                           f"input cannot have requires_grad True.")
+    return t._data
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,  # noqa: A002
@@ -329,9 +352,11 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
     ``sigmoid(x) - y`` (times the weights) everywhere, at a logit of exactly 0 too."""
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size ({list(input.shape)})")
-    scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
-    loss = (1 - target) * input + scale * _softplus(-input)
-    return _reduce(loss * weight if weight is not None else loss, reduction)
+    check_reduction(reduction)
+    fn = "binary_cross_entropy_with_logits"
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight=_undifferentiable(weight, fn, "weight"),
+                                              pos_weight=_undifferentiable(pos_weight, fn, "pos_weight"),
+                                              reduction=reduction)
 
 
 def legacy_reduction(size_average, reduce, reduction: str) -> str:
@@ -1179,9 +1204,12 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     _warn_if_sizes_differ(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = (input - target).abs()
-    loss = d if beta == 0 else (d * d * (0.5 / beta)).where(d < beta, d - 0.5 * beta)
-    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if beta == 0:  # PyTorch's: the L1 loss then
+        return l1_loss(input, target, reduction=reduction)
+    check_reduction(reduction)
+    a, b = _broadcast_pair(input, target)
+    return RegressionLoss.apply(a, b, op="smooth_l1", param=float(beta), reduction=reduction)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
@@ -1192,9 +1220,11 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is not None:
         _check_loss_weight(weight, input)
-    d = (input - target).abs()
-    loss = (d * d * 0.5).where(d < delta, (d - 0.5 * delta) * delta)
-    return _reduce(loss * weight if weight is not None else loss, reduction)
+    check_reduction(reduction)
+    a, b = _broadcast_pair(input, target)
+    if weight is None:
+        return RegressionLoss.apply(a, b, op="huber", param=float(delta), reduction=reduction)
+    return _reduce(RegressionLoss.apply(a, b, op="huber", param=float(delta), reduction="none") * weight, reduction)
 
 
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",  # noqa: A002

@@ -587,3 +587,87 @@ def test_the_fused_nodes_on_the_cupy_stand_in_equal_the_cpus(cuda_device):
         results.append([loss.item()] + [t.grad.cpu().numpy() for t in (x, w, b)])
     for a, c in zip(*results):
         np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-14)
+
+
+# ------------------------------------------------------------------------------------------ more losses
+
+LOSS_CASES = [  # (expression of lib, F, x (probabilities for bce), t, w, pw; PyTorch's node)
+    ("F.smooth_l1_loss(x, t)", "SmoothL1LossBackward0"), ("F.smooth_l1_loss(x, t, beta=0.3, reduction='sum')",
+                                                           "SmoothL1LossBackward0"),
+    ("F.smooth_l1_loss(x, t[:1], beta=2.0, reduction='none')", "SmoothL1LossBackward0"),
+    ("F.huber_loss(x, t)", "HuberLossBackward0"), ("F.huber_loss(x, t, delta=0.4, reduction='sum')",
+                                                   "HuberLossBackward0"),
+    ("F.huber_loss(x, t, reduction='none', delta=2.0)", "HuberLossBackward0"),
+    ("F.huber_loss(x, t, weight=w)", "MeanBackward0"),
+    ("F.binary_cross_entropy(x.sigmoid(), t.sigmoid())", "BinaryCrossEntropyBackward0"),
+    ("F.binary_cross_entropy(x.sigmoid(), t.sigmoid(), weight=w.detach(), reduction='sum')",
+     "BinaryCrossEntropyBackward0"),
+    ("F.binary_cross_entropy(x.sigmoid(), t.sigmoid(), weight=w[0].detach(), reduction='none')",
+     "BinaryCrossEntropyBackward0"),
+    ("F.binary_cross_entropy_with_logits(x * 4, t.sigmoid())", "BinaryCrossEntropyWithLogitsBackward0"),
+    ("F.binary_cross_entropy_with_logits(x * 4, t.sigmoid(), weight=w.detach(), pos_weight=pw, reduction='sum')",
+     "BinaryCrossEntropyWithLogitsBackward0"),
+    ("F.binary_cross_entropy_with_logits(x * 40, t.sigmoid(), pos_weight=pw, reduction='none')",
+     "BinaryCrossEntropyWithLogitsBackward0"),
+]
+
+
+def _loss_names(lib, dtype):
+    rs = np.random.default_rng(9)
+    return {"F": lib.nn.functional, "x": lib.tensor(rs.standard_normal((5, 3)).astype(dtype), requires_grad=True),
+            "t": lib.tensor(rs.standard_normal((5, 3)).astype(dtype), requires_grad=True),
+            "w": lib.tensor(rs.uniform(0.2, 1.0, (5, 3)).astype(dtype), requires_grad=True),
+            "pw": lib.tensor(rs.uniform(0.5, 3.0, 3).astype(dtype))}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("expression", "node"), LOSS_CASES, ids=[e for e, _ in LOSS_CASES])
+def test_the_fused_losses_are_torchs(expression, node, dtype):
+    """The loss, the gradients of the input and the target (and of a weight PyTorch can differentiate), the node."""
+    torch = _torch()
+    results = []
+    for lib in (engine, torch):
+        names = _loss_names(lib, dtype)
+        loss = eval(expression, names)  # noqa: S307 - the table's own expressions
+        gy = np.linspace(0.5, 1.5, loss.numel()).astype(dtype).reshape(tuple(loss.shape))
+        loss.backward(lib.tensor(gy))
+        grads = [names[k].grad for k in ("x", "t", "w")]
+        results.append(([loss.detach().numpy()] + [None if g is None else g.numpy() for g in grads],
+                        loss.grad_fn.name()))
+    (mine, n1), (theirs, n2) = results
+    assert n1 == n2 == node
+    rtol, atol = (2e-6, 1e-7) if dtype == "float32" else (1e-13, 1e-15)
+    for a, b in zip(mine, theirs):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize(("fn", "argument", "call"), [
+    ("binary_cross_entropy", "weight", lambda F, x, w: F.binary_cross_entropy(x.sigmoid(), x.detach().sigmoid(),
+                                                                              weight=w)),
+    ("binary_cross_entropy_with_logits", "weight", lambda F, x, w: F.binary_cross_entropy_with_logits(
+        x, x.detach().sigmoid(), weight=w)),
+    ("binary_cross_entropy_with_logits", "pos_weight", lambda F, x, w: F.binary_cross_entropy_with_logits(
+        x, x.detach().sigmoid(), pos_weight=w[0])),
+])
+def test_a_weight_that_requires_grad_is_refused_as_pytorch_refuses_it(fn, argument, call):
+    x, w = engine.randn(4, 3, requires_grad=True), engine.rand(4, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=rf"^The function '{fn}' is not differentiable with respect to argument "
+                                           rf"'{argument}'\. This input cannot have requires_grad True\.$"):
+        call(engine.nn.functional, x, w)
+    with engine.no_grad():  # nothing recorded: accepted, as PyTorch accepts it
+        assert call(engine.nn.functional, x, w).shape == ()
+
+
+def test_smooth_l1_and_huber_values_by_hand():
+    x = engine.tensor([0.0, 0.5, 3.0, -2.0], requires_grad=True)
+    t = engine.zeros(4)
+    loss = engine.nn.functional.smooth_l1_loss(x, t, reduction="none", beta=1.0)
+    assert loss.tolist() == [0.0, 0.125, 2.5, 1.5]
+    loss.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.5, 1.0, -1.0]
+    h = engine.nn.functional.huber_loss(x, t, reduction="sum", delta=2.0)
+    assert h.item() == 0.125 + (2.0 * (3.0 - 1.0)) + 2.0
+    assert engine.nn.functional.smooth_l1_loss(x, t, beta=0.0).grad_fn.name() == "MeanBackward0"  # L1, as PyTorch

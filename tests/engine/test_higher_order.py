@@ -59,6 +59,14 @@ CASES = {
                                                                      lib.tensor([1.5, 0.5, 2.0], dtype=x.dtype), w,
                                                                      None, training=False) ** 2
                                         * w.view(1, 3, 1)).sum()),
+    "smooth_l1, huber, bce, bce with logits": ([(4, 3), (4, 3)], (-1.0, 1.0),
+                                               lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a * a, b, beta=0.5)
+                                               * lib.nn.functional.huber_loss(a, b * b, delta=0.3, reduction="sum")
+                                               + lib.nn.functional.binary_cross_entropy(
+                                                   a.sigmoid(), b.sigmoid(), weight=lib.ones(3, dtype=a.dtype) * 0.5)
+                                               + lib.nn.functional.binary_cross_entropy_with_logits(
+                                                   a * b, b.sigmoid(), pos_weight=lib.ones(3, dtype=a.dtype) * 2,
+                                                   reduction="sum")),
     "matmul vectors": ([(4,), (4, 3), (3,)], (-1.0, 1.0), lambda lib, v, m, u: (v @ m) * (m @ u).sum() + (v @ v)),
     "matmul batched": ([(2, 3, 4), (4, 5), (2, 5, 3)], (-1.0, 1.0), lambda lib, a, b, c: (a @ b) ** 2 @ c),
     "exp, log, sqrt": ([(3, 4)], (0.5, 2.0), lambda lib, a: a.exp() * a.log() + a.sqrt() ** 3),
