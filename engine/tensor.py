@@ -537,6 +537,22 @@ def _named(t: Tensor, name: str) -> Tensor:
     return t
 
 
+def _dim_error(dim, nd):
+    raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], but "
+                     f"got {dim})")
+
+
+def _masked_fill_node(t: Tensor, value) -> Tensor:
+    """``masked_fill``'s where(mask, value, x) named and edged as PyTorch's node: ``MaskedFillBackward0`` (x) for a
+    number, ``MaskedFillBackward1`` (x, value) for a tensor."""
+    node = t.grad_fn
+    if node is not None:
+        tensor_value = isinstance(value, Tensor)
+        node.backward_name = "MaskedFillBackward1" if tensor_value else "MaskedFillBackward0"
+        node._edges = (2, 1) if tensor_value else (2,)
+    return t
+
+
 def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None = None):
     """A Tensor's ``op`` operator (``reflected``: the ``__r*__`` form, the Tensor on the right; ``backward_name``:
     what PyTorch names its node, where that is not the Function's own name).
@@ -1530,12 +1546,12 @@ class Tensor(TensorMath):
                     raise RuntimeError(f"Autograd not support dtype: {_dtypes.scalar_name(data.dtype)}")
             xp = xp_of(data)
             return _wrap(xp.where(_raw(mask), xp.asarray(_raw(value)).astype(data.dtype), data))
-        return _fn.Where.apply(mask, value, self)
+        return _masked_fill_node(_fn.Where.apply(mask, value, self), value)
 
     def masked_fill_(self, mask, value):
         if self._records(value) and self._data.dtype.kind in "fc":
             self._check_inplace()
-            self._rebind(_fn.Where.apply(mask, value, self._before_write()))
+            self._rebind(_masked_fill_node(_fn.Where.apply(mask, value, self._before_write()), value))
             return self
         out = self.masked_fill(mask, value)._data
         _keep_shape(self._data, out)
@@ -1561,23 +1577,31 @@ class Tensor(TensorMath):
             dim, unbiased = None, dim
         if correction is None:
             correction = 0 if unbiased is False else 1
+        return self._var_std(dim, correction, keepdim, False)
+
+    def _var_std(self, dim, correction, keepdim, std):
+        """One ``VarBackward0`` (``StdBackward0``) node over ``dim`` (an int, a sequence, or None for all)."""
         shape = self._data.shape
-        axes = range(len(shape)) if dim is None else ((dim,) if isinstance(dim, _int) else tuple(dim))
-        n = 1
-        for a in axes:
-            n *= shape[a] if shape else 1
-        centred = self - self.mean(dim, keepdim=True)
-        total = (centred * centred).sum(dim, keepdim=keepdim)
-        return total * (1.0 / (n - correction) if n > correction else float("nan"))
+        if dim is None or (not shape and dim in (0, -1, (0,), (-1,), [0], [-1], ())):
+            axes = None
+        else:
+            nd = len(shape)
+            axes = tuple(sorted({_int(a) % nd if -nd <= _int(a) < nd else _dim_error(a, nd)
+                                 for a in ((dim,) if isinstance(dim, _int) else tuple(dim))}))
+            if axes == tuple(range(nd)) and not keepdim:
+                axes = None
+        return _fn.VarStd.apply(self, axes=axes, correction=correction, keepdim=keepdim, std=std)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """The square root of :meth:`var` (the same arguments); where it is 0 its gradient is 0, as PyTorch's (the
         square root's would be 0 / 0 there: a constant row gave NaN gradients)."""
-        v = self.var(dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims)
-        if v.grad_fn is None:
-            return v.sqrt()
-        zero = _wrap(v._data == 0)
-        return v.masked_fill(zero, 1.0).sqrt().masked_fill(zero, 0.0)
+        if axis is not None or keepdims is not None:
+            dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
+        if isinstance(dim, _bool):
+            dim, unbiased = None, dim
+        if correction is None:
+            correction = 0 if unbiased is False else 1
+        return self._var_std(dim, correction, keepdim, True)
 
     def _softmax(self, dim, axis, dtype, log: bool):
         dim = _required_dim(dim, axis, "log_softmax" if log else "softmax")

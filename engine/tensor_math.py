@@ -932,7 +932,7 @@ class TensorMath:
             if n != 1:
                 raise IndexError(f"index_select(): Index to scalar can have only 1 value, got {n} value(s)")
             return self.reshape(1)[idx.reshape(-1) if hasattr(idx, "reshape") else idx].reshape(())
-        return self[(slice(None),) * d + (idx,)]
+        return _t._named(self[(slice(None),) * d + (idx,)], "IndexSelectBackward0")
 
     def masked_select(self, mask):
         shape = np.broadcast_shapes(tuple(self.shape), tuple(mask.shape))
@@ -940,7 +940,7 @@ class TensorMath:
         m = mask.expand(*shape) if tuple(mask.shape) != shape else mask
         if m._data.dtype != np.bool_:
             raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {m.dtype}")
-        return x[m]
+        return _t._named(x[m], "MaskedSelectBackward0")
 
     def take(self, index):
         return self.reshape(-1)[index]
@@ -1094,7 +1094,7 @@ class TensorMath:
             raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                                f"[{self._data.shape[0]}, {self._data.shape[2]}] but got: "
                                f"[{mat2._data.shape[0]}, {mat2._data.shape[1]}].")
-        return self @ mat2
+        return _t._named(self @ mat2, "BmmBackward0")
 
     def mv(self, vec):
         if self._data.ndim != 2 or vec._data.ndim != 1:

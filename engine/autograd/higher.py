@@ -515,6 +515,28 @@ def _layer_norm(node, gy):
     return gx, gw, gb
 
 
+def _var_std(node, gy):
+    """VarStd's gradient in Tensor ops, its statistics recomputed from the input (so a second derivative reaches
+    it through them)."""
+    x_saved, _ = node.saved
+    axes, correction, keepdim, std, n = node.meta
+    x = _operand(node, 0, x_saved)
+    dims = tuple(range(x_saved.ndim)) if axes is None else axes
+    g = gy
+    if axes is not None and not keepdim:
+        for a in sorted(axes):
+            g = g.unsqueeze(a)
+    mean = x.mean(dims, keepdim=True) if x_saved.ndim else x
+    if std:
+        result = x._var_std(axes, correction, True, True) if x_saved.ndim else x * 0 + _const(node.saved[1])
+        zero = _const(result._data == 0)
+        g = _where(zero, 0, g / (result * 2))
+    dof = n - correction
+    if dof <= 0 and axes is None:
+        return g * _const(xp_of(x_saved).where(x_saved == x_saved.mean(), np.nan, np.inf).astype(x_saved.dtype))
+    return (2.0 / dof if dof else math.inf) * g * (x - mean)
+
+
 def _batch_norm(node, gy):
     """NativeBatchNorm's gradients in Tensor ops: in training from the input's own statistics, recomputed from it
     so that the second derivative reaches it through them; else with the running ones, constants."""
@@ -832,8 +854,8 @@ def _solve(node, gy):
 
 
 DOUBLE = {
-    F.Activation: _activation, F.NativeBatchNorm: _batch_norm, F.Add: _add, F.AddScaled: _add_scaled,
-    F.Addmm: _addmm, F.MseLoss: _mse_loss, F.RegressionLoss: _regression_loss,
+    F.Activation: _activation, F.NativeBatchNorm: _batch_norm, F.VarStd: _var_std, F.Add: _add,
+    F.AddScaled: _add_scaled, F.Addmm: _addmm, F.MseLoss: _mse_loss, F.RegressionLoss: _regression_loss,
     F.BinaryCrossEntropyWithLogits: _bce_with_logits,
     F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
@@ -860,7 +882,7 @@ DOUBLE = {
 _READS_INPUTS = frozenset({
     F.Mul, F.Div, F.Pow, F.MatMul, F.Exp, F.Log, F.Sin, F.Cos, F.Sqrt, F.Sigmoid, F.Tanh, F.Gelu, F.Unary, F.Binary,
     F.Softmax, F.VectorNorm, F.NativeLayerNorm, F.Convolution, F.ConvTranspose, F.BinaryCrossEntropy, F.Einsum,
-    F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits,
+    F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
 })
 
 

@@ -39,6 +39,7 @@ from .reduction import (
     Prod,
     Softmax,
     Sum,
+    VarStd,
     VectorNorm,
 )
 from .shape import (
@@ -72,7 +73,7 @@ __all__ = [
     "Rounding", "BinaryCrossEntropy", "Gelu", "MseLoss", "NllLoss", "RegressionLoss", "BinaryCrossEntropyWithLogits",
     "Unary", "Binary",
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeBatchNorm", "NativeLayerNorm", "Prod", "VectorNorm",
-    "AMaxMin",
+    "AMaxMin", "VarStd",
     "Reshape", "Transpose", "Permute", "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast",
     "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -253,6 +254,50 @@ class NativeLayerNorm(Function):
         gw = (gy * xhat).sum(axis=samples) if need_w else None
         gb = gy.sum(axis=samples) if need_b else None
         return gx, gw, gb
+
+
+class VarStd(Function):
+    """The variance (``std=False``) or standard deviation over ``axes`` (None: every element), divided by ``n -
+    correction`` (NaN where that is not positive), one node as PyTorch's ``VarBackward0`` / ``StdBackward0``, with
+    its gradients: ``2 / (n - correction) * grad * (x - mean)``, the standard deviation's through ``grad / (2 std)``
+    held at 0 where the deviation is 0. Keeps the input, as PyTorch's does (and the result, for the deviation)."""
+
+    raw = True
+
+    def backward_name(self):
+        return "StdBackward0" if self.meta[3] else "VarBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axes=None, correction=1, keepdim=False, std=False):
+        xp = xp_of(x)
+        n = x.size if axes is None else math.prod(x.shape[a] for a in axes)
+        centred = x - x.mean(axis=axes, keepdims=True)
+        total = (centred * centred).sum(axis=axes, keepdims=keepdim)
+        out = xp.asarray(total * (1.0 / (n - correction) if n > correction else float("nan")), dtype=x.dtype)
+        if std:
+            out = xp.sqrt(out)
+        ctx.saved = (x, out if std else None)
+        ctx.meta = (axes, correction, keepdim, std, n)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, result = ctx.saved
+        axes, correction, keepdim, std, n = ctx.meta
+        xp = xp_of(gy)
+        if axes is not None and not keepdim:
+            for a in sorted(axes):
+                gy = xp.expand_dims(gy, a)
+                if result is not None:
+                    result = xp.expand_dims(result, a)
+        if std:  # grad / (2 std), 0 where std is 0
+            gy = xp.where(result == 0, gy.dtype.type(0), gy / (result * 2))
+        mean = x.mean(axis=axes, keepdims=True)
+        dof = n - correction
+        if dof <= 0 and axes is None:  # PyTorch's: NaN where x is its mean (inf * 0), else inf
+            return gy * xp.where(x == mean, np.nan, np.inf).astype(x.dtype)
+        norm = 2.0 / dof if dof else math.inf
+        return (norm * gy * (x - mean)).astype(x.dtype, copy=False)
 
 
 class NativeBatchNorm(Function):

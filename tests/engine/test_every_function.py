@@ -52,6 +52,7 @@ EXAMPLES = {
     "BinaryCrossEntropyWithLogits": (lambda g: (_x(g, low=-1.5), engine.full((2, 3), 0.3)),
                                      {"weight": np.full((2, 3), 0.5), "pos_weight": np.full(3, 2.0),
                                       "reduction": "sum"}),
+    "VarStd": (lambda g: (_x(g, (3, 4)),), {"axes": (1,), "correction": 1, "keepdim": False, "std": True}),
     "MseLoss": (lambda g: (_x(g), _x(g, low=-0.5)), {"reduction": "sum"}),
     "BinaryCrossEntropy": (lambda g: (_x(g, low=0.05) * 0.6, engine.full((2, 3), 0.3)), {}),
     "Sum": (lambda g: (_x(g),), {"dim": 1}),

@@ -569,8 +569,8 @@ def test_a_write_to_the_input_of_batch_norm_is_refused_at_backward():
 # -------------------------------------------------------------------------------------- on the device
 
 def test_the_fused_nodes_on_the_cupy_stand_in_equal_the_cpus(cuda_device):
-    """addmm (nn.Linear), mse_loss, each activation and batch_norm, forward and backward, on CuPy's arrays (the
-    stand-in here; a real GPU where there is one) with the CPU's values."""
+    """addmm (nn.Linear), the losses, each activation, batch_norm, var and std, forward and backward, on CuPy's
+    arrays (the stand-in here; a real GPU where there is one) with the CPU's values."""
     rs = np.random.default_rng(12)
     xd, wd, bd, td = (rs.standard_normal(s) for s in ((6, 4), (3, 4), (3,), (6, 3)))
     results = []
@@ -581,7 +581,12 @@ def test_the_fused_nodes_on_the_cupy_stand_in_equal_the_cpus(cuda_device):
         bn = engine.nn.functional.batch_norm(h, engine.zeros(3, device=device, dtype=engine.float64),
                                              engine.ones(3, device=device, dtype=engine.float64), w[:, 0], b,
                                              training=True)
-        loss = engine.nn.functional.mse_loss(bn, engine.tensor(td, device=device)) + acts * 1e-3
+        target = engine.tensor(td, device=device)
+        F = engine.nn.functional
+        loss = (F.mse_loss(bn, target) + acts * 1e-3 + F.smooth_l1_loss(h, target, beta=0.5)
+                + F.huber_loss(h, target, reduction="sum") + F.binary_cross_entropy(h.sigmoid(), target.sigmoid())
+                + F.binary_cross_entropy_with_logits(h, target.sigmoid(), pos_weight=engine.full(
+                    (3,), 2.0, device=device, dtype=engine.float64)) + h.var(0).sum() + h.std(1).sum())
         loss.backward()
         assert loss.device.type == device and h.grad_fn.name() == "AddmmBackward0"
         results.append([loss.item()] + [t.grad.cpu().numpy() for t in (x, w, b)])
@@ -671,3 +676,43 @@ def test_smooth_l1_and_huber_values_by_hand():
     h = engine.nn.functional.huber_loss(x, t, reduction="sum", delta=2.0)
     assert h.item() == 0.125 + (2.0 * (3.0 - 1.0)) + 2.0
     assert engine.nn.functional.smooth_l1_loss(x, t, beta=0.0).grad_fn.name() == "MeanBackward0"  # L1, as PyTorch
+
+
+# --------------------------------------------------------------------------------------------- var and std
+
+VAR_CASES = ["x.var()", "x.var(1)", "x.std()", "x.std((0, 2), keepdim=True)", "x.var(-1, unbiased=False)",
+             "x.std(correction=0)", "x.var(dim=(0, 1, 2))", "x[0, :, :1].std(1)", "x[0, 0, :1].var()",
+             "x[0, 0, 0].std()", "(x * 0 + 1).std(1)", "torch.var(x, 0, keepdim=True)", "torch.std(x, 2, correction=2)"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", VAR_CASES)
+def test_var_and_std_are_torchs(expression):
+    """One VarBackward0 / StdBackward0 node; the value and the gradient (a constant row's deviation: 0; one element
+    without correction: NaN, as PyTorch's)."""
+    torch = _torch()
+    rs = np.random.default_rng(6)
+    xd = rs.standard_normal((3, 4, 5))
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xd, requires_grad=True)
+        with __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore", UserWarning)  # torch's: degrees of freedom <= 0
+            y = eval(expression, {"x": x, "torch": lib})  # noqa: S307 - the table's own expressions
+        gy = np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape))
+        y.backward(lib.tensor(gy))
+        results.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()))
+    (y1, g1, n1), (y2, g2, n2) = results
+    assert n1 == n2
+    np.testing.assert_allclose(y1, y2, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-15)
+
+
+def test_std_of_a_constant_row_has_a_zero_gradient():
+    x = engine.tensor([[1.0, 1.0, 1.0], [0.0, 1.0, 2.0]], requires_grad=True)
+    s = x.std(1)
+    assert s.tolist() == [0.0, 1.0] and s.grad_fn.name() == "StdBackward0"
+    s.sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 0.0], [-0.5, 0.0, 0.5]]
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"):
+        x.var(2)

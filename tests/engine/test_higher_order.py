@@ -67,6 +67,9 @@ CASES = {
                                                + lib.nn.functional.binary_cross_entropy_with_logits(
                                                    a * b, b.sigmoid(), pos_weight=lib.ones(3, dtype=a.dtype) * 2,
                                                    reduction="sum")),
+    "var and std, over dims and all": ([(3, 4), (3, 4)], (-1.0, 1.0),
+                                       lambda lib, a, b: (a * b).var(1) @ a.std(0, keepdim=True).t().squeeze(1)[:3]
+                                       + a.var() * b.std(correction=0) + (a ** 2).std((0, 1), keepdim=True).sum()),
     "matmul vectors": ([(4,), (4, 3), (3,)], (-1.0, 1.0), lambda lib, v, m, u: (v @ m) * (m @ u).sum() + (v @ v)),
     "matmul batched": ([(2, 3, 4), (4, 5), (2, 5, 3)], (-1.0, 1.0), lambda lib, a, b, c: (a @ b) ** 2 @ c),
     "exp, log, sqrt": ([(3, 4)], (0.5, 2.0), lambda lib, a: a.exp() * a.log() + a.sqrt() ** 3),
