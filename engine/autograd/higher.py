@@ -515,6 +515,13 @@ def _layer_norm(node, gy):
     return gx, gw, gb
 
 
+def _constant_pad(node, gy):
+    shape, crop, place = node.meta
+    g = gy[place]
+    back = tuple((c.start, n - c.stop) for c, n in zip(crop, shape))  # the cropped widths, padded back with 0
+    return F.ConstantPad.apply(g, back, value=0.0) if any(b or a for b, a in back) else g
+
+
 def _var_std(node, gy):
     """VarStd's gradient in Tensor ops, its statistics recomputed from the input (so a second derivative reaches
     it through them)."""
@@ -855,6 +862,7 @@ def _solve(node, gy):
 
 DOUBLE = {
     F.Activation: _activation, F.NativeBatchNorm: _batch_norm, F.VarStd: _var_std, F.Add: _add,
+    F.ConstantPad: _constant_pad,
     F.AddScaled: _add_scaled, F.Addmm: _addmm, F.MseLoss: _mse_loss, F.RegressionLoss: _regression_loss,
     F.BinaryCrossEntropyWithLogits: _bce_with_logits,
     F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,

@@ -886,3 +886,38 @@ class TakeAlong(Function):
         else:  # sort and topk pick each entry at most once
             gx[where] = gy
         return gx, None
+
+
+class ConstantPad(Function):
+    """``F.pad(x, pad, 'constant', value)`` as one node, PyTorch's ``ConstantPadNdBackward0``: ``widths`` is (before,
+    after) per dimension (0, 0 where unpadded), a negative width crops; the output is ``value`` around the kept
+    part. The gradient is the output's over the kept part, 0 over what was cropped."""
+
+    raw = True
+    backward_name = "ConstantPadNdBackward0"
+
+    @staticmethod
+    def forward(ctx, x, widths, value=0.0):
+        xp = xp_of(x)
+        if any(n + b + a < 0 for n, (b, a) in zip(x.shape, widths)):
+            raise RuntimeError(f"The input size {list(x.shape)}, plus negative padding would result in a negative "
+                               f"output size")
+        crop = tuple(slice(min(max(-b, 0), n), max(n - max(-a, 0), min(max(-b, 0), n)))
+                     for n, (b, a) in zip(x.shape, widths))
+        kept = x[crop]
+        shape = tuple(n + b + a for n, (b, a) in zip(x.shape, widths))
+        place = tuple(slice(max(b, 0), max(b, 0) + k) for k, (b, _) in zip(kept.shape, widths))
+        out = xp.full(shape, value, dtype=x.dtype)
+        out[place] = kept
+        ctx.meta = (x.shape, crop, place)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        shape, crop, place = ctx.meta
+        part = gy[place]
+        if part.shape == tuple(shape):
+            return part.copy()
+        g = xp_of(gy).zeros(shape, dtype=gy.dtype)
+        g[crop] = part
+        return g

@@ -40,6 +40,7 @@ from ..functions.conv import (
     max_pool_indices,
     pool_geometry,
 )
+from ..functions.shape import ConstantPad
 from ..tensor import Tensor, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
@@ -1180,20 +1181,9 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
 
 
 def _pad_constant(input: Tensor, widths: dict, value) -> Tensor:  # noqa: A002
-    crop = tuple(slice(max(-w[0], 0), input.shape[d] - max(-w[1], 0)) if d in widths else slice(None)
-                 for d, w in ((d, widths.get(d, (0, 0))) for d in range(input.dim())))
-    kept = input[crop] if any(s != slice(None) for s in crop) else input
-    shape = [kept.shape[d] + max(widths[d][0], 0) + max(widths[d][1], 0) if d in widths
-             else kept.shape[d] for d in range(input.dim())]
-    if any(s < 0 for s in shape):
-        raise RuntimeError(f"The input size {list(input.shape)}, plus negative padding would result in a negative "
-                           f"output size")
-    place = tuple(slice(max(widths[d][0], 0), max(widths[d][0], 0) + kept.shape[d]) if d in widths
-                  else slice(None) for d in range(input.dim()))
-    base = creation.full(tuple(shape), value, dtype=input.dtype, device=input.device)
-    from ..functions import SetItem
-
-    return SetItem.apply(base, kept, index=place)
+    """One ``ConstantPadNdBackward0`` node (functions/shape.py's ConstantPad)."""
+    per_dim = tuple(widths.get(d, (0, 0)) for d in range(input.dim()))
+    return ConstantPad.apply(input, per_dim, value=value)
 
 
 # ---------------------------------------------------------------------------------------------- losses

@@ -53,6 +53,7 @@ EXAMPLES = {
                                      {"weight": np.full((2, 3), 0.5), "pos_weight": np.full(3, 2.0),
                                       "reduction": "sum"}),
     "VarStd": (lambda g: (_x(g, (3, 4)),), {"axes": (1,), "correction": 1, "keepdim": False, "std": True}),
+    "ConstantPad": (lambda g: (_x(g, (2, 3)), ((1, -1), (2, 0))), {"value": 0.5}),
     "MseLoss": (lambda g: (_x(g), _x(g, low=-0.5)), {"reduction": "sum"}),
     "BinaryCrossEntropy": (lambda g: (_x(g, low=0.05) * 0.6, engine.full((2, 3), 0.3)), {}),
     "Sum": (lambda g: (_x(g),), {"dim": 1}),

@@ -716,3 +716,31 @@ def test_std_of_a_constant_row_has_a_zero_gradient():
     assert x.grad.tolist() == [[0.0, 0.0, 0.0], [-0.5, 0.0, 0.5]]
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"):
         x.var(2)
+
+
+# -------------------------------------------------------------------------------------------------- pad
+
+PAD_CASES = ["(1, 2)", "(1, -1, -1, 2)", "(0, 0, 0, 0, 2, 1)", "(-1, -2)", "(3, 3, 1, 0)"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("widths", PAD_CASES)
+def test_constant_pad_is_one_node_as_torchs(widths):
+    torch = _torch()
+    xd = np.arange(24.0).reshape(2, 3, 4)
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xd, requires_grad=True)
+        y = lib.nn.functional.pad(x, eval(widths), value=-0.5)  # noqa: S307 - the table's own widths
+        (y * lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()))
+    (y1, g1, n1), (y2, g2, n2) = results
+    assert n1 == n2 == "ConstantPadNdBackward0"
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_array_equal(g1, g2)
+
+
+def test_a_pad_that_crops_past_nothing_is_refused():
+    with pytest.raises(RuntimeError, match=r"The input size \[2, 3\], plus negative padding would result in a "
+                                           r"negative output size"):
+        engine.nn.functional.pad(engine.ones(2, 3), (-2, -2))

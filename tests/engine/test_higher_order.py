@@ -70,6 +70,9 @@ CASES = {
     "var and std, over dims and all": ([(3, 4), (3, 4)], (-1.0, 1.0),
                                        lambda lib, a, b: (a * b).var(1) @ a.std(0, keepdim=True).t().squeeze(1)[:3]
                                        + a.var() * b.std(correction=0) + (a ** 2).std((0, 1), keepdim=True).sum()),
+    "constant pad, cropping too": ([(2, 3, 4)], (-1.0, 1.0),
+                                   lambda lib, a: (lib.nn.functional.pad(a * a, (1, -1, -1, 2), value=0.5) ** 2).sum()
+                                   * lib.nn.functional.pad(a, (2, 1)).sum()),
     "matmul vectors": ([(4,), (4, 3), (3,)], (-1.0, 1.0), lambda lib, v, m, u: (v @ m) * (m @ u).sum() + (v @ v)),
     "matmul batched": ([(2, 3, 4), (4, 5), (2, 5, 3)], (-1.0, 1.0), lambda lib, a, b, c: (a @ b) ** 2 @ c),
     "exp, log, sqrt": ([(3, 4)], (0.5, 2.0), lambda lib, a: a.exp() * a.log() + a.sqrt() ** 3),
