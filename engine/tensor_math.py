@@ -268,8 +268,11 @@ class TensorMath:
         return _one_bound(self.clamp(max=max), "ClampMax", isinstance(max, _t.Tensor), 2)
 
     def lerp(self, end, weight):
-        """``self + weight * (end - self)``."""
-        return self + weight * (end - self)
+        """``self + weight * (end - self)``, one ``LerpBackward0/1`` node with PyTorch's formula (exact at the ends:
+        past a weight of 0.5 it is ``end - (end - self) * (1 - weight)``)."""
+        if not isinstance(end, _t.Tensor):
+            return self + weight * (end - self)
+        return _t._fn.Lerp.apply(self, end, weight)
 
     def float_power(self, exponent):
         """The power in float64, as PyTorch's ``float_power``."""
@@ -619,17 +622,7 @@ class TensorMath:
         dims = _dims(dim, t._data.ndim, "logsumexp")
         if t._data.ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's: one element along it)
             return t.reshape(1).logsumexp(0) if dims else t.clone()
-        xp = xp_of(t._data)
-        if t._data.size == 0:
-            m = xp.zeros([1 if i in dims else s for i, s in enumerate(t._data.shape)], dtype=t._data.dtype)
-        else:
-            m = t._data.max(axis=dims, keepdims=True)
-            m = xp.where(xp.isfinite(m), m, 0).astype(t._data.dtype)
-        shift = _t._wrap(m)
-        out = (t - shift).exp().sum(dims, keepdim=True).log() + shift
-        if keepdim:
-            return out
-        return out.reshape(tuple(s for i, s in enumerate(t._data.shape) if i not in dims))
+        return _t._fn.Logsumexp.apply(t, tuple(sorted(set(dims))), keepdim=keepdim)  # one LogsumexpBackward0
 
     def nansum(self, dim=None, keepdim=False):
         return self.masked_fill(self.isnan(), 0).sum(dim, keepdim)
@@ -1270,9 +1263,9 @@ class TensorMath:
 
     # ------------------------------------------------------------------ the rest of the everyday API
     def addcmul(self, tensor1, tensor2, *, value=1):
-        """``self + value * tensor1 * tensor2`` (the second-moment update of a hand-written Adam)."""
-        product = tensor1 * tensor2
-        return self + (product * value if value != 1 else product)
+        """``self + value * tensor1 * tensor2`` (the second-moment update of a hand-written Adam), in PyTorch's order
+        of operations, one ``AddcmulBackward0``."""
+        return _t._fn.AddcOp.apply(self, tensor1, tensor2, value=value)
 
     def addcdiv(self, tensor1, tensor2, *, value=1):
         """``self + value * tensor1 / tensor2``; integer tensors refused, as PyTorch refuses them."""
@@ -1283,8 +1276,7 @@ class TensorMath:
                                "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
                                "tensor2) for float inputs. The future addcdiv behavior is just the latter "
                                "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
-        quotient = tensor1 / tensor2
-        return self + (quotient * value if value != 1 else quotient)
+        return _t._fn.AddcOp.apply(self, tensor1, tensor2, value=value, divide=True)  # one AddcdivBackward0
 
     def addr(self, vec1, vec2, *, beta=1, alpha=1):
         """``beta * self + alpha * outer(vec1, vec2)``."""

@@ -515,6 +515,35 @@ def _layer_norm(node, gy):
     return gx, gw, gb
 
 
+def _lerp(node, gy):
+    a, b, w = node.saved
+    need_a, need_b, need_w = node.needs_input_grad
+    A, B, W = _operand(node, 0, a), _operand(node, 1, b), _operand(node, 2, w)
+    return (gy * (1 - W) if need_a else None, gy * W if need_b else None, gy * (B - A) if need_w else None)
+
+
+def _addc_op(node, gy):
+    t1, t2 = node.saved
+    divide, value = node.meta
+    need_a, need_1, need_2 = node.needs_input_grad
+    T1, T2 = _operand(node, 1, t1), _operand(node, 2, t2)
+    if divide:
+        return (gy if need_a else None, gy * (value / T2) if need_1 else None,
+                -gy * (value * T1 / (T2 * T2)) if need_2 else None)
+    return (gy if need_a else None, gy * (T2 * value) if need_1 else None, gy * (T1 * value) if need_2 else None)
+
+
+def _logsumexp(node, gy):
+    x_saved, _ = node.saved
+    axes, keepdim = node.meta
+    x = _operand(node, 0, x_saved)
+    out = x.logsumexp(axes, keepdim=True)  # the result again, from the input: a second derivative reaches it
+    if not keepdim:
+        for a in sorted(axes):
+            gy = gy.unsqueeze(a)
+    return gy * (x - out).exp()
+
+
 def _constant_pad(node, gy):
     shape, crop, place = node.meta
     g = gy[place]
@@ -862,7 +891,7 @@ def _solve(node, gy):
 
 DOUBLE = {
     F.Activation: _activation, F.NativeBatchNorm: _batch_norm, F.VarStd: _var_std, F.Add: _add,
-    F.ConstantPad: _constant_pad,
+    F.ConstantPad: _constant_pad, F.Logsumexp: _logsumexp, F.Lerp: _lerp, F.AddcOp: _addc_op,
     F.AddScaled: _add_scaled, F.Addmm: _addmm, F.MseLoss: _mse_loss, F.RegressionLoss: _regression_loss,
     F.BinaryCrossEntropyWithLogits: _bce_with_logits,
     F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
@@ -891,6 +920,7 @@ _READS_INPUTS = frozenset({
     F.Mul, F.Div, F.Pow, F.MatMul, F.Exp, F.Log, F.Sin, F.Cos, F.Sqrt, F.Sigmoid, F.Tanh, F.Gelu, F.Unary, F.Binary,
     F.Softmax, F.VectorNorm, F.NativeLayerNorm, F.Convolution, F.ConvTranspose, F.BinaryCrossEntropy, F.Einsum,
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
+    F.Logsumexp, F.Lerp, F.AddcOp,
 })
 
 

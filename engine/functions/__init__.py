@@ -5,7 +5,7 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 """
 
 from .activation import Activation
-from .arithmetic import Add, Addmm, AddScaled, Div, Einsum, MatMul, Mul, Neg, Pow, Sub
+from .arithmetic import Add, AddcOp, Addmm, AddScaled, Div, Einsum, Lerp, MatMul, Mul, Neg, Pow, Sub
 from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool
 from .elementwise import (
     Abs,
@@ -31,6 +31,7 @@ from .linalg import Det, Inverse, LogAbsDet, Solve
 from .loss import BinaryCrossEntropyWithLogits, CtcLoss, MseLoss, NllLoss, RegressionLoss
 from .reduction import (
     AMaxMin,
+    Logsumexp,
     MaxMin,
     MaxMinDim,
     Mean,
@@ -69,12 +70,12 @@ from .shape import (
 )
 
 __all__ = [
-    "Activation", "Add", "AddScaled", "Addmm", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
+    "Activation", "Add", "AddcOp", "Lerp", "AddScaled", "Addmm", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
     "Rounding", "BinaryCrossEntropy", "Gelu", "MseLoss", "NllLoss", "RegressionLoss", "BinaryCrossEntropyWithLogits",
     "Unary", "Binary",
     "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeBatchNorm", "NativeLayerNorm", "Prod", "VectorNorm",
-    "AMaxMin", "VarStd", "ConstantPad",
+    "AMaxMin", "VarStd", "ConstantPad", "Logsumexp",
     "Reshape", "Transpose", "Permute", "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast",
     "ToDevice",
     "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",

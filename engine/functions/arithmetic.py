@@ -116,6 +116,76 @@ class AddScaled(Function):
         return gy, ((gy * -alpha if subtract else gy * alpha) if need_b else None)
 
 
+def _promote3(a, b, c):
+    """Three operands in their result dtype (numbers stay numbers), as PyTorch's ternary ops promote."""
+    a, b = promote(a, b)
+    if hasattr(c, "dtype"):
+        a, c = promote(a, c)
+        b, c = promote(b, c)
+        a, b = promote(a, b)
+    return a, b, c
+
+
+class Lerp(Function):
+    """``lerp(self, end, weight)``, one node as PyTorch's (``LerpBackward0`` with a number weight, ``...1`` with a
+    tensor one, an edge of its own), ATen's formula: ``self + weight * (end - self)`` where ``|weight| < 0.5``,
+    else ``end - (end - self) * (1 - weight)`` (exact at weight 1); gradients ``grad * (1 - weight)``, ``grad *
+    weight`` and ``grad * (end - self)``."""
+
+    raw = True
+
+    def backward_name(self):
+        return "LerpBackward1" if self.meta else "LerpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, w):
+        a, b, w = _promote3(a, b, w)
+        xp = xp_of(a if hasattr(a, "dtype") else b)
+        ctx.meta = hasattr(w, "dtype")
+        ctx.saved = (a, b, w)
+        diff = b - a
+        if ctx.meta:
+            return xp.where(abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+        return a + w * diff if abs(w) < 0.5 else b - diff * (1 - w)
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b, w = ctx.saved
+        need_a, need_b, need_w = ctx.needs_input_grad
+        return (gy * (1 - w) if need_a else None, gy * w if need_b else None,
+                gy * (b - a) if need_w else None)
+
+
+class AddcOp(Function):
+    """``addcmul`` (``self + value * t1 * t2``) and ``addcdiv`` (``self + value * t1 / t2``), one node each as
+    PyTorch's ``AddcmulBackward0`` / ``AddcdivBackward0``, in ATen's order of operations, with its gradients:
+    ``grad``; ``grad * (t2 * value)`` and ``grad * (t1 * value)``; ``grad * (value / t2)`` and ``-grad * (value * t1
+    / (t2 * t2))``."""
+
+    raw = True
+    edge_args = 3
+
+    def backward_name(self):
+        return "AddcdivBackward0" if self.meta[0] else "AddcmulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, t1, t2, value=1, divide=False):
+        a, t1, t2 = _promote3(a, t1, t2)
+        ctx.saved = (t1, t2)
+        ctx.meta = (divide, value)
+        return a + value * t1 / t2 if divide else a + value * t1 * t2
+
+    @staticmethod
+    def backward(ctx, gy):
+        t1, t2 = ctx.saved
+        divide, value = ctx.meta
+        need_a, need_1, need_2 = ctx.needs_input_grad
+        if divide:
+            return (gy if need_a else None, gy * (value / t2) if need_1 else None,
+                    -gy * (value * t1 / (t2 * t2)) if need_2 else None)
+        return (gy if need_a else None, gy * (t2 * value) if need_1 else None, gy * (t1 * value) if need_2 else None)
+
+
 def power(a, b):
     """``a ** b`` of arrays or numbers in their result dtype, as PyTorch's: an integer base to a negative integer
     power in an array is C's (1 for a base of 1, -1 or 1 for -1, else 0), where NumPy refuses; to a negative Python

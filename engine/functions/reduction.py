@@ -256,6 +256,41 @@ class NativeLayerNorm(Function):
         return gx, gw, gb
 
 
+class Logsumexp(Function):
+    """``log(sum(exp(x)))`` over ``axes``, shifted by the maximum (0 where that is infinite) so that it neither
+    overflows nor underflows, one node as PyTorch's ``LogsumexpBackward0``, whose gradient is ``grad * exp(x -
+    result)``. Keeps the input and the result, as PyTorch's does."""
+
+    raw = True
+    backward_name = "LogsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim=False):
+        xp = xp_of(x)
+        if x.size == 0:
+            m = xp.zeros([1 if i in axes else n for i, n in enumerate(x.shape)], dtype=x.dtype)
+        else:
+            m = x.max(axis=axes, keepdims=True)
+            m = xp.where(xp.isinf(m), x.dtype.type(0), m)
+        out = xp.log(xp.exp(x - m).sum(axis=axes, keepdims=True)) + m
+        if not keepdim:
+            out = out.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
+        ctx.saved = (x, out)
+        ctx.meta = (axes, keepdim)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, out = ctx.saved
+        axes, keepdim = ctx.meta
+        xp = xp_of(gy)
+        if not keepdim:
+            for a in sorted(axes):
+                gy = xp.expand_dims(gy, a)
+                out = xp.expand_dims(out, a)
+        return gy * xp.exp(x - out)
+
+
 class VarStd(Function):
     """The variance (``std=False``) or standard deviation over ``axes`` (None: every element), divided by ``n -
     correction`` (NaN where that is not positive), one node as PyTorch's ``VarBackward0`` / ``StdBackward0``, with

@@ -744,3 +744,69 @@ def test_a_pad_that_crops_past_nothing_is_refused():
     with pytest.raises(RuntimeError, match=r"The input size \[2, 3\], plus negative padding would result in a "
                                            r"negative output size"):
         engine.nn.functional.pad(engine.ones(2, 3), (-2, -2))
+
+
+# ---------------------------------------------------------------------------------------------- logsumexp
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", ["x.logsumexp(1)", "x.logsumexp((0, 2), keepdim=True)",
+                                        "torch.logsumexp(x, -1)", "x[2].logsumexp(0)", "x[:0].logsumexp(0)"])
+def test_logsumexp_is_one_node_as_torchs(expression):
+    """Rows with -inf and +inf in them too: the values and the gradients, NaN where PyTorch's are NaN."""
+    torch = _torch()
+    xd = np.random.default_rng(2).standard_normal((3, 4, 5))
+    xd[0, 0, :] = -np.inf
+    xd[1, 1, 1] = np.inf
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xd, requires_grad=True)
+        y = eval(expression, {"x": x, "torch": lib})  # noqa: S307 - the table's own expressions
+        y.backward(lib.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape))))
+        results.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()))
+    (y1, g1, n1), (y2, g2, n2) = results
+    assert n1 == n2 == "LogsumexpBackward0"
+    np.testing.assert_allclose(y1, y2, rtol=1e-14)
+    np.testing.assert_allclose(g1, g2, rtol=1e-14, atol=1e-300)
+
+
+# ------------------------------------------------------------------------------- lerp, addcmul, addcdiv
+
+TERNARY_CASES = ["a.lerp(b, 0.3)", "a.lerp(b, 1.0)", "torch.lerp(a, b, 0.75)", "a.lerp(b, w)", "torch.lerp(a, b[0], w)",
+                 "torch.addcmul(a, b, w, value=0.3)", "a.addcmul(b[0], w)", "torch.addcdiv(a, b, w + 2, value=-1.7)",
+                 "a.addcdiv(b, w[0] + 1)"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("expression", TERNARY_CASES)
+def test_lerp_addcmul_addcdiv_are_torchs(expression, dtype):
+    """One node each, PyTorch's order of operations (lerp past a weight of 0.5 from the end: exact at 1), and the
+    gradients of every operand. addcdiv's values are PyTorch's bits; lerp's and addcmul's within a rounding, where
+    PyTorch's vector loop fuses the multiply and the add (NumPy has no fused multiply-add)."""
+    torch = _torch()
+    rs = np.random.default_rng(4)
+    data = [rs.standard_normal((4, 3)).astype(dtype) for _ in range(2)] + [rs.uniform(0, 1, (4, 3)).astype(dtype)]
+    results = []
+    for lib in (engine, torch):
+        a, b, w = (lib.tensor(d, requires_grad=True) for d in data)
+        y = eval(expression, {"a": a, "b": b, "w": w, "torch": lib})  # noqa: S307 - the table's own expressions
+        y.backward(lib.tensor(np.linspace(-1, 1, 12).astype(dtype).reshape(4, 3)))
+        results.append([y.detach().numpy(), y.grad_fn.name()] + [t.grad.numpy() if t.grad is not None else None
+                                                                 for t in (a, b, w)])
+    mine, theirs = results
+    if "addcdiv" in expression:
+        np.testing.assert_array_equal(mine[0], theirs[0])
+    else:
+        # (one rounding less there: within a unit of the operands' size, where the sum cancels)
+        np.testing.assert_allclose(mine[0], theirs[0], rtol=2.4e-7 if dtype == "float32" else 4.5e-16,
+                                   atol=4e-7 if dtype == "float32" else 8e-16)
+    assert mine[1] == theirs[1]
+    for g1, g2 in zip(mine[2:], theirs[2:]):
+        assert (g1 is None) == (g2 is None)
+        if g1 is not None:
+            np.testing.assert_allclose(g1, g2, rtol=1e-6 if dtype == "float32" else 1e-15, atol=1e-7)
+
+
+def test_lerp_reaches_the_end_exactly():
+    a, b = engine.tensor([0.1, 1e8, -3.3]), engine.tensor([0.7, 1.0, 2.9])
+    assert a.lerp(b, 1.0).tolist() == b.tolist() and a.lerp(b, 0.0).tolist() == a.tolist()

@@ -73,6 +73,12 @@ CASES = {
     "constant pad, cropping too": ([(2, 3, 4)], (-1.0, 1.0),
                                    lambda lib, a: (lib.nn.functional.pad(a * a, (1, -1, -1, 2), value=0.5) ** 2).sum()
                                    * lib.nn.functional.pad(a, (2, 1)).sum()),
+    "logsumexp": ([(3, 4)], (-2.0, 2.0), lambda lib, a: (a * a).logsumexp(1) @ a.logsumexp(0, keepdim=True).t()[:3]
+                  .squeeze(1)),
+    "lerp, addcmul, addcdiv": ([(3, 4), (3, 4), (3, 4)], (0.5, 1.5),
+                               lambda lib, a, b, w: (a.lerp(b * b, w) * a.lerp(b, 0.7)
+                                                     + lib.addcmul(a, b, w * a, value=0.3)
+                                                     * lib.addcdiv(a * b, w, b + a, value=-1.5))),
     "matmul vectors": ([(4,), (4, 3), (3,)], (-1.0, 1.0), lambda lib, v, m, u: (v @ m) * (m @ u).sum() + (v @ v)),
     "matmul batched": ([(2, 3, 4), (4, 5), (2, 5, 3)], (-1.0, 1.0), lambda lib, a, b, c: (a @ b) ** 2 @ c),
     "exp, log, sqrt": ([(3, 4)], (0.5, 2.0), lambda lib, a: a.exp() * a.log() + a.sqrt() ** 3),
