@@ -107,6 +107,7 @@ class AddScaled(Function):
             b = b * alpha
         ctx.saved = None
         ctx.meta = (alpha, subtract)
+        ctx.op_label = "Sub" if subtract else "Add"
         return Sub.forward(ctx, a, b) if subtract else Add.forward(ctx, a, b)
 
     @staticmethod
@@ -173,6 +174,7 @@ class AddcOp(Function):
         a, t1, t2 = _promote3(a, t1, t2)
         ctx.saved = (t1, t2)
         ctx.meta = (divide, value)
+        ctx.op_label = "Addcdiv" if divide else "Addcmul"  # the graph panel's and the profile's name
         return a + value * t1 / t2 if divide else a + value * t1 * t2
 
     @staticmethod

@@ -77,6 +77,7 @@ class RegressionLoss(Function):
         xp = xp_of(a)
         ctx.saved = (a, b)
         ctx.meta = (op, param, reduction)
+        ctx.op_label = "SmoothL1Loss" if op == "smooth_l1" else "HuberLoss"
         z = xp.abs(a - b)
         if op == "smooth_l1":
             loss = xp.where(z < param, 0.5 * z * z / param, z - 0.5 * param)

@@ -313,6 +313,7 @@ class VarStd(Function):
             out = xp.sqrt(out)
         ctx.saved = (x, out if std else None)
         ctx.meta = (axes, correction, keepdim, std, n)
+        ctx.op_label = "Std" if std else "Var"
         return out
 
     @staticmethod

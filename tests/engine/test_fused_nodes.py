@@ -810,3 +810,16 @@ def test_lerp_addcmul_addcdiv_are_torchs(expression, dtype):
 def test_lerp_reaches_the_end_exactly():
     a, b = engine.tensor([0.1, 1e8, -3.3]), engine.tensor([0.7, 1.0, 2.9])
     assert a.lerp(b, 1.0).tolist() == b.tolist() and a.lerp(b, 0.0).tolist() == a.tolist()
+
+
+def test_the_graph_panel_names_each_fused_node_by_what_it_computes():
+    from engine.autograd.describe import describe
+
+    x = engine.randn(4, 3, requires_grad=True)
+    F = engine.nn.functional
+    loss = (engine.addcmul(x, x, x).std() + engine.addcdiv(x, x, x + 3).var() + F.huber_loss(x, x.detach() * 2)
+            + F.smooth_l1_loss(x, x.detach()) + x.sub(x, alpha=2).sum() + F.silu(x).sum()
+            + F.batch_norm(x, None, None, training=True).sum() + x.logsumexp(1).sum() + x.lerp(x * 2, 0.5).sum())
+    ops = {n.op for n in describe(loss).nodes}
+    assert {"Addcmul", "Addcdiv", "Std", "Var", "HuberLoss", "SmoothL1Loss", "Sub", "Silu", "BatchNorm",
+            "Logsumexp", "Lerp"} <= ops
