@@ -41,11 +41,9 @@ def _check_sizes(input_size, hidden_size):
 def _rnn_step(mode, x_part, h, c, w_hh, b_hh, w_hr=None):
     """One time step from the input's share of the gates (``x W_ih^T + b_ih``, computed before) and the state
     (an LSTM's hidden state projected by ``w_hr`` where it has ``proj_size``)."""
-    hh = h @ w_hh.t()
-    if b_hh is not None:
-        hh = hh + b_hh
+    hh = F.linear(h, w_hh, b_hh)  # (one AddmmBackward0 with a bias, as PyTorch's cells record it)
     if mode == "LSTM":
-        i, f, g, o = (x_part + hh).chunk(4, 1)
+        i, f, g, o = (hh + x_part).chunk(4, 1)  # (the state's share first, as PyTorch's cells add them)
         c = f.sigmoid() * c + i.sigmoid() * g.tanh()
         h = o.sigmoid() * c.tanh()
         return (h if w_hr is None else h @ w_hr.t()), c
@@ -55,7 +53,7 @@ def _rnn_step(mode, x_part, h, c, w_hh, b_hh, w_hr=None):
         r, z = (i_r + h_r).sigmoid(), (i_z + h_z).sigmoid()
         n = (i_n + r * h_n).tanh()
         return (1 - z) * n + z * h, None
-    pre = x_part + hh
+    pre = hh + x_part
     return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
 
 

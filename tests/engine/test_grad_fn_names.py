@@ -124,6 +124,8 @@ GRAPHS = [
      "BinaryCrossEntropyBackward0(SigmoidBackward0(Acc),None)"),
     ("torch.nn.functional.binary_cross_entropy_with_logits(a, b.detach().sigmoid())",
      "BinaryCrossEntropyWithLogitsBackward0(Acc,None)"),
+    ("torch.nn.RNNCell(3, 4)(a)", "TanhBackward0(AddBackward0(AddmmBackward0(Acc,None,TBackward0(Acc)),"
+                                  "AddmmBackward0(Acc,Acc,TBackward0(Acc))))"),
     ("lin(a)", "AddmmBackward0(Acc,Acc,TBackward0(Acc))"),
     ("lin(a.detach())", "AddmmBackward0(Acc,None,TBackward0(Acc))"),
     ("lin(a3)", "ViewBackward0(AddmmBackward0(Acc,ViewBackward0(Acc),TBackward0(Acc)))"),
