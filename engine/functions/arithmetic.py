@@ -361,13 +361,14 @@ class Addmm(Function):
             raise same_dtype_error("self", bias, m2)
         if m1.dtype != m2.dtype:
             raise same_dtype_error("mat1", m1, m2)
-        for name, m in (("mat1", m1), ("mat2", m2)):
-            if m.ndim != 2:
-                raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+        if m1.ndim != 2 or m2.ndim != 2:
+            name, m = ("mat1", m1) if m1.ndim != 2 else ("mat2", m2)
+            raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
         if m1.shape[1] != m2.shape[0]:
             raise shapes_error(m1, m2)
         target = (m1.shape[0], m2.shape[1])
-        if bias.shape != target:  # refuse a bias that does not expand to the product, in PyTorch's words
+        if bias.shape != target and bias.shape != target[1:]:  # (nn.Linear's (n,): it expands) refuse a bias
+            # that does not expand to the product, in PyTorch's words
             legacy = ("torch." if bias.__class__ is np.ndarray else "torch.cuda.") + from_numpy_dtype(
                 bias.dtype).legacy_name
             expanded_shape(bias.shape, target, legacy)
