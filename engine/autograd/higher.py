@@ -573,6 +573,37 @@ def _var_std(node, gy):
     return (2.0 / dof if dof else math.inf) * g * (x - mean)
 
 
+def _group_norm(node, gy):
+    """NativeGroupNorm's gradients in Tensor ops, the normalised input recomputed from the input (so a second
+    derivative reaches it through the statistics)."""
+    xhat_saved, _, weight = node.saved
+    groups, eps = node.meta
+    need_x, need_w, need_b = node.needs_input_grad
+    n, c = xhat_saved.shape[0], xhat_saved.shape[1]
+    per_channel = (1, c) + (1,) * (xhat_saved.ndim - 2)
+    axes = (0,) + tuple(range(2, xhat_saved.ndim))
+    x = node._inputs[0]
+    if x is not None:
+        xg = x.reshape(n, groups, -1)
+        centred = xg - xg.mean(-1, keepdim=True)
+        rstd = ((centred * centred).mean(-1, keepdim=True) + eps).rsqrt()
+        xg_hat = centred * rstd
+    else:
+        xg_hat, rstd = _const(xhat_saved.reshape(n, groups, -1)), _const(node.saved[1])
+    gx = gw = gb = None
+    if need_x:
+        w = None if weight is None else _operand(node, 1, weight).reshape(per_channel)
+        g = (gy if w is None else gy * w).reshape(n, groups, -1)
+        gx = (rstd * (g - g.mean(-1, keepdim=True) - xg_hat * (g * xg_hat).mean(-1, keepdim=True))).reshape(
+            *xhat_saved.shape)
+    xhat = xg_hat.reshape(*xhat_saved.shape)
+    if need_w:
+        gw = (gy * xhat).sum(axes)
+    if need_b:
+        gb = gy.sum(axes)
+    return gx, gw, gb
+
+
 def _batch_norm(node, gy):
     """NativeBatchNorm's gradients in Tensor ops: in training from the input's own statistics, recomputed from it
     so that the second derivative reaches it through them; else with the running ones, constants."""
@@ -892,6 +923,7 @@ def _solve(node, gy):
 DOUBLE = {
     F.Activation: _activation, F.NativeBatchNorm: _batch_norm, F.VarStd: _var_std, F.Add: _add,
     F.ConstantPad: _constant_pad, F.Logsumexp: _logsumexp, F.Lerp: _lerp, F.AddcOp: _addc_op,
+    F.NativeGroupNorm: _group_norm,
     F.AddScaled: _add_scaled, F.Addmm: _addmm, F.MseLoss: _mse_loss, F.RegressionLoss: _regression_loss,
     F.BinaryCrossEntropyWithLogits: _bce_with_logits,
     F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,
@@ -920,7 +952,7 @@ _READS_INPUTS = frozenset({
     F.Mul, F.Div, F.Pow, F.MatMul, F.Exp, F.Log, F.Sin, F.Cos, F.Sqrt, F.Sigmoid, F.Tanh, F.Gelu, F.Unary, F.Binary,
     F.Softmax, F.VectorNorm, F.NativeLayerNorm, F.Convolution, F.ConvTranspose, F.BinaryCrossEntropy, F.Einsum,
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
-    F.Logsumexp, F.Lerp, F.AddcOp,
+    F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm,
 })
 
 

@@ -336,6 +336,54 @@ class VarStd(Function):
         return (norm * gy * (x - mean)).astype(x.dtype, copy=False)
 
 
+class NativeGroupNorm(Function):
+    """``group_norm`` as one node, PyTorch's ``NativeGroupNormBackward0`` (edges: input, weight, bias): each sample's
+    channels in ``groups`` groups, each group normalised by its mean and biased variance (``rstd = 1 / sqrt(var +
+    eps)``), then scaled and shifted per channel. The backward is layer norm's over each group, with the channel's
+    weight in ``g = grad * weight``: ``rstd * (g - mean(g) - xhat * mean(g * xhat))``; the weight's and bias's
+    gradients summed over the samples and positions."""
+
+    raw = True
+    edge_args = 3
+    backward_name = "NativeGroupNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, groups=1, eps=1e-5):
+        xp = xp_of(x)
+        ctx.op_label = "GroupNorm"
+        n, c = x.shape[0], x.shape[1]
+        xg = x.reshape(n, groups, -1)
+        mean = xg.mean(axis=-1, keepdims=True)
+        centred = xg - mean
+        rstd = 1 / xp.sqrt((centred * centred).mean(axis=-1, keepdims=True) + eps)
+        xhat = (centred * rstd).reshape(x.shape)
+        per_channel = (1, c) + (1,) * (x.ndim - 2)
+        out = xhat * weight.reshape(per_channel) if weight is not None else xhat.copy()
+        if bias is not None:
+            out += bias.reshape(per_channel)
+        ctx.saved = (xhat, rstd, weight)
+        ctx.meta = (groups, eps)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        xhat, rstd, weight = ctx.saved
+        groups, _ = ctx.meta
+        need_x, need_w, need_b = ctx.needs_input_grad
+        n, c = gy.shape[0], gy.shape[1]
+        per_channel = (1, c) + (1,) * (gy.ndim - 2)
+        axes = (0,) + tuple(range(2, gy.ndim))
+        gx = None
+        if need_x:
+            g = (gy if weight is None else gy * weight.reshape(per_channel)).reshape(n, groups, -1)
+            xg = xhat.reshape(n, groups, -1)
+            gx = (rstd * (g - g.mean(axis=-1, keepdims=True) - xg * (g * xg).mean(axis=-1, keepdims=True))
+                  ).reshape(gy.shape)
+        gw = (gy * xhat).sum(axis=axes) if need_w else None
+        gb = gy.sum(axis=axes) if need_b else None
+        return gx, gw, gb
+
+
 class NativeBatchNorm(Function):
     """``batch_norm`` as one node, PyTorch's ``NativeBatchNormBackward0`` (edges: input, weight, bias): each channel
     (dimension 1) normalised by ``mean`` and ``var`` (the caller's: the batch's in training, the running averages

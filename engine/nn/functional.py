@@ -21,6 +21,7 @@ from ..functions import (
     Gelu,
     MseLoss,
     NativeBatchNorm,
+    NativeGroupNorm,
     NativeLayerNorm,
     NllLoss,
     RegressionLoss,
@@ -1312,21 +1313,17 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: floa
     variance biased), then scaled and shifted per channel."""
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
-    n, c = input.shape[0], input.shape[1]
+    c = input.shape[1]
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
-    grouped = input.reshape(n, num_groups, -1)
-    mean = grouped.mean(-1, keepdim=True)
-    centred = grouped - mean
-    var = (centred * centred).mean(-1, keepdim=True)
-    out = (centred * (var + eps).rsqrt()).reshape(*input.shape)
-    per_channel = (1, c) + (1,) * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(per_channel)
-    if bias is not None:
-        out = out + bias.reshape(per_channel)
-    return out
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    if input.numel() == 0:  # (nothing to normalise: the composite's empty result)
+        return input * 1 if weight is None else input * weight.reshape((1, c) + (1,) * (input.dim() - 2))
+    return NativeGroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps)  # one NativeGroupNormBackward0
 
 
 def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = None) -> Tensor:  # noqa: A002

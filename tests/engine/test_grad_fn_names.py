@@ -126,6 +126,8 @@ GRAPHS = [
      "BinaryCrossEntropyWithLogitsBackward0(Acc,None)"),
     ("torch.nn.RNNCell(3, 4)(a)", "TanhBackward0(AddBackward0(AddmmBackward0(Acc,None,TBackward0(Acc)),"
                                   "AddmmBackward0(Acc,Acc,TBackward0(Acc))))"),
+    ("torch.nn.GroupNorm(3, 3)(im)", "NativeGroupNormBackward0(Acc,Acc,Acc)"),
+    ("torch.nn.functional.group_norm(im, 1)", "NativeGroupNormBackward0(Acc,None,None)"),
     ("lin(a)", "AddmmBackward0(Acc,Acc,TBackward0(Acc))"),
     ("lin(a.detach())", "AddmmBackward0(Acc,None,TBackward0(Acc))"),
     ("lin(a3)", "ViewBackward0(AddmmBackward0(Acc,ViewBackward0(Acc),TBackward0(Acc)))"),
