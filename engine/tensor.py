@@ -1988,13 +1988,17 @@ class Tensor(TensorMath):
         if len(sizes) < self._data.ndim:
             raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                                "tensor")
+        sizes = tuple(_int(n) for n in sizes)
         shape = (1,) * (len(sizes) - self._data.ndim) + self._data.shape
-        spread = self.reshape(tuple(n for s in shape for n in (1, s)))
-        tiled = spread.expand(tuple(n for r, s in zip(sizes, shape) for n in (r, s)))
-        out = tiled.reshape(tuple(r * s for r, s in zip(sizes, shape)))
-        if out._data.base is not None:  # (NumPy reshaped the broadcast view without copying: a write into this
-            out = out.clone()  # tensor then reached the others, and one into it was refused; PyTorch's copies)
-        return _named(out, "RepeatBackward0")
+        target = [n * s for n, s in zip(sizes, shape)]
+        if any(n < 0 for n in target):  # (PyTorch's refusal: the first negative size of the result)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {next(n for n in target if n < 0)}: "
+                               f"{target}")
+        if any(n < 0 for n in sizes):  # (a negative count of an empty dimension: empty, as PyTorch's)
+            sizes = tuple(max(n, 0) for n in sizes)
+        if not self._records():
+            return _wrap(xp_of(self._data).tile(self._data.reshape(shape), sizes))
+        return _fn.Repeat.apply(self, sizes)  # one RepeatBackward0: the tiles are a copy, as PyTorch's
 
     def split(self, split_size_or_sections, dim=0):
         """Pieces of ``split_size`` along ``dim`` (the last one smaller), or of the listed sizes, which must add up

@@ -852,7 +852,7 @@ SIGNATURES = {
     "gcd": None, "lcm": None, "ldexp": None, "frexp": None, "nextafter": None, "isinf": None, "isposinf": ("x", "out"),
     "isneginf": ("x", "out"),
     "unique": ("ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"),
-    "bincount": ("x", "weights", "minlength"), "repeat": ("a", "repeats", "axis"),
+    "bincount": ("x", "weights", "minlength"), "repeat": ("a", "repeats", "axis"), "tile": ("A", "reps"),
     "searchsorted": ("a", "v", "side", "sorter"),
     "isin": ("element", "test_elements", "assume_unique", "invert"),
 }

@@ -573,6 +573,18 @@ def _var_std(node, gy):
     return (2.0 / dof if dof else math.inf) * g * (x - mean)
 
 
+def _repeat(node, gy):
+    x_shape, shape, sizes = node.meta
+    split = tuple(n for r, s in zip(sizes, shape) for n in (r, s))
+    return gy.reshape(split).sum(tuple(range(0, 2 * len(sizes), 2))).reshape(x_shape)
+
+
+def _trace(node, gy):
+    n, m = node.meta
+    return gy * _const(np.eye(n, m, dtype=gy._data.dtype) if gy._data.__class__ is np.ndarray
+                       else xp_of(gy._data).eye(n, m, dtype=gy._data.dtype))
+
+
 def _group_norm(node, gy):
     """NativeGroupNorm's gradients in Tensor ops, the normalised input recomputed from the input (so a second
     derivative reaches it through the statistics)."""
@@ -923,7 +935,7 @@ def _solve(node, gy):
 DOUBLE = {
     F.Activation: _activation, F.NativeBatchNorm: _batch_norm, F.VarStd: _var_std, F.Add: _add,
     F.ConstantPad: _constant_pad, F.Logsumexp: _logsumexp, F.Lerp: _lerp, F.AddcOp: _addc_op,
-    F.NativeGroupNorm: _group_norm,
+    F.NativeGroupNorm: _group_norm, F.Repeat: _repeat, F.Trace: _trace,
     F.AddScaled: _add_scaled, F.Addmm: _addmm, F.MseLoss: _mse_loss, F.RegressionLoss: _regression_loss,
     F.BinaryCrossEntropyWithLogits: _bce_with_logits,
     F.Sub: _sub, F.Mul: _mul, F.Div: _div, F.Pow: _pow, F.Neg: _neg, F.MatMul: _matmul,

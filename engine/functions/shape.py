@@ -921,3 +921,41 @@ class ConstantPad(Function):
         g = xp_of(gy).zeros(shape, dtype=gy.dtype)
         g[crop] = part
         return g
+
+
+class Repeat(Function):
+    """``x.repeat(*sizes)`` as one node, PyTorch's ``RepeatBackward0``: the tiles copied out (more sizes than
+    dimensions add leading ones); the gradient sums the tiles back."""
+
+    raw = True
+    backward_name = "RepeatBackward0"
+
+    @staticmethod
+    def forward(ctx, x, sizes):
+        shape = (1,) * (len(sizes) - x.ndim) + x.shape
+        ctx.meta = (x.shape, shape, sizes)
+        return xp_of(x).tile(x.reshape(shape), sizes)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x_shape, shape, sizes = ctx.meta
+        split = tuple(n for r, s in zip(sizes, shape) for n in (r, s))
+        return gy.reshape(split).sum(axis=tuple(range(0, 2 * len(sizes), 2))).reshape(x_shape)
+
+
+class Trace(Function):
+    """The sum of a matrix's diagonal, one node as PyTorch's ``TraceBackward0``; the gradient is the output's on
+    the diagonal, 0 elsewhere."""
+
+    raw = True
+    backward_name = "TraceBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.meta = x.shape
+        return xp_of(x).asarray(x.trace(), dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, gy):
+        n, m = ctx.meta
+        return xp_of(gy).eye(n, m, dtype=gy.dtype) * gy

@@ -58,6 +58,8 @@ EXAMPLES = {
     "Lerp": (lambda g: (_x(g), _x(g, low=-0.5), _x(g)), {}),
     "AddcOp": (lambda g: (_x(g), _x(g, (3,)), _x(g, low=0.5)), {"value": 0.5, "divide": True}),
     "NativeGroupNorm": (lambda g: (_x(g, (2, 4, 3)), _x(g, (4,)), _x(g, (4,))), {"groups": 2, "eps": 1e-5}),
+    "Repeat": (lambda g: (_x(g), (2, 1, 3)), {}),
+    "Trace": (lambda g: (_x(g, (3, 4)),), {}),
     "MseLoss": (lambda g: (_x(g), _x(g, low=-0.5)), {"reduction": "sum"}),
     "BinaryCrossEntropy": (lambda g: (_x(g, low=0.05) * 0.6, engine.full((2, 3), 0.3)), {}),
     "Sum": (lambda g: (_x(g),), {"dim": 1}),

@@ -569,8 +569,9 @@ def test_a_write_to_the_input_of_batch_norm_is_refused_at_backward():
 # -------------------------------------------------------------------------------------- on the device
 
 def test_the_fused_nodes_on_the_cupy_stand_in_equal_the_cpus(cuda_device):
-    """addmm (nn.Linear), the losses, each activation, batch_norm, var and std, forward and backward, on CuPy's
-    arrays (the stand-in here; a real GPU where there is one) with the CPU's values."""
+    """addmm (nn.Linear), the losses, each activation, batch and group norm, var and std, repeat, trace, pad and
+    logsumexp, forward and backward, on CuPy's arrays (the stand-in here; a real GPU where there is one) with the
+    CPU's values."""
     rs = np.random.default_rng(12)
     xd, wd, bd, td = (rs.standard_normal(s) for s in ((6, 4), (3, 4), (3,), (6, 3)))
     results = []
@@ -586,7 +587,9 @@ def test_the_fused_nodes_on_the_cupy_stand_in_equal_the_cpus(cuda_device):
         loss = (F.mse_loss(bn, target) + acts * 1e-3 + F.smooth_l1_loss(h, target, beta=0.5)
                 + F.huber_loss(h, target, reduction="sum") + F.binary_cross_entropy(h.sigmoid(), target.sigmoid())
                 + F.binary_cross_entropy_with_logits(h, target.sigmoid(), pos_weight=engine.full(
-                    (3,), 2.0, device=device, dtype=engine.float64)) + h.var(0).sum() + h.std(1).sum())
+                    (3,), 2.0, device=device, dtype=engine.float64)) + h.var(0).sum() + h.std(1).sum()
+                + (h.repeat(2, 1) ** 2).sum() + h[:3].trace() + F.pad(h, (1, -1), value=0.5).sum()
+                + F.group_norm(h.unsqueeze(2), 3, w[:, 0], b).sum() + h.logsumexp(1).sum())
         loss.backward()
         assert loss.device.type == device and h.grad_fn.name() == "AddmmBackward0"
         results.append([loss.item()] + [t.grad.cpu().numpy() for t in (x, w, b)])
@@ -869,3 +872,41 @@ def test_group_norm_refuses_a_weight_of_another_size_in_pytorchs_words():
     with pytest.raises(RuntimeError, match=r"^Expected weight to be a vector of size equal to the number of channels "
                                            r"in input, but got weight of shape \[3\] and input of shape \[2, 4, 3\]$"):
         engine.nn.functional.group_norm(engine.ones(2, 4, 3), 2, engine.ones(3))
+
+
+# ---------------------------------------------------------------------------------------------- repeat, trace
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", ["x.repeat(2, 1)", "x.tile(2)", "x.repeat(3, 1, 2)", "x.repeat(1, 0)",
+                                        "x.trace()", "x[:, :2].trace()", "torch.trace(x.t())"])
+def test_repeat_and_trace_are_one_node_as_torchs(expression):
+    torch = _torch()
+    xd = np.arange(6.0).reshape(2, 3)
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xd, requires_grad=True)
+        y = eval(expression, {"x": x, "torch": lib})  # noqa: S307 - the table's own expressions
+        (y * lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape)).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name(), len(y.grad_fn.next_functions)))
+    (y1, g1, *n1), (y2, g2, *n2) = results
+    assert n1 == n2
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_array_equal(g1, g2)
+
+
+@pytest.mark.parametrize(("sizes", "message"), [
+    ((1, -1), "Trying to create tensor with negative dimension -3: [2, -3]"),
+    ((-1, -2), "Trying to create tensor with negative dimension -2: [-2, -6]"),
+])
+def test_repeat_refuses_a_negative_count_in_pytorchs_words(sizes, message):
+    with pytest.raises(RuntimeError) as caught:
+        engine.ones(2, 3).repeat(*sizes)
+    assert str(caught.value) == message
+    assert engine.ones(0).repeat(-1).shape == (0,)  # (an empty dimension stays empty, as PyTorch's)
+
+
+def test_a_repeated_tensor_is_a_copy():
+    x = engine.arange(3.0)
+    y = x.repeat(2)
+    y[0] = 100.0
+    assert x.tolist() == [0.0, 1.0, 2.0] and y.tolist() == [100.0, 1.0, 2.0, 0.0, 1.0, 2.0]

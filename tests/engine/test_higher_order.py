@@ -82,6 +82,8 @@ CASES = {
     "group_norm": ([(2, 4, 3), (4,), (4,)], (-1.0, 1.0),
                    lambda lib, x, w, b: (lib.nn.functional.group_norm(x * x, 2, w, b) ** 2 * x).sum()
                    + (lib.nn.functional.group_norm(x, 4) ** 3).sum()),
+    "repeat, trace": ([(2, 3)], (-1.0, 1.0), lambda lib, a: (a.repeat(2, 1, 2) ** 2).sum() * (a * a).t().trace()
+                      + (a @ a.t()).trace() ** 2),
     "matmul vectors": ([(4,), (4, 3), (3,)], (-1.0, 1.0), lambda lib, v, m, u: (v @ m) * (m @ u).sum() + (v @ v)),
     "matmul batched": ([(2, 3, 4), (4, 5), (2, 5, 3)], (-1.0, 1.0), lambda lib, a, b, c: (a @ b) ** 2 @ c),
     "exp, log, sqrt": ([(3, 4)], (0.5, 2.0), lambda lib, a: a.exp() * a.log() + a.sqrt() ** 3),
