@@ -324,7 +324,8 @@ def with_mask(node, gouts, mask, run):
     if False not in mask or not node.raw:
         return run(node, gouts)
     own = node.needs_input_grad
-    narrowed = tuple(bool(n) and m for n, m in zip(own, mask)) + tuple(own[len(mask):])
+    # (None stays None: a number's position is no edge, and the node's hooks count its edges from these)
+    narrowed = tuple(n if n is None else (bool(n) and m) for n, m in zip(own, mask)) + tuple(own[len(mask):])
     if narrowed == tuple(own):
         return run(node, gouts)
     node.needs_input_grad = narrowed

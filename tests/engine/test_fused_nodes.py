@@ -910,3 +910,14 @@ def test_a_repeated_tensor_is_a_copy():
     y = x.repeat(2)
     y[0] = 100.0
     assert x.tolist() == [0.0, 1.0, 2.0] and y.tolist() == [100.0, 1.0, 2.0, 0.0, 1.0, 2.0]
+
+
+def test_a_pruned_walk_keeps_a_nodes_edges_for_its_hooks():
+    """autograd.grad for one input narrows a node's needs to it; its hook still sees one gradient per edge (lerp's
+    number weight is none), as without the pruning."""
+    x, y = engine.tensor([1.0, 2.0], requires_grad=True), engine.tensor([3.0, 4.0], requires_grad=True)
+    p = x.lerp(y, 0.25)
+    seen = []
+    p.grad_fn.register_hook(lambda gi, go: seen.append([None if g is None else g.tolist() for g in gi]))
+    (g,) = engine.autograd.grad(p.sum(), x)
+    assert seen == [[[0.75, 0.75], None]] and g.tolist() == [0.75, 0.75]
