@@ -9,8 +9,11 @@ the recording math of :mod:`engine.autograd.higher`), so its second derivative i
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..autograd.function import Function
 from ..backend import xp_of
+from ..dtypes import scalar_name
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 _ONE_SIXTH = 0.1666666716337204  # PyTorch's hardsigmoid gradient multiplies by 1/6 as a float32, in float64 too
@@ -102,6 +105,11 @@ ACTIVATIONS = {
 }
 
 
+# the ops PyTorch computes on integers too, and the names of its kernels where it refuses them
+_INTEGER_OK = frozenset({"hardtanh", "threshold"})
+_KERNELS = {"celu": "elu_{}", "softshrink": "softshrink_check"}
+
+
 def elu_params(kind: str, alpha: float = 1.0) -> tuple:
     """(alpha, scale, input_scale) of PyTorch's elu kernel for ``elu``, ``celu`` and ``selu``."""
     if kind == "selu":
@@ -121,6 +129,9 @@ class Activation(Function):
 
     @staticmethod
     def forward(ctx, x, op, params=()):
+        if x.dtype.kind not in "fc" and op not in _INTEGER_OK:  # PyTorch has no integer kernel for it
+            kernel = _KERNELS.get(op, op + "_{}").format("cpu" if x.__class__ is np.ndarray else "cuda")
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(x.dtype)}\'')
         ctx.op = op
         ctx.params = params
         ctx.op_label = ACTIVATIONS[op][0][:-len("Backward0")]  # the graph panel's name: Silu, LeakyRelu, ...

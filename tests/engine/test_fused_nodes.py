@@ -921,3 +921,22 @@ def test_a_pruned_walk_keeps_a_nodes_edges_for_its_hooks():
     p.grad_fn.register_hook(lambda gi, go: seen.append([None if g is None else g.tolist() for g in gi]))
     (g,) = engine.autograd.grad(p.sum(), x)
     assert seen == [[[0.75, 0.75], None]] and g.tolist() == [0.75, 0.75]
+
+
+@pytest.mark.parametrize(("name", "kernel"), [("silu", "silu_cpu"), ("elu", "elu_cpu"), ("celu", "elu_cpu"),
+                                              ("selu", "elu_cpu"), ("leaky_relu", "leaky_relu_cpu"),
+                                              ("softplus", "softplus_cpu"), ("hardsigmoid", "hardsigmoid_cpu"),
+                                              ("hardswish", "hardswish_cpu"), ("mish", "mish_cpu"),
+                                              ("softshrink", "softshrink_check"), ("hardshrink", "hardshrink_cpu")])
+def test_an_activation_of_integers_is_refused_as_pytorch_refuses_it(name, kernel):
+    """(They computed in floats and truncated back: silu of [-2, 1, 3] was [0, 0, 2].) PyTorch 2.13's words."""
+    with pytest.raises(NotImplementedError) as caught:
+        getattr(engine.nn.functional, name)(engine.tensor([-2, 1, 3]))
+    assert str(caught.value) == f'"{kernel}" not implemented for \'Long\''
+
+
+def test_hardtanh_relu6_and_threshold_of_integers_are_pytorchs():
+    x = engine.tensor([-2, 1, 3, 8])
+    F = engine.nn.functional
+    assert F.hardtanh(x).tolist() == [-1, 1, 1, 1] and F.relu6(x).tolist() == [0, 1, 3, 6]
+    assert F.threshold(x, 0, 5).tolist() == [5, 1, 3, 8] and F.relu6(x).dtype == engine.int64
