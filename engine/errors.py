@@ -27,6 +27,11 @@ _C_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "flo
             "int8": ("signed char", "Char"), "uint8": ("unsigned char", "Byte"), "bool": ("bool", "Bool")}
 
 
+def c_type_name(dtype) -> str:
+    """The C type PyTorch names a dtype by in some of its errors ("float", "double", "long int")."""
+    return _C_NAMES.get(str(dtype), (str(dtype),))[0]
+
+
 def product_dtypes_error(a, b) -> RuntimeError:
     """PyTorch's error for a matrix product of two dtypes (it never promotes there)."""
     na, nb = _C_NAMES.get(str(a.dtype), (str(a.dtype),) * 2), _C_NAMES.get(str(b.dtype), (str(b.dtype),) * 2)

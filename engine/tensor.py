@@ -1581,6 +1581,8 @@ class Tensor(TensorMath):
 
     def _var_std(self, dim, correction, keepdim, std):
         """One ``VarBackward0`` (``StdBackward0``) node over ``dim`` (an int, a sequence, or None for all)."""
+        if self._data.dtype.kind not in "fc":
+            raise RuntimeError("std and var only support floating point and complex dtypes")
         shape = self._data.shape
         if dim is None or (not shape and dim in (0, -1, (0,), (-1,), [0], [-1], ())):
             axes = None

@@ -15,6 +15,7 @@ import numpy as np
 from . import dtypes as _dtypes
 from . import tensor as _t  # bound while engine.tensor is being made; read when a method runs
 from .backend import to_device_array, to_host, xp_of
+from .errors import c_type_name
 
 return_types_aminmax = namedtuple("aminmax", ["min", "max"])
 return_types_median = namedtuple("median", ["values", "indices"])
@@ -272,6 +273,12 @@ class TensorMath:
         past a weight of 0.5 it is ``end - (end - self) * (1 - weight)``)."""
         if not isinstance(end, _t.Tensor):
             return self + weight * (end - self)
+        if self._data.dtype.kind not in "fc":
+            kernel = "lerp_kernel_tensor" if isinstance(weight, _t.Tensor) else "lerp_kernel_scalar"
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtypes.scalar_name(self._data.dtype)}\'')
+        if end._data.dtype != self._data.dtype:
+            raise RuntimeError(f"expected dtype {c_type_name(self._data.dtype)} for `end` but got dtype "
+                               f"{c_type_name(end._data.dtype)}")
         return _t._fn.Lerp.apply(self, end, weight)
 
     def float_power(self, exponent):

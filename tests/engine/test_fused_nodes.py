@@ -940,3 +940,16 @@ def test_hardtanh_relu6_and_threshold_of_integers_are_pytorchs():
     F = engine.nn.functional
     assert F.hardtanh(x).tolist() == [-1, 1, 1, 1] and F.relu6(x).tolist() == [0, 1, 3, 6]
     assert F.threshold(x, 0, 5).tolist() == [5, 1, 3, 8] and F.relu6(x).dtype == engine.int64
+
+
+@pytest.mark.parametrize(("expression", "kind", "message"), [
+    ("x.var()", RuntimeError, "std and var only support floating point and complex dtypes"),
+    ("x.std(0)", RuntimeError, "std and var only support floating point and complex dtypes"),
+    ("x.lerp(x, 0.5)", NotImplementedError, "\"lerp_kernel_scalar\" not implemented for 'Long'"),
+    ("x.lerp(x, x)", NotImplementedError, "\"lerp_kernel_tensor\" not implemented for 'Long'"),
+    ("x.double().lerp(x.float(), 0.5)", RuntimeError, "expected dtype double for `end` but got dtype float"),
+])
+def test_integer_var_std_and_lerp_are_refused_as_pytorch_refuses_them(expression, kind, message):
+    with pytest.raises(kind) as caught:
+        eval(expression, {"x": engine.tensor([1, 2, 4])})  # noqa: S307 - the table's own expressions
+    assert str(caught.value) == message
