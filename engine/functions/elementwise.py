@@ -10,6 +10,7 @@ from ..backend import xp_of
 from ..dtypes import promote, result_type
 from . import bessel as _bessel
 from . import special as _special
+from .loss import scaled_loss_grads
 
 
 class Exp(Function):
@@ -343,25 +344,13 @@ class BinaryCrossEntropy(Function):
         weight, reduction = ctx.meta
         xp = xp_of(gy)
         need_x, need_y = ctx.needs_input_grad
-        count = max(x.size, 1) if reduction == "mean" else None
         gx = gt = None
         if need_x:
             gx = gy * (x - y) / xp.maximum((1 - x) * x, x.dtype.type(1e-12))
         if need_y:  # PyTorch's: the logs unclamped (a target's gradient at a probability of 0 or 1 is infinite)
             with np.errstate(divide="ignore"):  # NumPy's warning; CuPy gives none
                 gt = gy * (xp.log(1 - x) - xp.log(x))
-        out = []
-        for g in (gx, gt):
-            if g is not None:
-                if weight is not None:
-                    g = g * weight
-                if count is not None:
-                    g = g / count  # (PyTorch divides by the count)
-                if g.shape != x.shape:  # (a reduced loss's 0-d gradient times no weight: one per element)
-                    g = xp.broadcast_to(g, x.shape).copy()
-                g = g.astype(x.dtype, copy=False)
-            out.append(g)
-        return tuple(out)
+        return scaled_loss_grads((gx, gt), weight, reduction, x)  # (loss.py's, shared with the logits' form)
 
 
 class Gelu(Function):

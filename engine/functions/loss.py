@@ -53,6 +53,23 @@ def _reduced(loss, reduction):
     return loss
 
 
+def scaled_loss_grads(grads, weight, reduction, x) -> tuple:
+    """A loss node's gradients (None stays None), each times its ``weight`` and over the count for 'mean' (as
+    PyTorch's, which divides), one per element of ``x``, in its dtype."""
+    out = []
+    for g in grads:
+        if g is not None:
+            if weight is not None:
+                g = g * weight
+            if reduction == "mean":
+                g = g / max(x.size, 1)
+            if g.shape != x.shape:  # (a reduced loss's 0-d gradient times no weight: one per element)
+                g = xp_of(g).broadcast_to(g, x.shape).copy()
+            g = g.astype(x.dtype, copy=False)
+        out.append(g)
+    return tuple(out)
+
+
 def _norm(x, reduction):
     """The scale of an elementwise loss's gradient: 1 over the count for 'mean' (PyTorch's norm), else 1."""
     return 1.0 / max(x.size, 1) if reduction == "mean" else 1.0
@@ -147,16 +164,7 @@ class BinaryCrossEntropyWithLogits(Function):
                 gt = (_log_sigmoid(xp, -x) - _log_sigmoid(xp, x) * pos_weight) * gy
             else:
                 gt = -x * gy
-        out = []
-        for g in (gx, gt):
-            if g is not None:
-                if weight is not None:
-                    g = g * weight
-                if reduction == "mean":
-                    g = g / max(x.size, 1)
-                g = g.astype(x.dtype, copy=False)
-            out.append(g)
-        return tuple(out)
+        return scaled_loss_grads((gx, gt), weight, reduction, x)
 
 
 def _log_sigmoid(xp, x):

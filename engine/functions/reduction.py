@@ -285,9 +285,7 @@ class Logsumexp(Function):
         axes, keepdim = ctx.meta
         xp = xp_of(gy)
         if not keepdim:
-            for a in sorted(axes):
-                gy = xp.expand_dims(gy, a)
-                out = xp.expand_dims(out, a)
+            gy, out = xp.expand_dims(gy, axes), xp.expand_dims(out, axes)
         return gy * xp.exp(x - out)
 
 
@@ -322,10 +320,8 @@ class VarStd(Function):
         axes, correction, keepdim, std, n = ctx.meta
         xp = xp_of(gy)
         if axes is not None and not keepdim:
-            for a in sorted(axes):
-                gy = xp.expand_dims(gy, a)
-                if result is not None:
-                    result = xp.expand_dims(result, a)
+            gy = xp.expand_dims(gy, axes)
+            result = xp.expand_dims(result, axes) if result is not None else None
         if std:  # grad / (2 std), 0 where std is 0
             gy = xp.where(result == 0, gy.dtype.type(0), gy / (result * 2))
         mean = x.mean(axis=axes, keepdims=True)
