@@ -292,11 +292,9 @@ class TensorMath:
         if not self.is_floating_point():
             return self.clone()
         info = np.finfo(self._data.dtype)
-        x = self._data
-        xp = xp_of(x)
-        out = self.masked_fill(_t._wrap(xp.isnan(x)), nan)
-        out = out.masked_fill(_t._wrap(x == np.inf), info.max if posinf is None else posinf)
-        return out.masked_fill(_t._wrap(x == -np.inf), info.min if neginf is None else neginf)
+        params = (float(nan), float(info.max if posinf is None else posinf), float(info.min if neginf is None
+                                                                                else neginf))
+        return _t._fn.Activation.apply(self, op="nan_to_num", params=params)  # one NanToNumBackward0
 
     # ------------------------------------------------------------------ tests and logic (no gradient)
     def isinf(self):

@@ -100,6 +100,11 @@ ACTIVATIONS = {
                    lambda m, gy, x, lambd: m.where(_inside(x, -lambd, lambd), 0, gy)),
     "hardshrink": ("HardshrinkBackward0", lambda xp, x, lambd: xp.where(_inside(x, -lambd, lambd), 0, x),
                    lambda m, gy, x, lambd: m.where(_inside(x, -lambd, lambd), 0, gy)),
+    # NaN, +inf and -inf replaced; the gradient passes where the input was finite (PyTorch's grad * isfinite(x))
+    "nan_to_num": ("NanToNumBackward0",
+                   lambda xp, x, nan, posinf, neginf: xp.where(x != x, nan, xp.where(
+                       x == float("inf"), posinf, xp.where(x == float("-inf"), neginf, x))),
+                   lambda m, gy, x, nan, posinf, neginf: m.where((x == x) & (abs(x) != float("inf")), gy, 0)),
     "threshold": ("ThresholdBackward0", lambda xp, x, threshold, value: xp.where(x <= threshold, value, x),
                   lambda m, gy, x, threshold, value: m.where(x <= threshold, 0, gy)),
 }

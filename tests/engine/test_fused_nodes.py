@@ -953,3 +953,23 @@ def test_integer_var_std_and_lerp_are_refused_as_pytorch_refuses_them(expression
     with pytest.raises(kind) as caught:
         eval(expression, {"x": engine.tensor([1, 2, 4])})  # noqa: S307 - the table's own expressions
     assert str(caught.value) == message
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kw", [{}, {"nan": 0.5, "posinf": 9.0, "neginf": -9.0}])
+def test_nan_to_num_is_one_node_as_torchs(kw, dtype):
+    """The replaced values, and a gradient that passes only where the input was finite."""
+    torch = _torch()
+    xd = np.array([1.0, np.nan, np.inf, -np.inf, -2.0, 0.0]).astype(dtype)
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xd, requires_grad=True)
+        y = x.nan_to_num(**kw)
+        (y * lib.arange(6, dtype=y.dtype)).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()))
+    (y1, g1, n1), (y2, g2, n2) = results
+    assert n1 == n2 == "NanToNumBackward0"
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_array_equal(g1, g2)
+    assert g1.tolist() == [0.0, 0.0, 0.0, 0.0, 4.0, 5.0]

@@ -130,6 +130,7 @@ GRAPHS = [
     ("torch.nn.functional.group_norm(im, 1)", "NativeGroupNormBackward0(Acc,None,None)"),
     ("a.repeat(2, 1, 3)", "RepeatBackward0(Acc)"), ("a.tile(2)", "RepeatBackward0(Acc)"),
     ("a.trace()", "TraceBackward0(Acc)"),
+    ("a.nan_to_num()", "NanToNumBackward0(Acc)"),
     ("lin(a)", "AddmmBackward0(Acc,Acc,TBackward0(Acc))"),
     ("lin(a.detach())", "AddmmBackward0(Acc,None,TBackward0(Acc))"),
     ("lin(a3)", "ViewBackward0(AddmmBackward0(Acc,ViewBackward0(Acc),TBackward0(Acc)))"),
