@@ -1118,9 +1118,12 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 
 
 def _clamped_below(t: Tensor, eps: float) -> Tensor:
-    """``t`` held at ``eps`` or more, its gradient passing everywhere (PyTorch clamps the norms of
-    cosine_similarity under no_grad)."""
-    return t + (t.detach().clamp_min(eps) - t.detach())
+    """``t`` held at ``eps`` or more, its gradient passing everywhere: a copy clamped in place under no_grad, as
+    PyTorch clamps the norms of cosine_similarity (its graph: ``CloneBackward0``)."""
+    held = t.clone()
+    with no_grad():
+        held.clamp_min_(eps)
+    return held
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:

@@ -131,6 +131,9 @@ GRAPHS = [
     ("a.repeat(2, 1, 3)", "RepeatBackward0(Acc)"), ("a.tile(2)", "RepeatBackward0(Acc)"),
     ("a.trace()", "TraceBackward0(Acc)"),
     ("a.nan_to_num()", "NanToNumBackward0(Acc)"),
+    ("torch.nn.functional.cosine_similarity(a, b)", "SumBackward1(MulBackward0(DivBackward0(Acc,CloneBackward0("
+                                                    "LinalgVectorNormBackward0(Acc))),DivBackward0(Acc,CloneBackward0("
+                                                    "LinalgVectorNormBackward0(Acc)))))"),
     ("lin(a)", "AddmmBackward0(Acc,Acc,TBackward0(Acc))"),
     ("lin(a.detach())", "AddmmBackward0(Acc,None,TBackward0(Acc))"),
     ("lin(a3)", "ViewBackward0(AddmmBackward0(Acc,ViewBackward0(Acc),TBackward0(Acc)))"),
