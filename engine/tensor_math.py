@@ -1536,11 +1536,7 @@ class TensorMath:
         return self._nan_ignoring(other, "min")
 
     def _nan_ignoring(self, other, mode):
-        a, b = self._data, other._data
-        xp = xp_of(a)
-        pick_self = xp.isnan(b) | ((a >= b) if mode == "max" else (a <= b))  # (a NaN in self with b not: b)
-        pick_self &= ~(xp.isnan(a) & ~xp.isnan(b))
-        return self.where(_t._wrap(pick_self), other)
+        return _t._fn.Binary.apply(self, other, op="f" + mode)  # one FmaxBackward0 (FminBackward0), as PyTorch's
 
     def logaddexp2(self, other):
         """``log2(2**self + 2**other)``, without the overflow."""

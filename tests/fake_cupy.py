@@ -849,6 +849,7 @@ SIGNATURES = {
     "log1p": None, "expm1": None, "log2": None, "log10": None, "exp2": None, "tan": None, "sinh": None, "cosh": None,
     "arcsin": None, "arccos": None, "arctan": None, "arcsinh": None, "arccosh": None, "arctanh": None,
     "arctan2": None, "hypot": None, "logaddexp": None, "remainder": None, "fmod": None, "signbit": None,
+    "fmax": None, "fmin": None,
     "gcd": None, "lcm": None, "ldexp": None, "frexp": None, "nextafter": None, "isinf": None, "isposinf": ("x", "out"),
     "isneginf": ("x", "out"),
     "unique": ("ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"),

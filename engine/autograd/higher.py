@@ -78,6 +78,8 @@ class _TensorMath:
     cosh = staticmethod(lambda t: t.cosh())
     floor = staticmethod(lambda t: t.floor())
     trunc = staticmethod(lambda t: t.trunc())
+    isnan = staticmethod(lambda t: t.isnan())
+    where = staticmethod(lambda cond, a, b: F.Where.apply(cond, a, b))
 
 
 def _expand_back(gy, shape, axes, keepdim):

@@ -594,6 +594,15 @@ _IGAMMA_A = {False: _RefusedGradient("the derivative for 'igamma: input' is not 
              True: _RefusedGradient("the derivative for 'igammac: input' is not implemented.")}
 
 
+def _nan_ignoring_grads(keep_self):
+    """fmax's (fmin's) gradients, PyTorch's: to self where it was kept (``a >= b``, ``a <= b`` for fmin) or the
+    other is NaN, to the other elsewhere."""
+    def grads(xp, gy, a, b, out):
+        mask = keep_self(a, b) | xp.isnan(b)
+        return xp.where(mask, gy, 0), xp.where(mask, 0, gy)
+    return grads
+
+
 # One row per op of two tensors (or a tensor and a number): PyTorch's backward node, the forward (xp, a, b), and
 # the two gradients from (xp, gy, a, b, out) before broadcasting is undone.
 BINARY = {
@@ -603,6 +612,8 @@ BINARY = {
     "xlogy": ("XlogyBackward0", _xlogy_forward, _xlogy_grads),
     "remainder": ("RemainderBackward0", lambda xp, a, b: xp.remainder(a, b), _remainder_grads),
     "fmod": ("FmodBackward0", lambda xp, a, b: xp.fmod(a, b), _fmod_grads),
+    "fmax": ("FmaxBackward0", lambda xp, a, b: xp.fmax(a, b), _nan_ignoring_grads(lambda a, b: a >= b)),
+    "fmin": ("FminBackward0", lambda xp, a, b: xp.fmin(a, b), _nan_ignoring_grads(lambda a, b: a <= b)),
     "igamma": ("IgammaBackward0", lambda xp, a, b: _special.gammainc(xp, a, b), _igamma_grads(False)),
     "igammac": ("IgammacBackward0", lambda xp, a, b: _special.gammainc(xp, a, b, upper=True), _igamma_grads(True)),
     "zeta": ("SpecialZetaBackward0", lambda xp, a, b: _special.zeta(xp, a, b).astype(a.dtype), _zeta_grads),

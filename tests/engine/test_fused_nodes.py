@@ -973,3 +973,28 @@ def test_nan_to_num_is_one_node_as_torchs(kw, dtype):
     np.testing.assert_array_equal(y1, y2)
     np.testing.assert_array_equal(g1, g2)
     assert g1.tolist() == [0.0, 0.0, 0.0, 0.0, 4.0, 5.0]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["fmax", "fmin"])
+def test_fmax_and_fmin_are_one_node_as_torchs(name):
+    """NaN on either side, ties, a broadcast operand, a NaN gradient (held out where the side is not kept); and the
+    second derivative recorded."""
+    torch = _torch()
+    ad = np.array([[1.0, np.nan, 3.0, 2.0, np.nan], [0.5, -1.0, np.inf, -np.inf, 4.0]])
+    bd = np.array([2.0, 1.0, np.nan, 2.0, np.nan])
+    results = []
+    for lib in (engine, torch):
+        a, b = lib.tensor(ad, requires_grad=True), lib.tensor(bd, requires_grad=True)
+        y = getattr(lib, name)(a, b)
+        y.backward(lib.tensor(np.array([[1.0, 2.0, np.nan, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0]])))
+        results.append((y.detach().numpy(), a.grad.numpy(), b.grad.numpy(), y.grad_fn.name()))
+    for mine, theirs in zip(*results):
+        if isinstance(mine, str):
+            assert mine == theirs
+        else:
+            np.testing.assert_array_equal(mine, theirs)
+    x = engine.tensor([1.0, 3.0], requires_grad=True)
+    (g,) = engine.autograd.grad(getattr(engine, name)(x * x, engine.tensor([2.0, 2.0])).sum(), x, create_graph=True)
+    (gg,) = engine.autograd.grad(g.sum(), x)
+    assert gg.tolist() == ([0.0, 2.0] if name == "fmax" else [2.0, 0.0])

@@ -130,7 +130,8 @@ GRAPHS = [
     ("torch.nn.functional.group_norm(im, 1)", "NativeGroupNormBackward0(Acc,None,None)"),
     ("a.repeat(2, 1, 3)", "RepeatBackward0(Acc)"), ("a.tile(2)", "RepeatBackward0(Acc)"),
     ("a.trace()", "TraceBackward0(Acc)"),
-    ("a.nan_to_num()", "NanToNumBackward0(Acc)"),
+    ("a.nan_to_num()", "NanToNumBackward0(Acc)"), ("torch.fmax(a, b)", "FmaxBackward0(Acc,Acc)"),
+    ("torch.fmin(a, b.detach())", "FminBackward0(Acc,None)"),
     ("torch.nn.functional.cosine_similarity(a, b)", "SumBackward1(MulBackward0(DivBackward0(Acc,CloneBackward0("
                                                     "LinalgVectorNormBackward0(Acc))),DivBackward0(Acc,CloneBackward0("
                                                     "LinalgVectorNormBackward0(Acc)))))"),
