@@ -287,16 +287,29 @@ def _node_pre_hooks(node, gouts):
     return arrays[0] if single else arrays
 
 
+def edge_gradients(node, gins) -> list:
+    """``(position, input, gradient)`` for each edge of ``node``, in ``next_functions``' order (None where there is
+    no input or no gradient): what its register_hook() hooks see, in either walk."""
+    inputs = node._inputs
+    return [(k, inputs[k] if k < len(inputs) else None, gins[k] if k < len(gins) else None)
+            for k in node._edge_positions()]
+
+
+def by_position(node, edges, grads, gins) -> tuple:
+    """The hooks' gradients, one per edge, back in the node's argument positions (None elsewhere)."""
+    out = [None] * max(len(node._inputs), len(gins))
+    for (k, _, _), g in zip(edges, grads):
+        out[k] = g
+    return tuple(out)
+
+
 def _node_post_hooks(node, gins, gouts):
     """``node``'s register_hook() hooks on (grad_inputs, grad_outputs): one gradient per edge of the node (as
     ``next_functions`` lists them), each already of its input's shape and dtype (None where the input gets none),
     free to be replaced."""
-    inputs = node._inputs
-    edges = node._edge_positions()
+    edges = edge_gradients(node, gins)
     grads = []
-    for k in edges:
-        inp = inputs[k] if k < len(inputs) else None
-        g = gins[k] if k < len(gins) else None
+    for _, inp, g in edges:
         if inp is None or g is None:
             grads.append(None)
             continue
@@ -312,10 +325,7 @@ def _node_post_hooks(node, gins, gouts):
         result = hook(grads, outs)
         if result is not None:
             grads = hook_result(hook, result, len(grads))
-    out = [None] * max(len(inputs), len(gins))
-    for k, g in zip(edges, grads):
-        out[k] = None if g is None else g._data
-    return tuple(out)
+    return by_position(node, edges, [None if g is None else g._data for g in grads], gins)
 
 
 def with_mask(node, gouts, mask, run):

@@ -1017,12 +1017,9 @@ def _node_backward(node, gouts):
 
 def _post_hooked(node, gins, gouts):
     """The node's register_hook() hooks on (grad_inputs, grad_outputs), each gradient of its input's shape."""
-    inputs = node._inputs
-    edges = node._edge_positions()
+    edges = _graph.edge_gradients(node, gins)
     grads = []
-    for k in edges:
-        inp = inputs[k] if k < len(inputs) else None
-        g = gins[k] if k < len(gins) else None
+    for _, inp, g in edges:
         if inp is not None and g is not None and tuple(g.shape) != tuple(inp._data.shape):
             g = _graph.unbroadcast(g, inp._data.shape)
         grads.append(None if inp is None else g)
@@ -1031,10 +1028,7 @@ def _post_hooked(node, gins, gouts):
         result = hook(grads, tuple(gouts))
         if result is not None:
             grads = _graph.hook_result(hook, result, len(grads))
-    out = [None] * max(len(inputs), len(gins))
-    for k, g in zip(edges, grads):
-        out[k] = g
-    return tuple(out)
+    return _graph.by_position(node, edges, grads, gins)
 
 
 def _add_to(table, key, g):
