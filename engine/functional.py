@@ -1049,7 +1049,7 @@ _COPY_FORMS = {
     "select_copy": Tensor.select, "slice_copy": _slice, "split_copy": Tensor.split,
     "split_with_sizes_copy": Tensor.split, "squeeze_copy": Tensor.squeeze, "t_copy": Tensor.t,
     "transpose_copy": Tensor.transpose, "unbind_copy": Tensor.unbind, "unfold_copy": Tensor.unfold,
-    "unsqueeze_copy": Tensor.unsqueeze, "view_copy": Tensor.view,
+    "unsqueeze_copy": Tensor.unsqueeze, "view_copy": Tensor.reshape,  # (a copy: any strides will do, as PyTorch)
 }
 for _name, _op in _COPY_FORMS.items():
     globals()[_name] = _copy_form(_op)
@@ -1061,7 +1061,19 @@ def split_with_sizes(input, split_sizes, dim=0):  # noqa: A002
     return input.split(list(split_sizes), dim)
 
 
-__all__ += [*_COPY_FORMS, "split_with_sizes"]
+def unsafe_chunk(input, chunks, dim=0):  # noqa: A002
+    return input.unsafe_chunk(chunks, dim)
+
+
+def unsafe_split(input, split_size, dim=0):  # noqa: A002
+    return input.unsafe_split(split_size, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):  # noqa: A002
+    return input.unsafe_split_with_sizes(split_sizes, dim)
+
+
+__all__ += [*_COPY_FORMS, "split_with_sizes", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
 
 __all__ += ["block_diag", "cartesian_prod", "combinations", "vander", "scalar_tensor", "trapezoid", "trapz",
             "cumulative_trapezoid", "unravel_index", "logcumsumexp", "chain_matmul", "vdot", "unflatten",

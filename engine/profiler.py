@@ -41,7 +41,7 @@ _NOT_OPS = frozenset({
     "requires_grad_", "retain_grad", "_shallow", "tolist", "numpy", "__array__", "_moved", "is_contiguous",
     "__repr__", "__str__", "__format__", "__len__", "__iter__", "__bool__", "__float__", "__int__", "__index__",
     "__reduce__", "__deepcopy__", "_records", "_check_inplace", "_rebind", "backward", "_before_write",
-    "_remember", "_as_it_was", "_view_chain", "_copy_as_is",
+    "_remember", "_as_it_was", "_view_chain", "_copy_as_is", "_dim_of",
 })
 
 # method -> the op's name, so a step written with methods (no graph) and the same step recorded (Functions) read
@@ -57,14 +57,16 @@ _METHOD_OPS = {
     "__ge__": "Compare", "__iadd__": "Add_", "__isub__": "Sub_", "__imul__": "Mul_", "__itruediv__": "Div_",
     "add_": "Add_", "sub_": "Sub_", "mul_": "Mul_", "div_": "Div_", "zero_": "Zero_", "fill_": "Fill_",
     "detach": "Detach", "item": "Item", "view": "Reshape", "reshape": "Reshape", "flip": "Flip", "roll": "Roll",
-    "movedim": "Permute", "swapaxes": "Transpose", "addmm": "Addmm",
+    "movedim": "Permute", "swapaxes": "Transpose", "addmm": "Addmm", "split": "Split", "chunk": "Split",
+    "unbind": "Split", "split_with_sizes": "Split", "unsafe_split": "Split", "unsafe_chunk": "Split",
+    "unsafe_split_with_sizes": "Split",
 }
 
 # a convolution, plain or transposed: gathered columns, then a product
 _MATRIX = frozenset({"MatMul", "Addmm", "Linear", "Convolution", "ConvTranspose"})
 UNDO_BROADCAST = "Undo broadcast (sum)"  # the backward walk's sums of gradients down to their inputs' shapes
 _SHAPE = frozenset({"Transpose", "Reshape", "Permute", "Expand", "Detach", "GetItem", "Clone", "View", "Flip", "Roll",
-                    "Unfold", "Fold"})
+                    "Unfold", "Fold", "Split"})
 
 
 def category_of(op: str) -> str:

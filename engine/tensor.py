@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import operator as _operator
+import re as _re
 import sys
 from collections import namedtuple
 from weakref import ref as _weakref
@@ -442,11 +443,36 @@ _NO_GRAD_VIEW_WRITTEN = (
     "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
-def _refresh_views(base: Tensor, skip=None, top=None):
+_PIECE_TAIL = ("This view is the output of a function that returns multiple views. Such functions do not allow the "
+               "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
+
+
+_BACKWARD_SUFFIX = _re.compile(r"Backward\d*$")
+
+
+def _piece_refusal(t: Tensor, what: str, index=None) -> str:
+    """PyTorch's message for a piece of ``split``/``chunk``/``unbind`` (or a view of one, ``t``) written in place
+    (``what``: "is being modified inplace"), or read back after its base was: its op named as PyTorch names it
+    ("Output 1 of Split"). ``t[index] = v`` writes, in PyTorch, the view its ints and slices make (output 0 of
+    Select or Slice), or ``t`` itself where they make none."""
+    name, out = t.grad_fn.name(), t._out_index
+    if index is not None:
+        parts = index if index.__class__ is tuple else (index,)
+        basic = tuple(p if p is None or p is Ellipsis or isinstance(p, (_int, np.integer, slice)) else slice(None)
+                      for p in parts)
+        viewed = _fn.shape.index_backward_name(t._data.shape, basic)
+        if viewed != "AliasBackward0":
+            name, out = viewed, 0
+    return f"Output {out} of {_BACKWARD_SUFFIX.sub('', name)} is a view and {what}. {_PIECE_TAIL}"
+
+
+def _refresh_views(base: Tensor, skip=None, top=None, refused=False):
     """After an in-place op gave ``base`` a new node (at tick ``base._rebound_at``): each live view made from it
     whose memory is still the base's gets a node that takes the base as it is now (PyTorch's ``AsStridedBackward0``),
     and the same for the views made from that view; the nodes that took a view before keep where it stood
-    (``Tensor._remember``). Without this, ``v = h[0]; h.relu_(); v.backward()`` would reach ``h`` around the ReLU."""
+    (``Tensor._remember``). Without this, ``v = h[0]; h.relu_(); v.backward()`` would reach ``h`` around the ReLU.
+    A piece of ``split`` (a ``"piece"`` step), and each view made from one (``refused``), gets a node that refuses
+    the backward instead, as PyTorch refuses their ``grad_fn``."""
     for ref, step in base._views:
         view = ref()
         if view is None or view is skip:
@@ -460,7 +486,11 @@ def _refresh_views(base: Tensor, skip=None, top=None):
                 or _data_ptr(again) != _data_ptr(mine)):
             continue  # no longer a view of the base's memory (the op copied, or the view was given another array)
         node = None
-        if step[0] == "strided" and top is not None:  # (an as_strided may show more of the top base than its input)
+        refuse = refused or step[0] == "piece"  # (a piece of split, or a view of one: PyTorch refuses its gradient)
+        if refuse:
+            node = _fn.shape.RefusedView.apply(base, message=_piece_refusal(
+                view, "its base or another view of its base has been modified inplace")).grad_fn
+        elif step[0] == "strided" and top is not None:  # (an as_strided may show more of the top base than its input)
             node = _strided_node(top, mine)
         if node is None:
             node = _fn.shape.view_node(base, step).grad_fn
@@ -469,7 +499,7 @@ def _refresh_views(base: Tensor, skip=None, top=None):
         view._remember()
         view._rg, view.grad_fn, view._out_index = True, node, 0
         if "_views" in view.__dict__:
-            _refresh_views(view, skip, base if top is None else top)
+            _refresh_views(view, skip, base if top is None else top, refuse)
 
 
 def _check_overlap(data):
@@ -945,7 +975,7 @@ class Tensor(TensorMath):
         t._out_index = self._out_index
         return t
 
-    def _before_write(self) -> Tensor:
+    def _before_write(self, index=None) -> Tensor:
         """An in-place op is about to give this tensor its recorded result: note the write against the array it
         holds, before the op's own node is recorded (a node that saved that array, recorded earlier, now refuses
         its backward, as PyTorch's does), and give the op its input: a Tensor of the value as it was.
@@ -961,16 +991,18 @@ class Tensor(TensorMath):
         d.pop("_write_into", None)
         data = self._data
         _check_overlap(data)
-        self._rebound_at = _writes.wrote(data)
         node = self.grad_fn
         if data.base is not None or "_shares" in d:
-            if node is not None or "_src" in d:
-                chain = self._view_chain()
-                if chain is not None:
-                    self._pending_view = chain
-                    return self._copy_as_is()
-        elif _getrefcount(data) <= _SOLE_REFS:
-            return self._shallow()
+            # (refuses a piece of split; ``index``: where __setitem__ writes it, which PyTorch writes through a view)
+            chain = self._view_chain(index) if node is not None or "_src" in d else None
+            self._rebound_at = _writes.wrote(data)
+            if chain is not None:
+                self._pending_view = chain
+                return self._copy_as_is()
+        else:
+            self._rebound_at = _writes.wrote(data)
+            if _getrefcount(data) <= _SOLE_REFS:
+                return self._shallow()
         self._write_into = True
         return self._copy_as_is()
 
@@ -1003,7 +1035,7 @@ class Tensor(TensorMath):
                     return t
         return self
 
-    def _view_chain(self):
+    def _view_chain(self, index=None):
         """(base, steps) where this tensor is, by recorded view ops (indexing with ints and slices, transposes,
         permutes, views), a view of the memory of ``base``, a tensor made by an op; None where it is not. A view of
         a leaf that requires grad is refused, as PyTorch refuses an in-place op on it. Where those views start at a
@@ -1028,6 +1060,8 @@ class Tensor(TensorMath):
             if (view.shape != mine.shape or view.strides != mine.strides or view.dtype != mine.dtype
                     or _data_ptr(view) != _data_ptr(mine)):
                 return None  # a view op that copied (a reshape of a transpose), or a base rebound since
+        if t.grad_fn.__class__ is _fn.Split and not t.grad_fn.unsafe:
+            raise RuntimeError(_piece_refusal(self, "is being modified inplace", index))
         d = t.__dict__
         root = d.get("_src")  # (a view made by an op that was not recorded: _viewed)
         if root is not None and not (t.grad_fn is None and t._rg):  # (a leaf of its own, refused below)
@@ -1826,11 +1860,29 @@ class Tensor(TensorMath):
 
     # ------------------------------------------------------------------ shape
     def view(self, *shape):
+        """The tensor's memory in another shape: refused, as PyTorch refuses it, where its strides cannot show
+        that shape without a copy (``x.t().view(-1)``: ``reshape`` copies)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
             shape = tuple(shape[0])
+        data = self._data
+        if not data.flags.c_contiguous and not _fn.shape.views_as(data, shape):
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                               "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
         return _viewed(self, _fn.Reshape.apply(self, shape))
 
-    reshape = view
+    def reshape(self, *shape):
+        """``view`` where the strides allow it (a non-contiguous tensor's node is PyTorch's
+        ``ReshapeAliasBackward0``), else a contiguous copy in that shape (``CloneBackward0``, then
+        ``UnsafeViewBackward0``), as PyTorch's."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+            shape = tuple(shape[0])
+        data = self._data
+        if data.flags.c_contiguous:
+            return _viewed(self, _fn.Reshape.apply(self, shape))
+        if _fn.shape.views_as(data, shape):
+            return _named(_viewed(self, _fn.Reshape.apply(self, shape)), "ReshapeAliasBackward0")
+        copy = self.clone()
+        return _named(_fn.Reshape.apply(copy, shape), "UnsafeViewBackward0")
 
     def view_as(self, other):
         return self.view(other.shape)
@@ -1839,14 +1891,14 @@ class Tensor(TensorMath):
         shape = self._data.shape
         nd = len(shape)
         if nd == 0:
-            return self.view(1)
+            return self.reshape(1)
         s, e = start_dim % nd, end_dim % nd
         if s == e:
             return self  # as PyTorch: nothing to flatten, the tensor itself
         n = 1
         for d in shape[s : e + 1]:
             n *= d
-        return self.view(shape[:s] + (n,) + shape[e + 1 :])
+        return self.reshape(shape[:s] + (n,) + shape[e + 1 :])
 
     def tril(self, diagonal=0):
         """The lower triangle of the last two dimensions (on and below ``diagonal``), zeros above it."""
@@ -2004,40 +2056,99 @@ class Tensor(TensorMath):
 
     def split(self, split_size_or_sections, dim=0):
         """Pieces of ``split_size`` along ``dim`` (the last one smaller), or of the listed sizes, which must add up
-        to the dimension's size; each a slice of the tensor, with its own gradient path."""
+        to the dimension's size: views of the tensor, made by one node (PyTorch's ``SplitBackward0``, or
+        ``SplitWithSizesBackward0`` for a list), whose backward joins their gradients."""
+        return self._split(split_size_or_sections, dim, "")
+
+    def _split(self, split_size_or_sections, dim, unsafe):
         if self._data.ndim == 0:
             raise RuntimeError("split expects at least a 1-dimensional tensor")
-        size = self._data.shape[dim]
-        if isinstance(split_size_or_sections, _int):
-            step = split_size_or_sections
-            if step <= 0 and not (step == 0 and size == 0):
+        d = self._dim_of(dim)
+        size = self._data.shape[d]
+        split = split_size_or_sections
+        if isinstance(split, Tensor) and split._data.ndim == 0:
+            split = split.item()
+        if isinstance(split, (_int, np.integer)) and not isinstance(split, bool):
+            step = _int(split)
+            if step < 0:
                 raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
-            bounds = [(i, builtins.min(i + step, size)) for i in range(0, size, step)] if step else [(0, 0)]
-        else:
-            sections = [_int(n) for n in split_size_or_sections]
-            if builtins.sum(sections) != size or builtins.min(sections, default=0) < 0:
+            if step == 0 and size:
+                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+            n = builtins.max(-(-size // step), 1) if step else 1
+            sizes = [step] * (n - 1) + [size - step * (n - 1)]
+            name = "SplitBackward0"
+        elif isinstance(split, (list, tuple)):
+            for i, n in enumerate(split):
+                if not isinstance(n, (_int, np.integer)) or isinstance(n, bool):
+                    raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, "
+                                    f"but found element of type {type(n).__name__} at pos {i}")
+            sizes = [_int(n) for n in split]
+            if builtins.min(sizes, default=0) < 0:
+                raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                                   f"split_sizes={sizes}")
+            if builtins.sum(sizes) != size:
                 raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
-                                   f"size at dimension {dim}), but got split_sizes={sections}")
-            starts = [builtins.sum(sections[:i]) for i in range(len(sections))]
-            bounds = [(b, b + n) for b, n in zip(starts, sections)]
-        lead = (slice(None),) * (dim % builtins.max(self._data.ndim, 1))
-        return tuple(self[lead + (slice(a, b),)] for a, b in bounds)
+                                   f"size at dimension {d}), but got split_sizes={sizes}")
+            name = "SplitWithSizesBackward0"
+        else:
+            raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                            f"{type(split).__name__}")
+        return self._pieces(sizes, d, unsafe + name)
+
+    def _dim_of(self, dim) -> int:
+        nd = self._data.ndim
+        if not -builtins.max(nd, 1) <= dim < builtins.max(nd, 1):
+            _dim_error(dim, nd)
+        return _int(dim) % builtins.max(nd, 1)
+
+    def _pieces(self, sizes, dim, name):
+        """``split``'s and ``unbind``'s (``sizes`` None) views, made by one :class:`functions.Split` node where it is
+        recorded, and noted on a base that has a node, so that a write into it later refuses their backward
+        (:func:`_refresh_views`: ``("piece", ...)`` steps). Unrecorded, each is a plain view (:func:`_viewed`)."""
+        pieces = _fn.Split.apply(self, sizes, dim, name)
+        node = pieces[0].grad_fn if pieces else None
+        if node is None:
+            return tuple(_viewed(self, p) for p in pieces)
+        if self.grad_fn is not None and not node.unsafe:
+            views = self.__dict__.get("_views")
+            if views is None:
+                views = self._views = []
+            lead = (slice(None),) * dim
+            start = 0
+            for i, p in enumerate(pieces):
+                if sizes is None:
+                    index = lead + (i,)
+                else:
+                    index = lead + (slice(start, start + sizes[i]),)
+                    start += sizes[i]
+                views.append((_weakref(p), ("piece", (index, i, name))))
+        return pieces
 
     def chunk(self, chunks, dim=0):
-        """At most ``chunks`` pieces along ``dim``, each ``ceil(size / chunks)`` long but the last."""
+        """At most ``chunks`` pieces along ``dim``, each ``ceil(size / chunks)`` long but the last: ``split``'s."""
+        return self._chunk(chunks, dim, "")
+
+    def _chunk(self, chunks, dim, unsafe):
         if chunks <= 0:
             raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         if self._data.ndim == 0:
             raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-        size = self._data.shape[dim]
-        return self.split(builtins.max(-(-size // chunks), 1), dim)
+        d = self._dim_of(dim)
+        size = self._data.shape[d]
+        step = -(-size // chunks)
+        if step == 0:  # (an empty dimension: PyTorch makes the chunks asked for, each empty)
+            return self._pieces([0] * chunks, d, unsafe + "SplitWithSizesBackward0")
+        return self._split(step, d, unsafe)
 
     def unbind(self, dim=0):
-        """The slices along ``dim``, as a tuple, each without that dimension."""
+        """The slices along ``dim``, as a tuple, each without that dimension: views, made by one node (PyTorch's
+        ``UnbindBackward0``), whose backward stacks their gradients."""
         if self._data.ndim == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-        lead = (slice(None),) * (dim % self._data.ndim)
-        return tuple(self[lead + (i,)] for i in range(self._data.shape[dim]))
+        d = self._dim_of(dim)
+        if not self._data.shape[d]:
+            return ()
+        return self._pieces(None, d, "UnbindBackward0")
 
     def expand(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -2068,6 +2179,7 @@ class Tensor(TensorMath):
                        index.__class__ is slice or index.__class__ is _int or _fn.shape.is_basic_index(index))
 
     def __setitem__(self, index, value):
+        written = index  # (as given: where a refusal says PyTorch writes, _piece_refusal)
         if index.__class__ is Tensor and index._data.__class__ is self._data.__class__:
             index = index._data  # a mask or index tensor on this tensor's device (the tutorial's grad_h[h < 0])
         elif index.__class__ is slice:
@@ -2083,7 +2195,7 @@ class Tensor(TensorMath):
                 index = xp.unravel_index(places, data.shape)
         if self._records(value) and self._data.dtype.kind in "fc":  # (into an integer tensor: cast, no gradient)
             self._check_inplace()
-            out = _fn.SetItem.apply(self._before_write(), value, index=index)
+            out = _fn.SetItem.apply(self._before_write(written), value, index=index)
             self._rebind(out)
             return
         if isinstance(value, Tensor):

@@ -584,10 +584,19 @@ class TensorMath:
         return _t._fn.shape.storage_of(self._data)[1]
 
     def unsafe_chunk(self, chunks, dim=0):
-        return self.chunk(chunks, dim)
+        """``chunk``, whose pieces may be written in place (PyTorch's ``UnsafeSplitBackward0``: what that does to
+        the gradient is the caller's to know)."""
+        return self._chunk(chunks, dim, "Unsafe")
 
     def unsafe_split(self, split_size, dim=0):
-        return self.split(split_size, dim)
+        """``split`` into pieces of ``split_size``, which may be written in place (see ``unsafe_chunk``)."""
+        if not isinstance(split_size, (int, np.integer)) or isinstance(split_size, bool):
+            raise TypeError(f"unsafe_split(): argument 'split_size' (position 1) must be int, not "
+                            f"{type(split_size).__name__}")
+        return self._split(split_size, dim, "Unsafe")
+
+    def unsafe_split_with_sizes(self, split_sizes, dim=0):
+        return self._split(list(split_sizes), dim, "Unsafe")
 
     def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
         return self._apply_in_place(lambda t: t.addmm(mat1, mat2, beta=beta, alpha=alpha), mat1, mat2)

@@ -320,6 +320,31 @@ def _apply(cls, *args, **kwargs):
     return wrapped[0] if single else tuple(wrapped)
 
 
+def apply_several(cls, *args, **kwargs):
+    """``Cls.apply`` of a built-in whose forward returns a tuple of arrays (``split``'s pieces): one node that made
+    them all, each output a Tensor at its own index of it (``_out_index``), as PyTorch's ``SplitBackward0``. The
+    walks give its backward a gradient per output, zeros for one no path used (``_out_meta``)."""
+    if _hook is not None and not _hook.depth and _hook.thread == _get_ident():
+        return _hook.apply(cls, args, kwargs)  # times this call, which comes back here inside it
+    raw_args = [a._data if isinstance(a, Tensor) else a for a in args]
+    track = any(isinstance(a, Tensor) and a._rg for a in args) and (not _off or _get_ident() not in _off)
+    ctx = _new(cls)
+    outs = _forward(cls, ctx, args, raw_args, kwargs)
+    if not track:
+        return tuple(_result(o, None) for o in outs)
+    ctx._seq = _next_seq()
+    ctx._inputs = tuple(a if isinstance(a, Tensor) and a._rg else None for a in args)
+    ctx.needs_input_grad = tuple((a._rg if isinstance(a, Tensor) else None) for a in args)
+    ctx._n_out = len(outs)
+    ctx._out_meta = [(o.shape, o.dtype, _xp(o)) for o in outs]
+    wrapped = []
+    for i, o in enumerate(outs):
+        t = _result(o, ctx)
+        t._out_index = i
+        wrapped.append(t)
+    return tuple(wrapped)
+
+
 def _forward(cls, ctx, args, raw_args, kwargs):
     try:
         return cls.forward(ctx, *raw_args, **kwargs)

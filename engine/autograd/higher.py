@@ -282,6 +282,12 @@ def _activation(node, gy):
     return ACTIVATIONS[node.op][2](_ActivationMath, gy, node._inputs[0], *node.params)
 
 
+def _glu(node, gy):
+    a, b = node._inputs[0].chunk(2, node.dim)
+    s = b.sigmoid()
+    return F.Cat.apply(s * gy, (1 - s) * s * a * gy, dim=node.dim)
+
+
 def _unary(node, gy):
     x = node._inputs[0]
     return UNARY[node.op][2](_TensorMath, gy, x, F.Unary.apply(x, op=node.op))
@@ -433,6 +439,13 @@ def _cat(node, gy):
 def _stack(node, gy):
     lead = (slice(None),) * node.axis
     return tuple(gy[lead + (i,)] for i in range(node.count))
+
+
+def _split(node, *gys):
+    """``split``'s and ``unbind``'s pieces' gradients joined (recorded: ``cat``, or ``stack`` for unbind)."""
+    if node.op_name == "UnbindBackward0":
+        return F.Stack.apply(*gys, dim=node.axis)
+    return F.Cat.apply(*gys, dim=node.axis)
 
 
 def _cast(node, gy):
@@ -935,7 +948,7 @@ def _solve(node, gy):
 
 
 DOUBLE = {
-    F.Activation: _activation, F.NativeBatchNorm: _batch_norm, F.VarStd: _var_std, F.Add: _add,
+    F.Activation: _activation, F.Glu: _glu, F.NativeBatchNorm: _batch_norm, F.VarStd: _var_std, F.Add: _add,
     F.ConstantPad: _constant_pad, F.Logsumexp: _logsumexp, F.Lerp: _lerp, F.AddcOp: _addc_op,
     F.NativeGroupNorm: _group_norm, F.Repeat: _repeat, F.Trace: _trace,
     F.AddScaled: _add_scaled, F.Addmm: _addmm, F.MseLoss: _mse_loss, F.RegressionLoss: _regression_loss,
@@ -949,7 +962,7 @@ DOUBLE = {
     F.VectorNorm: _vector_norm,
     F.Reshape: _reshape, F.Transpose: _transpose, F.Permute: _permute, F.Diagonal: _diagonal, F.Expand: _identity,
     F.Clone: _identity, F.AsStrided: _as_strided,
-    F.GetItem: _get_item, F.SetItem: _set_item, F.IndexAdd: _index_add, F.Cat: _cat, F.Stack: _stack,
+    F.GetItem: _get_item, F.SetItem: _set_item, F.IndexAdd: _index_add, F.Cat: _cat, F.Stack: _stack, F.Split: _split,
     F.Cast: _cast, F.ToDevice: _to_device, F.Cumsum: _cumsum, F.Flip: _flip, F.Triangle: _triangle,
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,
@@ -1009,9 +1022,9 @@ def _node_backward(node, gouts):
                                f"got {len(gins)})")
         return tuple(g if g is None or isinstance(g, Tensor) else _const(g) for g in gins)
     rule = DOUBLE.get(type(node))
-    if rule is None or node._n_out != 1:
+    if rule is None:
         raise _refused(node)
-    gins = rule(node, gouts[0])
+    gins = rule(node, *gouts)
     return gins if gins.__class__ is tuple else (gins,)
 
 

@@ -4,7 +4,7 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 ``mse_loss``) are written from them elsewhere.
 """
 
-from .activation import Activation
+from .activation import Activation, Glu
 from .arithmetic import Add, AddcOp, Addmm, AddScaled, Div, Einsum, Lerp, MatMul, Mul, Neg, Pow, Sub
 from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool
 from .elementwise import (
@@ -63,6 +63,7 @@ from .shape import (
     Reshape,
     ScatterReduce,
     SetItem,
+    Split,
     Stack,
     TakeAlong,
     ToDevice,
@@ -73,7 +74,8 @@ from .shape import (
 )
 
 __all__ = [
-    "Activation", "Add", "AddcOp", "Lerp", "AddScaled", "Addmm", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul", "Einsum",
+    "Activation", "Glu", "Add", "AddcOp", "Lerp", "AddScaled", "Addmm", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul",
+    "Einsum",
     "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
     "Rounding", "BinaryCrossEntropy", "Gelu", "MseLoss", "NllLoss", "RegressionLoss", "BinaryCrossEntropyWithLogits",
     "Unary", "Binary",
@@ -82,7 +84,8 @@ __all__ = [
     "Repeat", "Trace",
     "Reshape", "Transpose", "Permute", "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast",
     "ToDevice",
-    "Stack", "Cat", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum",
+    "Stack", "Cat", "Split", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding",
+    "Cumsum",
     "Cumprod", "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet",
     "Solve", "AsStrided", "CtcLoss",
 ]

@@ -151,3 +151,41 @@ class Activation(Function):
         x = ctx.saved[0]
         g = ACTIVATIONS[ctx.op][2](ArrayMath(xp_of(gy)), gy, x, *ctx.params)
         return g.astype(gy.dtype, copy=False) if g.dtype != gy.dtype else g
+
+
+class Glu(Function):
+    """The gated linear unit, ``a * sigmoid(b)`` of the two halves of ``dim``, as one node (PyTorch's
+    ``GluBackward0``), with ATen's CPU formulas: the gradient of ``a`` is ``sigmoid(b) * g``, that of ``b``
+    ``(1 - sigmoid(b)) * sigmoid(b) * a * g``, written into one array. The node keeps its input, as PyTorch's."""
+
+    raw = True
+    backward_name = "GluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        if x.dtype.kind not in "fc":  # PyTorch has no integer kernel for it
+            kernel = "glu_cpu" if x.__class__ is np.ndarray else "glu_cuda"
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(x.dtype)}\'')
+        ctx.dim = dim
+        ctx.saved = (x,)
+        a, b = _halves(x, dim)
+        return a * (1 / (1 + xp_of(x).exp(-b)))
+
+    @staticmethod
+    def backward(ctx, gy):
+        x = ctx.saved[0]
+        xp = xp_of(gy)
+        a, b = _halves(x, ctx.dim)
+        gx = xp.empty(x.shape, dtype=gy.dtype)
+        ga, gb = _halves(gx, ctx.dim)
+        s = 1 / (1 + xp.exp(-b))
+        xp.multiply((1 - s) * s * a, gy, out=gb)
+        xp.multiply(s, gy, out=ga)
+        return gx
+
+
+def _halves(x, dim):
+    """The two halves of ``x`` along ``dim``, views."""
+    n = x.shape[dim] // 2
+    lead = (slice(None),) * dim
+    return x[lead + (slice(None, n),)], x[lead + (slice(n, None),)]

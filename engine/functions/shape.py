@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, apply_several
 from ..backend import device_of_array, to_device_array, xp_of
 
 
@@ -28,6 +28,41 @@ class Reshape(Function):
     @staticmethod
     def backward(ctx, gy):
         return gy.reshape(ctx.shape)
+
+
+def views_as(arr, shape) -> bool:
+    """Whether ``arr`` can be shown in ``shape`` without a copy (PyTorch's ``computeStride``, which decides whether
+    ``view`` is allowed and ``reshape`` views): each run of dimensions whose memory is contiguous maps onto a run
+    of the new dimensions of the same count. True where ``shape`` is not one of its size (the reshape refuses it)."""
+    old = arr.shape
+    if not old:
+        return True
+    shape = list(shape)
+    size = arr.size
+    if shape.count(-1) == 1:
+        known = math.prod(n for n in shape if n != -1)
+        if not known or size % known:
+            return True
+        shape[shape.index(-1)] = size // known
+    if math.prod(shape) != size or size == 0:
+        return True
+    item = arr.itemsize
+    strides = [st // item for st in arr.strides]
+    view_d = len(shape) - 1
+    base_stride = strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[d]
+        if d == 0 or (old[d - 1] != 1 and strides[d - 1] != tensor_numel * base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                base_stride = strides[d - 1]
+                tensor_numel = view_numel = 1
+    return view_d == -1
 
 
 class Transpose(Function):
@@ -378,6 +413,8 @@ def replay_view(arr, steps):
     for kind, arg in steps:
         if kind == "index":
             arr = index_view(arr, arg)
+        elif kind == "piece":  # (a piece of split: Tensor._pieces)
+            arr = index_view(arr, arg[0])
         elif kind == "swap":
             arr = arr.swapaxes(*arg)
         elif kind == "permute":
@@ -845,6 +882,48 @@ class Cat(Function):
         xp = xp_of(gy)
         cuts = np.cumsum(ctx.sizes)[:-1].tolist()
         return tuple(xp.split(gy, cuts, axis=ctx.axis))
+
+
+class Split(Function):
+    """``split``, ``chunk``, ``split_with_sizes`` and ``unbind`` (``sizes`` None): one node whose outputs are views
+    of the input's pieces along ``dim``, as PyTorch's ``SplitBackward0``, ``SplitWithSizesBackward0`` and
+    ``UnbindBackward0`` (``name``). Backward joins the pieces' gradients in one array (zeros for a piece no path
+    used), where a node per piece had each add its gradient into zeros of the input's size.
+
+    A piece, and a view of one, may not be written in place where that would record, nor read back after its
+    base was (PyTorch refuses both: ``Tensor._before_write``, ``tensor._refresh_views``), but where the
+    ``unsafe_`` forms made it (``UnsafeSplitBackward0``: PyTorch leaves that to the caller)."""
+
+    raw = True
+    apply = classmethod(apply_several)
+
+    def backward_name(self):
+        return self.op_name
+
+    @staticmethod
+    def forward(ctx, x, sizes, dim, name):
+        ctx.axis = dim
+        ctx.op_name = name
+        lead = (slice(None),) * dim
+        if sizes is None:
+            return tuple(index_view(x, lead + (i,)) for i in range(x.shape[dim]))
+        out, start = [], 0
+        for n in sizes:
+            out.append(x[lead + (slice(start, start + n),)])
+            start += n
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx, *gys):
+        xp = xp_of(gys[0])
+        if ctx.op_name == "UnbindBackward0":
+            return xp.stack(gys, axis=ctx.axis)
+        return xp.concatenate(gys, axis=ctx.axis)
+
+    @property
+    def unsafe(self) -> bool:
+        """Whether its pieces may be written in place (``unsafe_split``, ``unsafe_chunk``)."""
+        return self.op_name.startswith("Unsafe")
 
 
 def along(xp, index, axis):

@@ -30,7 +30,7 @@ from ..functions import (
     Tanh,
     Unary,
 )
-from ..functions.activation import Activation, elu_params
+from ..functions.activation import Activation, Glu, elu_params
 from ..functions.conv import (
     AdaptiveAvgPool,
     AvgPool,
@@ -1076,11 +1076,10 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     """The gated linear unit: the first half of ``dim`` times the sigmoid of the second half."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = input._dim_of(dim)
     if input.shape[dim] % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size "
-                           f"{input.shape[dim]}")
-    a, b = input.chunk(2, dim)
-    return a * b.sigmoid()
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {input.shape[dim]}")
+    return Glu.apply(input, dim)  # (one GluBackward0, as PyTorch's)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002

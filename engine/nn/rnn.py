@@ -42,17 +42,19 @@ def _rnn_step(mode, x_part, h, c, w_hh, b_hh, w_hr=None):
     """One time step from the input's share of the gates (``x W_ih^T + b_ih``, computed before) and the state
     (an LSTM's hidden state projected by ``w_hr`` where it has ``proj_size``)."""
     hh = F.linear(h, w_hh, b_hh)  # (one AddmmBackward0 with a bias, as PyTorch's cells record it)
+    # (PyTorch's cells, written as ATen's lstm_cell and gru_cell are: the gates one unsafe_chunk, each op in
+    # their order, so that the graph and the rounding are theirs)
     if mode == "LSTM":
-        i, f, g, o = (hh + x_part).chunk(4, 1)  # (the state's share first, as PyTorch's cells add them)
+        i, f, g, o = (hh + x_part).unsafe_chunk(4, 1)  # (the state's share first, as PyTorch's cells add them)
         c = f.sigmoid() * c + i.sigmoid() * g.tanh()
         h = o.sigmoid() * c.tanh()
         return (h if w_hr is None else h @ w_hr.t()), c
     if mode == "GRU":
-        i_r, i_z, i_n = x_part.chunk(3, 1)
-        h_r, h_z, h_n = hh.chunk(3, 1)
-        r, z = (i_r + h_r).sigmoid(), (i_z + h_z).sigmoid()
-        n = (i_n + r * h_n).tanh()
-        return (1 - z) * n + z * h, None
+        i_r, i_z, i_n = x_part.unsafe_chunk(3, 1)
+        h_r, h_z, h_n = hh.unsafe_chunk(3, 1)
+        r, z = (h_r + i_r).sigmoid(), (h_z + i_z).sigmoid()
+        n = (i_n + h_n * r).tanh()
+        return (h - n) * z + n, None
     pre = hh + x_part
     return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
 

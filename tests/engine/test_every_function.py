@@ -84,6 +84,8 @@ EXAMPLES = {
     "ToDevice": (lambda g: (_x(g), CPU, np.dtype(np.float32)), {}),
     "Stack": (lambda g: (_x(g), _x(g)), {"dim": 1}),
     "Cat": (lambda g: (_x(g), _x(g, (1, 3))), {"dim": 0}),
+    "Split": (lambda g: (_x(g, (2, 4)), [1, 3], 1, "SplitWithSizesBackward0"), {}),
+    "Glu": (lambda g: (_x(g, (2, 4), low=-1.0), 1), {}),
     "Convolution": (lambda g: (_x(g, (1, 2, 4, 4)), _x(g, (3, 2, 2, 2)), _x(g, (3,))),
                     {"stride": (1, 2), "padding": ((1, 1), (0, 0)), "dilation": (1, 1), "groups": 1}),
     "ConvTranspose": (lambda g: (_x(g, (1, 2, 3, 3)), _x(g, (2, 3, 2, 2)), _x(g, (3,))),

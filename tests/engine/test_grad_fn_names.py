@@ -126,6 +126,33 @@ GRAPHS = [
      "BinaryCrossEntropyWithLogitsBackward0(Acc,None)"),
     ("torch.nn.RNNCell(3, 4)(a)", "TanhBackward0(AddBackward0(AddmmBackward0(Acc,None,TBackward0(Acc)),"
                                   "AddmmBackward0(Acc,Acc,TBackward0(Acc))))"),
+    ("torch.nn.LSTMCell(3, 2)(a)[1]",  # (the cell state: the gates one UnsafeSplitBackward0, as ATen's lstm_cell)
+     "AddBackward0(MulBackward0(SigmoidBackward0(UnsafeSplitBackward0(AddBackward0(AddmmBackward0(Acc,None,"
+     "TBackward0(Acc)),AddmmBackward0(Acc,Acc,TBackward0(Acc))))),None),MulBackward0(SigmoidBackward0("
+     "UnsafeSplitBackward0(AddBackward0(AddmmBackward0(Acc,None,TBackward0(Acc)),AddmmBackward0(Acc,Acc,TBackward0("
+     "Acc))))),TanhBackward0(UnsafeSplitBackward0(AddBackward0(AddmmBackward0(Acc,None,TBackward0(Acc)),"
+     "AddmmBackward0(Acc,Acc,TBackward0(Acc)))))))"),
+    ("torch.nn.GRUCell(3, 2)(a)",  # (ATen's gru_cell: (h - n) * z + n)
+     "AddBackward0(MulBackward0(SubBackward0(None,TanhBackward0(AddBackward0(UnsafeSplitBackward0(AddmmBackward0("
+     "Acc,Acc,TBackward0(Acc))),MulBackward0(UnsafeSplitBackward0(AddmmBackward0(Acc,None,TBackward0(Acc))),"
+     "SigmoidBackward0(AddBackward0(UnsafeSplitBackward0(AddmmBackward0(Acc,None,TBackward0(Acc))),"
+     "UnsafeSplitBackward0(AddmmBackward0(Acc,Acc,TBackward0(Acc))))))))),SigmoidBackward0(AddBackward0("
+     "UnsafeSplitBackward0(AddmmBackward0(Acc,None,TBackward0(Acc))),UnsafeSplitBackward0(AddmmBackward0(Acc,Acc,"
+     "TBackward0(Acc)))))),TanhBackward0(AddBackward0(UnsafeSplitBackward0(AddmmBackward0(Acc,Acc,TBackward0(Acc))),"
+     "MulBackward0(UnsafeSplitBackward0(AddmmBackward0(Acc,None,TBackward0(Acc))),SigmoidBackward0(AddBackward0("
+     "UnsafeSplitBackward0(AddmmBackward0(Acc,None,TBackward0(Acc))),UnsafeSplitBackward0(AddmmBackward0(Acc,Acc,"
+     "TBackward0(Acc)))))))))"),
+    ("a.split(1)[1]", "SplitBackward0(Acc)"), ("a.chunk(2, 1)[1] * 2", "MulBackward0(SplitBackward0(Acc),None)"),
+    ("torch.cat(a.split([1, 2], 1), 1)", "CatBackward0(SplitWithSizesBackward0(Acc),SplitWithSizesBackward0(Acc))"),
+    ("torch.stack(a3.unbind(), 2)", "StackBackward0(UnbindBackward0(Acc),UnbindBackward0(Acc),UnbindBackward0(Acc),"
+                                    "UnbindBackward0(Acc))"),
+    ("a.unsafe_chunk(3, 1)[0]", "UnsafeSplitBackward0(Acc)"), ("a.tensor_split(2, 1)[1]", "SliceBackward0(Acc)"),
+    ("a.reshape(6).split(4)[1]", "SplitBackward0(ViewBackward0(Acc))"),
+    ("a.t().reshape(6)", "UnsafeViewBackward0(CloneBackward0(TBackward0(Acc)))"),
+    ("a.t().flatten()", "UnsafeViewBackward0(CloneBackward0(TBackward0(Acc)))"),
+    ("a[:, :1].reshape(2)", "ReshapeAliasBackward0(SliceBackward0(Acc))"),
+    ("a3.transpose(1, 2).reshape(4, 6)", "UnsafeViewBackward0(CloneBackward0(TransposeBackward0(Acc)))"),
+    ("torch.nn.functional.glu(a3, 1)", "GluBackward0(Acc)"),
     ("torch.nn.GroupNorm(3, 3)(im)", "NativeGroupNormBackward0(Acc,Acc,Acc)"),
     ("torch.nn.functional.group_norm(im, 1)", "NativeGroupNormBackward0(Acc,None,None)"),
     ("a.repeat(2, 1, 3)", "RepeatBackward0(Acc)"), ("a.tile(2)", "RepeatBackward0(Acc)"),
