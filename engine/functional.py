@@ -80,12 +80,16 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 
 def add(input, other, *, alpha=1, out=None):  # noqa: A002
-    """``input + alpha * other``."""
+    """``input + alpha * other`` (one AddBackward0, as ``Tensor.add``'s)."""
+    if isinstance(input, Tensor):
+        return _into(input.add(other, alpha=alpha), out, "add")
     return _into(input + (other * alpha if alpha != 1 else other), out, "add")
 
 
 def sub(input, other, *, alpha=1, out=None):  # noqa: A002
-    """``input - alpha * other``."""
+    """``input - alpha * other`` (one SubBackward0, as ``Tensor.sub``'s)."""
+    if isinstance(input, Tensor):
+        return _into(input.sub(other, alpha=alpha), out, "sub")
     return _into(input - (other * alpha if alpha != 1 else other), out, "sub")
 
 

@@ -130,12 +130,16 @@ def _inplace_op(fn_name: str, iop, out_of_place=None):
         return self
 
     def method(self, other):
+        if subtract and (self._data.dtype.kind == "b" or _is_bool(other)):
+            check_subtraction(self, other)
         if isinstance(other, Tensor):
             if (self._rg or other._rg) and (not _grad_off or _get_ident() not in _grad_off):
                 return recorded(self, other)
             if other._data.__class__ is not self._data.__class__:
                 _check_same_device(self, other)
             other = other._data
+        elif _foreign(other):
+            return NotImplemented
         elif self._rg and (not _grad_off or _get_ident() not in _grad_off):
             return recorded(self, other)
         try:
@@ -166,6 +170,7 @@ def _inplace_op(fn_name: str, iop, out_of_place=None):
         return self
 
     true_divide = fn_name == "Div"
+    subtract = fn_name == "Sub"
     op = getattr(_operator, iop.__name__.strip("_")[1:])  # (iadd -> add: the op out of place, for a cast NumPy will
     method.__name__ = f"__{iop.__name__.strip('_')}__"  # not make)
     return method
@@ -583,6 +588,53 @@ def _masked_fill_node(t: Tensor, value) -> Tensor:
     return t
 
 
+def _foreign(other) -> bool:
+    """Whether ``other`` is no operand of a Tensor's operator: PyTorch's take a Tensor, a number, or a NumPy (or
+    CuPy) scalar or array. The operator then returns NotImplemented, and Python refuses a list, a string or None as
+    it does for PyTorch (``x + [1]``: TypeError; ``x == None``: False)."""
+    return not isinstance(other, (Tensor, _int, _float, complex)) and not hasattr(other, "dtype")
+
+
+def _named_form(name: str, dunder):
+    """``Tensor.<name>``, the method form of an operator (``mul``, ``eq``): a TypeError naming the argument where the
+    operator would return NotImplemented, as PyTorch's."""
+
+    def method(self, other):
+        out = dunder(self, other)
+        if out is NotImplemented:
+            raise _not_an_operand(name, other)
+        return out
+
+    method.__name__ = name
+    method.__doc__ = dunder.__doc__
+    return method
+
+
+def _not_an_operand(name: str, other) -> TypeError:
+    return TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+
+
+_BOOL_MINUS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+               "`logical_xor()` operator instead.")
+_BOOL_MASK_MINUS = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert "
+                    "a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _is_bool(value) -> bool:
+    """A Python bool or a bool tensor (PyTorch takes a NumPy bool, or an array of them, for a number)."""
+    return value.__class__ is _bool or (isinstance(value, Tensor) and value._data.dtype.kind == "b")
+
+
+def check_subtraction(a, b) -> None:
+    """PyTorch's refusal of a subtraction with a bool operand (a Python bool is a bool tensor there): two bools,
+    or one (``1 - mask``: the hint is ``~mask``)."""
+    left, right = _is_bool(a), _is_bool(b)
+    if left and right:
+        raise RuntimeError(_BOOL_MINUS)
+    if left or right:
+        raise RuntimeError(_BOOL_MASK_MINUS)
+
+
 def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None = None):
     """A Tensor's ``op`` operator (``reflected``: the ``__r*__`` form, the Tensor on the right; ``backward_name``:
     what PyTorch names its node, where that is not the Function's own name).
@@ -595,9 +647,13 @@ def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None
     swap = reflected and fn_name in ("Add", "Mul")
     # ``1 - a`` is PyTorch's rsub(a, 1), whose 1 is a Scalar argument: no edge of RsubBackward1 (Function.nondiff)
     tensor_edge_only = reflected and fn_name == "Sub"
+    subtract = fn_name == "Sub"
 
     def method(self, other):
         a = self._data
+        if subtract and (a.dtype.kind == "b" or other.__class__ is _bool
+                         or (isinstance(other, Tensor) and other._data.dtype.kind == "b")):
+            check_subtraction(self, other)
         if isinstance(other, Tensor):
             if (self._rg or other._rg) and (not _grad_off or _get_ident() not in _grad_off):
                 fn = getattr(_fn, fn_name)
@@ -613,6 +669,8 @@ def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None
             if o.dtype is not a.dtype or true_divide:  # PyTorch's type promotion where NumPy's differs
                 a, o = _promote(a, o, true_divide)
         else:
+            if other.__class__ is not _float and other.__class__ is not _int and _foreign(other):
+                return NotImplemented
             if self._rg and (not _grad_off or _get_ident() not in _grad_off):
                 fn = getattr(_fn, fn_name)
                 if reflected and not swap:
@@ -1310,9 +1368,17 @@ class Tensor(TensorMath):
     __mul__ = _binary("Mul", _operator.mul)
     __rmul__ = _binary("Mul", _operator.mul, reflected=True)
     __truediv__ = _binary("Div", _operator.truediv)
-    __rtruediv__ = _binary("Div", _operator.truediv, reflected=True)
+
+    def __rtruediv__(self, other):
+        """``other / self`` as PyTorch computes it: ``self.reciprocal() * other`` (its graph ReciprocalBackward0
+        then MulBackward0, and its values that product's, which are not always a division's bits)."""
+        if _foreign(other):
+            return NotImplemented
+        return self.reciprocal() * other
 
     def __pow__(self, other):
+        if other.__class__ is not _int and other.__class__ is not _float and _foreign(other):
+            return NotImplemented
         if not isinstance(other, Tensor) and not (self._rg and (not _grad_off or _get_ident() not in _grad_off)):
             a = self._data
             if a.dtype.kind != "f" or other.__class__ not in (_int, _float):  # as Pow.forward
@@ -1323,9 +1389,14 @@ class Tensor(TensorMath):
         return _fn.Pow.apply(self, other)
 
     def __rpow__(self, other):
+        if _foreign(other):
+            return NotImplemented
         return _named(_fn.Pow.apply(other, self), "PowBackward2")
 
     def __neg__(self):
+        if self._data.dtype.kind == "b":
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                               "invert a mask, use the `~` or `logical_not()` operator instead.")
         return _fn.Neg.apply(self) if self._records() else _wrap(-self._data)
 
     def __pos__(self):
@@ -1335,6 +1406,8 @@ class Tensor(TensorMath):
         return _fn.Abs.apply(self)
 
     def __matmul__(self, other):
+        if _foreign(other):
+            return NotImplemented
         if self._records(other):
             return _fn.MatMul.apply(self, other)
         return _wrap(_fn.MatMul.forward(_fn.MatMul(), self._data, _raw_checked(self, other)))
@@ -1360,6 +1433,8 @@ class Tensor(TensorMath):
             raise shapes_error(a, b) from None
 
     def __rmatmul__(self, other):
+        if _foreign(other):
+            return NotImplemented
         return _fn.MatMul.apply(other, self)
 
     # the ops with no gradient (floor division, %, the bitwise ones and shifts): PyTorch's result dtype, each also
@@ -1371,6 +1446,8 @@ class Tensor(TensorMath):
 
     def __mod__(self, other):
         """Python's ``%``: ``remainder``, recorded (its gradient is 1) where a float is involved, as PyTorch's."""
+        if _foreign(other):
+            return NotImplemented
         if self._data.dtype.kind == "f" or isinstance(other, float) or (
                 isinstance(other, Tensor) and other._data.dtype.kind == "f"):
             return self.remainder(other)
@@ -1410,6 +1487,8 @@ class Tensor(TensorMath):
     def div(self, other, *, rounding_mode=None):
         """``self / other`` (true division: integers give a float); ``rounding_mode='trunc'`` or ``'floor'``
         rounds the quotient, and keeps integer inputs integer (PyTorch's result dtype of the two)."""
+        if _foreign(other):
+            raise _not_an_operand("div", other)
         if rounding_mode is None:
             return self / other
         if rounding_mode not in ("trunc", "floor"):
@@ -1432,52 +1511,73 @@ class Tensor(TensorMath):
             return self.__itruediv__(other)
         return _plain_in_place(lambda t, o: t.div(o, rounding_mode=rounding_mode), "div")(self, other)
 
-    mul = __mul__
+    mul = _named_form("mul", __mul__)
     divide = div
-    multiply = __mul__
-    subtract = __sub__
-    matmul = __matmul__
+    multiply = _named_form("multiply", __mul__)
+    subtract = _named_form("subtract", __sub__)
+    matmul = _named_form("matmul", __matmul__)
     neg = __neg__
     abs = __abs__
 
     def add(self, other, alpha=1):
+        if _foreign(other):
+            raise _not_an_operand("add", other)
         if alpha != 1 and self._records(other):  # one AddBackward0, as PyTorch's (b's gradient is alpha times)
             return _fn.AddScaled.apply(self, other, alpha)
         return self + (other * alpha if alpha != 1 else other)
 
     def sub(self, other, alpha=1):
+        if _foreign(other):
+            raise _not_an_operand("sub", other)
+        if _is_bool(other) or self._data.dtype.kind == "b":
+            check_subtraction(self, other)
         if alpha != 1 and self._records(other):
             return _fn.AddScaled.apply(self, other, alpha, subtract=True)
         return self - (other * alpha if alpha != 1 else other)
 
-    pow = __pow__
+    pow = _named_form("pow", __pow__)
 
     def dot(self, other):
         return _fn.MatMul.apply(self, other)
 
-    # comparisons: not differentiable, return bool tensors
+    # comparisons: not differentiable, return bool tensors (NotImplemented for what is no operand: x == None is
+    # False, and x < "a" Python's TypeError, as PyTorch's)
     def __lt__(self, other):
+        if _foreign(other):
+            return NotImplemented
         return _wrap(self._data < (other._data if isinstance(other, Tensor) else other))
 
     def __le__(self, other):
+        if _foreign(other):
+            return NotImplemented
         return _wrap(self._data <= (other._data if isinstance(other, Tensor) else other))
 
     def __gt__(self, other):
+        if _foreign(other):
+            return NotImplemented
         return _wrap(self._data > (other._data if isinstance(other, Tensor) else other))
 
     def __ge__(self, other):
+        if _foreign(other):
+            return NotImplemented
         return _wrap(self._data >= (other._data if isinstance(other, Tensor) else other))
 
     def __eq__(self, other):
+        if _foreign(other):
+            return NotImplemented
         return _wrap(self._data == (other._data if isinstance(other, Tensor) else other))
 
     def __ne__(self, other):
+        if _foreign(other):
+            return NotImplemented
         return _wrap(self._data != (other._data if isinstance(other, Tensor) else other))
 
     def __invert__(self):
         return self.bitwise_not()
 
-    lt, le, gt, ge, eq, ne = __lt__, __le__, __gt__, __ge__, __eq__, __ne__
+    lt, le, gt, ge = (_named_form("lt", __lt__), _named_form("le", __le__), _named_form("gt", __gt__),
+                      _named_form("ge", __ge__))
+    eq, ne = _named_form("eq", __eq__), _named_form("ne", __ne__)
 
     def equal(self, other) -> bool:
         o = other._data
