@@ -1959,9 +1959,17 @@ class Tensor(TensorMath):
         return _wrap(xp.asarray(getattr(data, name)(axis=tuple(d % nd for d in dims), keepdims=bool(keepdim))))
 
     # ------------------------------------------------------------------ shape
-    def view(self, *shape):
+    def view(self, *shape, dtype=None):
         """The tensor's memory in another shape: refused, as PyTorch refuses it, where its strides cannot show
-        that shape without a copy (``x.t().view(-1)``: ``reshape`` copies)."""
+        that shape without a copy (``x.t().view(-1)``: ``reshape`` copies). ``view(dtype)``: its bytes read as
+        another dtype (:meth:`_view_dtype`)."""
+        if len(shape) == 1 and isinstance(shape[0], _dtypes.dtype) and dtype is None:
+            dtype = shape[0]
+            shape = ()
+        if dtype is not None:
+            if shape:
+                raise TypeError("view() takes either a shape or a dtype, not both")
+            return self._view_dtype(_dtypes.to_dtype(dtype).np)
         if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
             shape = tuple(shape[0])
         data = self._data
@@ -1969,6 +1977,36 @@ class Tensor(TensorMath):
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
         return _viewed(self, _fn.Reshape.apply(self, shape))
+
+    def _view_dtype(self, want):
+        """``view(dtype)``: the same memory read as ``want`` (the last dimension scaled where the element sizes
+        differ), with PyTorch's checks in its words; not differentiable, as PyTorch's ``view.dtype``."""
+        data = self._data
+        have = data.dtype
+        if want.itemsize != have.itemsize:
+            names = (f"to view {_dtypes.scalar_name(have)} as {_dtypes.scalar_name(want)} (different element "
+                     f"sizes)")
+            if data.ndim == 0:
+                raise RuntimeError(f"self.dim() cannot be 0 {names}")
+            strides = [st // have.itemsize for st in data.strides]
+            if have.itemsize > want.itemsize:
+                if strides[-1] != 1:
+                    raise RuntimeError(f"self.stride(-1) must be 1 {names}, but got {strides[-1]}")
+            else:
+                ratio = want.itemsize // have.itemsize
+                if data.shape[-1] % ratio:
+                    raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {names}, but got "
+                                       f"{data.shape[-1]}")
+                offset = _fn.shape.storage_of(data)[1]
+                if offset % ratio:
+                    raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {names}, but got "
+                                       f"{offset}")
+                for i, st in enumerate(strides[:-1]):
+                    if st % ratio:
+                        raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} {names}, but got {st}")
+                if strides[-1] != 1:
+                    raise RuntimeError(f"self.stride(-1) must be 1 {names}, but got {strides[-1]}")
+        return _viewed(self, _wrap(data.view(want)))
 
     def reshape(self, *shape):
         """``view`` where the strides allow it (a non-contiguous tensor's node is PyTorch's

@@ -395,3 +395,57 @@ def test_glu_and_its_second_derivative_are_torchs(dim):
         np.testing.assert_allclose(mine, theirs, rtol=1e-13, atol=1e-15)
     assert _error(lambda: torch.nn.functional.glu(torch.ones(2, 4), 2)) == _error(
         lambda: engine.nn.functional.glu(engine.ones(2, 4), 2))
+
+
+# ------------------------------------------------------------------------------------------------ view(dtype)
+
+VIEW_DTYPES = [  # (expression, its shape and dtype, or the refusal's words)
+    ("engine.tensor([1.0, -2.0]).view(engine.int32)", ((2,), "int32")),
+    ("engine.ones(2, 3).view(engine.float16)", ((2, 6), "float16")),
+    ("engine.ones(2, 4, dtype=engine.float16).view(engine.float32)", ((2, 2), "float32")),
+    ("engine.ones(2, 3).view(dtype=engine.uint8)", ((2, 12), "uint8")),
+    ("engine.ones(2, 3).t().view(engine.int32)", ((3, 2), "int32")),
+    ("engine.arange(16, dtype=engine.uint8).reshape(2, 8)[:, 4:8].view(engine.int32)", ((2, 1), "int32")),
+    ("engine.ones(2, 3).view(engine.float64)", "self.size(-1) must be divisible by 2 to view Float as Double "
+                                               "(different element sizes), but got 3"),
+    ("engine.ones(2, 3).t().view(engine.float16)", "self.stride(-1) must be 1 to view Float as Half (different "
+                                                   "element sizes), but got 3"),
+    ("engine.tensor(1.0).view(engine.float16)", "self.dim() cannot be 0 to view Float as Half (different element "
+                                                "sizes)"),
+    ("engine.arange(8, dtype=engine.uint8)[1:5].view(engine.float32)", "self.storage_offset() must be divisible by "
+                                                                       "4 to view Byte as Float (different element "
+                                                                       "sizes), but got 1"),
+    ("engine.arange(12, dtype=engine.uint8).reshape(2, 6)[:, :4].view(engine.int32)",
+     "self.stride(0) must be divisible by 4 to view Byte as Int (different element sizes), but got 6"),
+]
+
+
+@pytest.mark.parametrize(("expression", "want"), VIEW_DTYPES, ids=[e for e, _ in VIEW_DTYPES])
+def test_view_reads_the_bytes_as_another_dtype(expression, want):
+    if isinstance(want, str):
+        assert _error(lambda: eval(expression)) == ("RuntimeError", want)  # noqa: S307 - the table's own expressions
+        return
+    out = eval(expression)  # noqa: S307 - the table's own expressions
+    assert (tuple(out.shape), str(out.dtype)) == (want[0], f"engine.{want[1]}")
+
+
+def test_a_dtype_view_shares_memory_and_takes_no_gradient():
+    assert engine.tensor([1.0]).view(engine.int32).item() == 1065353216  # float32 1.0's bits
+    x = engine.zeros(4, requires_grad=True)
+    bits = (x * 1).view(engine.int32)
+    assert not bits.requires_grad and bits.grad_fn is None  # (PyTorch's view.dtype is not differentiable)
+    plain = engine.zeros(4)
+    plain.view(engine.int32)[0] = 1065353216
+    assert plain.tolist() == [1.0, 0.0, 0.0, 0.0]
+
+
+@pytest.mark.torch
+def test_dtype_views_are_torchs():
+    torch = _torch()
+    for expression, _ in VIEW_DTYPES:
+        mine = _error(lambda: eval(expression).tolist())  # noqa: S307, B023 - the table's own expressions, at once
+        theirs = _error(lambda: eval(expression.replace("engine.", "torch."), {"torch": torch}).tolist())  # noqa: S307, B023
+        assert mine == theirs, expression
+        if mine is None:
+            assert eval(expression).tolist() == eval(  # noqa: S307
+                expression.replace("engine.", "torch."), {"torch": torch}).tolist()  # noqa: S307
