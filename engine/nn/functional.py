@@ -1281,33 +1281,27 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
 def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,  # noqa: A002
                   use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Each sample's each channel normalised over its own positions (biased variance), then scaled and shifted
-    per channel. With running averages given (``InstanceNorm(track_running_stats=True)``), ``use_input_stats``
-    updates them in place by ``momentum`` with the samples' mean statistics (the variance's unbiased), as PyTorch's;
-    without it, the running averages normalise instead."""
-    view = (1, -1) + (1,) * (input.dim() - 2)
-    if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
-        out = (input - running_mean.view(view)) / (running_var + eps).sqrt().view(view)
-    else:
-        dims = tuple(range(2, input.dim()))
+    per channel: ``batch_norm`` of the input viewed as one sample of ``N * C`` channels, the weights and running
+    averages repeated per sample, as PyTorch's (one ``NativeBatchNormBackward0`` between two views). With running
+    averages given (``InstanceNorm(track_running_stats=True)``), ``use_input_stats`` updates them in place by
+    ``momentum`` with the samples' mean statistics (the variance's unbiased); without it, the running averages
+    normalise instead."""
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    if use_input_stats:
         positions = input.numel() // max(input.shape[0] * input.shape[1], 1)
         if positions <= 1 and input.numel():
             raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                              f"{list(input.shape)}")
-        mean = input.mean(dims, keepdim=True)
-        centred = input - mean
-        var = (centred * centred).mean(dims, keepdim=True)
-        out = centred / (var + eps).sqrt()
-        with no_grad():  # (each sample's statistics averaged over the batch, as PyTorch's)
-            if running_mean is not None:
-                running_mean.mul_(1 - momentum).add_(mean.detach().mean(0).reshape(-1) * momentum)
-            if running_var is not None:
-                running_var.mul_(1 - momentum).add_(var.detach().mean(0).reshape(-1)
-                                                    * (momentum * positions / (positions - 1)))
-    if weight is not None:
-        out = out * weight.view(view)
-    return out + bias.view(view) if bias is not None else out
+    b, c = input.shape[0], input.shape[1]
+    repeated = [t.repeat(b) if t is not None else None for t in (weight, bias, running_mean, running_var)]
+    out = batch_norm(input.contiguous().view((1, b * c) + tuple(input.shape[2:])), repeated[2], repeated[3],
+                     repeated[0], repeated[1], training=use_input_stats, momentum=momentum, eps=eps)
+    with no_grad():  # (each sample's updated statistics averaged over the batch, as PyTorch's)
+        for running, updated in ((running_mean, repeated[2]), (running_var, repeated[3])):
+            if running is not None:
+                running.copy_(updated.view(b, c).mean(0))
+    return out.view(input.shape)
 
 
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:  # noqa: A002

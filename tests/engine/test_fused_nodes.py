@@ -528,6 +528,42 @@ def test_batch_norm_values_and_running_averages():
     assert x.grad.numpy()[:, 1].tolist() == [0.0, 0.0, 0.0]
 
 
+IN_CASES = [((2, 3, 5), True, True), ((3, 2, 4, 4), False, True), ((2, 3, 2, 3, 2), True, False),
+            ((4, 1, 6), False, False)]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize(("shape", "affine", "track"), IN_CASES, ids=[str(c) for c in IN_CASES])
+def test_instance_norm_is_batch_norm_over_the_samples_channels_as_torchs(shape, affine, track, training):
+    """Values, gradients, running averages after two steps, and the graph: one NativeBatchNormBackward0 between two
+    views, the weights repeated per sample (it was a mean, a variance and a division, recorded op by op)."""
+    torch = _torch()
+    if not training and not track:
+        pytest.skip("evaluation needs running averages")
+    rs = np.random.default_rng(23)
+    xd = rs.standard_normal(shape) * 2 + 1
+    c = shape[1]
+    wd, bd, gy = rs.uniform(0.5, 1.5, c), rs.standard_normal(c), rs.standard_normal(shape)
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xd, requires_grad=True)
+        w, b = (lib.tensor(wd, requires_grad=True), lib.tensor(bd, requires_grad=True)) if affine else (None, None)
+        rm, rv = (lib.zeros(c, dtype=lib.float64), lib.ones(c, dtype=lib.float64)) if track else (None, None)
+        for _ in range(2):
+            y = lib.nn.functional.instance_norm(x, rm, rv, w, b, use_input_stats=training, momentum=0.3, eps=1e-4)
+        y.backward(lib.tensor(gy))
+        node = y.grad_fn
+        inner = node.next_functions[0][0]
+        graph = [node.name(), inner.name()] + [None if n is None else n.name() for n, _ in inner.next_functions]
+        results.append([y.detach().numpy(), x.grad.numpy()] + ([w.grad.numpy(), b.grad.numpy()] if affine else [])
+                       + ([rm.numpy(), rv.numpy()] if track else []) + [graph])
+    assert results[0][-1] == results[1][-1]
+    assert results[0][-1][:2] == ["ViewBackward0", "NativeBatchNormBackward0"]
+    for a, b in zip(results[0][:-1], results[1][:-1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
 BN_REFUSALS = [
     ("F.batch_norm(x, rm, rv, torch.ones(4), None, True)", RuntimeError, "weight should contain 3 elements not 4"),
     ("F.batch_norm(x, torch.zeros(4), rv, None, None, True)", RuntimeError,
