@@ -210,6 +210,7 @@ def _plain_binary(op, reflected=False, bitwise=False, shift=False):
     and bools only, the shifts integers only, as in PyTorch."""
 
     def method(self, other):
+        given = other
         if isinstance(other, Tensor):
             if other._data.__class__ is not self._data.__class__:
                 _check_same_device(self, other)
@@ -229,9 +230,15 @@ def _plain_binary(op, reflected=False, bitwise=False, shift=False):
         if divides and getattr(a, "dtype", a.__class__) in _BOOLS and getattr(b, "dtype", b.__class__) in _BOOLS:
             raise NotImplementedError(f'"{"div_floor" if op is _operator.floordiv else "remainder"}_cpu" not '
                                       "implemented for 'Bool'")
-        return _wrap(op(a, b))
+        out = op(a, b)
+        if floor_divide and out.dtype.kind == "f" and (self._rg or (given is not other and given._rg)) and (
+                not _grad_off or _get_ident() not in _grad_off):  # (PyTorch's node whose backward refuses)
+            pair = (given, self) if reflected else (self, given)
+            return _fn.NotImplementedDerivative.apply(*pair, value=out, op="aten::floor_divide")
+        return _wrap(out)
 
     divides = op is _operator.floordiv or op is _operator.mod
+    floor_divide = op is _operator.floordiv
     method.__name__ = f"__{'r' if reflected else ''}{op.__name__.strip('_')}__"
     return method
 
@@ -1503,8 +1510,7 @@ class Tensor(TensorMath):
             if rounding_mode == "floor":
                 return _wrap(a // b)
             return _wrap((a - xp_of(self._data).fmod(a, b)) // b)  # (a multiple of b: // is exact)
-        q = self / other
-        return q.trunc() if rounding_mode == "trunc" else q.floor()
+        return _fn.DivRounded.apply(self, other, mode=rounding_mode)  # (one DivBackward2, as PyTorch's)
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is None:

@@ -256,6 +256,16 @@ def _rounding(node, gy):
     return gy * 0  # piecewise constant: a zero gradient, itself with a zero gradient
 
 
+def _div_rounded(node, gy):
+    need_a, need_b = node.needs_input_grad
+    zeros = _const(xp_of(gy._data).zeros_like(gy._data))  # (PyTorch's zeros_like: no NaN from a NaN gradient)
+    return (zeros if need_a else None), (zeros if need_b else None)
+
+
+def _not_implemented(node, gy):
+    raise RuntimeError(f"derivative for {node.op} is not implemented")
+
+
 def _gelu(node, gy):
     x = node._inputs[0]
     if node.approximate == "tanh":
@@ -957,7 +967,8 @@ DOUBLE = {
     F.Exp: _exp, F.Log: _log, F.Sin: _sin, F.Cos: _cos, F.Abs: _abs, F.Sqrt: _sqrt, F.Sigmoid: _sigmoid,
     F.Tanh: _tanh, F.ReLU: _relu, F.Clamp: _clamp, F.ClampTensors: _clamp_tensors, F.Maximum: _maximum,
     F.Where: _where_backward,
-    F.Rounding: _rounding, F.Gelu: _gelu, F.Unary: _unary, F.Binary: _binary,
+    F.Rounding: _rounding, F.DivRounded: _div_rounded, F.NotImplementedDerivative: _not_implemented,
+    F.Gelu: _gelu, F.Unary: _unary, F.Binary: _binary,
     F.Sum: _sum, F.Mean: _mean, F.MaxMin: _max_min, F.MaxMinDim: _max_min_dim, F.Softmax: _softmax,
     F.VectorNorm: _vector_norm,
     F.Reshape: _reshape, F.Transpose: _transpose, F.Permute: _permute, F.Diagonal: _diagonal, F.Expand: _identity,

@@ -5,7 +5,22 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 """
 
 from .activation import Activation, Glu
-from .arithmetic import Add, AddcOp, Addmm, AddScaled, Div, Einsum, Lerp, MatMul, Mul, Neg, Pow, Sub
+from .arithmetic import (
+    Add,
+    AddcOp,
+    Addmm,
+    AddScaled,
+    Div,
+    DivRounded,
+    Einsum,
+    Lerp,
+    MatMul,
+    Mul,
+    Neg,
+    NotImplementedDerivative,
+    Pow,
+    Sub,
+)
 from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool
 from .elementwise import (
     Abs,
@@ -74,18 +89,14 @@ from .shape import (
 )
 
 __all__ = [
-    "Activation", "Glu", "Add", "AddcOp", "Lerp", "AddScaled", "Addmm", "Sub", "Mul", "Div", "Pow", "Neg", "MatMul",
-    "Einsum",
-    "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp", "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where",
-    "Rounding", "BinaryCrossEntropy", "Gelu", "MseLoss", "NllLoss", "RegressionLoss", "BinaryCrossEntropyWithLogits",
-    "Unary", "Binary",
-    "Sum", "Mean", "MaxMin", "MaxMinDim", "Softmax", "NativeBatchNorm", "NativeLayerNorm", "Prod", "VectorNorm",
-    "AMaxMin", "VarStd", "ConstantPad", "Logsumexp", "NativeGroupNorm",
-    "Repeat", "Trace",
-    "Reshape", "Transpose", "Permute", "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast",
-    "ToDevice",
-    "Stack", "Cat", "Split", "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding",
-    "Cumsum",
-    "Cumprod", "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet",
-    "Solve", "AsStrided", "CtcLoss",
+    "Activation", "Glu", "Add", "AddcOp", "Lerp", "AddScaled", "Addmm", "Sub", "Mul", "Div", "DivRounded",
+    "NotImplementedDerivative", "Pow", "Neg", "MatMul", "Einsum", "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp",
+    "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where", "Rounding", "BinaryCrossEntropy", "Gelu",
+    "MseLoss", "NllLoss", "RegressionLoss", "BinaryCrossEntropyWithLogits", "Unary", "Binary", "Sum", "Mean",
+    "MaxMin", "MaxMinDim", "Softmax", "NativeBatchNorm", "NativeLayerNorm", "Prod", "VectorNorm", "AMaxMin",
+    "VarStd", "ConstantPad", "Logsumexp", "NativeGroupNorm", "Repeat", "Trace", "Reshape", "Transpose", "Permute",
+    "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast", "ToDevice", "Stack", "Cat", "Split",
+    "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
+    "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
+    "AsStrided", "CtcLoss",
 ]

@@ -88,6 +88,53 @@ class Div(Function):
         return ga, gb
 
 
+class DivRounded(Function):
+    """``div`` of floats with ``rounding_mode`` (``"trunc"``: the quotient truncated; ``"floor"``: Python's floor
+    division, ``1.0 // 0.1`` is 9, where ``floor(1.0 / 0.1)`` is 10), one node as PyTorch's ``DivBackward2``: the
+    result is piecewise constant, so both gradients are zeros, as PyTorch's."""
+
+    raw = True
+    backward_name = "DivBackward2"
+    scalar_edges = True
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        a, b = promote(a, b, true_divide=True)
+        xp = xp_of(a) if hasattr(a, "dtype") else xp_of(b)
+        ctx.saved = None
+        if mode == "trunc":
+            return xp.trunc(a / b)
+        return xp.floor_divide(a, b)
+
+    @staticmethod
+    def backward(ctx, gy):
+        zeros = xp_of(gy).zeros_like(gy)
+        need_a, need_b = ctx.needs_input_grad
+        return (zeros if need_a else None), (zeros if need_b else None)
+
+
+class NotImplementedDerivative(Function):
+    """An op PyTorch records without a derivative (``//`` of floats that require grad): its result, ``value``,
+    made by one node named as PyTorch's (``torch::autograd::NotImplemented``), an edge for each input that requires
+    grad, whose backward refuses in PyTorch's words ("derivative for aten::floor_divide is not implemented")."""
+
+    raw = True
+    backward_name = "torch::autograd::NotImplemented"
+
+    @staticmethod
+    def forward(ctx, a, b, value, op):
+        ctx.op = op
+        ctx.saved = None
+        return value
+
+    @staticmethod
+    def backward(ctx, gy):
+        raise RuntimeError(f"derivative for {ctx.op} is not implemented")
+
+    def _edge_positions(self):
+        return tuple(i for i, t in enumerate(self._inputs) if t is not None)
+
+
 class AddScaled(Function):
     """``a.add(b, alpha=k)`` and ``a.sub(b, alpha=k)``: ``a + k * b`` (``a - k * b``), one node as PyTorch's
     ``AddBackward0`` (``SubBackward0``) with the two operands as its edges; ``b``'s gradient is ``k`` times (minus

@@ -28,6 +28,8 @@ EXAMPLES = {
     "Sub": (lambda g: (_x(g), _x(g)), {}),
     "Mul": (lambda g: (_x(g), 2.5), {}),
     "Div": (lambda g: (_x(g), _x(g)), {}),
+    "DivRounded": (lambda g: (_x(g), _x(g, (3,)) * 0.3), {"mode": "floor"}),
+    "NotImplementedDerivative": (lambda g: (_x(g), 2.0), {"value": np.ones((2, 3)), "op": "aten::floor_divide"}),
     "Pow": (lambda g: (_x(g), 3), {}),
     "Neg": (lambda g: (_x(g),), {}),
     "MatMul": (lambda g: (_x(g), _x(g, (3, 2))), {}),
@@ -147,7 +149,10 @@ def test_recorded_unrecorded_and_no_grad_give_the_same_values(name):
     for a, b, c in zip(_values(recorded), _values(plain), _values(unrecorded)):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(a, c)
-    if first.dtype.is_floating_point:
+    if name == "NotImplementedDerivative":  # (its backward refuses, by design)
+        with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not implemented"):
+            first.sum().backward()
+    elif first.dtype.is_floating_point:
         first.sum().backward()  # the recorded graph runs back
 
 

@@ -101,3 +101,26 @@ def test_a_number_divided_by_a_tensor_has_torchs_bits():
     for dtype in (np.float32, np.float64):
         np.testing.assert_array_equal((3 / engine.tensor(data.astype(dtype))).numpy(),
                                       (3 / torch.tensor(data.astype(dtype))).numpy())
+
+
+def test_rounded_division_is_one_node_with_zero_gradients():
+    a = engine.tensor([1.0, -1.0, 5.5], dtype=engine.float64, requires_grad=True)
+    b = engine.tensor([0.1, 0.1, -2.0], dtype=engine.float64, requires_grad=True)
+    floor = a.div(b, rounding_mode="floor")
+    assert floor.tolist() == [9.0, -10.0, -3.0]  # Python's 1.0 // 0.1 is 9 (floor(1.0 / 0.1) is 10)
+    assert a.div(b, rounding_mode="trunc").tolist() == [10.0, -10.0, -2.0]
+    assert floor.grad_fn.name() == "DivBackward2"
+    floor.sum().backward()
+    assert a.grad.tolist() == [0.0, 0.0, 0.0] and b.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_floor_division_of_what_requires_grad_has_no_derivative():
+    a = engine.tensor([1.5, -2.5], requires_grad=True)
+    q = a // 2
+    assert q.requires_grad and q.tolist() == [0.0, -2.0]
+    assert q.grad_fn.name() == "torch::autograd::NotImplemented"
+    with pytest.raises(RuntimeError, match="^derivative for aten::floor_divide is not implemented$"):
+        q.sum().backward()
+    with engine.no_grad():
+        assert not (a // 2).requires_grad
+    assert not (engine.tensor([7, -7]) // 2).requires_grad
