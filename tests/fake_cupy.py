@@ -873,6 +873,22 @@ def _add_at(a, indices, b=None):
         np.add.at(*raw)
 
 
+def _add_reduceat(array, indices, axis=0, dtype=None, out=None):
+    """cupy.add.reduceat (CuPy's ufunc.reduceat, its parameters): the sums of the runs starting at ``indices``."""
+    raw = (array._a, _unwrap(indices))
+
+    def compute():
+        return np.add.reduceat(*raw, axis=axis, dtype=dtype)
+
+    result = ndarray(compute(), array._device_id)
+    if capturing():
+        _record_new(result._a, compute)
+    if out is not None:
+        out._a[...] = result._a
+        return out
+    return result
+
+
 def _check_kwargs(name, params, args, kwargs):
     allowed = _UFUNC_KWARGS if params is None else set(params)
     bad = set(kwargs) - allowed
@@ -924,6 +940,7 @@ def _make_module():
         call.__name__ = name
         if name == "add":
             call.at = _add_at
+            call.reduceat = _add_reduceat
         return call
 
     for name in SIGNATURES:

@@ -437,6 +437,22 @@ def _index_add(node, gy):
     return (gy if need_x else None), (gy[node.index] if need_value else None)
 
 
+def _resample(node, gy):
+    """interpolate's map transposed, recorded: per dimension (the first first), each tap's share of the gradient
+    added back to its inputs (index_add, whose own gradient is the taps again)."""
+    g = gy
+    for axis, n, taps in reversed(node.axes):
+        shape = list(g.shape)
+        shape[axis] = n
+        total = None
+        for index, weight, _, _, _ in taps:
+            share = g * _const(weight) if weight is not None else g
+            part = _const(xp_of(g._data).zeros(shape, dtype=g._data.dtype)).index_add(axis, _wrap(index), share)
+            total = part if total is None else total + part
+        g = total
+    return g
+
+
 def _cat(node, gy):
     out, start = [], 0
     lead = (slice(None),) * node.axis
@@ -974,6 +990,7 @@ DOUBLE = {
     F.Reshape: _reshape, F.Transpose: _transpose, F.Permute: _permute, F.Diagonal: _diagonal, F.Expand: _identity,
     F.Clone: _identity, F.AsStrided: _as_strided,
     F.GetItem: _get_item, F.SetItem: _set_item, F.IndexAdd: _index_add, F.Cat: _cat, F.Stack: _stack, F.Split: _split,
+    _conv.Resample: _resample,
     F.Cast: _cast, F.ToDevice: _to_device, F.Cumsum: _cumsum, F.Flip: _flip, F.Triangle: _triangle,
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,

@@ -415,3 +415,97 @@ class Im2Col(Function):
             return _unpad(_add_columns(xp, xp.ascontiguousarray(cols), pad_shape, kernel, dilation, stride, out), pads)
         cols = _columns(xp, _pad(xp, gy, pads, 0), kernel, dilation, stride, out)
         return xp.ascontiguousarray(cols.reshape((c * math.prod(kernel), n, math.prod(out))).swapaxes(0, 1))
+
+
+class Resample(Function):
+    """``interpolate``'s nearest, linear and cubic modes as one node, as PyTorch's (``UpsampleNearest2DBackward0``,
+    ``UpsampleBilinear2DBackward0``, ...; ``name``): along each resized dimension in turn (``axes``: ``(axis, input
+    size, taps)``, the last dimension first), each output the sum of its taps (:func:`resample_tap`: indices that
+    never decrease, and weights, None for nearest, shaped to broadcast along the axis).
+
+    Backward takes the transpose of each dimension's map, the first dimension first: on the CPU, a product with the
+    map as a dense (outputs x inputs) matrix, where it has at most :data:`DENSE_LIMIT` entries and the gradient is
+    finite (a product would spread a NaN along the whole row, where PyTorch's stays at its taps); else per tap one
+    sum over each run of outputs that read the same input (``reduceat``). The composite it replaced recorded an
+    index_select, a product and a sum per tap; at (8, 32, 32, 32) to twice the size its step took 36 ms (bilinear),
+    17 ms (nearest)."""
+
+    raw = True
+
+    def backward_name(self):
+        return self.op_name
+
+    @staticmethod
+    def forward(ctx, x, axes, name):
+        ctx.axes = axes
+        ctx.op_name = name
+        ctx.dense = None
+        xp = xp_of(x)
+        for axis, _, taps in axes:
+            total = None
+            for tap in taps:
+                term = xp.take(x, tap[0], axis=axis)
+                if tap[1] is not None:
+                    term = term * tap[1]
+                total = term if total is None else total + term
+            x = total
+        return x
+
+    @staticmethod
+    def backward(ctx, gy):
+        xp = xp_of(gy)
+        g = gy
+        # (on a GPU, where asking would wait for the device, always the runs: their speed there is unmeasured)
+        finite = xp is np and bool(np.isfinite(gy).all())
+        for k in range(len(ctx.axes) - 1, -1, -1):
+            axis, n, taps = ctx.axes[k]
+            o = g.shape[axis]
+            if finite and n * o <= DENSE_LIMIT:
+                m = _dense_map(ctx, k, xp, g.dtype)  # (o, n)
+                if axis == g.ndim - 1:
+                    g = g @ m
+                elif axis == g.ndim - 2:
+                    g = m.T @ g
+                else:
+                    g = xp.moveaxis(m.T @ xp.moveaxis(g, axis, -2), -2, axis)
+                continue
+            shape = list(g.shape)
+            shape[axis] = n
+            gx = xp.zeros(shape, dtype=g.dtype)
+            into = [slice(None)] * g.ndim
+            for _, weight, (starts, firsts), _, _ in taps:
+                into[axis] = firsts
+                gx[tuple(into)] += xp.add.reduceat(g * weight if weight is not None else g, starts, axis=axis)
+            g = gx
+        return g
+
+
+DENSE_LIMIT = 1 << 21  # entries of a dimension's map (8 MB in float32) past which backward sums runs of taps instead
+
+
+def _dense_map(ctx, k, xp, dtype):
+    """The map of ``ctx.axes[k]`` as a dense (outputs x inputs) matrix, made once per node."""
+    if ctx.dense is None:
+        ctx.dense = {}
+    key = (k, dtype)
+    m = ctx.dense.get(key)
+    if m is None:
+        _, n, taps = ctx.axes[k]
+        o = taps[0][3].size
+        dense = np.zeros((o, n), dtype=np.float64)
+        rows = np.arange(o)
+        for _, _, _, index, weight in taps:
+            np.add.at(dense, (rows, index), 1.0 if weight is None else weight)
+        m = ctx.dense[key] = xp.asarray(dense.astype(dtype))
+    return m
+
+
+def resample_tap(xp, index, weight=None, shape=None, dtype=None):
+    """A :class:`Resample` tap: the indices (non-decreasing) on ``xp``; the weights (a host array, one per output),
+    on ``xp`` in ``dtype`` and ``shape`` (to broadcast along the axis); where each run of equal indices starts, with
+    its index; and the host indices and weights (for the dense map)."""
+    index = np.asarray(index, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]]) if index.size else index
+    on_device = None if weight is None else xp.asarray(weight.reshape(shape).astype(dtype))
+    return (xp.asarray(index), on_device, (xp.asarray(starts), xp.asarray(index[starts])), index,
+            None if weight is None else weight.astype(dtype).astype(np.float64))

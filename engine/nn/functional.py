@@ -38,8 +38,10 @@ from ..functions.conv import (
     ConvTranspose,
     Im2Col,
     MaxPool,
+    Resample,
     max_pool_indices,
     pool_geometry,
+    resample_tap,
 )
 from ..functions.shape import ConstantPad
 from ..tensor import Tensor, _wrap
@@ -965,16 +967,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area":
         return _adaptive_avg_pool(input, out, nd)
     xp = xp_of(input._data)
+    dtype = input._data.dtype if input._data.dtype.kind in "fc" else np.dtype(dtypes.get_default_dtype().np)
     corners = bool(align_corners)
-    x = input
+    axes = []
     for i in reversed(range(nd)):  # the last dimension first: PyTorch's order of the sums
         axis, n, o, scale = 2 + i, sizes_in[i], out[i], scales[i]
         ratio = (1.0 / scale) if scale is not None else n / o  # PyTorch's area_pixel_compute_scale
         dst = np.arange(o, dtype=np.float64)
+        shape = [1] * input.dim()
+        shape[axis] = o
         if mode in ("nearest", "nearest-exact"):
             offset = 0.5 if mode == "nearest-exact" else 0.0
             src = np.minimum(np.floor((dst + offset) * ratio).astype(np.int64), n - 1)
-            x = x.index_select(axis, _wrap(xp.asarray(src)))
+            axes.append((axis, n, (resample_tap(xp, src),)))
             continue
         if corners:
             src = dst * ((n - 1) / (o - 1)) if o > 1 else np.zeros(o)
@@ -982,27 +987,26 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             src = (dst + 0.5) * ratio - 0.5  # (not held at 0: the cubic's taps are clamped instead)
         else:
             src = np.maximum((dst + 0.5) * ratio - 0.5, 0.0)
-        shape = [1] * x.dim()
-        shape[axis] = o
         if mode == "bicubic":  # four taps along each dimension, the cubic convolution's weights (Keys, A = -0.75)
             base = np.floor(src).astype(np.int64)
             t = src - base
-            total = None
-            for k, weight in enumerate((_cubic_far(t + 1), _cubic_near(t), _cubic_near(1 - t), _cubic_far(2 - t))):
-                taps = _wrap(xp.asarray(np.clip(base - 1 + k, 0, n - 1)))
-                term = x.index_select(axis, taps) * creation.tensor(weight.reshape(shape), dtype=x.dtype,
-                                                                     device=x.device)
-                total = term if total is None else total + term
-            x = total
+            weights = (_cubic_far(t + 1), _cubic_near(t), _cubic_near(1 - t), _cubic_far(2 - t))
+            axes.append((axis, n, tuple(resample_tap(xp, np.clip(base - 1 + k, 0, n - 1), w, shape, dtype)
+                                        for k, w in enumerate(weights))))
             continue
         lo = np.floor(src).astype(np.int64)
         hi = np.minimum(lo + 1, n - 1)
         lo = np.minimum(lo, n - 1)
-        weight = src - lo
-        w1 = creation.tensor(weight.reshape(shape), dtype=x.dtype, device=x.device)
-        w0 = 1 - w1
-        x = x.index_select(axis, _wrap(xp.asarray(lo))) * w0 + x.index_select(axis, _wrap(xp.asarray(hi))) * w1
-    return x
+        w1 = (src - lo).astype(dtype)
+        w0 = (1 - w1).astype(dtype)  # (in the tensor's dtype, as the composite this node replaced)
+        axes.append((axis, n, (resample_tap(xp, lo, w0, shape, dtype), resample_tap(xp, hi, w1, shape, dtype))))
+    name = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact", "linear": "UpsampleLinear",
+            "bilinear": "UpsampleBilinear", "trilinear": "UpsampleTrilinear", "bicubic": "UpsampleBicubic"}[mode]
+    if mode in ("nearest", "nearest-exact") or input._data.dtype.kind in "fc":
+        return Resample.apply(input, axes=tuple(axes), name=f"{name}{nd}DBackward0")
+    # integers (an image's uint8): weighed in floats, rounded back to the input's dtype, as PyTorch's
+    out = Resample.apply(input.to(dtypes.get_default_dtype()), axes=tuple(axes), name=f"{name}{nd}DBackward0")
+    return out.round().to(input.dtype)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):  # noqa: A002

@@ -124,6 +124,14 @@ def test_add_at_takes_cupys_parameters():
     assert "ufunc.at(self, a, indices, b=None)" in REAL.add.at.__doc__
 
 
+def test_add_reduceat_takes_cupys_parameters():
+    """interpolate's backward sums runs of taps with ``cupy.add.reduceat`` (CuPy's ufunc.reduceat)."""
+    assert _params(FAKE.add.reduceat) == ("array", "indices", "axis", "dtype", "out")
+    assert "ufunc.reduceat(self, array, indices, axis=0, dtype=None, out=None)" in REAL.add.reduceat.__doc__
+    sums = FAKE.add.reduceat(FAKE.asarray(np.arange(6.0).reshape(2, 3)), FAKE.asarray([0, 2]), axis=1)
+    assert isinstance(sums, FAKE.ndarray) and sums.get().tolist() == [[1.0, 2.0], [7.0, 5.0]]
+
+
 def test_scatter_add_warns_deprecated_as_cupy_14_does():
     a = FAKE.zeros(3)
     with pytest.warns(DeprecationWarning, match="scatter_add"):

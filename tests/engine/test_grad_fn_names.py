@@ -154,6 +154,11 @@ GRAPHS = [
     ("a[:, :1].reshape(2)", "ReshapeAliasBackward0(SliceBackward0(Acc))"),
     ("a3.transpose(1, 2).reshape(4, 6)", "UnsafeViewBackward0(CloneBackward0(TransposeBackward0(Acc)))"),
     ("torch.nn.functional.glu(a3, 1)", "GluBackward0(Acc)"),
+    ("torch.nn.functional.interpolate(im, scale_factor=2)", "UpsampleNearest2DBackward0(Acc)"),
+    ("torch.nn.functional.interpolate(im * 1, size=(3, 9), mode='bicubic')", "UpsampleBicubic2DBackward0(MulBackward0("
+                                                                             "Acc,None))"),
+    ("torch.nn.functional.interpolate(a3, scale_factor=1.5, mode='linear', align_corners=True)",
+     "UpsampleLinear1DBackward0(Acc)"),
     ("torch.nn.GroupNorm(3, 3)(im)", "NativeGroupNormBackward0(Acc,Acc,Acc)"),
     ("torch.nn.InstanceNorm2d(3, affine=True)(im)",
      "ViewBackward0(NativeBatchNormBackward0(ViewBackward0(Acc),RepeatBackward0(Acc),RepeatBackward0(Acc)))"),
