@@ -453,6 +453,17 @@ def _resample(node, gy):
     return g
 
 
+def _pad_map(node, gy):
+    """reflect/replicate/circular padding transposed, recorded: each dimension's gradient added back to the input
+    each output copied (index_add, whose own gradient is the copy again)."""
+    g = gy
+    for axis, n, index, _, _ in reversed(node.maps):
+        shape = list(g.shape)
+        shape[axis] = n
+        g = _const(xp_of(g._data).zeros(shape, dtype=g._data.dtype)).index_add(axis, _wrap(index), g)
+    return g
+
+
 def _cat(node, gy):
     out, start = [], 0
     lead = (slice(None),) * node.axis
@@ -990,7 +1001,7 @@ DOUBLE = {
     F.Reshape: _reshape, F.Transpose: _transpose, F.Permute: _permute, F.Diagonal: _diagonal, F.Expand: _identity,
     F.Clone: _identity, F.AsStrided: _as_strided,
     F.GetItem: _get_item, F.SetItem: _set_item, F.IndexAdd: _index_add, F.Cat: _cat, F.Stack: _stack, F.Split: _split,
-    _conv.Resample: _resample,
+    F.Resample: _resample, F.Pad: _pad_map,
     F.Cast: _cast, F.ToDevice: _to_device, F.Cumsum: _cumsum, F.Flip: _flip, F.Triangle: _triangle,
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,

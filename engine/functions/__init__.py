@@ -21,7 +21,7 @@ from .arithmetic import (
     Pow,
     Sub,
 )
-from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool
+from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool, Resample
 from .elementwise import (
     Abs,
     Binary,
@@ -73,6 +73,7 @@ from .shape import (
     Flip,
     GetItem,
     IndexAdd,
+    Pad,
     Permute,
     Repeat,
     Reshape,
@@ -98,5 +99,5 @@ __all__ = [
     "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast", "ToDevice", "Stack", "Cat", "Split",
     "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
-    "AsStrided", "CtcLoss",
+    "AsStrided", "CtcLoss", "Resample", "Pad",
 ]

@@ -1038,3 +1038,52 @@ class Trace(Function):
     def backward(ctx, gy):
         n, m = ctx.meta
         return xp_of(gy).eye(n, m, dtype=gy.dtype) * gy
+
+
+class Pad(Function):
+    """``F.pad``'s reflect and replicate modes as one node, as PyTorch's (``ReflectionPad2DBackward0``,
+    ``ReplicationPad1DBackward0``, ...; ``name``): along each padded dimension (``maps``: ``(axis, input size,
+    indices on the device, the centre (first output, first input, length), the edges ((output, input), ...))``) the
+    output takes the input at its index. Backward puts the centre's gradient back as one slice and adds each edge
+    position's to the input it copied (a few slices), where an index_select per dimension added its gradient back
+    through a scatter."""
+
+    raw = True
+
+    def backward_name(self):
+        return self.op_name
+
+    @staticmethod
+    def forward(ctx, x, maps, name):
+        ctx.maps = maps
+        ctx.op_name = name
+        xp = xp_of(x)
+        for axis, _, index, _, _ in maps:
+            x = xp.take(x, index, axis=axis)
+        return x
+
+    @staticmethod
+    def backward(ctx, gy):
+        xp = xp_of(gy)
+        g = gy
+        for axis, n, _, (first_out, first_in, length), edges in reversed(ctx.maps):
+            shape = list(g.shape)
+            shape[axis] = n
+            gx = xp.zeros(shape, dtype=g.dtype)
+            lead = (slice(None),) * axis
+            gx[lead + (slice(first_in, first_in + length),)] = g[lead + (slice(first_out, first_out + length),)]
+            for out, src in edges:
+                gx[lead + (src,)] += g[lead + (out,)]
+            g = gx
+        return g
+
+
+def pad_map(xp, axis, n, where, before):
+    """A :class:`Pad` map of dimension ``axis`` (size ``n``, ``before`` positions padded before it, negative for a
+    crop): ``where``, the input index of each output position (host integers); its centre, the outputs that take
+    the input as it is (output ``k`` input ``k - before``); and the other positions, with the inputs they copy."""
+    where = np.asarray(where, dtype=np.int64)
+    first_out, stop = max(before, 0), min(before + n, where.size)
+    length = max(stop - first_out, 0)
+    edges = tuple((int(k), int(where[k])) for k in range(where.size) if not first_out <= k < first_out + length)
+    return axis, n, xp.asarray(where), (first_out, first_out - before, length), edges

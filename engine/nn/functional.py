@@ -43,7 +43,7 @@ from ..functions.conv import (
     pool_geometry,
     resample_tap,
 )
-from ..functions.shape import ConstantPad
+from ..functions.shape import ConstantPad, Pad, pad_map
 from ..tensor import Tensor, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
@@ -1166,7 +1166,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     if mode == "constant":
         return _pad_constant(input, widths, 0.0 if value is None else value)
     xp = xp_of(input._data)
-    out = input
+    maps = []
     for d, (before, after) in sorted(widths.items()):
         n = input.shape[d]
         where = np.arange(-before, n + after)
@@ -1182,9 +1182,15 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         else:
             if before > n or after > n:
                 raise RuntimeError("Padding value causes wrapping around more than once.")
-            where = where % n
-        out = out.index_select(d, _wrap(xp.asarray(where)))
-    return out
+            # a negative width crops first; the rest wraps round what is left, as PyTorch's (it wrapped the input)
+            low, kept = max(-before, 0), n - max(-before, 0) - max(-after, 0)
+            where = low + (np.arange(kept + max(before, 0) + max(after, 0)) - max(before, 0)) % max(kept, 1)
+        maps.append(pad_map(xp, d, n, where, before))
+    if mode == "circular":  # (PyTorch copies slices into the output: its last node is a CopySlices, over more)
+        name = "torch::autograd::CopySlices"
+    else:
+        name = f"{'ReflectionPad' if mode == 'reflect' else 'ReplicationPad'}{len(maps)}DBackward0"
+    return Pad.apply(input, maps=tuple(maps), name=name)  # (one node, as PyTorch's for reflect and replicate)
 
 
 def _pad_constant(input: Tensor, widths: dict, value) -> Tensor:  # noqa: A002

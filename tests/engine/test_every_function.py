@@ -10,6 +10,7 @@ import pytest
 import engine
 from engine import functions as F
 from engine.backend import CPU
+from engine.functions import conv, shape
 
 pytestmark = pytest.mark.usefixtures("graph_core")  # each test compiled and in Python (conftest.py)
 
@@ -86,6 +87,11 @@ EXAMPLES = {
     "ToDevice": (lambda g: (_x(g), CPU, np.dtype(np.float32)), {}),
     "Stack": (lambda g: (_x(g), _x(g)), {"dim": 1}),
     "Cat": (lambda g: (_x(g), _x(g, (1, 3))), {"dim": 0}),
+    "Resample": (lambda g: (_x(g, (1, 2, 3)),), {"axes": ((2, 3, (conv.resample_tap(np, [0, 0, 1, 2, 2], np.linspace(
+        0.2, 0.8, 5), (1, 1, 5), np.float64), conv.resample_tap(np, [1, 1, 2, 2, 2], np.linspace(0.8, 0.2, 5),
+        (1, 1, 5), np.float64))),), "name": "UpsampleLinear1DBackward0"}),
+    "Pad": (lambda g: (_x(g, (2, 3)),), {"maps": (shape.pad_map(np, 1, 3, [1, 0, 1, 2, 1], 1),),
+                                         "name": "ReflectionPad1DBackward0"}),
     "Split": (lambda g: (_x(g, (2, 4)), [1, 3], 1, "SplitWithSizesBackward0"), {}),
     "Glu": (lambda g: (_x(g, (2, 4), low=-1.0), 1), {}),
     "Convolution": (lambda g: (_x(g, (1, 2, 4, 4)), _x(g, (3, 2, 2, 2)), _x(g, (3,))),

@@ -2,7 +2,8 @@
 ``UpsampleBilinear2DBackward0``, ...): values and gradients worked out here, and compared with torch 2.13 across
 modes, dimensions, corner alignment and sizes up and down, through both of backward's ways (a dense map's product,
 and sums of runs of taps: ``DENSE_LIMIT``); a NaN in the gradient stays at its taps; integer images; second
-derivatives."""
+derivatives. Then ``F.pad``'s reflect and replicate modes, one node each as PyTorch's (``ReflectionPad2DBackward0``),
+and circular, which crops first and wraps round what is left, as PyTorch's."""
 
 from __future__ import annotations
 
@@ -115,3 +116,58 @@ def test_an_integer_image_is_torchs(mode):
     theirs = torch.nn.functional.interpolate(torch.tensor(img), scale_factor=2, mode=mode)
     assert mine.dtype == engine.uint8
     np.testing.assert_allclose(mine.numpy(), theirs.numpy(), atol=0 if mode == "nearest" else 1)
+
+
+# ------------------------------------------------------------------------------------------------ reflect, replicate
+
+def test_reflect_padding_gives_each_copy_its_gradient_back():
+    x = engine.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    y = F.pad(x, (2, 1), mode="reflect")
+    assert y.tolist() == [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]] and y.grad_fn.name() == "ReflectionPad1DBackward0"
+    y.backward(engine.tensor([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]]))
+    assert x.grad.tolist() == [[3.0, 2.0 + 4.0 + 6.0, 1.0 + 5.0]]
+
+
+def test_replicate_padding_and_cropping():
+    x = engine.tensor([[1.0, 2.0, 3.0, 4.0]], requires_grad=True)
+    y = F.pad(x, (-1, 2), mode="replicate")  # the first column cropped, the last repeated twice
+    assert y.tolist() == [[2.0, 3.0, 4.0, 4.0, 4.0]] and y.grad_fn.name() == "ReplicationPad1DBackward0"
+    y.backward(engine.tensor([[1.0, 2.0, 3.0, 4.0, 5.0]]))
+    assert x.grad.tolist() == [[0.0, 1.0, 2.0, 12.0]]
+
+
+PADS = [((2, 3, 5), (2, 1), "reflect"), ((2, 3, 5), (-1, 3), "replicate"), ((2, 3, 5, 6), (1, 2, 3, 0), "reflect"),
+        ((2, 3, 5, 6), (4, -2, 0, 7), "replicate"), ((1, 2, 3, 4, 5), (1, 1, 2, 2, 1, 0), "reflect"),
+        ((1, 2, 3, 4, 5), (0, 3, 2, 1, 4, 4), "replicate"), ((2, 3, 5), (3, 2), "circular"),
+        ((2, 3, 4, 4), (-1, 4, 2, 0), "circular"), ((2, 5), (2, 3), "reflect"), ((2, 5), (0, 0), "replicate")]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("shape", "pad", "mode"), PADS, ids=[str(p) for p in PADS])
+def test_padding_is_torchs(shape, pad, mode):
+    """Values, gradients, second derivatives, and the node (circular: PyTorch's last node's name; below it,
+    PyTorch copies slices, here one node)."""
+    torch = pytest.importorskip("torch")
+    xd = np.random.default_rng(len(shape) + sum(pad)).standard_normal(shape)
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xd, requires_grad=True)
+        y = lib.nn.functional.pad(x, pad, mode=mode)
+        (g,) = lib.autograd.grad((y ** 3).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        results.append((y.grad_fn.name(), y.detach().numpy(), g.detach().numpy(), gg.numpy()))
+    assert results[0][0] == results[1][0]
+    # (circular, cropped on one side and wrapped past what is left on the other: PyTorch copies the output into
+    # itself, and the gradient of the copy of a copied element is lost there; here it reaches the input, as the
+    # values say it should)
+    overlapping = mode == "circular" and pad == (-1, 4, 2, 0)
+    for mine, theirs in zip(results[0][1:2] if overlapping else results[0][1:], results[1][1:]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_circular_padding_crops_then_wraps_what_is_left():
+    x = engine.tensor([[0.0, 1.0, 2.0, 3.0]], requires_grad=True)
+    y = F.pad(x, (-1, 4), mode="circular")  # 1, 2, 3 kept; four more wrap round them
+    assert y.tolist() == [[1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0]]
+    y.backward(engine.tensor([[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]]))
+    assert x.grad.tolist() == [[0.0, 1.0 + 8.0 + 64.0, 2.0 + 16.0, 4.0 + 32.0]]
