@@ -464,6 +464,16 @@ def _pad_map(node, gy):
     return g
 
 
+def _adaptive_max_pool(node, gy):
+    """Each output's gradient added at its window's maximum, recorded (scatter_add, whose own gradient is a gather
+    of the same places)."""
+    (where,) = node.saved
+    nd = len(node.out)
+    rows, total = math.prod(node.shape[:-nd]), math.prod(node.shape[-nd:])
+    zeros = _const(xp_of(gy._data).zeros((rows, total), dtype=gy._data.dtype))
+    return zeros.scatter_add(1, _wrap(where.reshape(rows, -1)), gy.reshape(rows, -1)).reshape(node.shape)
+
+
 def _cat(node, gy):
     out, start = [], 0
     lead = (slice(None),) * node.axis
@@ -1006,6 +1016,7 @@ DOUBLE = {
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,
     F.MaxPool: _pool, F.AvgPool: _pool, F.AdaptiveAvgPool: _adaptive_avg_pool, F.Im2Col: _im2col,
+    F.AdaptiveMaxPool: _adaptive_max_pool,
     F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
     F.Cumprod: _cumprod,

@@ -21,7 +21,7 @@ from .arithmetic import (
     Pow,
     Sub,
 )
-from .conv import AdaptiveAvgPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool, Resample
+from .conv import AdaptiveAvgPool, AdaptiveMaxPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool, Resample
 from .elementwise import (
     Abs,
     Binary,
@@ -99,5 +99,5 @@ __all__ = [
     "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast", "ToDevice", "Stack", "Cat", "Split",
     "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
-    "AsStrided", "CtcLoss", "Resample", "Pad",
+    "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool",
 ]

@@ -509,3 +509,58 @@ def resample_tap(xp, index, weight=None, shape=None, dtype=None):
     on_device = None if weight is None else xp.asarray(weight.reshape(shape).astype(dtype))
     return (xp.asarray(index), on_device, (xp.asarray(starts), xp.asarray(index[starts])), index,
             None if weight is None else weight.astype(dtype).astype(np.float64))
+
+
+class AdaptiveMaxPool(Function):
+    """``adaptive_max_pool2d/3d``: the maximum of each of ``out`` windows spread over the last dimensions (their
+    starts and ends PyTorch's: ``floor(i n / o)`` to ``ceil((i + 1) n / o)``), one node as PyTorch's
+    ``AdaptiveMaxPool2DBackward0``, which keeps each window's first maximum (``ctx.indices``, flat over the last
+    dimensions, as PyTorch's indices; a NaN is the maximum). Backward adds each output's gradient at its maximum (a
+    place two windows share gets both), where a slice, a max and a stack per window were recorded before."""
+
+    raw = True
+
+    def backward_name(self):
+        return f"AdaptiveMaxPool{len(self.out)}DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, out):
+        xp = xp_of(x)
+        nd = len(out)
+        sizes, lead = x.shape[-nd:], x.shape[:-nd]
+        windows = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)] for n, o in zip(sizes, out)]
+        cells = math.prod(out)
+        values = xp.empty(lead + (cells,), dtype=x.dtype)
+        where = xp.empty(lead + (cells,), dtype=np.int64)
+        for j, spans in enumerate(itertools.product(*windows)):
+            part = x[(Ellipsis,) + tuple(slice(a, b) for a, b in spans)]
+            flat = part.reshape(lead + (-1,))
+            local = flat.argmax(-1)  # (the first maximum; the first NaN, as PyTorch's)
+            values[..., j] = xp.take_along_axis(flat, local[..., None], -1)[..., 0]
+            index = 0
+            for k, ((a, b), n) in enumerate(zip(spans, sizes)):  # the window's place as a flat index of the input's
+                inner = math.prod(b2 - a2 for a2, b2 in spans[k + 1:])
+                index = index * n + (local // inner) % (b - a) + a
+            where[..., j] = index
+        ctx.out = tuple(out)
+        ctx.shape = x.shape
+        ctx.indices = where.reshape(lead + tuple(out))
+        ctx.saved = (where,)
+        return values.reshape(lead + tuple(out))
+
+    @staticmethod
+    def backward(ctx, gy):
+        (where,) = ctx.saved
+        xp = xp_of(gy)
+        nd = len(ctx.out)
+        lead, total = ctx.shape[:-nd], math.prod(ctx.shape[-nd:])
+        rows = math.prod(lead)
+        g = gy.reshape(rows, -1)
+        places = where.reshape(rows, -1)
+        if xp is np:  # (one bincount over every row's places, offset per row: no Python loop, no add.at)
+            offsets = (np.arange(rows, dtype=np.int64) * total)[:, None]
+            gx = np.bincount((places + offsets).ravel(), weights=g.ravel(), minlength=rows * total)
+            return gx.astype(gy.dtype, copy=False).reshape(ctx.shape)
+        gx = xp.zeros((rows, total), dtype=gy.dtype)
+        xp.add.at(gx, (xp.arange(rows)[:, None], places), g)  # (atomic adds on the device: no host sync)
+        return gx.reshape(ctx.shape)

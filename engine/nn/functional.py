@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
 
@@ -33,6 +32,7 @@ from ..functions import (
 from ..functions.activation import Activation, Glu, elu_params
 from ..functions.conv import (
     AdaptiveAvgPool,
+    AdaptiveMaxPool,
     AvgPool,
     Convolution,
     ConvTranspose,
@@ -704,25 +704,23 @@ def _adaptive_max_pool(input, output_size, nd, return_indices):  # noqa: A002
         raise RuntimeError(f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
                            f"{list(input.shape)}")
     sizes = tuple(input.shape[-nd:])
-    out = tuple(n if o is None else o for n, o in zip(sizes, _ntuple(output_size, nd, "output_size",
-                                                                      f"adaptive_max_pool{nd}d")))
-    windows = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)] for n, o in zip(sizes, out)]
-    lead = tuple(input.shape[:-nd])
-    picked, where = [], []
-    for spans in itertools.product(*windows):
-        part = input[(Ellipsis,) + tuple(slice(a, b) for a, b in spans)]
-        best = part.reshape(*lead, -1).max(-1)
-        picked.append(best.values)
-        if return_indices:  # (the window's first maximum, as a flat index over the input's last nd dimensions)
-            local, flat = best.indices, 0
-            for (a, b), n, k in zip(spans, sizes, range(nd)):
-                inner = math.prod(b2 - a2 for a2, b2 in spans[k + 1:])
-                flat = flat * n + (local // inner) % (b - a) + a
-            where.append(flat)
-    values = creation.stack(picked, -1).reshape(*lead, *out)
-    if return_indices:
-        return values, creation.stack(where, -1).reshape(*lead, *out)
-    return values
+    given = output_size
+    if isinstance(given, (tuple, list)) and any(o is None for o in given) and len(given) == nd:
+        given = tuple(n if o is None else o for n, o in zip(sizes, given))  # (None: the input's size there)
+    out = _ntuple(given, nd, "output_size", f"adaptive_max_pool{nd}d")
+    if nd == 1:  # (PyTorch's: the 2-D pool of one row)
+        pooled = _adaptive_max_pool(input.unsqueeze(-2), (1, out[0]), 2, return_indices)
+        if return_indices:
+            return pooled[0].squeeze(-2), pooled[1].squeeze(-2)
+        return pooled.squeeze(-2)
+    if input._records():
+        values = AdaptiveMaxPool.apply(input, out=out)
+        indices = values.grad_fn.indices
+    else:  # (the op's own forward, for its indices: apply keeps no ctx where it records nothing)
+        ctx = AdaptiveMaxPool.__new__(AdaptiveMaxPool)
+        values = _wrap(AdaptiveMaxPool.forward(ctx, input._data, out))
+        indices = ctx.indices
+    return (values, _wrap(indices)) if return_indices else values
 
 
 def _pool_args(input, kernel_size, stride, padding, dilation, nd, op, effective=True):  # noqa: A002

@@ -105,6 +105,7 @@ EXAMPLES = {
     "AvgPool": (lambda g: (_x(g, (1, 2, 4, 4)),), {"kernel": (2, 2), "stride": (2, 2), "padding": (1, 1),
                                                   "count_include_pad": False}),
     "AdaptiveAvgPool": (lambda g: (_x(g, (1, 2, 5, 4)),), {"output_size": (3, 3)}),
+    "AdaptiveMaxPool": (lambda g: (_x(g, (1, 2, 5, 4)),), {"out": (3, 2)}),
     "Embedding": (lambda g: (_x(g, (4, 3)), np.array([[0, 2], [2, 3]])), {"padding_idx": 3}),
     "Cumsum": (lambda g: (_x(g),), {"dim": 1}),
     "Cumprod": (lambda g: (_x(g),), {"dim": 0}),

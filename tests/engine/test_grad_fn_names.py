@@ -155,6 +155,9 @@ GRAPHS = [
     ("a3.transpose(1, 2).reshape(4, 6)", "UnsafeViewBackward0(CloneBackward0(TransposeBackward0(Acc)))"),
     ("torch.nn.functional.glu(a3, 1)", "GluBackward0(Acc)"),
     ("torch.nn.functional.pad(a, (1, 1), mode='reflect')", "ReflectionPad1DBackward0(Acc)"),
+    ("torch.nn.functional.adaptive_max_pool2d(im, (2, 4))", "AdaptiveMaxPool2DBackward0(Acc)"),
+    ("torch.nn.functional.adaptive_max_pool1d(a3, 2)", "SqueezeBackward1(AdaptiveMaxPool2DBackward0("
+                                                       "UnsqueezeBackward0(Acc)))"),
     ("torch.nn.functional.pad(im, (1, 1, 2, 0), mode='replicate')", "ReplicationPad2DBackward0(Acc)"),
     ("torch.nn.functional.interpolate(im, scale_factor=2)", "UpsampleNearest2DBackward0(Acc)"),
     ("torch.nn.functional.interpolate(im * 1, size=(3, 9), mode='bicubic')", "UpsampleBicubic2DBackward0(MulBackward0("

@@ -171,3 +171,39 @@ def test_circular_padding_crops_then_wraps_what_is_left():
     assert y.tolist() == [[1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0]]
     y.backward(engine.tensor([[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]]))
     assert x.grad.tolist() == [[0.0, 1.0 + 8.0 + 64.0, 2.0 + 16.0, 4.0 + 32.0]]
+
+
+# ------------------------------------------------------------------------------------------------ adaptive max pool
+
+def test_adaptive_max_pool_is_one_node_with_each_windows_first_maximum():
+    x = engine.tensor([[[1.0, 5.0, 5.0, 2.0, 0.0]]], requires_grad=True)
+    y, where = F.adaptive_max_pool1d(x, 3, return_indices=True)  # windows [0, 2), [1, 4), [3, 5)
+    assert y.tolist() == [[[5.0, 5.0, 2.0]]] and where.tolist() == [[[1, 1, 3]]]
+    assert y.grad_fn.name() == "SqueezeBackward1"
+    assert y.grad_fn.next_functions[0][0].name() == "AdaptiveMaxPool2DBackward0"
+    y.backward(engine.tensor([[[1.0, 10.0, 100.0]]]))
+    assert x.grad.tolist() == [[[0.0, 11.0, 0.0, 100.0, 0.0]]]  # (a maximum two windows share gets both)
+
+
+AMP = [((2, 3, 7, 5), (3, 2)), ((2, 3, 7), 3), ((1, 2, 5, 6, 7), (2, 3, 4)), ((3, 7, 5), (None, 4)),
+       ((2, 2, 4, 4), 4), ((2, 2, 3, 3), 5)]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("shape", "out"), AMP, ids=[str(c) for c in AMP])
+def test_adaptive_max_pool_is_torchs(shape, out):
+    """Values, indices (ties among the values: the first), gradients, second derivatives and nodes."""
+    torch = pytest.importorskip("torch")
+    xd = np.round(np.random.default_rng(len(shape)).standard_normal(shape), 1)
+    nd = len(shape) - 2 if len(shape) > 3 or shape == (2, 3, 7) else 2
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xd, requires_grad=True)
+        y, where = getattr(lib.nn.functional, f"adaptive_max_pool{nd}d")(x, out, return_indices=True)
+        (g,) = lib.autograd.grad((y ** 3).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        results.append((y.grad_fn.name(), where.numpy(), y.detach().numpy(), g.detach().numpy(), gg.numpy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    for mine, theirs in zip(results[0][2:], results[1][2:]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
