@@ -601,15 +601,21 @@ del _name
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
-    """``(std, mean)`` over ``dim`` in one call, as PyTorch's."""
-    return (input.std(dim, unbiased, keepdim, correction=correction),
-            input.mean(dim, keepdim) if dim is not None else input.mean())
+    """``(std, mean)`` over ``dim``, two outputs of one ``StdMeanBackward0`` node, as PyTorch's."""
+    return _spread_mean(input, dim, unbiased, keepdim, correction, True)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
-    """``(var, mean)`` over ``dim`` in one call, as PyTorch's."""
-    return (input.var(dim, unbiased, keepdim, correction=correction),
-            input.mean(dim, keepdim) if dim is not None else input.mean())
+    """``(var, mean)`` over ``dim``, two outputs of one ``VarMeanBackward0`` node, as PyTorch's."""
+    return _spread_mean(input, dim, unbiased, keepdim, correction, False)
+
+
+def _spread_mean(input, dim, unbiased, keepdim, correction, std):  # noqa: A002
+    if isinstance(dim, bool):  # (the legacy var_mean(x, unbiased))
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return input._var_std(dim, correction, keepdim, std, with_mean=True)
 
 
 def broadcast_shapes(*shapes):

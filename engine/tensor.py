@@ -1719,8 +1719,9 @@ class Tensor(TensorMath):
             correction = 0 if unbiased is False else 1
         return self._var_std(dim, correction, keepdim, False)
 
-    def _var_std(self, dim, correction, keepdim, std):
-        """One ``VarBackward0`` (``StdBackward0``) node over ``dim`` (an int, a sequence, or None for all)."""
+    def _var_std(self, dim, correction, keepdim, std, with_mean=False):
+        """One ``VarBackward0`` (``StdBackward0``) node over ``dim`` (an int, a sequence, or None for all);
+        ``with_mean``: the pair (spread, mean) of one ``VarMeanBackward0`` (``StdMeanBackward0``)."""
         if self._data.dtype.kind not in "fc":
             raise RuntimeError("std and var only support floating point and complex dtypes")
         shape = self._data.shape
@@ -1732,6 +1733,8 @@ class Tensor(TensorMath):
                                  for a in ((dim,) if isinstance(dim, _int) else tuple(dim))}))
             if axes == tuple(range(nd)) and not keepdim:
                 axes = None
+        if with_mean:
+            return _fn.VarMean.apply(self, axes=axes, correction=correction, keepdim=keepdim, std=std)
         return _fn.VarStd.apply(self, axes=axes, correction=correction, keepdim=keepdim, std=std)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):

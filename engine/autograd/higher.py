@@ -474,6 +474,13 @@ def _adaptive_max_pool(node, gy):
     return zeros.scatter_add(1, _wrap(where.reshape(rows, -1)), gy.reshape(rows, -1)).reshape(node.shape)
 
 
+def _var_mean(node, g_spread, g_mean):
+    axes, _, keepdim, _, n = node.meta
+    x = node._inputs[0]
+    spread = _var_std(node, g_spread)
+    return spread + _expand_back(g_mean / n, x._data.shape, axes, keepdim)
+
+
 def _cat(node, gy):
     out, start = [], 0
     lead = (slice(None),) * node.axis
@@ -1016,7 +1023,7 @@ DOUBLE = {
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,
     F.MaxPool: _pool, F.AvgPool: _pool, F.AdaptiveAvgPool: _adaptive_avg_pool, F.Im2Col: _im2col,
-    F.AdaptiveMaxPool: _adaptive_max_pool,
+    F.AdaptiveMaxPool: _adaptive_max_pool, F.VarMean: _var_mean,
     F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
     F.Cumprod: _cumprod,
@@ -1029,6 +1036,7 @@ _READS_INPUTS = frozenset({
     F.Mul, F.Div, F.Pow, F.MatMul, F.Exp, F.Log, F.Sin, F.Cos, F.Sqrt, F.Sigmoid, F.Tanh, F.Gelu, F.Unary, F.Binary,
     F.Softmax, F.VectorNorm, F.NativeLayerNorm, F.Convolution, F.ConvTranspose, F.BinaryCrossEntropy, F.Einsum,
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
+    F.VarMean,
     F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm,
 })
 

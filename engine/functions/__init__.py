@@ -56,6 +56,7 @@ from .reduction import (
     Prod,
     Softmax,
     Sum,
+    VarMean,
     VarStd,
     VectorNorm,
 )
@@ -99,5 +100,5 @@ __all__ = [
     "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast", "ToDevice", "Stack", "Cat", "Split",
     "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
-    "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool",
+    "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean",
 ]

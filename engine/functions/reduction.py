@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, apply_several
 from ..backend import fill, xp_of
 
 
@@ -330,6 +330,31 @@ class VarStd(Function):
             return gy * xp.where(x == mean, np.nan, np.inf).astype(x.dtype)
         norm = 2.0 / dof if dof else math.inf
         return (norm * gy * (x - mean)).astype(x.dtype, copy=False)
+
+
+class VarMean(Function):
+    """``var_mean`` and ``std_mean``: the variance (or standard deviation) and the mean over the same dimensions,
+    two outputs of one node, as PyTorch's ``VarMeanBackward0`` / ``StdMeanBackward0``; the input's gradient is the
+    sum of :class:`VarStd`'s and :class:`Mean`'s (zeros for an output no path used)."""
+
+    raw = True
+    apply = classmethod(apply_several)
+
+    def backward_name(self):
+        return "StdMeanBackward0" if self.meta[3] else "VarMeanBackward0"
+
+    @staticmethod
+    def forward(ctx, x, axes=None, correction=1, keepdim=False, std=False):
+        spread = VarStd.forward(ctx, x, axes, correction, keepdim, std)
+        mean = Mean.forward(ctx.__class__.__new__(Mean), x, axes, keepdim)
+        ctx.op_label = "StdMean" if std else "VarMean"
+        return spread, np.asarray(mean) if isinstance(mean, np.generic) else mean
+
+    @staticmethod
+    def backward(ctx, g_spread, g_mean):
+        gx = VarStd.backward(ctx, g_spread)
+        axes, _, keepdim, _, n = ctx.meta
+        return gx + _expand_back(g_mean / n, gx.shape, axes, keepdim)
 
 
 class NativeGroupNorm(Function):

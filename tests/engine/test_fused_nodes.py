@@ -528,6 +528,46 @@ def test_batch_norm_values_and_running_averages():
     assert x.grad.numpy()[:, 1].tolist() == [0.0, 0.0, 0.0]
 
 
+def test_var_mean_is_one_node_with_two_outputs():
+    x = engine.tensor([[1.0, 2.0, 6.0], [0.0, 0.0, 3.0]], dtype=engine.float64, requires_grad=True)
+    var, mean = engine.var_mean(x, 1)
+    assert var.grad_fn is mean.grad_fn and var.grad_fn.name() == "VarMeanBackward0"
+    assert var.tolist() == [7.0, 3.0] and mean.tolist() == [3.0, 1.0]
+    mean.sum().backward()  # the variance unused: its gradient zeros
+    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3), 1 / 3))
+    x.grad = None
+    std, _ = engine.std_mean(x, 1, unbiased=False)
+    std[0].backward()  # d std / dx = (x - mean) / (n std)
+    np.testing.assert_allclose(x.grad.numpy()[0], (np.array([1.0, 2.0, 6.0]) - 3) / (3 * np.sqrt(14 / 3)))
+
+
+VAR_MEAN_ARGS = [{}, {"dim": 1}, {"dim": (0, 2), "keepdim": True}, {"dim": 2, "correction": 0},
+                 {"dim": None, "keepdim": True}, {"dim": 1, "unbiased": False}]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("kwargs", VAR_MEAN_ARGS, ids=[str(k) for k in VAR_MEAN_ARGS])
+def test_var_mean_and_std_mean_are_torchs(name, kwargs):
+    """Values, shapes, gradients (one output unused too), second derivatives, and one node for both outputs."""
+    torch = _torch()
+    xd = np.random.default_rng(8).standard_normal((3, 4, 5))
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(xd, requires_grad=True)
+        spread, mean = getattr(lib, name)(x, **kwargs)
+        assert spread.grad_fn is mean.grad_fn
+        (g,) = lib.autograd.grad((spread ** 2).sum() + (mean ** 3).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        (only_mean,) = lib.autograd.grad(getattr(lib, name)(x, **kwargs)[1].sum(), x)
+        results.append((spread.grad_fn.name(), spread.detach().numpy(), mean.detach().numpy(), g.detach().numpy(),
+                        gg.numpy(), only_mean.numpy()))
+    assert results[0][0] == results[1][0]
+    for mine, theirs in zip(results[0][1:], results[1][1:]):
+        assert mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-13)
+
+
 IN_CASES = [((2, 3, 5), True, True), ((3, 2, 4, 4), False, True), ((2, 3, 2, 3, 2), True, False),
             ((4, 1, 6), False, False)]
 

@@ -110,6 +110,7 @@ GRAPHS = [
     ("torch.nn.functional.relu6(a)", "HardtanhBackward0(Acc)"),
     ("torch.nn.BatchNorm1d(3)(a)", "NativeBatchNormBackward0(Acc,Acc,Acc)"),
     ("torch.nn.functional.batch_norm(im, None, None, training=True)", "NativeBatchNormBackward0(Acc,None,None)"),
+    ("torch.var_mean(a, 1)[1]", "VarMeanBackward0(Acc)"), ("torch.std_mean(a)[0]", "StdMeanBackward0(Acc)"),
     ("a.var(1)", "VarBackward0(Acc)"), ("a.std()", "StdBackward0(Acc)"), ("a.logsumexp(1)", "LogsumexpBackward0(Acc)"),
     ("a.lerp(b, 0.3)", "LerpBackward0(Acc,Acc)"), ("a.lerp(b, c[0])", "LerpBackward1(Acc,Acc,SelectBackward0(Acc))"),
     ("torch.addcmul(a, b, c[0], value=2)", "AddcmulBackward0(Acc,Acc,SelectBackward0(Acc))"),
