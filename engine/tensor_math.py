@@ -652,8 +652,9 @@ class TensorMath:
             value = self.detach().reshape(-1).median(0).values._data
             return _t._fn.MaxMin.apply(self, mode="median", value=value)
         d = _dims(dim, self._data.ndim, "median")[0]
-        if self._data.ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's: one element along it)
-            return return_types_median(*self.reshape(1).median(0))
+        if self._data.ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's: one element along it, itself)
+            return return_types_median(_t._fn.TakeAlong.apply(self, None, 0, name="MedianBackward1"),
+                                       _t._wrap(xp_of(self._data).zeros((), dtype=np.int64)))
         x = self._data
         xp = xp_of(x)
         n = x.shape[d]
@@ -664,11 +665,7 @@ class TensorMath:
         if x.dtype.kind == "f":  # a NaN along the dim: its first place (NaN sorts last)
             nans = xp.isnan(x)
             pick = xp.where(nans.any(axis=d, keepdims=True), xp.expand_dims(nans.argmax(axis=d), d), pick)
-        values = self.gather(d, _t._wrap(pick))
-        indices = _t._wrap(pick.astype(np.int64))
-        if not keepdim:
-            values, indices = values.squeeze(d), indices.squeeze(d)
-        return return_types_median(values, indices)
+        return return_types_median(*self._picked(pick, d, keepdim, "MedianBackward1"))
 
     def nanmedian(self, dim=None, keepdim=False):
         """:meth:`median` of the values that are not NaN (NaN where all are), as PyTorch's."""
@@ -677,7 +674,8 @@ class TensorMath:
             return _t._fn.MaxMin.apply(self, mode="nanmedian", value=value)
         d = _dims(dim, self._data.ndim, "nanmedian")[0]
         if self._data.ndim == 0:
-            return return_types_nanmedian(*self.reshape(1).nanmedian(0))
+            return return_types_nanmedian(_t._fn.TakeAlong.apply(self, None, 0, name="NanmedianBackward1"),
+                                          _t._wrap(xp_of(self._data).zeros((), dtype=np.int64)))
         x = self._data
         xp = xp_of(x)
         if x.shape[d] == 0:
@@ -686,11 +684,7 @@ class TensorMath:
         valid = (~xp.isnan(x)).sum(axis=d, keepdims=True) if x.dtype.kind == "f" else x.shape[d]
         k = xp.maximum(xp.asarray(valid) - 1, 0) // 2
         pick = xp.take_along_axis(order, xp.broadcast_to(k, order.shape[:d] + (1,) + order.shape[d + 1:]), axis=d)
-        values = self.gather(d, _t._wrap(pick))
-        indices = _t._wrap(pick.astype(np.int64))
-        if not keepdim:
-            values, indices = values.squeeze(d), indices.squeeze(d)
-        return return_types_nanmedian(values, indices)
+        return return_types_nanmedian(*self._picked(pick, d, keepdim, "NanmedianBackward1"))
 
     def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
         """:meth:`quantile` of the values that are not NaN (NaN where all are), as PyTorch's."""
@@ -718,11 +712,16 @@ class TensorMath:
         value = xp.take_along_axis(ordered, best[:, None], axis=-1)
         last = xp.where(rows == value, xp.arange(n), -1).max(axis=-1)
         indices = xp.moveaxis(last.reshape(x.shape[:-1] + (1,)), -1, d).astype(np.int64)
-        values = self.gather(d, _t._wrap(indices))
-        indices = _t._wrap(indices)
-        if not keepdim:
-            values, indices = values.squeeze(d), indices.squeeze(d)
-        return return_types_mode(values, indices)
+        return return_types_mode(*self._picked(indices, d, keepdim, "ModeBackward0"))
+
+    def _picked(self, pick, d, keepdim, name):
+        """``(values, indices)`` of the entries ``pick`` chose along ``d`` (one per row, the dimension kept in
+        ``pick``), the values from one node named as PyTorch's (``MedianBackward1``), ``d`` dropped from both unless
+        ``keepdim``."""
+        squeeze = not keepdim and self._data.ndim > 0
+        values = _t._fn.TakeAlong.apply(self, pick, d, name=name, squeeze=squeeze)
+        indices = pick.astype(np.int64)
+        return values, _t._wrap(indices.squeeze(d) if squeeze else indices)
 
     # ------------------------------------------------------------------ scatters into a copy
     def select_scatter(self, src, dim, index):
@@ -1198,12 +1197,12 @@ class TensorMath:
         n = self._data.shape[d] if self._data.ndim else 1
         if not 1 <= k <= n:
             raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+        if not self._data.ndim:  # (a 0-d tensor is its own k-th value, at 0)
+            return return_types_kthvalue(_t._fn.TakeAlong.apply(self, None, 0, name="KthvalueBackward0"),
+                                         _t._wrap(xp_of(self._data).zeros((), dtype=np.int64)))
         order = self._sort_order(d, False)
         pick = xp_of(order).take(order, [k - 1], axis=d)
-        values, indices = self.gather(d, _t._wrap(pick)), _t._wrap(pick.astype(np.int64))
-        if not keepdim or not self._data.ndim:
-            values, indices = values.squeeze(d), indices.squeeze(d)
-        return return_types_kthvalue(values, indices)
+        return return_types_kthvalue(*self._picked(pick, d, keepdim, "KthvalueBackward0"))
 
     def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
         """The ``q``-quantiles (a number or a 1-D tensor of them, each in [0, 1]) over ``dim`` (all elements by
@@ -1563,16 +1562,19 @@ class TensorMath:
 
     def _cumulative_extreme(self, dim, mode):
         x = self._data
+        name = "CummaxBackward0" if mode == "max" else "CumminBackward0"
         if x.ndim == 0:
-            return _CUMULATIVE[mode](self.clone(), _t._wrap(xp_of(x).zeros((), dtype=np.int64)))
+            if dim not in (0, -1):
+                raise IndexError(f"cum{mode}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
+            return _CUMULATIVE[mode](_t._fn.TakeAlong.apply(self, None, 0, name=name),
+                                     _t._wrap(xp_of(x).zeros((), dtype=np.int64)))
         d = _dims(dim, x.ndim, f"cum{mode}")[0]
         xp = xp_of(x)
         running = (xp.maximum if mode == "max" else xp.minimum).accumulate(x, axis=d)
         here = (x == running) | (xp.isnan(x) if x.dtype.kind == "f" else False)
         positions = xp.arange(x.shape[d]).reshape((-1,) + (1,) * (x.ndim - d - 1))
         indices = xp.maximum.accumulate(xp.where(here, positions, -1), axis=d).astype(np.int64)
-        idx = _t._wrap(indices)
-        return _CUMULATIVE[mode](self.gather(d, idx), idx)
+        return _CUMULATIVE[mode](_t._fn.TakeAlong.apply(self, indices, d, name=name), _t._wrap(indices))
 
     def sum_to_size(self, *size):
         """Summed down to ``size``, which this tensor's shape must broadcast from (a gradient's unbroadcast)."""

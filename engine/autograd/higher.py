@@ -527,7 +527,9 @@ def _triangle(node, gy):
 
 
 def _take_along(node, gy):
-    shape, repeats = node.meta
+    shape, repeats, squeezed = node.meta
+    if squeezed is not None:
+        gy = gy.unsqueeze(squeezed)
     zeros = _wrap(xp_of(gy._data).zeros(shape, dtype=gy._data.dtype))
     put = F.IndexAdd if repeats else F.SetItem  # (sort and topk pick each entry at most once)
     return put.apply(zeros, gy, index=node.saved), None

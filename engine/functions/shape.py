@@ -934,10 +934,16 @@ def along(xp, index, axis):
                  for d in range(nd))
 
 
+# the ops whose picks may repeat an entry (its gradient then adds up)
+_PICKS_REPEAT = frozenset({"GatherBackward0", "CummaxBackward0", "CumminBackward0"})
+
+
 class TakeAlong(Function):
     """Entries picked along one dimension by an index array of the input's rank (``gather``; the values of
-    ``sort`` and ``topk``, whose indices the caller found): the gradient is added back where each entry came
-    from (an entry picked twice by ``gather`` gets both)."""
+    ``sort``, ``topk``, ``kthvalue``, ``median``, ``mode``, ``cummax``, whose indices the caller found; ``name``
+    PyTorch's node's, ``squeeze`` whether the picked dimension is dropped, as those ops' ``keepdim=False`` drop
+    it in the same node): the gradient is added back where each entry came from (an entry picked twice by
+    ``gather`` gets both). A 0-d input is its own pick."""
 
     raw = True
 
@@ -945,20 +951,27 @@ class TakeAlong(Function):
         return self.op_name
 
     @staticmethod
-    def forward(ctx, x, index, dim, name="GatherBackward0"):
+    def forward(ctx, x, index, dim, name="GatherBackward0", squeeze=False):
         xp = xp_of(x)
         ctx.op_name = name
         ctx.op_label = name[:-len("Backward0")].capitalize()  # Gather, Sort or Topk, in the graph panel
+        if x.ndim == 0:
+            ctx.meta = (x.shape, False, None)
+            ctx.saved = (Ellipsis,)
+            return x.copy()
         where = along(xp, index, dim)
-        ctx.meta = (x.shape, name == "GatherBackward0")
+        ctx.meta = (x.shape, name in _PICKS_REPEAT, dim if squeeze else None)
         ctx.saved = where
-        return x[where]
+        out = x[where]
+        return out.squeeze(dim) if squeeze else out
 
     @staticmethod
     def backward(ctx, gy):
-        shape, repeats = ctx.meta
+        shape, repeats, squeezed = ctx.meta
         where = ctx.saved
         xp = xp_of(gy)
+        if squeezed is not None:
+            gy = xp.expand_dims(gy, squeezed)
         gx = xp.zeros(shape, dtype=gy.dtype)
         if repeats:
             xp.add.at(gx, where, gy)

@@ -541,6 +541,34 @@ def test_var_mean_is_one_node_with_two_outputs():
     np.testing.assert_allclose(x.grad.numpy()[0], (np.array([1.0, 2.0, 6.0]) - 3) / (3 * np.sqrt(14 / 3)))
 
 
+PICKS = ["a.median(1)", "a.median(0, keepdim=True)", "a.nanmedian(1)", "a.mode(1)", "a.mode(0, keepdim=True)",
+         "a.kthvalue(2, 1)", "a.kthvalue(3, 0, keepdim=True)", "a.cummax(1)", "a.cummin(0)", "s.kthvalue(1)",
+         "s.median(0)", "s.nanmedian(-1)", "a[0].mode()", "s.cummax(0)", "s.cummin(-1)"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", PICKS)
+def test_picking_ops_are_one_node_each_as_torchs(expression):
+    """median, nanmedian, mode, kthvalue (keepdim or not, 0-d too), cummax and cummin: values, indices, the node
+    (named as PyTorch's, the kept dimension dropped in it) and the gradient at the picked places."""
+    torch = _torch()
+    xd = np.random.default_rng(9).permutation(15).reshape(3, 5) - 7.0  # (no ties: which of equal ones is not held)
+    xd[1, 2] = np.nan
+    results = []
+    for lib in (engine, torch):
+        a = lib.tensor(xd, requires_grad=True)
+        s = lib.tensor(2.5, requires_grad=True)
+        values, indices = eval(expression)  # noqa: S307 - the table's own expressions
+        node = values.grad_fn
+        values.backward(lib.tensor(np.arange(1.0, 1.0 + values.numel()).reshape(tuple(values.shape))))
+        leaf = s if expression.startswith("s.") else a
+        results.append((node.name(), [n.name() for n, _ in node.next_functions], tuple(values.shape),
+                        values.detach().numpy(), indices.numpy(), leaf.grad.numpy()))
+    assert results[0][:3] == results[1][:3]
+    for mine, theirs in zip(results[0][3:], results[1][3:]):
+        np.testing.assert_array_equal(mine, theirs)
+
+
 VAR_MEAN_ARGS = [{}, {"dim": 1}, {"dim": (0, 2), "keepdim": True}, {"dim": 2, "correction": 0},
                  {"dim": None, "keepdim": True}, {"dim": 1, "unbiased": False}]
 
