@@ -625,9 +625,11 @@ class TensorMath:
         return _t._fn.AMaxMin.apply(self, dim=dim, keepdim=keepdim, mode="min")
 
     def aminmax(self, *, dim=None, keepdim=False):
-        if dim is None:
-            return return_types_aminmax(self.min(), self.max())
-        return return_types_aminmax(self.min(dim, keepdim).values, self.max(dim, keepdim).values)
+        """``(min, max)`` over ``dim`` (every element by default), two outputs of one ``AminmaxBackward0``, as
+        PyTorch's; ties share each gradient evenly."""
+        if dim is not None:
+            dim = self._dim_of(dim)
+        return return_types_aminmax(*_t._fn.AMinMax.apply(self, dim, keepdim))
 
     def logsumexp(self, dim, keepdim=False):
         """``log(sum(exp(self)))`` over ``dim``, shifted by the maximum so that it neither overflows nor

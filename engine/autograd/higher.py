@@ -481,6 +481,11 @@ def _var_mean(node, g_spread, g_mean):
     return spread + _expand_back(g_mean / n, x._data.shape, axes, keepdim)
 
 
+def _aminmax(node, g_low, g_high):
+    low, high = node.parts  # (each a ctx of AMaxMin's: its rule reads what it saved)
+    return _amax_min(low, g_low) + _amax_min(high, g_high)
+
+
 def _cat(node, gy):
     out, start = [], 0
     lead = (slice(None),) * node.axis
@@ -1025,7 +1030,7 @@ DOUBLE = {
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,
     F.MaxPool: _pool, F.AvgPool: _pool, F.AdaptiveAvgPool: _adaptive_avg_pool, F.Im2Col: _im2col,
-    F.AdaptiveMaxPool: _adaptive_max_pool, F.VarMean: _var_mean,
+    F.AdaptiveMaxPool: _adaptive_max_pool, F.VarMean: _var_mean, F.AMinMax: _aminmax,
     F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
     F.Cumprod: _cumprod,

@@ -46,6 +46,7 @@ from .linalg import Det, Inverse, LogAbsDet, Solve
 from .loss import BinaryCrossEntropyWithLogits, CtcLoss, MseLoss, NllLoss, RegressionLoss
 from .reduction import (
     AMaxMin,
+    AMinMax,
     Logsumexp,
     MaxMin,
     MaxMinDim,
@@ -100,5 +101,5 @@ __all__ = [
     "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast", "ToDevice", "Stack", "Cat", "Split",
     "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
-    "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean",
+    "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax",
 ]

@@ -357,6 +357,32 @@ class VarMean(Function):
         return gx + _expand_back(g_mean / n, gx.shape, axes, keepdim)
 
 
+class AMinMax(Function):
+    """``aminmax``: the minimum and the maximum over ``dim`` (None: every element), two outputs of one node, as
+    PyTorch's ``AminmaxBackward0``; each output's gradient shared evenly among the elements equal to it, as
+    :class:`AMaxMin`'s (zeros for an output no path used)."""
+
+    raw = True
+    apply = classmethod(apply_several)
+    backward_name = "AminmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        if x.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        ctx.parts = (AMaxMin.__new__(AMaxMin), AMaxMin.__new__(AMaxMin))
+        ctx.op_label = "Aminmax"
+        low = AMaxMin.forward(ctx.parts[0], x, dim, keepdim, "min")
+        high = AMaxMin.forward(ctx.parts[1], x, dim, keepdim, "max")
+        return tuple(np.asarray(v) if isinstance(v, np.generic) else v for v in (low, high))
+
+    @staticmethod
+    def backward(ctx, g_low, g_high):
+        low, high = ctx.parts
+        return AMaxMin.backward(low, g_low) + AMaxMin.backward(high, g_high)
+
+
 class NativeGroupNorm(Function):
     """``group_norm`` as one node, PyTorch's ``NativeGroupNormBackward0`` (edges: input, weight, bias): each sample's
     channels in ``groups`` groups, each group normalised by its mean and biased variance (``rstd = 1 / sqrt(var +

@@ -55,6 +55,7 @@ EXAMPLES = {
     "BinaryCrossEntropyWithLogits": (lambda g: (_x(g, low=-1.5), engine.full((2, 3), 0.3)),
                                      {"weight": np.full((2, 3), 0.5), "pos_weight": np.full(3, 2.0),
                                       "reduction": "sum"}),
+    "AMinMax": (lambda g: (_x(g, (3, 4)), 1, True), {}),
     "VarMean": (lambda g: (_x(g, (3, 4)),), {"axes": (1,), "correction": 1, "keepdim": False, "std": True}),
     "VarStd": (lambda g: (_x(g, (3, 4)),), {"axes": (1,), "correction": 1, "keepdim": False, "std": True}),
     "ConstantPad": (lambda g: (_x(g, (2, 3)), ((1, -1), (2, 0))), {"value": 0.5}),

@@ -569,6 +569,30 @@ def test_picking_ops_are_one_node_each_as_torchs(expression):
         np.testing.assert_array_equal(mine, theirs)
 
 
+AMINMAX_ARGS = [{}, {"dim": 1}, {"dim": 0, "keepdim": True}, {"dim": -1}, {"keepdim": True}]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("kwargs", AMINMAX_ARGS, ids=[str(k) for k in AMINMAX_ARGS])
+def test_aminmax_is_one_node_with_two_outputs_as_torchs(kwargs):
+    """Values, the node (both outputs'), gradients with ties sharing evenly (one output unused too), and second
+    derivatives."""
+    torch = _torch()
+    xd = np.round(np.random.default_rng(0).standard_normal((3, 4)), 0) + 0.0  # (ties; no -0.0)
+    results = []
+    for lib in (engine, torch):
+        a = lib.tensor(xd, requires_grad=True)
+        low, high = lib.aminmax(a, **kwargs)
+        assert low.grad_fn is high.grad_fn and low.grad_fn.name() == "AminmaxBackward0"
+        (g,) = lib.autograd.grad((low * 2).sum() + (high ** 2).sum(), a, create_graph=True)
+        (gg,) = lib.autograd.grad((g * a).sum(), a)
+        (only_max,) = lib.autograd.grad(lib.aminmax(a, **kwargs).max.sum(), a)
+        results.append([low.detach().numpy(), high.detach().numpy(), g.detach().numpy(), gg.numpy(),
+                        only_max.numpy()])
+    for mine, theirs in zip(*results):
+        np.testing.assert_array_equal(mine, theirs)
+
+
 VAR_MEAN_ARGS = [{}, {"dim": 1}, {"dim": (0, 2), "keepdim": True}, {"dim": 2, "correction": 0},
                  {"dim": None, "keepdim": True}, {"dim": 1, "unbiased": False}]
 
