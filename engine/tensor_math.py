@@ -985,10 +985,20 @@ class TensorMath:
         shape = tuple(index.shape)
         return src if tuple(src.shape) == shape else src[tuple(slice(0, n) for n in shape)]
 
+    @staticmethod
+    def _scatter_crop(src, index):
+        """The leading part of ``src`` that ``scatter`` reads (None: all of it), as a crop of its own node."""
+        shape = tuple(index.shape)
+        if not isinstance(src, _t.Tensor) or tuple(src.shape) == shape:
+            return None
+        return tuple(slice(0, n) for n in shape)
+
     def scatter_add(self, dim, index, src):
-        """``self`` with ``src[i]`` added at ``index[i]`` along ``dim`` (a repeated index adds up)."""
+        """``self`` with ``src[i]`` added at ``index[i]`` along ``dim`` (a repeated index adds up): one
+        ``ScatterAddBackward0`` whose edges are ``self`` and ``src``, as PyTorch's."""
         idx = self._scatter_index(dim, index, "scatter_add")
-        return _t._fn.IndexAdd.apply(self, self._scatter_source(src, index), index=idx, name="ScatterAddBackward0")
+        return _t._fn.IndexAdd.apply(self, src, index=idx, name="ScatterAddBackward0",
+                                     crop=self._scatter_crop(src, index))
 
     def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
         """``self`` with ``src[i]`` reduced into the place ``index[i]`` along ``dim`` names, by ``reduce`` ('sum',
@@ -1036,8 +1046,9 @@ class TensorMath:
         if reduce is not None:
             raise NotImplementedError(f"scatter(): reduce={reduce!r} is not in the engine (None and 'add' are)")
         idx = self._scatter_index(dim, index, "scatter")
-        src = self._scatter_source(src, index)
-        return _t._fn.SetItem.apply(self, src, index=idx)
+        tensor_src = isinstance(src, _t.Tensor)  # (ScatterBackward0: self and src; ScatterBackward1: a value)
+        return _t._fn.SetItem.apply(self, src, index=idx, name="ScatterBackward0" if tensor_src else
+                                    "ScatterBackward1", crop=self._scatter_crop(src, index))
 
     def index_add(self, dim, index, source, *, alpha=1):
         d = _dims(dim, self._data.ndim, "index_add")[0]
@@ -1046,12 +1057,17 @@ class TensorMath:
 
     def index_copy(self, dim, index, source):
         d = _dims(dim, self._data.ndim, "index_copy")[0]
-        return _t._fn.SetItem.apply(self, source, index=(slice(None),) * d + (_index_vector(index, "index_copy"),))
+        return _t._fn.SetItem.apply(self, source, index=(slice(None),) * d + (_index_vector(index, "index_copy"),),
+                                    name="IndexCopyBackward0")
 
     def index_fill(self, dim, index, value):
+        """``self`` with the slices ``index`` names along ``dim`` set to ``value`` (a number: PyTorch's
+        ``IndexFillBackward0``; a 0-d tensor, whose gradient is the sum over those places:
+        ``IndexFillBackward1``)."""
         d = _dims(dim, self._data.ndim, "index_fill")[0]
-        return _t._fn.SetItem.apply(self, _t._raw(value),
-                                 index=(slice(None),) * d + (_index_vector(index, "index_fill"),))
+        name = "IndexFillBackward1" if isinstance(value, _t.Tensor) else "IndexFillBackward0"
+        return _t._fn.SetItem.apply(self, value, index=(slice(None),) * d + (_index_vector(index, "index_fill"),),
+                                    name=name)
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         """The diagonal of the ``dim1``/``dim2`` planes (``offset`` above it, below where negative), as the

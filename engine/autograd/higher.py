@@ -426,15 +426,24 @@ def _get_item(node, gy):
     return F.SetItem.apply(zeros, gy, index=index)
 
 
+def _uncropped(node, g):
+    """The gradient of a value of which only the leading part (``node.crop``) was written: zeros past it."""
+    crop = getattr(node, "crop", None)
+    if crop is None:
+        return g
+    part, shape = crop
+    return F.ConstantPad.apply(g, tuple((0, n - (p.stop - p.start)) for p, n in zip(part, shape)), value=0.0)
+
+
 def _set_item(node, gy):
     need_x, need_value = node.needs_input_grad
     gx = F.SetItem.apply(gy, 0.0, index=node.index) if need_x else None
-    return gx, (gy[node.index] if need_value else None)
+    return gx, (_uncropped(node, gy[node.index]) if need_value else None)
 
 
 def _index_add(node, gy):
     need_x, need_value = node.needs_input_grad
-    return (gy if need_x else None), (gy[node.index] if need_value else None)
+    return (gy if need_x else None), (_uncropped(node, gy[node.index]) if need_value else None)
 
 
 def _resample(node, gy):

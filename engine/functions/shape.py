@@ -531,15 +531,22 @@ class WriteView(Function):
 
 
 class SetItem(Function):
-    """``x[index] = value`` recorded out of place; Tensor.__setitem__ rebinds the tensor to the result."""
+    """``x[index] = value`` recorded out of place; Tensor.__setitem__ rebinds the tensor to the result. ``name``:
+    PyTorch's node where an op writes this way (``scatter``: ``ScatterBackward0``); ``crop``: the part of ``value``
+    written, where only its leading part is (``scatter``'s ``src`` larger than its index: the rest gets a zero
+    gradient, as PyTorch's)."""
 
     raw = True
-    backward_name = "CopySlices"
+
+    def backward_name(self):
+        return self.node_name
 
     @staticmethod
-    def forward(ctx, x, value, index):
+    def forward(ctx, x, value, index, name="CopySlices", crop=None):
         out = x.copy()
-        assign(out, index, value)
+        ctx.node_name = name
+        ctx.crop = None if crop is None else (crop, value.shape)
+        assign(out, index, value if crop is None else value[crop])
         ctx.index = index
         return out
 
@@ -552,6 +559,11 @@ class SetItem(Function):
             assign(gx, ctx.index, 0)  # scalar, which cannot be written)
         if need_value:
             gv = gy[ctx.index]
+            if ctx.crop is not None:
+                crop, shape = ctx.crop
+                full = xp_of(gy).zeros(shape, dtype=gy.dtype)
+                full[crop] = gv
+                gv = full
         return gx, gv
 
 
@@ -565,17 +577,26 @@ class IndexAdd(Function):
         return self.node_name
 
     @staticmethod
-    def forward(ctx, x, value, index, name="IndexAddBackward0"):
+    def forward(ctx, x, value, index, name="IndexAddBackward0", crop=None):
         out = x.copy()
-        xp_of(x).add.at(out, index, value)
+        xp_of(x).add.at(out, index, value if crop is None else value[crop])
         ctx.index, ctx.node_name = index, name
+        ctx.crop = None if crop is None else (crop, value.shape)  # (as SetItem's: scatter_add's larger src)
         ctx.op_label = name[:-len("Backward0")]  # ScatterAdd, IndexAdd or IndexPut in the graph panel
         return out
 
     @staticmethod
     def backward(ctx, gy):
         need_x, need_value = ctx.needs_input_grad
-        return (gy if need_x else None), (gy[ctx.index] if need_value else None)
+        gv = None
+        if need_value:
+            gv = gy[ctx.index]
+            if ctx.crop is not None:
+                crop, shape = ctx.crop
+                full = xp_of(gy).zeros(shape, dtype=gy.dtype)
+                full[crop] = gv
+                gv = full
+        return (gy if need_x else None), gv
 
 
 _REDUCE_IDENTITY = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}

@@ -569,6 +569,52 @@ def test_picking_ops_are_one_node_each_as_torchs(expression):
         np.testing.assert_array_equal(mine, theirs)
 
 
+SCATTERS = ["a.scatter(0, idx, 2.0)", "a.scatter(0, idx, c)", "a.scatter_add(0, idx, c)",
+            "a.index_copy(0, torch.tensor([2, 0]), c)", "a.index_fill(1, torch.tensor([1, 3]), -1.0)",
+            "a.index_fill(1, torch.tensor([1, 3]), v)", "a.scatter(0, idx, c.detach())", "a.scatter(0, idx, value=3.0)"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", SCATTERS)
+def test_scatters_and_index_writes_are_one_node_each_as_torchs(expression):
+    """scatter (a tensor or a value), scatter_add, index_copy and index_fill: PyTorch's node and edges (it was a
+    CopySlices, with a SliceBackward0 on src), values, gradients and second derivatives."""
+    torch = _torch()
+    rs = np.random.default_rng(0)
+    ad, cd = rs.standard_normal((3, 4)), rs.standard_normal((2, 4))
+    results = []
+    for lib in (engine, torch):
+        a, c = lib.tensor(ad, requires_grad=True), lib.tensor(cd, requires_grad=True)
+        v = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        idx = lib.tensor([[0, 2, 1, 0], [2, 0, 0, 1]])
+        y = eval(expression, {"a": a, "c": c, "v": v, "idx": idx, "torch": lib})  # noqa: S307 - the table's own
+        leaves = [t for t in (a, c, v) if t.requires_grad]
+        grads = lib.autograd.grad((y ** 3).sum(), leaves, create_graph=True, allow_unused=True)
+        used = [g for g in grads if g is not None]
+        seconds = lib.autograd.grad(sum((g * g).sum() for g in used), leaves, allow_unused=True)
+        node = y.grad_fn
+        results.append([(node.name(), [None if n is None else n.name() for n, _ in node.next_functions])]
+                       + [y.detach().numpy()] + [None if g is None else g.detach().numpy() for g in grads]
+                       + [None if g is None else g.numpy() for g in seconds])
+    assert results[0][0] == results[1][0]
+    for mine, theirs in zip(results[0][1:], results[1][1:]):
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_a_scatter_source_larger_than_its_index_gets_zeros_past_it():
+    """PyTorch 2.13 refuses this backward ("ScatterBackward0 returned an invalid gradient"): its gradient of src
+    has the index's shape. The engine gives src its own shape, zeros where nothing of it was read."""
+    a = engine.zeros(2, 3, requires_grad=True)
+    src = engine.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    y = a.scatter(1, engine.tensor([[2, 0]]), src)  # reads src[0, :2]
+    assert y.tolist() == [[2.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    (y * engine.tensor([[10.0, 20.0, 30.0], [40.0, 50.0, 60.0]])).sum().backward()
+    assert src.grad.tolist() == [[30.0, 10.0, 0.0], [0.0, 0.0, 0.0]]
+    assert a.grad.tolist() == [[0.0, 20.0, 0.0], [40.0, 50.0, 60.0]]
+
+
 AMINMAX_ARGS = [{}, {"dim": 1}, {"dim": 0, "keepdim": True}, {"dim": -1}, {"keepdim": True}]
 
 
