@@ -332,7 +332,200 @@ static PyObject *gelu_backward(PyObject *module, PyObject *const *args, Py_ssize
     Py_RETURN_NONE;
 }
 
+/* 2-D max pooling over the last two dimensions of C-contiguous float32/float64 planes, the same picks as
+ * engine/functions/conv.py's NumPy spelling (which pads with -inf): the kernel's offsets in row-major order, an
+ * offset that falls in the padding reading -inf; an offset's value taken where it is greater than the best so far
+ * or NaN (the first maximum; the last NaN), as PyTorch's CPU kernel compares. */
+/* A row of outputs at a time, one kernel offset at a time: the outputs whose input at that offset lies inside the
+ * plane ([lo, hi]) are compared without a bounds check per element (the others read -inf: no change but at the
+ * first offset, which every output takes), and the comparison is a select, not a branch (which offset holds the
+ * maximum is data, and unpredictable). */
+#define MAX_POOL_LOOP(T, NEG_INF)                                                                                  \
+    {                                                                                                              \
+        const T *px = x.buf;                                                                                       \
+        T *pb = best.buf;                                                                                          \
+        int32_t *pa = arg.buf;                                                                                     \
+        for (Py_ssize_t p = 0; p < planes; p++) {                                                                  \
+            const T *plane = px + p * H * W;                                                                       \
+            for (long oy = 0; oy < OH; oy++) {                                                                     \
+                T *brow = pb + (p * OH + oy) * OW;                                                                 \
+                int32_t *arow = pa + (p * OH + oy) * OW;                                                           \
+                int32_t i = 0;                                                                                     \
+                for (long ky = 0; ky < kh; ky++) {                                                                 \
+                    long iy = oy * sh + ky * dh - ph;                                                              \
+                    int row = iy >= 0 && iy < H;                                                                   \
+                    const T *xrow = plane + (row ? iy * W : 0);                                                    \
+                    for (long kx = 0; kx < kw; kx++, i++) {                                                        \
+                        long off = kx * dw - pw; /* ix = ox * sw + off */                                          \
+                        long lo = off >= 0 ? 0 : (-off + sw - 1) / sw;                                             \
+                        long hi = W - 1 - off < 0 ? -1 : (W - 1 - off) / sw;                                       \
+                        if (hi > OW - 1)                                                                           \
+                            hi = OW - 1;                                                                           \
+                        if (!row)                                                                                  \
+                            hi = -1;                                                                               \
+                        if (i == 0) {                                                                              \
+                            for (long ox = 0; ox < OW; ox++) {                                                     \
+                                brow[ox] = NEG_INF;                                                                \
+                                arow[ox] = 0;                                                                      \
+                            }                                                                                      \
+                            for (long ox = lo; ox <= hi; ox++)                                                     \
+                                brow[ox] = xrow[ox * sw + off];                                                    \
+                            continue;                                                                              \
+                        }                                                                                          \
+                        for (long ox = lo; ox <= hi; ox++) {                                                       \
+                            T v = xrow[ox * sw + off];                                                             \
+                            T b = brow[ox];                                                                        \
+                            int take = (v > b) | (v != v);                                                         \
+                            brow[ox] = take ? v : b;                                                               \
+                            arow[ox] = take ? i : arow[ox];                                                        \
+                        }                                                                                          \
+                    }                                                                                              \
+                }                                                                                                  \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+
+#define MAX_POOL_BACKWARD_LOOP(T)                                                                                  \
+    {                                                                                                              \
+        T *pgx = gx.buf;                                                                                           \
+        const T *pgy = gy.buf;                                                                                     \
+        const int32_t *pa = arg.buf;                                                                               \
+        for (Py_ssize_t p = 0; p < planes; p++)                                                                    \
+            for (long oy = 0; oy < OH; oy++)                                                                       \
+                for (long ox = 0; ox < OW; ox++) {                                                                 \
+                    Py_ssize_t o = (p * OH + oy) * OW + ox;                                                        \
+                    long ky = pa[o] / kw, kx = pa[o] % kw;                                                         \
+                    long iy = oy * sh + ky * dh - ph, ix = ox * sw + kx * dw - pw;                                 \
+                    if (iy >= 0 && iy < H && ix >= 0 && ix < W) /* (else the padding's: dropped) */              \
+                        pgx[p * H * W + iy * W + ix] += pgy[o];                                                    \
+                }                                                                                                  \
+    }
+
+/* the geometry arguments args[first..first+11]: H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw */
+static int pool_geometry(PyObject *const *args, long *g)
+{
+    for (int i = 0; i < 12; i++) {
+        g[i] = PyLong_AsLong(args[i]);
+        if (g[i] == -1 && PyErr_Occurred())
+            return -1;
+        if (g[i] < (i < 4 ? 0 : i < 8 ? 1 : i < 10 ? 0 : 1)) {
+            PyErr_SetString(PyExc_ValueError, "max_pool2d: a size, stride or dilation out of range");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* buffers of a float array (args[0] writable where ``writable``) and an int32 one; the float size, or -1 */
+static int float_and_index(PyObject *floats, PyObject *index, int writable_float, int writable_index, Py_buffer *f,
+                           Py_buffer *a)
+{
+    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
+    if (PyObject_GetBuffer(floats, f, writable_float ? flags | PyBUF_WRITABLE : flags) < 0)
+        return -1;
+    if (PyObject_GetBuffer(index, a, writable_index ? flags | PyBUF_WRITABLE : flags) < 0) {
+        PyBuffer_Release(f);
+        return -1;
+    }
+    int size = float_size(f);
+    if (!size || a->itemsize != 4 || a->format == NULL || (a->format[0] != 'i' && a->format[0] != 'l')
+        || a->len / 4 != f->len / size) {
+        PyErr_SetString(PyExc_ValueError, "max_pool2d: contiguous float32/float64 and int32 arrays of one shape");
+        PyBuffer_Release(f);
+        PyBuffer_Release(a);
+        return -1;
+    }
+    return size;
+}
+
+/* max_pool2d(best, arg, x, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw) */
+static PyObject *max_pool2d(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 15) {
+        PyErr_SetString(PyExc_TypeError, "max_pool2d(best, arg, x, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw)");
+        return NULL;
+    }
+    long g[12];
+    if (pool_geometry(args + 3, g) < 0)
+        return NULL;
+    long H = g[0], W = g[1], OH = g[2], OW = g[3], kh = g[4], kw = g[5], sh = g[6], sw = g[7], ph = g[8],
+         pw = g[9], dh = g[10], dw = g[11];
+    Py_buffer best, arg, x;
+    int size = float_and_index(args[0], args[1], 1, 1, &best, &arg);
+    if (size < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[2], &x, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&best);
+        PyBuffer_Release(&arg);
+        return NULL;
+    }
+    Py_ssize_t planes = (H > 0 && W > 0) ? x.len / size / (H * W) : 0;
+    if (float_size(&x) != size || planes * OH * OW * size != best.len || planes * H * W * size != x.len) {
+        PyErr_SetString(PyExc_ValueError, "max_pool2d: x's dtype or size does not match");
+        PyBuffer_Release(&best);
+        PyBuffer_Release(&arg);
+        PyBuffer_Release(&x);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (size == 4)
+        MAX_POOL_LOOP(float, -INFINITY)
+    else
+        MAX_POOL_LOOP(double, -INFINITY)
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&best);
+    PyBuffer_Release(&arg);
+    PyBuffer_Release(&x);
+    Py_RETURN_NONE;
+}
+
+/* max_pool2d_backward(gx, gy, arg, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw): gx (zeros) += gy at each pick */
+static PyObject *max_pool2d_backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 15) {
+        PyErr_SetString(PyExc_TypeError,
+                        "max_pool2d_backward(gx, gy, arg, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw)");
+        return NULL;
+    }
+    long g[12];
+    if (pool_geometry(args + 3, g) < 0)
+        return NULL;
+    long H = g[0], W = g[1], OH = g[2], OW = g[3], kw = g[5], sh = g[6], sw = g[7], ph = g[8], pw = g[9],
+         dh = g[10], dw = g[11];
+    Py_buffer gy, arg, gx;
+    int size = float_and_index(args[1], args[2], 0, 0, &gy, &arg);
+    if (size < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &gx, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&gy);
+        PyBuffer_Release(&arg);
+        return NULL;
+    }
+    Py_ssize_t planes = (OH > 0 && OW > 0) ? gy.len / size / (OH * OW) : 0;
+    if (float_size(&gx) != size || planes * H * W * size != gx.len || planes * OH * OW * size != gy.len) {
+        PyErr_SetString(PyExc_ValueError, "max_pool2d_backward: gx's dtype or size does not match");
+        PyBuffer_Release(&gy);
+        PyBuffer_Release(&arg);
+        PyBuffer_Release(&gx);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (size == 4)
+        MAX_POOL_BACKWARD_LOOP(float)
+    else
+        MAX_POOL_BACKWARD_LOOP(double)
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&gy);
+    PyBuffer_Release(&arg);
+    PyBuffer_Release(&gx);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"max_pool2d", (PyCFunction)(void (*)(void))max_pool2d, METH_FASTCALL,
+     "max_pool2d(best, arg, x, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw): each window's maximum and offset"},
+    {"max_pool2d_backward", (PyCFunction)(void (*)(void))max_pool2d_backward, METH_FASTCALL,
+     "max_pool2d_backward(gx, gy, arg, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw): gx += gy at each pick"},
     {"gelu", (PyCFunction)(void (*)(void))gelu, METH_FASTCALL,
      "gelu(out, x, kind): out = erf(x) (kind 0), GELU(x) (1) or its tanh approximation (2)"},
     {"gelu_backward", (PyCFunction)(void (*)(void))gelu_backward, METH_FASTCALL,
@@ -345,7 +538,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "engine._ckernels",
-                                        "The CPU backward's masked writes, branch-free, in C.", -1, methods};
+                                        "The CPU backward's masked writes, branch-free, GELU and 2-D max pooling, in C.", -1, methods};
 
 PyMODINIT_FUNC PyInit__ckernels(void)
 {

@@ -362,3 +362,39 @@ def gelu_backward(gy, x, approximate="none"):
     cdf = 0.5 * (1 + _erf_chain(x * _SQRT_HALF))
     pdf = _PDF_BETA * xp.exp(x * x * -0.5)
     return gy * (cdf + x * pdf)
+
+
+def max_pool2d(x, out, kernel, stride, pads, dilation):
+    """``(maxima, offsets)`` of 2-D max pooling over ``x``'s last two dimensions (``pads``: the (low, high) padding
+    of each), by ``engine/_ckernels.c`` where it was built and ``x`` is a NumPy float32 or float64 array: the picks
+    of :func:`engine.functions.conv._max_pool`'s NumPy spelling, in one pass instead of a pass of several array ops
+    per kernel offset. None elsewhere (that spelling runs)."""
+    if _ck is None or x.__class__ is not np.ndarray or x.dtype.type not in _FLOATS:
+        return None
+    x = np.ascontiguousarray(x)
+    lead = x.shape[:-2]
+    best = np.empty(lead + tuple(out), dtype=x.dtype)
+    arg = np.empty(lead + tuple(out), dtype=np.int32)
+    _ck.max_pool2d(best, arg, x, x.shape[-2], x.shape[-1], out[0], out[1], kernel[0], kernel[1], stride[0],
+                   stride[1], pads[0][0], pads[1][0], dilation[0], dilation[1])
+    return best, arg
+
+
+def max_pool2d_backward(gy, arg, shape, kernel, stride, pads, dilation):
+    """The input's gradient of :func:`max_pool2d` (each output's added at its pick), in C: ``shape`` the input's."""
+    gy = np.ascontiguousarray(gy)
+    gx = np.zeros(shape, dtype=gy.dtype)
+    if _ck is None:  # (the C forward picked, and the C part was switched off since: the same adds in NumPy)
+        oh, ow = gy.shape[-2:]
+        iy = np.arange(oh)[:, None] * stride[0] + (arg // kernel[1]) * dilation[0] - pads[0][0]
+        ix = np.arange(ow)[None, :] * stride[1] + (arg % kernel[1]) * dilation[1] - pads[1][0]
+        inside = (iy >= 0) & (iy < shape[-2]) & (ix >= 0) & (ix < shape[-1])
+        planes = gx.reshape(-1, shape[-2], shape[-1])
+        plane = np.broadcast_to(np.arange(planes.shape[0]).reshape((-1, 1, 1)), (planes.shape[0], oh, ow))
+        np.add.at(planes, (plane[inside.reshape(plane.shape)], iy.reshape(plane.shape)[inside.reshape(plane.shape)],
+                           ix.reshape(plane.shape)[inside.reshape(plane.shape)]), gy.reshape(plane.shape)[
+                               inside.reshape(plane.shape)])
+        return gx
+    _ck.max_pool2d_backward(gx, gy, arg, shape[-2], shape[-1], gy.shape[-2], gy.shape[-1], kernel[0], kernel[1],
+                            stride[0], stride[1], pads[0][0], pads[1][0], dilation[0], dilation[1])
+    return gx

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .. import kernels as _kernels
 from .. import threads as _threads
 from ..autograd.function import Function
 from ..backend import xp_of
@@ -208,6 +209,10 @@ def _max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     xp = xp_of(x)
     nd = len(kernel)
     out, pads = pool_geometry(x.shape[-nd:], kernel, stride, padding, dilation, ceil_mode)
+    if nd == 2:  # (in C where it was built: the same picks in one pass; None for its backward's padded shape)
+        picked = _kernels.max_pool2d(x, out, kernel, stride, pads, dilation)
+        if picked is not None:
+            return picked[0], picked[1], out, pads, None
     xpad = _pad(xp, x, pads, -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min)
     best = arg = None
     for i, offset in enumerate(_offsets(kernel)):
@@ -256,12 +261,15 @@ class MaxPool(Function):
         best, arg, out, pads, pad_shape = _max_pool(x, kernel, stride, padding, dilation, ceil_mode)
         ctx.saved = (arg,)
         ctx.meta = (kernel, stride, dilation, out, pads, pad_shape)
+        ctx.shape = x.shape
         return best
 
     @staticmethod
     def backward(ctx, gy):
         (arg,) = ctx.saved
         kernel, stride, dilation, out, pads, pad_shape = ctx.meta
+        if pad_shape is None:  # (picked in C: its backward too)
+            return _kernels.max_pool2d_backward(gy, arg, ctx.shape, kernel, stride, pads, dilation)
         xp = xp_of(gy)
         gpad = xp.zeros(pad_shape, dtype=gy.dtype)
         zero = gy.dtype.type(0)
