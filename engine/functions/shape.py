@@ -558,13 +558,20 @@ class SetItem(Function):
             gx = np.array(gy) if isinstance(gy, np.generic) else gy.copy()  # (a 0-d NumPy gradient may come as a
             assign(gx, ctx.index, 0)  # scalar, which cannot be written)
         if need_value:
-            gv = gy[ctx.index]
-            if ctx.crop is not None:
-                crop, shape = ctx.crop
-                full = xp_of(gy).zeros(shape, dtype=gy.dtype)
-                full[crop] = gv
-                gv = full
+            gv = _value_gradient(ctx, gy)
         return gx, gv
+
+
+def _value_gradient(ctx, gy):
+    """The gradient of the value :class:`SetItem` or :class:`IndexAdd` wrote at ``ctx.index``: the output's there,
+    in the value's own shape where only its leading part (``ctx.crop``) was written (zeros past it)."""
+    gv = gy[ctx.index]
+    if ctx.crop is None:
+        return gv
+    crop, shape = ctx.crop
+    full = xp_of(gy).zeros(shape, dtype=gy.dtype)
+    full[crop] = gv
+    return full
 
 
 class IndexAdd(Function):
@@ -588,15 +595,7 @@ class IndexAdd(Function):
     @staticmethod
     def backward(ctx, gy):
         need_x, need_value = ctx.needs_input_grad
-        gv = None
-        if need_value:
-            gv = gy[ctx.index]
-            if ctx.crop is not None:
-                crop, shape = ctx.crop
-                full = xp_of(gy).zeros(shape, dtype=gy.dtype)
-                full[crop] = gv
-                gv = full
-        return (gy if need_x else None), gv
+        return (gy if need_x else None), (_value_gradient(ctx, gy) if need_value else None)
 
 
 _REDUCE_IDENTITY = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}
