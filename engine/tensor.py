@@ -1513,6 +1513,8 @@ class Tensor(TensorMath):
         return _fn.DivRounded.apply(self, other, mode=rounding_mode)  # (one DivBackward2, as PyTorch's)
 
     def div_(self, other, *, rounding_mode=None):
+        if other.__class__ is not Tensor and _foreign(other):  # (the optimizers' Tensor first: one check)
+            raise _not_an_operand("div_", other)
         if rounding_mode is None:
             return self.__itruediv__(other)
         return _plain_in_place(lambda t, o: t.div(o, rounding_mode=rounding_mode), "div")(self, other)
@@ -2420,16 +2422,24 @@ class Tensor(TensorMath):
     _ipow = __ipow__ = _inplace_op("Pow", _ipow, lambda a, b: _fn.arithmetic.power(a, b))
 
     def add_(self, other, alpha=1):
+        if other.__class__ is not Tensor and _foreign(other):  # (the optimizers' Tensor first: one check)
+            raise _not_an_operand("add_", other)
         return self.__iadd__(other * alpha if alpha != 1 else other)
 
     def sub_(self, other, alpha=1):
+        if other.__class__ is not Tensor and _foreign(other):  # (the optimizers' Tensor first: one check)
+            raise _not_an_operand("sub_", other)
         return self.__isub__(other * alpha if alpha != 1 else other)
 
     def mul_(self, other):
+        if other.__class__ is not Tensor and _foreign(other):  # (the optimizers' Tensor first: one check)
+            raise _not_an_operand("mul_", other)
         return self.__imul__(other)
 
 
     def pow_(self, exponent):
+        if exponent.__class__ is not Tensor and _foreign(exponent):  # (the optimizers' Tensor first: one check)
+            raise _not_an_operand("pow_", exponent)
         return self._ipow(exponent)
 
     def clamp_(self, min=None, max=None):  # noqa: A002

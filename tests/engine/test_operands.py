@@ -53,6 +53,9 @@ REFUSED = [  # (expression, the error's type and words)
     ("1 - b", "RuntimeError", MASK), ("x - b", "RuntimeError", MASK), ("x - True", "RuntimeError", MASK),
     ("m.sub(x, m.tensor(True))", "RuntimeError", MASK), ("m.sub(x, True, alpha=2)", "RuntimeError", MASK),
     ("x.sub_(True)", "RuntimeError", MASK),
+    ("x.add_([1.0])", "TypeError", "add_(): argument 'other' (position 1) must be Tensor, not list"),
+    ("x.mul_(None)", "TypeError", "mul_(): argument 'other' (position 1) must be Tensor, not NoneType"),
+    ("x.div_('a')", "TypeError", "div_(): argument 'other' (position 1) must be Tensor, not str"),
     ("-b", "RuntimeError", "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
                            "invert a mask, use the `~` or `logical_not()` operator instead."),
 ]
