@@ -450,7 +450,12 @@ clip = clamp
 
 
 def pow(input, exponent):  # noqa: A001, A002
-    return input.pow(exponent) if isinstance(input, Tensor) else exponent.__rpow__(input)
+    if isinstance(input, Tensor):
+        return input.pow(exponent)
+    out = exponent.__rpow__(input)
+    if out is NotImplemented:  # (a list, a string, None: no operand, as PyTorch's refuses it)
+        raise TypeError(f"pow(): argument 'self' must be Number, not {type(input).__name__}")
+    return out
 
 
 def sum(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001, A002
