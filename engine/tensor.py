@@ -595,6 +595,31 @@ def _masked_fill_node(t: Tensor, value) -> Tensor:
     return t
 
 
+def _index_steps(index: tuple, shape) -> list | None:
+    """A basic index of several parts that act (an integer selects, a slice short of its dimension slices, None
+    unsqueezes) as the indexes of one part each that apply them in turn, as PyTorch records ``x[0, 1]`` (two
+    ``SelectBackward0``); None where fewer than two act, or the index is not basic (an array, a mask)."""
+    if not _fn.shape.is_basic_index(index):
+        return None
+    consumed = sum(1 for p in index if p is not None and p is not Ellipsis)
+    steps, dim, src = [], 0, 0
+    for p in index:
+        if p is Ellipsis:
+            skipped = len(shape) - consumed
+            dim, src = dim + skipped, src + skipped
+        elif p is None:
+            steps.append((slice(None),) * dim + (None,))
+            dim += 1
+        elif p.__class__ is slice:
+            if src < len(shape) and p.indices(shape[src]) != (0, shape[src], 1):
+                steps.append((slice(None),) * dim + (p,))
+            dim, src = dim + 1, src + 1
+        else:
+            steps.append((slice(None),) * dim + (p,))
+            src += 1
+    return steps if len(steps) > 1 else None
+
+
 def _foreign(other) -> bool:
     """Whether ``other`` is no operand of a Tensor's operator: PyTorch's take a Tensor, a number, or a NumPy (or
     CuPy) scalar or array. The operator then returns NotImplemented, and Python refuses a list, a string or None as
@@ -2324,6 +2349,13 @@ class Tensor(TensorMath):
                 parts = _ints_first(index)
                 if parts is not None:
                     return self[parts[0]][parts[1]]
+                if index.__class__ is tuple and len(index) > 1 and self._records():
+                    steps = _index_steps(index, self._data.shape)
+                    if steps is not None:  # (PyTorch's graph: one select, slice or unsqueeze a part)
+                        t = self
+                        for step in steps:
+                            t = t[step]
+                        return t
         return _viewed(self, _fn.GetItem.apply(self, index=index),
                        index.__class__ is slice or index.__class__ is _int or _fn.shape.is_basic_index(index))
 
