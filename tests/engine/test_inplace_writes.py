@@ -1081,3 +1081,47 @@ def test_a_tensor_viewed_at_every_step_keeps_a_short_note_of_its_views():
     del rows
     x.mul_(2)  # (its views made from now on have nodes, and are noted elsewhere: the dead notes go at a write)
     assert x._plain_views == []
+
+
+# ---- writes through a view made by an index of several parts (recorded as PyTorch's: one step a part)
+
+def _through_views():
+    return {
+        "a row's slice written": lambda x: (lambda h: (h[0, 1:].mul_(2), h)[1])(x * 1),
+        "an element set": lambda x: (lambda h: (h.__setitem__((1, 2), h[0, 0] * 5), h)[1])(x * 1),
+        "a view, then its base written": lambda x: (lambda h: (lambda v: (h.sub_(6).relu_(), v * 1)[1])(
+            h[1, 1:3]))(x * 1),
+        "a column's part written, another view read": lambda x: (lambda h: (h[1:, 0].exp_(), h[2, 0])[1])(x * 1),
+    }
+
+
+THROUGH_VIEWS = {  # (sum of the result, the gradient), as torch 2.13 gives them
+    "a row's slice written": (87.0, [[1.0, 2.0, 2.0, 2.0], [1.0] * 4, [1.0] * 4]),
+    "an element set": (76.0, [[6.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 1.0], [1.0] * 4]),
+    "a view, then its base written": (1.0, [[0.0] * 4, [0.0, 0.0, 1.0, 0.0], [0.0] * 4]),
+    "a column's part written, another view read": (np.exp(9.0), [[0.0] * 4, [0.0] * 4, [np.exp(9.0), 0, 0, 0]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(THROUGH_VIEWS))
+def test_writes_through_multi_part_views_reach_the_base(case):
+    x = engine.tensor(np.arange(1.0, 13.0).reshape(3, 4), requires_grad=True)
+    out = _through_views()[case](x)
+    out.sum().backward()
+    total, grad = THROUGH_VIEWS[case]
+    np.testing.assert_allclose(out.detach().numpy().sum(), total)
+    np.testing.assert_allclose(x.grad.numpy(), grad)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", sorted(THROUGH_VIEWS))
+def test_writes_through_multi_part_views_are_torchs(case):
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (engine, torch):
+        x = lib.tensor(np.arange(1.0, 13.0).reshape(3, 4), requires_grad=True)
+        out = _through_views()[case](x)
+        out.sum().backward()
+        results.append((out.detach().numpy(), x.grad.numpy()))
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs)
