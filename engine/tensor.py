@@ -321,15 +321,20 @@ def _viewed(base: Tensor, view: Tensor, tracked: bool = True) -> Tensor:
     if base.grad_fn is not None:
         step = _fn.shape.view_step(node, view._data.shape)
         if step is not None:
-            views = base.__dict__.get("_views")
-            if views is None:
-                base._views = [(_weakref(view), step)]
-            else:
-                n = len(views)
-                if n >= 32 and not n & (n - 1):  # (at each power of two: the dead ones dropped)
-                    views[:] = [v for v in views if v[0]() is not None]
-                views.append((_weakref(view), step))
+            _note_view(base, view, step)
     return view
+
+
+def _note_view(base: Tensor, view: Tensor, step) -> None:
+    """``view`` (made from ``base`` by ``step``) noted on the base weakly, for :func:`_refresh_views`."""
+    views = base.__dict__.get("_views")
+    if views is None:
+        base._views = [(_weakref(view), step)]
+        return
+    n = len(views)
+    if n >= 32 and not n & (n - 1):  # (at each power of two: the dead ones dropped)
+        views[:] = [v for v in views if v[0]() is not None]
+    views.append((_weakref(view), step))
 
 
 def _strided_viewed(base: Tensor, view: Tensor) -> Tensor:
@@ -2284,9 +2289,6 @@ class Tensor(TensorMath):
         if node is None:
             return tuple(_viewed(self, p) for p in pieces)
         if self.grad_fn is not None and not node.unsafe:
-            views = self.__dict__.get("_views")
-            if views is None:
-                views = self._views = []
             lead = (slice(None),) * dim
             start = 0
             for i, p in enumerate(pieces):
@@ -2295,7 +2297,7 @@ class Tensor(TensorMath):
                 else:
                     index = lead + (slice(start, start + sizes[i]),)
                     start += sizes[i]
-                views.append((_weakref(p), ("piece", (index, i, name))))
+                _note_view(self, p, ("piece", (index, i, name)))
         return pieces
 
     def chunk(self, chunks, dim=0):

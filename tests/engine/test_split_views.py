@@ -449,3 +449,12 @@ def test_dtype_views_are_torchs():
         if mine is None:
             assert eval(expression).tolist() == eval(  # noqa: S307
                 expression.replace("engine.", "torch."), {"torch": torch}).tolist()  # noqa: S307
+
+
+def test_splitting_one_base_again_and_again_holds_no_dead_pieces():
+    """Each split notes its pieces on the base (weakly, for a later write into it); the dead ones are dropped as the
+    list grows, as every view's are: a loop that splits the same tensor does not grow it without end."""
+    _, a = _x(engine, (4, 3))
+    for _ in range(2000):
+        a.split(1)
+    assert len(a._views) < 64
