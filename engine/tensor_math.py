@@ -951,7 +951,19 @@ class TensorMath:
         return _t._named(x[m], "MaskedSelectBackward0")
 
     def take(self, index):
-        return self.reshape(-1)[index]
+        """The entries of the flattened tensor at ``index`` (a long tensor of any shape; negative from the end),
+        in its shape: one ``TakeBackward0``, with PyTorch's refusals."""
+        idx = index._data if isinstance(index, _t.Tensor) else xp_of(self._data).asarray(index)
+        if idx.dtype.kind not in "iu":
+            raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                               f"{_dtypes.scalar_name(idx.dtype)}")
+        n = self._data.size
+        if idx.__class__ is np.ndarray and idx.size:  # (on a GPU the device would be asked: as PyTorch's, unchecked)
+            bad = idx[(idx < -n) | (idx >= n)]
+            if bad.size:
+                raise IndexError(f"out of range: tried to access index {int(bad.reshape(-1)[0])} on a tensor of {n} "
+                                 f"elements.")
+        return _t._fn.Take.apply(self, idx % n if n else idx)
 
     def nonzero(self, *, as_tuple=False):
         found = xp_of(self._data).nonzero(self._data if self._data.ndim else self._data.reshape(1))
@@ -1381,13 +1393,8 @@ class TensorMath:
 
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
         """The last dimension as the diagonals of new ``dim1``/``dim2`` planes (zeros elsewhere)."""
-        n = self._data.shape[-1] + abs(int(offset))
-        nd = self._data.ndim + 1
-        d1, d2 = _dims((dim1, dim2), nd, "diag_embed")
-        shape = list(self._data.shape[:-1])
-        zeros = self.new_zeros(tuple(shape) + (n, n))  # (the planes last, then moved)
-        out = _t._fn.WriteView.apply(zeros, self, steps=(("diagonal", (int(offset), nd - 2, nd - 1)),))
-        return out.movedim((nd - 2, nd - 1), (d1, d2))
+        d1, d2 = _dims((dim1, dim2), self._data.ndim + 1, "diag_embed")
+        return _t._fn.DiagEmbed.apply(self, int(offset), d1, d2)  # (one DiagEmbedBackward0, as PyTorch's)
 
     def diagflat(self, offset=0):
         """The flattened tensor on the ``offset`` diagonal of a square matrix."""

@@ -495,6 +495,16 @@ def _aminmax(node, g_low, g_high):
     return _amax_min(low, g_low) + _amax_min(high, g_high)
 
 
+def _take(node, gy):
+    shape, index = node.meta
+    zeros = _const(xp_of(gy._data).zeros(math.prod(shape), dtype=gy._data.dtype))
+    return F.IndexAdd.apply(zeros, gy, index=index).reshape(shape)
+
+
+def _diag_embed(node, gy):
+    return gy.diagonal(*node.args)
+
+
 def _cat(node, gy):
     out, start = [], 0
     lead = (slice(None),) * node.axis
@@ -1039,7 +1049,8 @@ DOUBLE = {
     F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,
     F.MaxPool: _pool, F.AvgPool: _pool, F.AdaptiveAvgPool: _adaptive_avg_pool, F.Im2Col: _im2col,
-    F.AdaptiveMaxPool: _adaptive_max_pool, F.VarMean: _var_mean, F.AMinMax: _aminmax,
+    F.AdaptiveMaxPool: _adaptive_max_pool, F.VarMean: _var_mean, F.AMinMax: _aminmax, F.DiagEmbed: _diag_embed,
+    F.Take: _take,
     F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
     F.Cumprod: _cumprod,

@@ -69,6 +69,7 @@ from .shape import (
     ConstantPad,
     Cumprod,
     Cumsum,
+    DiagEmbed,
     Diagonal,
     Embedding,
     Expand,
@@ -83,6 +84,7 @@ from .shape import (
     SetItem,
     Split,
     Stack,
+    Take,
     TakeAlong,
     ToDevice,
     Trace,
@@ -101,5 +103,5 @@ __all__ = [
     "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast", "ToDevice", "Stack", "Cat", "Split",
     "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
-    "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax",
+    "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
 ]

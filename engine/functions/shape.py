@@ -120,6 +120,50 @@ def diagonal_view(x, offset, dim1, dim2):
     return d
 
 
+class Take(Function):
+    """``take``: the entries of the flattened input at ``index`` (any shape, negative counting from the end), one
+    node as PyTorch's ``TakeBackward0`` (it was a view, then an index); backward adds each entry's gradient back
+    (an entry taken twice gets both)."""
+
+    raw = True
+    backward_name = "TakeBackward0"
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.meta = (x.shape, index)
+        return x.reshape(-1)[index]
+
+    @staticmethod
+    def backward(ctx, gy):
+        shape, index = ctx.meta
+        xp = xp_of(gy)
+        gx = xp.zeros(math.prod(shape), dtype=gy.dtype)
+        xp.add.at(gx, index, gy)
+        return gx.reshape(shape)
+
+
+class DiagEmbed(Function):
+    """``diag_embed``: the last dimension as the ``offset`` diagonals of new ``dim1``/``dim2`` planes, zeros
+    elsewhere, one node as PyTorch's ``DiagEmbedBackward0`` (it was zeros written through a diagonal, then moved);
+    backward takes those diagonals of the gradient."""
+
+    raw = True
+    backward_name = "DiagEmbedBackward0"
+
+    @staticmethod
+    def forward(ctx, x, offset, dim1, dim2):
+        xp = xp_of(x)
+        n, nd = x.shape[-1] + abs(offset), x.ndim + 1
+        out = xp.zeros(x.shape[:-1] + (n, n), dtype=x.dtype)
+        diagonal_view(out, offset, nd - 2, nd - 1)[...] = x
+        ctx.args = (offset, dim1, dim2)
+        return xp.ascontiguousarray(xp.moveaxis(out, (nd - 2, nd - 1), (dim1, dim2)))
+
+    @staticmethod
+    def backward(ctx, gy):
+        return gy.diagonal(*ctx.args).copy()
+
+
 class Diagonal(Function):
     """The diagonal of the ``dim1``/``dim2`` planes as the last dimension, a view of the input (a copy for
     ``diag``)."""

@@ -73,6 +73,8 @@ EXAMPLES = {
     "MaxMinDim": (lambda g: (_x(g), 1), {"mode": "max"}),
     "Reshape": (lambda g: (_x(g), (3, 2)), {}),
     "Transpose": (lambda g: (_x(g), 0, 1), {}),
+    "Take": (lambda g: (_x(g), np.array([[5, 0], [5, 2]])), {}),
+    "DiagEmbed": (lambda g: (_x(g, (2, 3)), 1, 0, 2), {}),
     "Diagonal": (lambda g: (_x(g, (2, 3, 4)), 1, 2, 0), {}),
     "AsStrided": (lambda g: (_x(g, (3, 4)), (3, 2), (1, 3), 1), {}),
     "CtcLoss": (lambda g: (_x(g, (5, 2, 3)).log_softmax(2),), {"targets": np.array([[1, 2], [2, 2]]),

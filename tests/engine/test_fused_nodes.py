@@ -615,6 +615,36 @@ def test_a_scatter_source_larger_than_its_index_gets_zeros_past_it():
     assert a.grad.tolist() == [[0.0, 20.0, 0.0], [40.0, 50.0, 60.0]]
 
 
+TAKES = ["a.take(torch.tensor([[0, 5], [-1, 2]]))", "a.take(torch.tensor([1, 1, 1]))", "a.take(torch.tensor(4))",
+         "a.diag_embed()", "a.diag_embed(1)", "a.diag_embed(-2, 0, 2)", "a.diag_embed(1, -1, 1)"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", TAKES)
+def test_take_and_diag_embed_are_one_node_each_as_torchs(expression):
+    """Values, the node, gradients (an entry taken twice gets both) and second derivatives."""
+    torch = _torch()
+    results = []
+    for lib in (engine, torch):
+        a = lib.tensor(np.random.default_rng(3).standard_normal((2, 3)), requires_grad=True)
+        y = eval(expression, {"a": a, "torch": lib})  # noqa: S307 - the table's own expressions
+        (g,) = lib.autograd.grad((y ** 3).sum(), a, create_graph=True)
+        (gg,) = lib.autograd.grad((g ** 2).sum(), a)
+        results.append((y.grad_fn.name(), y.detach().numpy(), g.detach().numpy(), gg.numpy()))
+    assert results[0][0] == results[1][0]
+    for mine, theirs in zip(results[0][1:], results[1][1:]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_take_refuses_as_pytorch_does():
+    x = engine.arange(6.0).reshape(2, 3)
+    with pytest.raises(IndexError, match=r"^out of range: tried to access index 6 on a tensor of 6 elements\.$"):
+        x.take(engine.tensor([1, 6]))
+    with pytest.raises(RuntimeError, match=r"^take\(\): Expected a long tensor for index, but got Float$"):
+        x.take(engine.tensor([1.0]))
+    assert x.take(engine.tensor([[-1, 0]])).tolist() == [[5.0, 0.0]]
+
+
 AMINMAX_ARGS = [{}, {"dim": 1}, {"dim": 0, "keepdim": True}, {"dim": -1}, {"keepdim": True}]
 
 

@@ -121,6 +121,8 @@ GRAPHS = [
     ("a.index_copy(0, torch.tensor([1, 0]), b.t().t())", "IndexCopyBackward0(Acc,TBackward0(TBackward0(Acc)))"),
     ("a.index_fill(1, torch.tensor([1]), 2.0)", "IndexFillBackward0(Acc)"),
     ("a.index_fill(0, torch.tensor([1]), v[0])", "IndexFillBackward1(Acc,SelectBackward0(Acc))"),
+    ("a.take(torch.tensor([[0, 5], [-1, 2]]))", "TakeBackward0(Acc)"), ("a.diag_embed(1)", "DiagEmbedBackward0(Acc)"),
+    ("torch.diag_embed(a, -1, 0, 2)", "DiagEmbedBackward0(Acc)"),
     ("torch.var_mean(a, 1)[1]", "VarMeanBackward0(Acc)"), ("a.aminmax(dim=0).max", "AminmaxBackward0(Acc)"),
     ("torch.std_mean(a)[0]", "StdMeanBackward0(Acc)"),
     ("a.var(1)", "VarBackward0(Acc)"), ("a.std()", "StdBackward0(Acc)"), ("a.logsumexp(1)", "LogsumexpBackward0(Acc)"),
