@@ -10,17 +10,11 @@ benchmarks/results/cpu-cnn-step.txt.
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import json
-import platform
-import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
+from . import paired
 from .gpt_step import _lib, _median_ms
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -67,51 +61,16 @@ def _one_library(name: str, rounds: int, reps: int) -> dict:
 
 def measure(rounds: int = 5, processes: int = 2) -> list[str]:
     """Each library ``processes`` times in a child process of its own, alternating; the median of those."""
-    names = ["engine"] + (["torch"] if importlib.util.find_spec("torch") is not None else [])
-    runs = {name: [] for name in names}
-    for _ in range(processes):
-        for name in names:
-            done = subprocess.run([sys.executable, "-m", "benchmarks.cnn_step", "--child", name, "--rounds",
-                                   str(rounds)], capture_output=True, text=True, check=True,
-                                  cwd=Path(__file__).resolve().parent.parent)
-            runs[name].append(json.loads(done.stdout))
-    keys = ("step",) + tuple(k for k, _ in PARTS)
-    ms = {name: {k: statistics.median(r[k] for r in rs) for k in keys} for name, rs in runs.items()}
-    lines = [f"A small CNN's SGD step, CPU float32: two conv-relu-maxpool stages (the first with batch norm) and a "
-             f"linear head, a batch of {BATCH} images of 3x32x32",
-             f"(each library in its own process, {processes} processes each, alternating; in each the median of "
-             f"{rounds} rounds)"]
-    for key, what in (("step", "step (forward, backward, SGD)"),) + PARTS:
-        line = f"  {what:38s} engine {ms['engine'][key]:8.3f} ms"
-        if "torch" in ms:
-            line += f"   torch {ms['torch'][key]:8.3f} ms   engine/torch {ms['engine'][key] / ms['torch'][key]:.2f}"
-        lines.append(line)
-    info = f"  ({platform.machine()}, numpy {np.__version__}, engine threads {runs['engine'][0]['threads']}"
-    if "torch" in runs:
-        info += f", torch {runs['torch'][0]['version']} with {runs['torch'][0]['threads']} threads"
-    lines.append(info + ")")
-    return lines
+    runs = paired.children("benchmarks.cnn_step", rounds, processes)
+    return [f"A small CNN's SGD step, CPU float32: two conv-relu-maxpool stages (the first with batch norm) and a "
+            f"linear head, a batch of {BATCH} images of 3x32x32",
+            f"(each library in its own process, {processes} processes each, alternating; in each the median of "
+            f"{rounds} rounds)"] + paired.table(runs, (("step", "step (forward, backward, SGD)"),) + PARTS)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.cnn_step", description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of interleaved timing (default 5)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "cpu-cnn-step.txt", help="where to write the table")
-    parser.add_argument("--child", choices=["engine", "torch"], help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error(f"--rounds must be at least 1, not {args.rounds}")
-    if args.child:
-        print(json.dumps(_one_library(args.child, args.rounds, 3)))
-        return 0
-    text = "\n".join(measure(args.rounds)) + "\n"
-    print(text, end="")
-    try:
-        args.out.write_text(text)
-    except OSError as e:
-        print(f"could not write {args.out}: {e}")
-        return 1
-    return 0
+    return paired.main(argv, "python -m benchmarks.cnn_step", __doc__, RESULTS / "cpu-cnn-step.txt", _one_library,
+                       lambda rounds: measure(rounds))
 
 
 if __name__ == "__main__":

@@ -12,8 +12,6 @@ the same model from PyTorch's weights and checks the losses agree.
 
 from __future__ import annotations
 
-import argparse
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -21,6 +19,8 @@ from pathlib import Path
 import numpy as np
 
 import engine
+
+from . import paired
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CPU_SIZE = {"vocab": 65, "block": 64, "n_embd": 128, "n_head": 4, "n_layer": 4, "batch": 12}
@@ -153,61 +153,19 @@ def _one_library(name: str, rounds: int, reps: int) -> dict:
 
 def measure(rounds: int = 5, reps: int = 3, processes: int = 2) -> list[str]:
     """Each library ``processes`` times in a child process of its own, alternating; the median of those."""
-    import importlib.util
-    import json
-    import subprocess
-    import sys
-
-    names = ["engine"] + (["torch"] if importlib.util.find_spec("torch") is not None else [])
-    runs = {name: [] for name in names}
-    for _ in range(processes):
-        for name in names:
-            done = subprocess.run([sys.executable, "-m", "benchmarks.gpt_step", "--child", name, "--rounds",
-                                   str(rounds)], capture_output=True, text=True, check=True,
-                                  cwd=Path(__file__).resolve().parent.parent)
-            runs[name].append(json.loads(done.stdout))
-    ms = {name: {k: statistics.median(r[k] for r in rs) for k in ("step", "gelu", "linear")}
-          for name, rs in runs.items()}
+    runs = paired.children("benchmarks.gpt_step", rounds, processes)
     size = CPU_SIZE
-    lines = [f"GPT-2 training step, CPU float32, {size['n_layer']} layers x {size['n_head']} heads x {size['n_embd']} "
-             f"wide, {size['batch']} x {size['block']} tokens, vocabulary {size['vocab']}",
-             f"(each library in its own process, {processes} processes each, alternating; in each the median of "
-             f"{rounds} rounds)"]
-    for key, what in (("step", "step (forward, backward, clip, AdamW)"), ("gelu", "GELU forward+backward, 12x64x512"),
-                      ("linear", "(12x64x512) @ (512x128) f+b")):
-        line = f"  {what:38s} engine {ms['engine'][key]:8.3f} ms"
-        if "torch" in ms:
-            line += f"   torch {ms['torch'][key]:8.3f} ms   engine/torch {ms['engine'][key] / ms['torch'][key]:.2f}"
-        lines.append(line)
-    info = f"  ({platform.machine()}, numpy {np.__version__}, engine threads {runs['engine'][0]['threads']}"
-    if "torch" in runs:
-        info += f", torch {runs['torch'][0]['version']} with {runs['torch'][0]['threads']} threads"
-    lines.append(info + ")")
-    return lines
+    return [f"GPT-2 training step, CPU float32, {size['n_layer']} layers x {size['n_head']} heads x {size['n_embd']} "
+            f"wide, {size['batch']} x {size['block']} tokens, vocabulary {size['vocab']}",
+            f"(each library in its own process, {processes} processes each, alternating; in each the median of "
+            f"{rounds} rounds)"] + paired.table(runs, (("step", "step (forward, backward, clip, AdamW)"),
+                                                       ("gelu", "GELU forward+backward, 12x64x512"),
+                                                       ("linear", "(12x64x512) @ (512x128) f+b")))
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.gpt_step", description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of interleaved timing (default 5)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "cpu-gpt-step.txt", help="where to write the table")
-    parser.add_argument("--child", choices=["engine", "torch"], help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error(f"--rounds must be at least 1, not {args.rounds}")
-    if args.child:
-        import json
-
-        print(json.dumps(_one_library(args.child, args.rounds, 3)))
-        return 0
-    lines = measure(args.rounds)
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    try:
-        args.out.write_text(text)
-    except OSError as e:
-        print(f"could not write {args.out}: {e}")
-        return 1
-    return 0
+    return paired.main(argv, "python -m benchmarks.gpt_step", __doc__, RESULTS / "cpu-gpt-step.txt", _one_library,
+                       lambda rounds: measure(rounds))
 
 
 if __name__ == "__main__":
