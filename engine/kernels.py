@@ -386,14 +386,13 @@ def max_pool2d_backward(gy, arg, shape, kernel, stride, pads, dilation):
     gx = np.zeros(shape, dtype=gy.dtype)
     if _ck is None:  # (the C forward picked, and the C part was switched off since: the same adds in NumPy)
         oh, ow = gy.shape[-2:]
-        iy = np.arange(oh)[:, None] * stride[0] + (arg // kernel[1]) * dilation[0] - pads[0][0]
-        ix = np.arange(ow)[None, :] * stride[1] + (arg % kernel[1]) * dilation[1] - pads[1][0]
-        inside = (iy >= 0) & (iy < shape[-2]) & (ix >= 0) & (ix < shape[-1])
-        planes = gx.reshape(-1, shape[-2], shape[-1])
-        plane = np.broadcast_to(np.arange(planes.shape[0]).reshape((-1, 1, 1)), (planes.shape[0], oh, ow))
-        np.add.at(planes, (plane[inside.reshape(plane.shape)], iy.reshape(plane.shape)[inside.reshape(plane.shape)],
-                           ix.reshape(plane.shape)[inside.reshape(plane.shape)]), gy.reshape(plane.shape)[
-                               inside.reshape(plane.shape)])
+        picks = arg.reshape(-1, oh, ow)
+        iy = np.arange(oh)[:, None] * stride[0] + (picks // kernel[1]) * dilation[0] - pads[0][0]
+        ix = np.arange(ow)[None, :] * stride[1] + (picks % kernel[1]) * dilation[1] - pads[1][0]
+        plane = np.broadcast_to(np.arange(picks.shape[0])[:, None, None], picks.shape)
+        inside = (iy >= 0) & (iy < shape[-2]) & (ix >= 0) & (ix < shape[-1])  # (else the padding's: dropped)
+        np.add.at(gx.reshape(-1, shape[-2], shape[-1]), (plane[inside], iy[inside], ix[inside]),
+                  gy.reshape(picks.shape)[inside])
         return gx
     _ck.max_pool2d_backward(gx, gy, arg, shape[-2], shape[-1], gy.shape[-2], gy.shape[-1], kernel[0], kernel[1],
                             stride[0], stride[1], pads[0][0], pads[1][0], dilation[0], dilation[1])
