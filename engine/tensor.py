@@ -778,20 +778,36 @@ def _convert_index(index, xp):
     return _convert_index_part(index, xp)
 
 
-def _ints_first(index):
+def _ints_first(index, shape=None):
     """PyTorch applies the integers of an index before its index arrays (``x[0, None, mask]`` is ``x[0][None,
     mask]``); NumPy counts them among the arrays, which can move the arrays' dimensions to the front (shape
     (2, 1) where PyTorch's is (1, 2)). For a tuple holding both: (the basic part, the rest) to apply one after the
-    other; None for every other index."""
+    other; None for every other index. Given the indexed ``shape`` (a read, whose graph is PyTorch's), a None or a
+    slice short of its dimension is applied first too, as PyTorch records ``x[1:, [0, 2]]``: ``SliceBackward0``,
+    then ``IndexBackward0``."""
     if index.__class__ is not tuple:
         return None
-    has_int = has_array = False
+    has_int = has_array = has_basic = False
+    consumed = sum(0 if p is None or p is Ellipsis else
+                   p.ndim if hasattr(p, "dtype") and p.dtype == bool else 1 for p in index)
+    src = 0
     for p in index:
         if p.__class__ is _int or isinstance(p, np.integer):
             has_int = True
-        elif isinstance(p, list) or (hasattr(p, "shape") and hasattr(p, "dtype") and p.ndim > 0):
-            has_array = True
-    if not (has_int and has_array):
+            src += 1
+        elif p is None:
+            has_basic = True
+        elif p.__class__ is slice:
+            if shape is not None and src < len(shape) and p.indices(shape[src]) != (0, shape[src], 1):
+                has_basic = True
+            src += 1
+        elif p is Ellipsis:
+            src += len(shape) - consumed if shape is not None else 0
+        else:
+            if isinstance(p, list) or (hasattr(p, "shape") and hasattr(p, "dtype") and p.ndim > 0):
+                has_array = True
+            src += p.ndim if hasattr(p, "dtype") and p.dtype == bool else 1
+    if not (has_array and (has_int or (shape is not None and has_basic))):
         return None
     first, rest = [], []
     for p in index:
@@ -2348,7 +2364,7 @@ class Tensor(TensorMath):
                     _check_step(index)
             else:
                 index = _convert_index(index, xp_of(self._data))
-                parts = _ints_first(index)
+                parts = _ints_first(index, self._data.shape if self._records() else None)
                 if parts is not None:
                     return self[parts[0]][parts[1]]
                 if index.__class__ is tuple and len(index) > 1 and self._records():
