@@ -647,6 +647,11 @@ def _named_form(name: str, dunder):
     return method
 
 
+def _not_a_tensor(name: str, argument: str, value) -> TypeError:
+    """PyTorch's refusal of what is not a Tensor where a method takes one (``x.mm(3)``)."""
+    return TypeError(f"{name}(): argument '{argument}' (position 1) must be Tensor, not {type(value).__name__}")
+
+
 def _not_an_operand(name: str, other) -> TypeError:
     return TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
 
@@ -1459,24 +1464,40 @@ class Tensor(TensorMath):
         return _fn.Abs.apply(self)
 
     def __matmul__(self, other):
-        if _foreign(other):
+        if _foreign(other) or (other.__class__ is not Tensor and not getattr(other, "ndim", 0)):
+            # (a number is no operand of @: Python's TypeError)
             return NotImplemented
         if self._records(other):
-            return _fn.MatMul.apply(self, other)
-        return _wrap(_fn.MatMul.forward(_fn.MatMul(), self._data, _raw_checked(self, other)))
+            if not isinstance(other, Tensor):
+                other = _wrap(_backend.to_device_array(other, self.device))
+            elif other._data.__class__ is not self._data.__class__:
+                _check_same_device(self, other)
+            if self._data.ndim == 2 and other._data.ndim == 2:
+                return _fn.MatMul.apply(self, other)
+            return self._matmul(other)  # (PyTorch's graph for the other dimensions: TensorMath._matmul)
+        b = _raw_checked(self, other)
+        try:
+            return _wrap(_fn.MatMul.forward(_fn.MatMul(), self._data, b))
+        except RuntimeError:
+            if self._data.ndim == 2 and getattr(b, "ndim", 0) == 2:
+                raise
+            # PyTorch's refusal, in the words of the product it would have called
+            self._matmul(other if isinstance(other, Tensor) else _wrap(b))
+            raise
 
     def mm(self, mat2):
         a = self._data
-        if a.ndim != 2 or not isinstance(mat2, Tensor) or mat2._data.ndim != 2:
-            other = mat2.shape if isinstance(mat2, Tensor) else type(mat2).__name__
-            raise RuntimeError(f"mm: both arguments must be 2-D tensors (got {tuple(self.shape)} and {other})")
+        if not isinstance(mat2, Tensor):
+            raise _not_a_tensor("mm", "mat2", mat2)
+        if a.ndim != 2 or mat2._data.ndim != 2:
+            raise RuntimeError("self must be a matrix" if a.ndim != 2 else "mat2 must be a matrix")
         if (self._rg or mat2._rg) and (not _grad_off or _get_ident() not in _grad_off):
             return _fn.MatMul.apply(self, mat2)
         b = mat2._data
         if b.__class__ is not a.__class__:
             _check_same_device(self, mat2)
         if b.dtype is not a.dtype and b.dtype != a.dtype:
-            raise product_dtypes_error(a, b)
+            raise shapes_error(a, b) if a.shape[1] != b.shape[0] else product_dtypes_error(a, b)
         try:
             # as MatMul.forward for 2-D, without its ctx
             if a.__class__ is _ndarray:
@@ -1486,9 +1507,9 @@ class Tensor(TensorMath):
             raise shapes_error(a, b) from None
 
     def __rmatmul__(self, other):
-        if _foreign(other):
+        if _foreign(other) or (other.__class__ is not Tensor and not getattr(other, "ndim", 0)):
             return NotImplemented
-        return _fn.MatMul.apply(other, self)
+        return _wrap(_backend.to_device_array(other, self.device)) @ self
 
     # the ops with no gradient (floor division, %, the bitwise ones and shifts): PyTorch's result dtype, each also
     # reflected (2 // x) and in place (x //= 2, writing the tensor's own memory)
@@ -1592,7 +1613,11 @@ class Tensor(TensorMath):
     pow = _named_form("pow", __pow__)
 
     def dot(self, other):
-        return _fn.MatMul.apply(self, other)
+        if not isinstance(other, Tensor):
+            raise _not_a_tensor("dot", "tensor", other)
+        if self._data.ndim != 1 or other._data.ndim != 1:
+            raise RuntimeError(f"1D tensors expected, but got {self._data.ndim}D and {other._data.ndim}D tensors")
+        return self @ other
 
     # comparisons: not differentiable, return bool tensors (NotImplemented for what is no operand: x == None is
     # False, and x < "a" Python's TypeError, as PyTorch's)

@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes as _dtypes
 from . import tensor as _t  # bound while engine.tensor is being made; read when a method runs
 from .backend import to_device_array, to_host, xp_of
-from .errors import c_type_name
+from .errors import broadcast_error, c_type_name, product_dtypes_error
 
 return_types_aminmax = namedtuple("aminmax", ["min", "max"])
 return_types_median = namedtuple("median", ["values", "indices"])
@@ -113,6 +113,126 @@ def _apply_in_place(self, fn, *others):
         self._data[...] = out._data
         _t._writes.wrote(self._data)
     return self
+
+
+def _product(a, b):
+    """One product node: ``mm``, ``mv``, ``dot`` or ``bmm`` by the operands' dimensions (MatMul names it)."""
+    return _t._fn.MatMul.apply(a, b)
+
+
+def _dtype_names(a, b):
+    return _DTYPE_NAMES.get(str(a.dtype), str(a.dtype)), _DTYPE_NAMES.get(str(b.dtype), str(b.dtype))
+
+
+_DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}
+
+
+def _check_mm(s1, s2, a, b):
+    """``mm`` of shapes ``s1`` and ``s2`` (of arrays ``a`` and ``b``, for their dtypes): PyTorch's refusals."""
+    if s1[1] != s2[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s1[0]}x{s1[1]} and {s2[0]}x{s2[1]})")
+    if a.dtype != b.dtype:
+        raise product_dtypes_error(a, b)  # (never two vectors here: the m1, m2 words)
+
+
+def _check_mv(s1, s2, mat, vec):
+    if s1[1] != s2[0]:
+        raise RuntimeError(f"size mismatch, got input ({s1[0]}), mat ({s1[0]}x{s1[1]}), vec ({s2[0]})")
+    if mat.dtype != vec.dtype:
+        m, v = _dtype_names(mat, vec)
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {v}, {m}, and {v}")
+
+
+def _check_bmm(a, b, s1=None, s2=None):
+    s1, s2 = s1 or a.shape, s2 or b.shape
+    if s2[0] != s1[0] or s2[1] != s1[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{s1[0]}, {s1[2]}] but "
+                           f"got: [{s2[0]}, {s2[1]}].")
+    if a.dtype != b.dtype:
+        x, y = _dtype_names(a, b)
+        raise RuntimeError(f"expected scalar type {x} but found {y}")
+
+
+def _should_fold(t1, t2) -> bool:
+    """ATen's ``should_fold``: whether ``t1 @ t2`` folds the larger operand's batch into rows (one ``mm``/``mv``):
+    where the smaller one requires grad, or the fold is a view (not for a matrix on the left)."""
+    a, b = t1._data, t2._data
+    larger = a.ndim >= b.ndim
+    big, small = (a.ndim, b.ndim) if larger else (b.ndim, a.ndim)
+    if not (big >= 3 and small <= 2):
+        return False
+    if (t2 if larger else t1)._rg:
+        return True
+    if a.ndim == 2:
+        return False
+    x = a if larger else b.swapaxes(-1, -2)
+    if not x.size:
+        return True
+    # (the batch and the rows are one run of memory, stride by stride, as ATen tests it)
+    shape, strides = x.shape, [st // x.itemsize for st in x.strides]
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(big - 2))
+
+
+def _matmul_route(t1, t2):
+    """How PyTorch's matmul multiplies ``t1`` and ``t2``: ("product", None) for one node; ("vm", None) for a vector
+    times a matrix; ("fold", transpose); ("squeeze", which operand loses its batch of one, then multiplied again);
+    ("bmm", (batch, n, m1, m2, p)). Refuses as the product it would call."""
+    a, b = t1._data, t2._data
+    d1, d2 = a.ndim, b.ndim
+    if not d1 or not d2:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
+    if d1 <= 2 and d2 <= 2:
+        if d1 == 2 and d2 == 1:
+            _check_mv(a.shape, b.shape, a, b)
+        elif d1 == 1 and d2 == 2:
+            _check_mm((1, a.shape[0]), b.shape, a, b)
+            return "vm", None
+        elif d1 == 2:
+            _check_mm(a.shape, b.shape, a, b)
+        else:  # two vectors: dot's checks, the dtypes first
+            if a.dtype != b.dtype:
+                raise product_dtypes_error(a, b)
+            if a.shape != b.shape:
+                raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] "
+                                   f"to have the same number of elements, but got {a.shape[0]} and {b.shape[0]} "
+                                   f"elements respectively")
+        return "product", None
+    if _should_fold(t1, t2):
+        transpose = d2 > d1
+        if transpose:
+            s1 = b.shape[:-2] + b.shape[:-3:-1]
+            s2, x, y = (a.shape[::-1] if d1 == 2 else a.shape), b, a
+        else:
+            s1, s2, x, y = a.shape, b.shape, a, b
+        rows = (math.prod(s1[:-1]), s1[-1])
+        (_check_mm if len(s2) == 2 else _check_mv)(rows, s2, x, y)
+        return "fold", transpose
+    if d1 == 3 and d2 == 3 and a.shape[0] != b.shape[0]:  # a batch of one that requires grad: squeezed first
+        if a.shape[0] == 1 and t1._rg:
+            return "squeeze", 0
+        if b.shape[0] == 1 and t2._rg:
+            return "squeeze", 1
+    n = a.shape[-2] if d1 > 1 else 1
+    m1 = a.shape[-1]
+    m2 = b.shape[-2] if d2 > 1 else b.shape[0]
+    p = b.shape[-1] if d2 > 1 else 1
+    batch1, batch2 = a.shape[:-2], b.shape[:-2]
+    error = broadcast_error(_Shape(batch1), _Shape(batch2))
+    if error is not None:
+        raise error
+    batch = tuple(np.broadcast_shapes(batch1, batch2))
+    size = math.prod(batch)
+    _check_bmm(a, b, (size, n, m1), (size, m2, p))
+    return "bmm", (batch, n, m1, m2, p)
+
+
+class _Shape:
+    """A shape where an error helper reads ``.shape``."""
+
+    def __init__(self, shape):
+        self.shape = shape
 
 
 class TensorMath:
@@ -1123,19 +1243,62 @@ class TensorMath:
 
     # ------------------------------------------------------------------ products
     def bmm(self, mat2):
+        """The product of each matrix of a batch with the one at its place in ``mat2``: one ``BmmBackward0``."""
+        if not isinstance(mat2, _t.Tensor):
+            raise _t._not_a_tensor("bmm", "mat2", mat2)
         if self._data.ndim != 3 or mat2._data.ndim != 3:
             raise RuntimeError("batch1 must be a 3D tensor" if self._data.ndim != 3 else
                                "batch2 must be a 3D tensor")
-        if self._data.shape[0] != mat2._data.shape[0]:
-            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                               f"[{self._data.shape[0]}, {self._data.shape[2]}] but got: "
-                               f"[{mat2._data.shape[0]}, {mat2._data.shape[1]}].")
-        return _t._named(self @ mat2, "BmmBackward0")
+        _check_bmm(self._data, mat2._data)
+        return _product(self, mat2)
 
     def mv(self, vec):
+        if not isinstance(vec, _t.Tensor):
+            raise _t._not_a_tensor("mv", "vec", vec)
         if self._data.ndim != 2 or vec._data.ndim != 1:
-            raise RuntimeError(f"vector + matrix @ vector expected, got {self._data.ndim}, {vec._data.ndim}")
+            raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self._data.ndim}, {vec._data.ndim}")
         return self @ vec
+
+    def _matmul(self, other):
+        """``self @ other``, recorded as PyTorch's matmul records it (ATen's ``_matmul_impl``): a product of two
+        matrices, a matrix and a vector or two vectors is one node (``MmBackward0``, ``MvBackward0``,
+        ``DotBackward0``); a vector times a matrix unsqueezes it first (``SqueezeBackward4`` last). Past two
+        dimensions the larger operand's batch is folded into its rows for one ``mm``/``mv`` where that copies
+        nothing or the smaller one requires grad; else both are expanded to the broadcast batch and reshaped to
+        three dimensions for one ``bmm``. The result is reshaped back (``UnsafeViewBackward0``). Refusals are
+        PyTorch's, in the words of the product that refuses (``mat1 and mat2 shapes cannot be multiplied (8x4 and
+        3x5)``: the folded shapes)."""
+        route, how = _matmul_route(self, other)
+        if route == "product":
+            return _product(self, other)
+        if route == "vm":  # (k,) @ (k, m): (1, k) @ (k, m), squeezed in place (PyTorch's squeeze_)
+            out = _product(self.unsqueeze(0), other)
+            return _t._named(_t._fn.Reshape.apply(out, out._data.shape[1:]), "SqueezeBackward4")
+        if route == "squeeze":
+            return self.squeeze(0)._matmul(other) if how == 0 else self._matmul(other.squeeze(0))
+        if route == "fold":
+            transpose = how
+            t1 = other.transpose(-2, -1) if transpose else self
+            t2 = (self.t() if self._data.ndim == 2 else self) if transpose else other
+            shape = t1._data.shape[:-1]
+            rows = t1.reshape(math.prod(shape), t1._data.shape[-1])
+            if t2._data.ndim == 2:
+                shape += t2._data.shape[1:]
+            out = _t._named(_t._fn.Reshape.apply(_product(rows, t2), shape), "UnsafeViewBackward0")
+            return out.transpose(-2, -1).contiguous() if transpose and t2._data.ndim == 2 else out
+        batch, n, m1, m2, p = how
+        size = math.prod(batch)
+        d1, d2 = self._data.ndim, other._data.ndim
+        t1 = self.expand(batch + (n, m1)).reshape(size, n, m1)
+        if d2 == 1:
+            t2 = other.expand(batch + (m2,)).reshape(size, m2).unsqueeze(2)
+        else:
+            t2 = other.expand(batch + (m2, p)).reshape(size, m2, p)
+        out = _product(t1, t2)
+        if d2 == 1:
+            out = out.squeeze(-1)
+        shape = batch + ((n,) if d1 > 1 else ()) + ((p,) if d2 > 1 else ())
+        return _t._named(_t._fn.Reshape.apply(out, shape), "UnsafeViewBackward0")
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """``beta * self + alpha * (mat1 @ mat2)``, one ``AddmmBackward0``; with ``beta=0`` self is not read (its

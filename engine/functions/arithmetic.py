@@ -315,8 +315,8 @@ def dot2(a, b):
     return a.dot(b)
 
 
-_PRODUCT_NAMES = {(2, 2): "MmBackward0", (1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
-                  (2, 3): "CloneBackward0"}
+# the product a MatMul node is (Tensor._matmul records matmul's other dimensions as PyTorch's views and these)
+_PRODUCT_NAMES = {(2, 2): "MmBackward0", (1, 1): "DotBackward0", (2, 1): "MvBackward0", (3, 3): "BmmBackward0"}
 
 
 class MatMul(Function):
@@ -327,13 +327,14 @@ class MatMul(Function):
     saved_uses = ((1,), (0,))  # a is read for b's gradient, b for a's
 
     def backward_name(self):
-        """What PyTorch's matmul ends in for these dimensions (past two it reshapes a bmm or mm's result)."""
-        a, b = self.dims
-        return _PRODUCT_NAMES.get((min(a, 3), min(b, 3)), "UnsafeViewBackward0")
+        """The product PyTorch's node names for these dimensions: ``mm``, ``dot``, ``mv`` or ``bmm``."""
+        return _PRODUCT_NAMES.get(self.dims, "MatMulBackward")
 
     @staticmethod
     def forward(ctx, a, b):
-        if a.dtype != b.dtype:
+        if a.dtype != b.dtype:  # (PyTorch's mm refuses the shapes first)
+            if a.ndim == 2 and b.ndim == 2 and a.shape[1] != b.shape[0]:
+                raise shapes_error(a, b)
             raise product_dtypes_error(a, b)
         try:
             # 2-D on the CPU: the engine's product (engine.threads.dot: ndarray.dot or np.matmul by size)
