@@ -148,19 +148,20 @@ def test_a_number_is_no_operand_of_the_product():
 @pytest.mark.parametrize(("shape_a", "shape_b"), [((4, 2, 3), (3, 5)), ((2, 3), (4, 3, 5)), ((3,), (4, 3, 5)),
                                                   ((4, 2, 3), (3,)), ((2, 1, 2, 3), (4, 3, 5)),
                                                   ((1, 2, 3), (4, 3, 5)), ((4, 2, 3), (1, 3, 5))])
-def test_the_values_and_gradients_are_the_products_whatever_the_route(shape_a, shape_b):
+def test_the_values_and_gradients_are_the_products_whatever_the_route(shape_a, shape_b, device):
     """Each route (folded, transposed, expanded, squeezed) gives numpy.matmul's product, and the gradients of
-    sum(g * (a @ b)): g @ b^T summed over a's broadcast batch, and a^T @ g over b's (here in float64, to 1e-12)."""
+    sum(g * (a @ b)): g @ b^T summed over a's broadcast batch, and a^T @ g over b's (here in float64, to 1e-12), on
+    each device."""
     rs = np.random.RandomState(1)
     an, bn = rs.standard_normal(shape_a), rs.standard_normal(shape_b)
     want = np.matmul(an, bn)
     gn = rs.standard_normal(want.shape)
     for grads in ((True, False), (False, True), (True, True)):
-        a = engine.tensor(an, requires_grad=grads[0])
-        b = engine.tensor(bn, requires_grad=grads[1])
+        a = engine.tensor(an, requires_grad=grads[0], device=device)
+        b = engine.tensor(bn, requires_grad=grads[1], device=device)
         y = a @ b
-        assert y.shape == want.shape and np.allclose(y.detach().numpy(), want, rtol=0, atol=1e-12)
-        y.backward(engine.tensor(gn))
+        assert y.shape == want.shape and np.allclose(y.detach().cpu().numpy(), want, rtol=0, atol=1e-12)
+        y.backward(engine.tensor(gn, device=device))
         a2 = an[None, :] if an.ndim == 1 else an
         b2 = bn[:, None] if bn.ndim == 1 else bn
         g2 = gn.reshape(np.matmul(a2, b2).shape)
@@ -169,15 +170,15 @@ def test_the_values_and_gradients_are_the_products_whatever_the_route(shape_a, s
             ga = ga.reshape((-1,) + a2.shape).sum(0) if ga.ndim > a2.ndim else ga
             extra = tuple(i for i in range(a2.ndim) if a2.shape[i] == 1 and ga.shape[i] != 1)
             ga = ga.sum(extra, keepdims=True).reshape(an.shape)
-            assert np.allclose(a.grad.numpy(), ga, rtol=0, atol=1e-12)
+            assert np.allclose(a.grad.cpu().numpy(), ga, rtol=0, atol=1e-12)
         if grads[1]:
             gb = np.matmul(np.swapaxes(a2, -1, -2), g2)
             gb = gb.reshape((-1,) + b2.shape).sum(0) if gb.ndim > b2.ndim else gb
             extra = tuple(i for i in range(b2.ndim) if b2.shape[i] == 1 and gb.shape[i] != 1)
             gb = gb.sum(extra, keepdims=True).reshape(bn.shape)
-            assert np.allclose(b.grad.numpy(), gb, rtol=0, atol=1e-12)
+            assert np.allclose(b.grad.cpu().numpy(), gb, rtol=0, atol=1e-12)
         with engine.no_grad():  # the unrecorded product: the same values
-            assert np.allclose((a @ b).numpy(), want, rtol=0, atol=1e-12)
+            assert np.allclose((a @ b).cpu().numpy(), want, rtol=0, atol=1e-12)
 
 
 def test_the_fold_reads_the_batchs_strides_as_aten_does():
