@@ -27,7 +27,7 @@ from .. import functions as F
 from ..backend import xp_of
 from ..errors import FREED_GRAPH
 from ..functions import conv as _conv
-from ..functions.activation import ACTIVATIONS
+from ..functions.activation import ACTIVATIONS, ArrayMath
 from ..functions.elementwise import BINARY, UNARY, _RefusedGradient
 from ..functions.shape import _has_integer_arrays
 from ..nn.functional import pad as _pad
@@ -200,6 +200,9 @@ def _cos(node, gy):
 
 
 def _abs(node, gy):
+    x = node._inputs[0]
+    if x is not None and x.requires_grad:  # PyTorch's grad * self.sgn(): connected (sgn's gradient is zeros)
+        return gy * x.sgn()
     return gy * _const(xp_of(node.saved[0]).sign(node.saved[0]))
 
 
@@ -217,8 +220,40 @@ def _tanh(node, gy):
     return gy * (1 - t * t)
 
 
+class PiecewiseGrad(Function):
+    """The gradient of a piecewise-linear op (ReLU, leaky ReLU, hardtanh, the shrinks, threshold), ``grad(gy)``
+    (linear in ``gy``, the pieces read from the input's values), recorded as PyTorch's ``<Op>BackwardBackward0``:
+    an edge to the gradient and one to the input, whose gradient is zeros. So the gradient requires grad where the
+    input does, and a second derivative through it is zeros, not a refusal ("does not require grad"), as PyTorch's."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, gy, x, grad, name):
+        ctx.meta = (grad, x.shape, x.dtype, name)
+        ctx.backward_name = name
+        return grad(gy)
+
+    @staticmethod
+    def backward(ctx, ggy):
+        grad, shape, dtype, _ = ctx.meta
+        need_gy, need_x = ctx.needs_input_grad[:2]
+        return (grad(ggy) if need_gy else None), (xp_of(ggy).zeros(shape, dtype) if need_x else None)
+
+
+def _piecewise_grad(node, gy):
+    grad, shape, dtype, name = node.meta
+    need_gy, need_x = node.needs_input_grad[:2]
+    return ((PiecewiseGrad.apply(gy, node._inputs[1], grad=grad, name=name) if need_gy else None),
+            (_const(xp_of(gy._data).zeros(shape, dtype)) if need_x else None))
+
+
 def _relu(node, gy):
-    return _where(node.saved[0] > 0, gy, 0)
+    keep = node.saved[0] > 0  # (the output: PyTorch's threshold_backward reads the result)
+    x = node._inputs[0]
+    if x is None or not x.requires_grad:
+        return _where(keep, gy, 0)
+    return PiecewiseGrad.apply(gy, x, grad=lambda g: xp_of(g).where(keep, g, 0), name="ThresholdBackwardBackward0")
 
 
 def _clamp(node, gy):
@@ -288,7 +323,17 @@ class _ActivationMath:
     nonpositive = staticmethod(lambda t: t.clamp(max=0))
 
 
+# the activations whose gradient is piecewise linear in the input: a PiecewiseGrad each, as PyTorch's
+_PIECEWISE = frozenset({"leaky_relu", "hardtanh", "softshrink", "hardshrink", "threshold"})
+
+
 def _activation(node, gy):
+    x = node._inputs[0]
+    if node.op in _PIECEWISE and x is not None and x.requires_grad:
+        formula, saved, params = ACTIVATIONS[node.op][2], node.saved[0], node.params
+        name = node.name().replace("Backward0", "BackwardBackward0")  # (LeakyReluBackwardBackward0, ...)
+        return PiecewiseGrad.apply(gy, x, grad=lambda g: formula(ArrayMath(xp_of(g)), g, saved, *params).astype(
+            g.dtype, copy=False), name=name)
     return ACTIVATIONS[node.op][2](_ActivationMath, gy, node._inputs[0], *node.params)
 
 
@@ -362,25 +407,30 @@ def _vector_norm(node, gy):
     x_saved, norm_saved = node.saved
     p, axes, keepdim = node.meta
     x = node._inputs[0]
-    if p not in (1, 2) and not (p > 1 and math.isfinite(p)):
-        raise _refused(node, f"the {p}-norm")
+    if p == 0:
+        return None  # piecewise constant, as the first-order backward
     keep = tuple(range(x_saved.ndim)) if axes is None else axes
     if not keepdim:
         for a in sorted(keep):
             gy = gy.unsqueeze(a)
+    # PyTorch's norm_backward for each order, in Tensor ops (sgn recorded: its gradient is zeros)
     if p == 1:
-        return gy * _const(xp_of(x_saved).sign(x_saved))
-    if p != 2:  # g x |x|^(p-2) / norm^(p-1); a zero vector's gradient is 0
-        norm = F.VectorNorm.apply(x, ord=float(p), dim=axes, keepdim=True)
-        zero = norm_saved == 0
-        if not keepdim:
-            zero = xp_of(zero).expand_dims(zero, keep)
-        safe = _where(zero, 1, norm)
-        return _where(zero, 0, gy * x * x.abs() ** (p - 2) / safe ** (p - 1))
-    norm = F.VectorNorm.apply(x, ord=2.0, dim=axes, keepdim=True)
-    zero = norm_saved == 0
-    if not keepdim:
-        zero = xp_of(zero).expand_dims(zero, keep)
+        return gy * x.sgn()
+    xp = xp_of(x_saved)
+    saved_norm = norm_saved if keepdim else xp.expand_dims(norm_saved, keep)
+    if math.isinf(p):  # amax(|x|)'s: shared among the places that reach the norm (or are NaN)
+        a = xp.abs(x_saved)
+        mask = (a == saved_norm) | xp.isnan(a)
+        return x.sgn() * ((gy / _const(mask.sum(axis=keep, keepdims=True).astype(x_saved.dtype)))
+                          * _const(mask.astype(x_saved.dtype)))
+    norm = F.VectorNorm.apply(x, ord=float(p), dim=axes, keepdim=True)
+    zero = saved_norm == 0
+    if p < 1:
+        scaled = x.sgn() * _where(x_saved == 0, 0, x.abs() ** (p - 1))
+        return scaled * gy * norm ** (1 - p)
+    if p != 2:  # a zero vector's gradient is 0
+        scaled = x.sgn() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
+        return scaled * _where(zero, 0, gy / _where(zero, 1, norm) ** (p - 1))
     safe = _where(zero, 1, norm)  # a zero vector's gradient is 0, as PyTorch's: no 0 / 0 on either pass
     return _where(zero, 0, gy * x / safe)
 
@@ -1053,7 +1103,7 @@ DOUBLE = {
     F.Take: _take,
     F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
-    F.Cumprod: _cumprod,
+    F.Cumprod: _cumprod, PiecewiseGrad: _piecewise_grad,
 }
 
 
@@ -1064,7 +1114,7 @@ _READS_INPUTS = frozenset({
     F.Softmax, F.VectorNorm, F.NativeLayerNorm, F.Convolution, F.ConvTranspose, F.BinaryCrossEntropy, F.Einsum,
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
     F.VarMean,
-    F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm,
+    F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm, F.Abs,
 })
 
 

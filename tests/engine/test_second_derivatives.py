@@ -152,3 +152,79 @@ def test_second_derivatives_by_hand():
     (k,) = engine.autograd.grad(z.logit().sum(), z, create_graph=True)
     k.sum().backward()
     assert np.isnan(k[0].item()) and z.grad.tolist() == [0.0, 0.0]  # (0 outside [0, 1]; (2x - 1) / ... at 0.5)
+
+
+# the gradient of a piecewise-linear op stays connected to the input (its own gradient zeros), as PyTorch's: the
+# first gradient requires grad, is made by this node (torch 2.13's name), and a second derivative is zeros where it
+# was a refusal ("element 0 of tensors does not require grad")
+CONNECTED = {
+    "relu": (lambda L, x: x.relu(), "ThresholdBackwardBackward0"),
+    "leaky_relu": (lambda L, x: L.nn.functional.leaky_relu(x, 0.2), "LeakyReluBackwardBackward0"),
+    "hardtanh": (lambda L, x: L.nn.functional.hardtanh(x, -0.7, 0.7), "HardtanhBackwardBackward0"),
+    "relu6": (lambda L, x: L.nn.functional.relu6(x + 5.5), "HardtanhBackwardBackward0"),
+    "threshold": (lambda L, x: L.nn.functional.threshold(x, 0.1, -2.0), "ThresholdBackwardBackward0"),
+    "hardshrink": (lambda L, x: L.nn.functional.hardshrink(x, 0.6), "HardshrinkBackwardBackward0"),
+    "softshrink": (lambda L, x: L.nn.functional.softshrink(x, 0.6), "SoftshrinkBackwardBackward0"),
+    "rrelu_eval": (lambda L, x: L.nn.functional.rrelu(x, training=False), "RreluWithNoiseBackwardBackward0"),
+    "abs": (lambda L, x: x.abs(), "MulBackward0"),
+    "norm1": (lambda L, x: x.norm(1), "MulBackward0"),
+    "norm_inf": (lambda L, x: x.norm(float("inf"), dim=1), "MulBackward0"),
+    "norm_minus_inf": (lambda L, x: x.norm(-float("inf")), "MulBackward0"),
+}
+_X = [[-1.0, 0.5, 2.0], [0.25, -3.0, 0.0]]
+
+
+def _connected(lib, name):
+    x = lib.tensor(_X, dtype=lib.float64, requires_grad=True)
+    out = CONNECTED[name][0](lib, x)
+    weights = lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)) - 2)
+    (g,) = lib.autograd.grad((out * weights).sum(), x, create_graph=True)
+    return g
+
+
+@pytest.mark.parametrize("name", sorted(CONNECTED))
+def test_a_piecewise_gradient_stays_connected_as_pytorchs(name):
+    g = _connected(engine, name)
+    assert g.requires_grad and g.grad_fn.name() == CONNECTED[name][1]
+    x = g.grad_fn.next_functions  # (reaches the input: an edge to a leaf's AccumulateGrad, or through sgn)
+    assert x
+    (gg,) = engine.autograd.grad((g * g).sum(), _leaf_of(g), allow_unused=True)
+    assert gg is not None and gg.tolist() == [[0.0] * 3] * 2
+
+
+def _leaf_of(g):
+    seen, stack = set(), [g.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node).__name__ == "AccumulateGrad":
+            return node.variable
+        stack.extend(n for n, _ in node.next_functions)
+    raise AssertionError("the gradient reaches no leaf")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(CONNECTED))
+def test_the_connected_gradients_are_torchs(name):
+    torch = pytest.importorskip("torch")
+    g, ours = _connected(torch, name), _connected(engine, name)
+    assert g.requires_grad and g.grad_fn.name() == CONNECTED[name][1]
+    np.testing.assert_array_equal(ours.detach().numpy(), g.detach().numpy())
+
+
+def test_the_hessian_of_a_relu_network_in_its_input_is_zeros_and_in_its_weights_its_own():
+    """f(x) = sum(relu(x @ w1) @ w2): piecewise linear in x, so its Hessian in x is zeros (PyTorch's; it was a
+    refusal here); in (w1, x) jointly the mixed block is w2's pattern on the active units, worked out by hand."""
+    x = engine.tensor([1.0, -2.0], dtype=engine.float64, requires_grad=True)
+    w1 = engine.tensor([[1.0, 0.5, -1.0], [0.25, -1.0, 2.0]], dtype=engine.float64)
+    w2 = engine.tensor([2.0, -3.0, 0.5], dtype=engine.float64)
+    hess = engine.autograd.functional.hessian(lambda z: (z @ w1).relu() @ w2, x)
+    assert hess.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    w = w1.clone().requires_grad_()
+    (gx,) = engine.autograd.grad((x @ w).relu() @ w2, x, create_graph=True)
+    (gw,) = engine.autograd.grad(gx[0], w)  # d/dw[i, j] of sum_j w[0, j] w2[j] [h_j > 0] = [i == 0] w2[j] [h_j > 0]
+    h = (x @ w1).detach()  # (0.5, 2.5, -5.0): units 0 and 1 active
+    assert h.tolist() == [0.5, 2.5, -5.0]
+    assert gw.tolist() == [[2.0, -3.0, 0.0], [0.0, 0.0, 0.0]]
