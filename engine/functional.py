@@ -12,7 +12,8 @@ from . import creation
 from . import dtypes as _dtypes
 from .backend import resolve as _resolve
 from .functions import Einsum
-from .tensor import Tensor
+from .tensor import Tensor, _scalar_node
+from .tensor_math import tensordot as _tensordot
 
 
 def _into(result, out, name):
@@ -656,11 +657,11 @@ def meshgrid(*tensors, indexing=None):
     for t in tensors:
         if t.ndim > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
-    flat = [t.reshape(-1) for t in tensors]
+    flat = list(tensors)  # (each viewed straight to its grid's shape, then expanded, as ATen's)
     swap = indexing == "xy" and len(flat) >= 2
     if swap:
         flat[0], flat[1] = flat[1], flat[0]
-    shape = tuple(t.shape[0] for t in flat)
+    shape = tuple(t.numel() for t in flat)
     grids = [t.reshape(*[-1 if i == k else 1 for i in range(len(flat))]).expand(*shape) for k, t in enumerate(flat)]
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
@@ -688,10 +689,12 @@ def _at_least(tensors, ndim):
         t = t if isinstance(t, Tensor) else creation.tensor(t)
         if t.ndim >= ndim:
             return t
-        if ndim == 3 and t.ndim == 2:
-            return t.unsqueeze(-1)
-        shape = {0: (1,) * ndim, 1: (1, t.shape[0], 1)[:ndim] if ndim == 3 else (1, t.shape[0])}[t.ndim]
-        return t.reshape(*shape)
+        if t.ndim == 0:  # (ATen's: a reshape; a vector and a matrix are unsqueezed)
+            return t.reshape((1,) * ndim)
+        if t.ndim == 1:
+            t = t.unsqueeze(0)
+            return t.unsqueeze(-1) if ndim == 3 else t
+        return t.unsqueeze(-1)
 
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
@@ -778,26 +781,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):  # noqa: A002
 def tensordot(a, b, dims=2):
     """The sum of products over ``dims`` of ``a`` and of ``b``: the last ``dims`` of ``a`` with the first of ``b``
     (a number), or the two lists' dimensions; one matrix product, so the gradient is the product's."""
-    if isinstance(dims, int):
-        if dims < 0:
-            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
-    else:
-        dims_a, dims_b = ([dims[0]] if isinstance(dims[0], int) else list(dims[0]),
-                          [dims[1]] if isinstance(dims[1], int) else list(dims[1]))
-    dims_a, dims_b = [d % a.dim() for d in dims_a], [d % b.dim() for d in dims_b]
-    for da, db in zip(dims_a, dims_b):
-        if a.shape[da] != b.shape[db]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
-                               f"and second has size {b.shape[db]} in dim {db}")
-    free_a = [d for d in range(a.dim()) if d not in dims_a]
-    free_b = [d for d in range(b.dim()) if d not in dims_b]
-    k = 1
-    for d in dims_a:
-        k *= a.shape[d]
-    left = a.permute(*free_a, *dims_a).reshape(-1, k)
-    right = b.permute(*dims_b, *free_b).reshape(k, -1)
-    return (left @ right).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])
+    return _tensordot(a, b, dims)
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
@@ -880,24 +864,42 @@ def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The integral of ``y`` along ``dim`` by the trapezoid rule, at points ``x`` (or spaced ``dx``, 1 by
-    default)."""
-    return _trapezoids(y, x, dx, dim).sum(dim)
+    default). ATen's formulas: equal spacing ``(sum(y) - (y[0] + y[-1]) * 0.5) * dx``; points
+    ``sum((x[i+1] - x[i]) * (y[i] + y[i+1])) / 2``."""
+    if x is not None and dx is not None:
+        raise RuntimeError("torch.trapezoid: cannot pass both x and dx")
+    if x is None:
+        if y.shape[dim] == 0:  # (PyTorch's zeros, unrecorded)
+            return y.detach().sum(dim) * 0
+        ends = _scalar_op(y.select(dim, 0) + y.select(dim, -1), "mul", 0.5)
+        return _scalar_op(y.sum(dim) - ends, "mul", 1.0 if dx is None else dx)
+    return _scalar_op((_heights(y, dim) * _widths(x, y, dim)).sum(dim), "div", 2.0)
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    """The running integral of ``y`` along ``dim`` by the trapezoid rule (one element fewer)."""
-    return _trapezoids(y, x, dx, dim).cumsum(dim)
-
-
-def _trapezoids(y, x, dx, dim):
+    """The running integral of ``y`` along ``dim`` by the trapezoid rule (one element fewer): ATen's
+    ``cumsum((y[i] + y[i+1]) * dx / 2)``, or with points ``cumsum((y[i] + y[i+1]) * (x[i+1] - x[i])) / 2``."""
     if x is not None and dx is not None:
-        raise RuntimeError("torch.trapezoid: cannot pass both x and dx")
-    n = y.shape[dim]
-    heights = (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) / 2
+        raise RuntimeError("torch.cumulative_trapezoid: cannot pass both x and dx")
     if x is None:
-        return heights * (1.0 if dx is None else dx)
-    widths = x.diff(dim=dim if x.dim() == y.dim() else -1)
-    return heights * widths
+        return _scalar_op(_heights(y, dim), "mul", (1.0 if dx is None else dx) / 2).cumsum(dim)
+    return _scalar_op((_heights(y, dim) * _widths(x, y, dim)).cumsum(dim), "div", 2.0)
+
+
+def _heights(y, dim):
+    n = y.shape[dim]
+    return y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1) if n else y
+
+
+def _widths(x, y, dim):
+    return x.diff(dim=dim if x.dim() == y.dim() else -1)
+
+
+def _scalar_op(t, op: str, number):
+    """``t * number`` or ``t / number`` recorded as PyTorch's op of a tensor and a Scalar (``MulBackward1``,
+    ``DivBackward1``: one edge), as ATen's formulas call them."""
+    out = t * number if op == "mul" else t / number
+    return _scalar_node(out, "MulBackward1" if op == "mul" else "DivBackward1")
 
 
 trapz = trapezoid
@@ -931,10 +933,16 @@ def chain_matmul(*matrices):
 
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead.", UserWarning, stacklevel=3)
-    out = matrices[0]
-    for m in matrices[1:]:
-        out = out.mm(m)
-    return out
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    from .linalg import multi_dot
+
+    return multi_dot(matrices)
 
 
 def vdot(input, other):  # noqa: A002

@@ -391,21 +391,66 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 
 
 def multi_dot(tensors) -> Tensor:
-    """``A @ B @ C ...`` of two or more matrices, the first and last may be vectors (taken as a row and a column)."""
-    tensors = list(tensors)
-    if len(tensors) < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
-    first, last = tensors[0].dim() == 1, tensors[-1].dim() == 1
-    for k, t in enumerate(tensors):
-        if t.dim() != 2 and not ((k == 0 and first) or (k == len(tensors) - 1 and last)):
-            raise RuntimeError(f"multi_dot(): tensor {k} must be 2D but got {t.dim()}D")
-    out = tensors[0].unsqueeze(0) if first else tensors[0]
-    for t in tensors[1:-1]:
-        out = out @ t
-    out = out @ (tensors[-1].unsqueeze(-1) if last else tensors[-1])
-    if last:
-        out = out.squeeze(-1)
-    return out.squeeze(0) if first else out
+    """``A @ B @ C ...`` of two or more matrices, the first and last may be vectors (taken as a row and a column),
+    multiplied in the order that costs the fewest multiplications, as ATen's: for three, the cheaper of ``(AB)C`` and
+    ``A(BC)``; for more, the matrix-chain order (dynamic programming, the first split on ties). The result is viewed
+    to its shape (``ViewBackward0``), PyTorch's refusals in its words."""
+    given = list(tensors)
+    n = len(given)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    shape = []
+    if given[0].dim() == 1:
+        first = given[0].unsqueeze(0)
+    elif given[0].dim() == 2:
+        first = given[0]
+        shape.append(first.shape[0])
+    else:
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {given[0].dim()}D")
+    if given[-1].dim() == 1:
+        last = given[-1].unsqueeze(-1)
+    elif given[-1].dim() == 2:
+        last = given[-1]
+        shape.append(last.shape[1])
+    else:
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {given[-1].dim()}D")
+    for i in range(1, n - 1):
+        if given[i].dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {given[i].dim()}D")
+    mats = [first, *given[1:-1], last]
+    for i in range(1, n):
+        if mats[i].dtype != mats[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{mats[0].dtype} and tensor {i} {mats[i].dtype}")
+        if mats[i].device != mats[0].device:
+            raise RuntimeError(f"multi_dot(): all tensors must be on the same device but tensor 0 is on "
+                               f"{mats[0].device} and tensor {i} on {mats[i].device}")
+        if mats[i - 1].shape[-1] != mats[i].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes {list(given[i - 1].shape)} and "
+                               f"{list(given[i].shape)} cannot be multiplied")
+    if n == 2:
+        return mats[0].mm(mats[1]).view(shape)
+    if n == 3:
+        a, b, c, d = mats[0].shape[0], mats[1].shape[0], mats[2].shape[0], mats[2].shape[1]
+        if (a * c) * (b + d) > (b * d) * (a + c):
+            return mats[0].mm(mats[1].mm(mats[2])).view(shape)
+        return mats[0].mm(mats[1]).mm(mats[2]).view(shape)
+    p = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for span in range(1, n):
+        for i in range(n - span):
+            j = i + span
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+
+    def chain(i, j):
+        return mats[i] if i == j else chain(i, split[i][j]).mm(chain(split[i][j] + 1, j))
+
+    return chain(0, n - 1).view(shape)
 
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name

@@ -584,6 +584,17 @@ def _named(t: Tensor, name: str) -> Tensor:
     return t
 
 
+def _scalar_node(t: Tensor, name: str) -> Tensor:
+    """``t``, made by an op of a tensor and a number, its node named as PyTorch's op of a Tensor and a Scalar
+    (``AddBackward1``, ``MulBackward1``: what ATen's own formulas record) with the tensor's edge alone (a Python
+    ``x + 1`` wraps the 1 in a tensor: ``AddBackward0`` with two edges, the engine's default)."""
+    node = t.grad_fn
+    if node is not None:
+        node.backward_name = name
+        node._edges = (0,)
+    return t
+
+
 def _dim_error(dim, nd):
     raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], but "
                      f"got {dim})")
@@ -1778,7 +1789,7 @@ class Tensor(TensorMath):
     def outer(self, vec2):
         if self._data.ndim != 1 or not isinstance(vec2, Tensor) or vec2._data.ndim != 1:
             raise RuntimeError("outer: expected two 1-D tensors")
-        return self.unsqueeze(1) * vec2.unsqueeze(0)
+        return self.reshape(self._data.shape[0], 1) * vec2  # (ATen's: ViewBackward0, then MulBackward0)
 
     # ------------------------------------------------------------------ statistics and softmax
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):

@@ -371,7 +371,7 @@ class TensorMath:
         return self.trunc()
 
     def sgn(self):
-        return self.sign()
+        return _t._named(self.sign(), "SgnBackward0")
 
     def negative(self):
         return -self
@@ -1499,10 +1499,7 @@ class TensorMath:
         if self._data.shape[-1] != other._data.shape[-1]:
             raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                                f"{list(self._data.shape)} and {list(other._data.shape)}")
-        lead_a, lead_b = self._data.shape[:-1], other._data.shape[:-1]
-        a = self.reshape(-1, self._data.shape[-1])
-        b = other.reshape(-1, other._data.shape[-1])
-        return (a @ b.t()).reshape(*lead_a, *lead_b)
+        return tensordot(self, other, ([-1], [-1]))  # (ATen's)
 
     def ger(self, vec2):
         return self.outer(vec2)
@@ -1510,12 +1507,12 @@ class TensorMath:
     def kron(self, other):
         """The Kronecker product: each element of ``self`` times the whole of ``other``, as blocks."""
         nd = builtins.max(self._data.ndim, other._data.ndim)
-        a = self.reshape((1,) * (nd - self._data.ndim) + tuple(self._data.shape))
-        b = other.reshape((1,) * (nd - other._data.ndim) + tuple(other._data.shape))
-        sa, sb = a._data.shape, b._data.shape
-        a = a.reshape(tuple(n for d in sa for n in (d, 1)))  # (a0, 1, a1, 1, ...)
-        b = b.reshape(tuple(n for d in sb for n in (1, d)))  # (1, b0, 1, b1, ...)
-        return (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
+        sa = (1,) * (nd - self._data.ndim) + tuple(self._data.shape)
+        sb = (1,) * (nd - other._data.ndim) + tuple(other._data.shape)
+        # ATen's: each viewed with a 1 beside each of its dimensions, multiplied, viewed to the result's shape
+        a = _unsafe_view(self, tuple(n for d in sa for n in (d, 1)))  # (a0, 1, a1, 1, ...)
+        b = _unsafe_view(other, tuple(n for d in sb for n in (1, d)))  # (1, b0, 1, b1, ...)
+        return _unsafe_view(a * b, tuple(x * y for x, y in zip(sa, sb)))
 
     def rot90(self, k=1, dims=(0, 1)):
         """Rotated by 90 degrees ``k`` times, from the first of ``dims`` towards the second, as PyTorch's."""
@@ -1628,7 +1625,8 @@ class TensorMath:
         """The dot product of two 1-D tensors (for real ones, ``dot``)."""
         if self.dim() != 1 or other.dim() != 1:
             raise RuntimeError(f"1D tensors expected, but got {self.dim()}D and {other.dim()}D tensors")
-        return self.dot(other)
+        a = self.conj() if self.is_complex() else self
+        return _t._named(a.dot(other), "VdotBackward0")
 
     def narrow_copy(self, dim, start, length):
         return self.narrow(dim, start, length).clone()
@@ -1982,7 +1980,9 @@ class TensorMath:
     def logdet(self):
         """``log det``: NaN where the determinant is negative, -inf where it is 0, as PyTorch's."""
         sign, logabs = self.slogdet()
-        return logabs + _t._wrap(xp_of(sign._data).log(sign._data))
+        if self.is_complex():
+            return logabs + _t._wrap(xp_of(sign._data).log(sign._data))
+        return _t._fn.Where.apply(sign == -1, float("nan"), logabs)  # (ATen's; a zero determinant: -inf)
 
     def slogdet(self):
         """``(sign, log |det A|)``: the determinant without its overflow; the gradient flows through the second."""
@@ -2000,6 +2000,37 @@ def _one_bound(out, name: str, tensor_bound: bool, position: int):
         if tensor_bound:
             node._edges = (0, position)
     return out
+
+
+def tensordot(a, b, dims=2):
+    """``torch.tensordot`` (engine.functional calls it): the sum of products over ``dims`` of ``a`` and of ``b``,
+    the last ``dims`` of ``a`` with the first of ``b`` (a number), or the two lists' dimensions; ATen's permutes,
+    reshapes and one matrix product."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        dims_a, dims_b = ([dims[0]] if isinstance(dims[0], int) else list(dims[0]),
+                          [dims[1]] if isinstance(dims[1], int) else list(dims[1]))
+    dims_a, dims_b = [d % a.dim() for d in dims_a], [d % b.dim() for d in dims_b]
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
+                               f"and second has size {b.shape[db]} in dim {db}")
+    free_a = [d for d in range(a.dim()) if d not in dims_a]
+    free_b = [d for d in range(b.dim()) if d not in dims_b]
+    k = 1
+    for d in dims_a:
+        k *= a.shape[d]
+    left = a.permute(*free_a, *dims_a).reshape(-1, k)
+    right = b.permute(*dims_b, *free_b).reshape(k, -1)
+    return (left @ right).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])
+
+
+def _unsafe_view(t, shape):
+    """ATen's ``_unsafe_view``: ``t`` in ``shape``, its node ``UnsafeViewBackward0``, the result not a view."""
+    return _t._named(_t._fn.Reshape.apply(t, shape), "UnsafeViewBackward0")
 
 
 def _scaled_sum(base, product, beta, alpha):

@@ -44,7 +44,7 @@ from ..functions.conv import (
     resample_tap,
 )
 from ..functions.shape import ConstantPad, Pad, pad_map
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _named, _scalar_node, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
            "cross_entropy", "dropout", "one_hot", "leaky_relu", "layer_norm", "binary_cross_entropy",
@@ -1141,9 +1141,16 @@ def _broadcast(a: Tensor, b: Tensor):
     return a.expand(*shape), b.expand(*shape)
 
 
+def _number_tensor(number, like: Tensor) -> Tensor:
+    """``number`` as a 0-d tensor of ``like``'s dtype and device: ``number - x`` then records PyTorch's
+    ``SubBackward0`` of two tensors (ATen's ``Scalar - Tensor``), not the ``RsubBackward1`` of Python's."""
+    return creation.tensor(number, dtype=like.dtype, device=like.device)
+
+
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
-    """The ``p``-norm of ``x1 - x2 + eps`` over the last dimension."""
-    return (x1 - x2 + eps).norm(p, -1, keepdim)
+    """The ``p``-norm of ``x1 - x2 + eps`` over the last dimension (ATen's nodes: ``AddBackward1``, then
+    ``NormBackward1``)."""
+    return _named(_scalar_node(x1 - x2 + eps, "AddBackward1").norm(p, -1, keepdim), "NormBackward1")
 
 
 # ---------------------------------------------------------------------------------------------- padding
@@ -1339,7 +1346,7 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = N
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     eps = float(np.finfo(input.dtype.np).eps) if eps is None else eps
     dims = tuple(range(input.dim() - len(shape), input.dim()))
-    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    out = input * _scalar_node(input.pow(2).mean(dims, keepdim=True) + eps, "AddBackward1").rsqrt()  # (ATen's)
     return out * weight if weight is not None else out
 
 
@@ -1353,17 +1360,18 @@ __all__ += ["logsigmoid", "hardtanh", "relu6", "hardsigmoid", "hardswish", "mish
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """``max(0, -y (x1 - x2) + margin)``: x1 should rank above x2 where y is 1, below where -1."""
-    loss = (-target * (input1 - input2) + margin).clamp_min(0)
+    """``max(0, -y (x1 - x2) + margin)``: x1 should rank above x2 where y is 1, below where -1 (ATen's nodes)."""
+    loss = _scalar_node(-target * (input1 - input2) + margin, "AddBackward1").clamp_min(0)
     return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,  # noqa: A002
                          reduce=None, reduction: str = "mean") -> Tensor:
-    """``x`` where y is 1, ``max(0, margin - x)`` where y is -1 (x a distance)."""
-    zeros = input.detach() * 0
-    margin_clamp = (margin - input).clamp_min(0)
-    loss = (input.where(target != -1, zeros)) + margin_clamp.where(target != 1, zeros)
+    """``x`` where y is 1, ``max(0, margin - x)`` where y is -1 (x a distance); ATen's nodes, the margin a
+    tensor's (``SubBackward0``)."""
+    zeros = creation.zeros_like(input)
+    margin_clamp = (_number_tensor(margin, input) - input).clamp_min(0)
+    loss = margin_clamp.where(target != 1, zeros) + input.where(target != -1, zeros)
     return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
 
 
@@ -1375,22 +1383,26 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
                                 reduce=None, reduction: str = "mean") -> Tensor:
-    """One binary cross-entropy per class from logits, averaged over the classes of each sample."""
+    """One binary cross-entropy per class from logits, averaged over the classes of each sample (summed, then
+    divided by their count, as PyTorch's)."""
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss.mean(-1), legacy_reduction(size_average, reduce, reduction))
+    return _reduce(loss.sum(input.dim() - 1) / input.shape[-1], legacy_reduction(size_average, reduce, reduction))
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` where y is 1, ``max(0, cos(x1, x2) - margin)`` where y is -1 (PyTorch's cosine: the
-    squared norms each given 1e-12)."""
+    squared norms each given 1e-12); ATen's nodes."""
     dim = input1.dim() - 1
     products = (input1 * input2).sum(dim)
-    cos = products / ((input1 * input1).sum(dim) + 1e-12).mul((input2 * input2).sum(dim) + 1e-12).sqrt()
-    zeros = cos.detach() * 0
-    loss = (1 - cos).where(target == 1, zeros) + (cos - margin).clamp_min(0).where(target == -1, zeros)
+    square1 = _scalar_node((input1 * input1).sum(dim) + 1e-12, "AddBackward1")
+    square2 = _scalar_node((input2 * input2).sum(dim) + 1e-12, "AddBackward1")
+    cos = products / (square1 * square2).sqrt()
+    zeros = creation.zeros_like(cos)
+    near = (_number_tensor(1, cos) - cos).where(target == 1, zeros)
+    loss = near + _scalar_node(cos - margin, "SubBackward1").clamp_min(0).where(target == -1, zeros)
     return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
 
 
@@ -1403,7 +1415,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
-    loss = (margin + d_pos - d_neg).clamp_min(0)
+    loss = (_scalar_node(d_pos + margin, "AddBackward1") - d_neg).clamp_min(0)
     return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
 
 
@@ -1425,11 +1437,18 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
     or more without stopping its gradient, as PyTorch's."""
     if not isinstance(var, Tensor):
         var = creation.full(tuple(input.shape), float(var), dtype=input.dtype, device=input.device)
-    elif var.dim() == input.dim() - 1 or (var.dim() == input.dim() and var.shape[-1] == 1 and input.shape[-1] != 1):
-        var = var.unsqueeze(-1) if var.dim() == input.dim() - 1 else var
+    elif tuple(var.shape) != tuple(input.shape):  # PyTorch's checks of the variance's size
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.dim() and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
     if bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
-    var = var + (var.detach().clamp_min(eps) - var.detach())
+    var = var.clone()  # then held at eps or more in place, unrecorded: its gradient passes unclamped (PyTorch's)
+    with no_grad():
+        var.clamp_(min=eps)
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
@@ -1616,8 +1635,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
           inplace: bool = False) -> Tensor:
     """Randomized leaky ReLU (Xu et al.): in training each negative element is scaled by its own slope drawn
     uniformly from [lower, upper]; in evaluation by their mean, ``(lower + upper) / 2``."""
-    if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
+    if not training:  # (PyTorch's node: RreluWithNoiseBackward0, the slope the mean of the bounds)
+        out = leaky_relu(input, (lower + upper) / 2, inplace)
+        return out if inplace else _named(out, "RreluWithNoiseBackward0")
     with no_grad():
         slope = creation.empty_like(input).uniform_(lower, upper)
     return _in_place_if(input, inplace, lambda x: x.where(x >= 0, x * slope))
