@@ -761,7 +761,10 @@ class TensorMath:
         return _t._fn.Logsumexp.apply(t, tuple(sorted(set(dims))), keepdim=keepdim)  # one LogsumexpBackward0
 
     def nansum(self, dim=None, keepdim=False):
-        return self.masked_fill(self.isnan(), 0).sum(dim, keepdim)
+        """The sum of the elements that are not NaN: one ``NansumBackward0`` (integers: their sum)."""
+        if not self.is_floating_point():
+            return self.sum(dim, keepdim)
+        return _t._fn.Nansum.apply(self, dim, keepdim)
 
     def nanmean(self, dim=None, keepdim=False):
         kept = (~self.isnan()).sum(dim, keepdim)
@@ -1458,14 +1461,16 @@ class TensorMath:
             if not sizes:
                 raise RuntimeError(f"no dimension of size 3 in input: {list(self.shape)}")
             dim = sizes[0]
+        if self._data.ndim != other._data.ndim:
+            raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
         d = _dims(dim, self._data.ndim, "cross")[0]
         if self.shape[d] != 3 or other.shape[d] != 3:
             raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {self.shape[d]} and "
                                f"{other.shape[d]}")
-        a = [self.narrow(d, i, 1).squeeze(d) for i in range(3)]
-        b = [other.narrow(d, i, 1).squeeze(d) for i in range(3)]
-        parts = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-        return _t._fn.Stack.apply(*parts, dim=d)
+        error = broadcast_error(self._data, other._data)
+        if error is not None:
+            raise error
+        return _t._fn.Cross.apply(self, other, d)
 
     # ------------------------------------------------------------------ the rest of the everyday API
     def addcmul(self, tensor1, tensor2, *, value=1):
@@ -1609,17 +1614,9 @@ class TensorMath:
     def logcumsumexp(self, dim):
         """``log(cumsum(exp(self)))`` along ``dim``, without overflow: each step a ``logaddexp`` of the running
         value and the next element (exact however far apart they are)."""
-        n = self.shape[dim] if self.dim() else 1
-        x = self if self.dim() else self.reshape(1)
-        d = dim % x.dim()
-        x = x if x.dtype.is_floating_point else x._floating()
-        running = x.narrow(d, 0, 1)
-        parts = [running]
-        for i in range(1, n):
-            running = running.logaddexp(x.narrow(d, i, 1))
-            parts.append(running)
-        out = _t._fn.Cat.apply(*parts, dim=d) if len(parts) > 1 else running
-        return out if self.dim() else out.reshape(())
+        d = _dims(dim, self._data.ndim, "logcumsumexp")[0]
+        x = self if self.dtype.is_floating_point else self._floating()
+        return _t._fn.LogCumSumExp.apply(x, d)  # (a number: itself, as PyTorch's)
 
     def vdot(self, other):
         """The dot product of two 1-D tensors (for real ones, ``dot``)."""

@@ -590,6 +590,46 @@ def _cumsum(node, gy):
     return gy.flip(dim).cumsum(dim).flip(dim)
 
 
+def _nansum(node, gy):
+    shape, axes, keepdim = node.meta
+    x = node.saved[0]
+    return _expand_back(gy, shape, axes, keepdim) * _const(~xp_of(x).isnan(x))
+
+
+def _logcumsumexp(node, gy):
+    """PyTorch's logcumsumexp_backward in Tensor ops (its positive and negative parts in log space)."""
+    dim = node.meta
+    if gy.dim() == 0 or gy.numel() == 0:
+        return gy
+    x = _operand(node, 0, node.saved[0])
+    out = F.LogCumSumExp.apply(x, dim)
+    lowest = float(np.finfo(gy._data.dtype).min)
+    log_abs = gy.abs().log()
+
+    def part(log_grad):
+        return (F.LogCumSumExp.apply((log_grad - out).flip(dim), dim).flip(dim) + x).exp()
+
+    return part(_where(gy._data > 0, log_abs, lowest)) - part(_where(gy._data < 0, log_abs, lowest))
+
+
+def _cross(node, gy):
+    a, b = node.saved
+    A, B = _operand(node, 0, a), _operand(node, 1, b)
+    dim = node.meta
+    need_a, need_b = node.needs_input_grad[:2]
+    return ((_sum_back(F.Cross.apply(B, gy, dim), a.shape) if need_a else None),
+            (_sum_back(F.Cross.apply(gy, A, dim), b.shape) if need_b else None))
+
+
+def _sum_back(g, shape):
+    """``g`` summed back to ``shape`` over what broadcasting stretched (Tensor ops)."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    lead = g.dim() - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    return g.sum(axes, keepdim=True).reshape(shape)
+
+
 def _flip(node, gy):
     if node.shift is None:
         return F.Flip.apply(gy, node.axes)
@@ -1103,7 +1143,8 @@ DOUBLE = {
     F.Take: _take,
     F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
-    F.Cumprod: _cumprod, PiecewiseGrad: _piecewise_grad,
+    F.Cumprod: _cumprod, PiecewiseGrad: _piecewise_grad, F.Nansum: _nansum, F.LogCumSumExp: _logcumsumexp,
+    F.Cross: _cross,
 }
 
 
@@ -1114,7 +1155,7 @@ _READS_INPUTS = frozenset({
     F.Softmax, F.VectorNorm, F.NativeLayerNorm, F.Convolution, F.ConvTranspose, F.BinaryCrossEntropy, F.Einsum,
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
     F.VarMean,
-    F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm, F.Abs,
+    F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm, F.Abs, F.LogCumSumExp, F.Cross,
 })
 
 

@@ -502,3 +502,53 @@ class Einsum(Function):
                 g = full
             grads.append(g)
         return tuple(grads)
+
+
+def cross3(a, b, axis):
+    """The cross product of the 3-vectors along ``axis`` of ``a`` and ``b`` (broadcast), in PyTorch's order of
+    operations: ``a1 b2 - a2 b1``, ``a2 b0 - a0 b2``, ``a0 b1 - a1 b0``."""
+    xp = xp_of(a)
+    a, b = xp.broadcast_arrays(a, b)
+    out = xp.empty(a.shape, dtype=promote(a, b)[0].dtype if a.dtype != b.dtype else a.dtype)
+    lead = (slice(None),) * (axis % a.ndim)
+    def part(arr, i):
+        return arr[lead + (i,)]
+
+    for i, (j, k) in enumerate(((1, 2), (2, 0), (0, 1))):
+        out[lead + (i,)] = part(a, j) * part(b, k) - part(a, k) * part(b, j)
+    return out
+
+
+def _sum_to(g, shape):
+    """``g`` summed over the dimensions broadcasting added or stretched, back to ``shape``."""
+    if g.shape == tuple(shape):
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    return g.sum(axis=axes, keepdims=True).reshape(shape)
+
+
+class Cross(Function):
+    """``linalg.cross`` (and ``torch.cross`` with a dim): the cross product along ``dim`` of two broadcast
+    tensors, one node as PyTorch's ``LinalgCrossBackward0``; the gradients are ``cross(b, g)`` and ``cross(g, a)``
+    (PyTorch's formulas), summed back over what was broadcast."""
+
+    raw = True
+    backward_name = "LinalgCrossBackward0"
+    saved_uses = ((1,), (0,))
+
+    @staticmethod
+    def forward(ctx, a, b, dim):
+        if a.dtype != b.dtype:
+            a, b = promote(a, b)
+        ctx.saved = (a, b)
+        ctx.meta = dim
+        return cross3(a, b, dim)
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.saved
+        dim = ctx.meta
+        need_a, need_b = ctx.needs_input_grad[:2]
+        return ((_sum_to(cross3(b, gy, dim), a.shape) if need_a else None),
+                (_sum_to(cross3(gy, a, dim), b.shape) if need_b else None))

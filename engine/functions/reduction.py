@@ -67,6 +67,29 @@ class Sum(Function):
         return _expand_back(gy, shape, axes, keepdim)
 
 
+class Nansum(Function):
+    """The sum of the elements that are not NaN (over ``dim``, or all), one node as PyTorch's
+    ``NansumBackward0``; the gradient of a NaN element is 0, the others' the sum's."""
+
+    raw = True
+    backward_name = "NansumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        axes = _axes(dim, x.ndim)
+        ctx.meta = (x.shape, axes, keepdim)
+        ctx.saved = (x,)
+        xp = xp_of(x)
+        return xp.where(xp.isnan(x), 0, x).sum(axis=axes, keepdims=keepdim)  # (NumPy's nansum; CuPy's too)
+
+    @staticmethod
+    def backward(ctx, gy):
+        shape, axes, keepdim = ctx.meta
+        x = ctx.saved[0]
+        xp = xp_of(gy)
+        return _expand_back(gy, shape, axes, keepdim) * ~xp.isnan(x)  # (PyTorch's product: -0 where g < 0)
+
+
 class Mean(Function):
     raw = True
 

@@ -836,6 +836,61 @@ class Cumsum(Function):
         return gy[back].cumsum(axis=dim)[back]
 
 
+def logcumsumexp(x, dim):
+    """``log(cumsum(exp(x)))`` along ``dim``: each step the ``logaddexp`` of the running value and the next
+    element (exact however far apart they are, as PyTorch's scan). NumPy accumulates it in one call; CuPy's
+    ``ufunc.accumulate`` takes only add and multiply, so on a GPU the steps run one slice at a time."""
+    xp = xp_of(x)
+    if x.ndim == 0 or not x.size:  # (a number: itself)
+        return x.copy()
+    if xp is np:
+        return np.logaddexp.accumulate(x, axis=dim)
+    out = xp.empty_like(x)
+    src, dst = xp.moveaxis(x, dim, 0), xp.moveaxis(out, dim, 0)
+    if src.shape[0]:
+        dst[0] = src[0]
+    for i in range(1, src.shape[0]):
+        xp.logaddexp(dst[i - 1], src[i], out=dst[i])
+    return out
+
+
+def logcumsumexp_grad(gy, x, out, dim):
+    """PyTorch's logcumsumexp_backward (TensorFlow's): the gradient's positive and negative parts each carried in
+    log space, ``exp(reverse_logcumsumexp(log|g| - out) + x)``, so nothing overflows where ``exp(x)`` would."""
+    xp = xp_of(gy)
+    if gy.ndim == 0 or gy.size == 0:
+        return gy
+    lowest = np.finfo(gy.dtype).min
+    with np.errstate(divide="ignore"):
+        log_abs = xp.log(xp.abs(gy))
+    back = (slice(None),) * dim + (slice(None, None, -1),)
+
+    def part(log_grad):
+        return xp.exp(logcumsumexp((log_grad - out)[back], dim)[back] + x)
+
+    return part(xp.where(gy > 0, log_abs, lowest)) - part(xp.where(gy < 0, log_abs, lowest))
+
+
+class LogCumSumExp(Function):
+    """``logcumsumexp`` along ``dim``, one node as PyTorch's ``LogcumsumexpBackward0`` (it was a logaddexp node
+    per element, joined by a cat)."""
+
+    raw = True
+    backward_name = "LogcumsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = logcumsumexp(x, dim)
+        ctx.saved = (x, out)
+        ctx.meta = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, out = ctx.saved
+        return logcumsumexp_grad(gy, x, out, ctx.meta)
+
+
 class Cumprod(Function):
     """The running product along ``dim``. Element i's gradient is ``prod(x[:i]) * S_i`` with
     ``S_i = g_i + x_{i+1} S_{i+1}``, run from the far end: exact where an input is 0 (no division by it), as

@@ -3,7 +3,8 @@ same nodes here, in the same order, so that a graph walked down ``next_functions
 values' last bits: ``outer`` reshapes then multiplies, ``kron`` views each operand beside a 1, ``multi_dot``
 multiplies in the cheapest order, ``trapezoid`` is ATen's ``(sum - (first + last) * 0.5) * dx``, the margin losses
 add their margin as a Scalar (``AddBackward1``), ``gaussian_nll_loss`` clamps a clone of the variance in place, and
-so on.
+so on. And ops PyTorch records as one node are one node here: ``logcumsumexp`` (it was a ``logaddexp`` node per
+element), ``nansum``, ``linalg.cross``.
 
 The expected graphs were printed by torch 2.13.0 (``Acc``: a leaf's AccumulateGrad; ``None``: an edge to what needs
 no gradient). Where torch is installed each expression is also run by both: the graph, the value, the gradient of
@@ -106,6 +107,15 @@ GRAPHS = [
     ('F.rms_norm(a, (2, 3), eps=1e-3)', 'MulBackward0(Acc,RsqrtBackward0(AddBackward1(MeanBackward1(PowBackward0(Acc))'
                                         ')))'),
     ('F.rrelu(a - 0.5, training=False)', 'RreluWithNoiseBackward0(SubBackward0(Acc,None))'),
+    # one node each, as PyTorch's (they were several)
+    ('a.logcumsumexp(1)', 'LogcumsumexpBackward0(Acc)'), ('(a * 300).logcumsumexp(-2)', 'LogcumsumexpBackward0('
+                                                                                        'MulBackward0(Acc,None))'),
+    ('a[0, 0].logcumsumexp(0)', 'LogcumsumexpBackward0(SelectBackward0(SelectBackward0(Acc)))'),
+    ('a.nansum()', 'NansumBackward0(Acc)'), ('a.nansum((0, 1))', 'NansumBackward0(Acc)'),
+    ('torch.nansum(a, 1, keepdim=True)', 'NansumBackward0(Acc)'),
+    ('torch.linalg.cross(a, b)', 'LinalgCrossBackward0(Acc,Acc)'),
+    ('torch.cross(a, b[:1], dim=1)', 'LinalgCrossBackward0(Acc,SliceBackward0(Acc))'),
+    ('torch.linalg.cross(a, b.detach())', 'LinalgCrossBackward0(Acc,None)'),
 ]
 
 
