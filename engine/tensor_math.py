@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes as _dtypes
 from . import tensor as _t  # bound while engine.tensor is being made; read when a method runs
 from .backend import to_device_array, to_host, xp_of
-from .errors import broadcast_error, c_type_name, product_dtypes_error
+from .errors import broadcast_error, c_type_name, expanded_shape, product_dtypes_error
 
 return_types_aminmax = namedtuple("aminmax", ["min", "max"])
 return_types_median = namedtuple("median", ["values", "indices"])
@@ -1309,10 +1309,28 @@ class TensorMath:
         return _t._fn.Addmm.apply(self, mat1, mat2, beta=beta, alpha=alpha)
 
     def addmv(self, mat, vec, *, beta=1, alpha=1):
-        return _scaled_sum(self, mat.mv(vec), beta, alpha)
+        """``beta * self + alpha * (mat @ vec)``: one ``AddmvBackward0``, PyTorch's checks in its words."""
+        if mat._data.ndim != 2 or vec._data.ndim != 1:
+            raise RuntimeError(f"vector + matrix @ vector expected, got {self._data.ndim}, {mat._data.ndim}, "
+                               f"{vec._data.ndim}")
+        rows, k = mat._data.shape
+        if vec._data.shape[0] != k or self._data.shape not in ((rows,), (1,), ()):
+            raise RuntimeError(f"size mismatch, got input ({', '.join(map(str, self._data.shape))}), mat "
+                               f"({rows}x{k}), vec ({vec._data.shape[0]})")
+        if not self._data.dtype == mat._data.dtype == vec._data.dtype:
+            names = ", ".join(_DTYPE_NAMES.get(str(t._data.dtype), str(t._data.dtype)) for t in (self, mat))
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names}, and "
+                               f"{_DTYPE_NAMES.get(str(vec._data.dtype), str(vec._data.dtype))}")
+        return _t._fn.AddProduct.apply(self, mat, vec, "mv", beta=beta, alpha=alpha)
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
-        return _scaled_sum(self, batch1.bmm(batch2), beta, alpha)
+        """``beta * self + alpha * bmm(batch1, batch2)``: one ``BaddbmmBackward0``."""
+        if batch1._data.ndim != 3 or batch2._data.ndim != 3:
+            raise RuntimeError("batch1 must be a 3D tensor" if batch1._data.ndim != 3 else "batch2 must be a 3D tensor")
+        _check_bmm(batch1._data, batch2._data)
+        b, n, _ = batch1._data.shape
+        expanded_shape(self._data.shape, (b, n, batch2._data.shape[2]), self.type())
+        return _t._fn.AddProduct.apply(self, batch1, batch2, "baddbmm", beta=beta, alpha=alpha)
 
 
     # ------------------------------------------------------------------ counting, searching, order statistics
@@ -1490,12 +1508,25 @@ class TensorMath:
         return _t._fn.AddcOp.apply(self, tensor1, tensor2, value=value, divide=True)  # one AddcdivBackward0
 
     def addr(self, vec1, vec2, *, beta=1, alpha=1):
-        """``beta * self + alpha * outer(vec1, vec2)``."""
-        return _scaled_sum(self, vec1.outer(vec2), beta, alpha)
+        """``beta * self + alpha * outer(vec1, vec2)``: one ``AddrBackward0``."""
+        if vec1._data.ndim != 1 or vec2._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1._data.ndim}-D"
+                               if vec1._data.ndim != 1 else
+                               f"addr: Expected 1-D argument vec2, but got {vec2._data.ndim}-D")
+        expanded_shape(self._data.shape, (vec1._data.shape[0], vec2._data.shape[0]), self.type())
+        return _t._fn.AddProduct.apply(self, vec1, vec2, "r", beta=beta, alpha=alpha)
 
     def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
-        """``beta * self + alpha * sum_b batch1[b] @ batch2[b]``."""
-        return _scaled_sum(self, batch1.bmm(batch2).sum(0), beta, alpha)
+        """``beta * self + alpha * sum_b batch1[b] @ batch2[b]``: one ``AddbmmBackward0``."""
+        if batch1._data.ndim != 3 or batch2._data.ndim != 3:
+            raise RuntimeError("batch1 must be a 3D tensor" if batch1._data.ndim != 3 else "batch2 must be a 3D tensor")
+        (b1, n, k1), (b2, k2, p) = batch1._data.shape, batch2._data.shape
+        expanded_shape(self._data.shape, (n, p), self.type())  # (PyTorch's order of checks)
+        if b1 != b2:
+            raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {b1} and {b2}")
+        if k1 != k2:
+            raise RuntimeError(f"Incompatible matrix sizes for bmm ({n}x{k1} and {k2}x{p})")
+        return _t._fn.AddProduct.apply(self, batch1, batch2, "addbmm", beta=beta, alpha=alpha)
 
     def inner(self, other):
         """The sum over the last dimension of both (a dot product of vectors; ``a @ b.T`` of matrices)."""

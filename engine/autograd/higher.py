@@ -170,6 +170,27 @@ def _addmm(node, gy):
             _operand(node, 1, m1).t() @ g if need_2 else None)
 
 
+def _add_product(node, gy):
+    a, b = node.saved
+    kind, beta, alpha = node.meta
+    need_bias, need_a, need_b = node.needs_input_grad[:3]
+    g = gy * alpha if alpha != 1 and (need_a or need_b) else gy
+    A, B = _operand(node, 1, a), _operand(node, 2, b)
+    ga = gb = None
+    if kind == "mv":
+        ga = g.outer(B) if need_a else None
+        gb = A.t().mv(g) if need_b else None
+    elif kind == "r":
+        ga = g.mv(B) if need_a else None
+        gb = g.t().mv(A) if need_b else None
+    else:
+        if kind == "addbmm":
+            g = g.unsqueeze(0).expand(a.shape[0], *g.shape)
+        ga = g.bmm(B.transpose(1, 2)) if need_a else None
+        gb = A.transpose(1, 2).bmm(g) if need_b else None
+    return ((gy * beta if beta != 1 else gy) if need_bias else None), ga, gb
+
+
 def _add_scaled(node, gy):
     alpha, subtract = node.meta
     return gy, ((gy * (-alpha if subtract else alpha)) if node.needs_input_grad[1] else None)
@@ -1144,7 +1165,7 @@ DOUBLE = {
     F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
     F.Cumprod: _cumprod, PiecewiseGrad: _piecewise_grad, F.Nansum: _nansum, F.LogCumSumExp: _logcumsumexp,
-    F.Cross: _cross,
+    F.Cross: _cross, F.AddProduct: _add_product,
 }
 
 
@@ -1156,6 +1177,7 @@ _READS_INPUTS = frozenset({
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
     F.VarMean,
     F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm, F.Abs, F.LogCumSumExp, F.Cross,
+    F.AddProduct,
 })
 
 

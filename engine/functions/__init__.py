@@ -9,6 +9,7 @@ from .arithmetic import (
     Add,
     AddcOp,
     Addmm,
+    AddProduct,
     AddScaled,
     Cross,
     Div,
@@ -107,5 +108,5 @@ __all__ = [
     "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
-    "LogCumSumExp", "Nansum", "Cross",
+    "LogCumSumExp", "Nansum", "Cross", "AddProduct",
 ]

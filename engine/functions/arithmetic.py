@@ -446,6 +446,68 @@ class Addmm(Function):
                 dot(m1.T, g) if need_2 else None)
 
 
+_ADD_PRODUCT_NAMES = {"mv": "AddmvBackward0", "r": "AddrBackward0", "baddbmm": "BaddbmmBackward0",
+                      "addbmm": "AddbmmBackward0"}
+
+
+def _product_of(kind, a, b):
+    """The product each of addmm's siblings adds: ``a @ b`` (matrix times vector), ``outer(a, b)``, the batch of
+    products (``bmm``) or its sum over the batch."""
+    if kind == "mv":
+        return a.dot(b) if a.__class__ is np.ndarray else dot2(a, b)
+    if kind == "r":
+        return a[:, None] * b[None, :]
+    out = a @ b  # (the batch of products; NumPy's and CuPy's operator)
+    return out.sum(axis=0) if kind == "addbmm" else out
+
+
+class AddProduct(Function):
+    """``beta * input + alpha * product``, one node as PyTorch's for ``addmv`` (``mat @ vec``), ``addr``
+    (``outer(vec1, vec2)``), ``baddbmm`` (``bmm``) and ``addbmm`` (``bmm`` summed over the batch): ``kind`` says
+    which; ``input`` broadcasts to the product's shape; with ``beta=0`` it is not read (its NaN do not pass). The
+    gradients are PyTorch's formulas (derivatives.yaml); the walk sums ``input``'s back to its shape."""
+
+    raw = True
+    saved_uses = ((2,), (1,))  # each factor is read for the other's gradient
+
+    def backward_name(self):
+        return _ADD_PRODUCT_NAMES[self.meta[0]]
+
+    @staticmethod
+    def forward(ctx, bias, a, b, kind, beta=1, alpha=1):
+        out = _product_of(kind, a, b)
+        if out.dtype.kind not in "fc":  # integers (never recorded): the sum in their dtype, as PyTorch's
+            return (out * alpha + (bias * beta if beta != 0 else 0)).astype(out.dtype, copy=False)
+        if alpha != 1:
+            out = out * alpha
+        if beta != 0:
+            out = out + (bias * beta if beta != 1 else bias)
+        ctx.saved = (a, b)
+        ctx.meta = (kind, beta, alpha)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        a, b = ctx.saved
+        kind, beta, alpha = ctx.meta
+        need_bias, need_a, need_b = ctx.needs_input_grad[:3]
+        g = gy * alpha if alpha != 1 and (need_a or need_b) else gy
+        ga = gb = None
+        xp = xp_of(gy)
+        if kind == "mv":
+            ga = g[:, None] * b[None, :] if need_a else None
+            gb = (a.T.dot(g) if a.__class__ is np.ndarray else dot2(a.T, g)) if need_b else None
+        elif kind == "r":
+            ga = (g.dot(b) if g.__class__ is np.ndarray else dot2(g, b[:, None])[:, 0]) if need_a else None
+            gb = (g.T.dot(a) if g.__class__ is np.ndarray else dot2(g.T, a[:, None])[:, 0]) if need_b else None
+        else:
+            if kind == "addbmm":
+                g = xp.broadcast_to(g, (a.shape[0],) + g.shape)
+            ga = g @ b.swapaxes(1, 2) if need_a else None
+            gb = a.swapaxes(1, 2) @ g if need_b else None
+        return (gy * beta if beta != 1 else gy) if need_bias else None, ga, gb
+
+
 def _einsum(xp, equation, arrays):
     """``einsum`` of NumPy (products through BLAS: ``optimize``) or CuPy (whose ``optimize`` takes no True)."""
     if xp is np:

@@ -4,7 +4,7 @@ values' last bits: ``outer`` reshapes then multiplies, ``kron`` views each opera
 multiplies in the cheapest order, ``trapezoid`` is ATen's ``(sum - (first + last) * 0.5) * dx``, the margin losses
 add their margin as a Scalar (``AddBackward1``), ``gaussian_nll_loss`` clamps a clone of the variance in place, and
 so on. And ops PyTorch records as one node are one node here: ``logcumsumexp`` (it was a ``logaddexp`` node per
-element), ``nansum``, ``linalg.cross``.
+element), ``nansum``, ``linalg.cross``, ``addmv``, ``addr``, ``baddbmm``, ``addbmm``.
 
 The expected graphs were printed by torch 2.13.0 (``Acc``: a leaf's AccumulateGrad; ``None``: an edge to what needs
 no gradient). Where torch is installed each expression is also run by both: the graph, the value, the gradient of
@@ -116,6 +116,15 @@ GRAPHS = [
     ('torch.linalg.cross(a, b)', 'LinalgCrossBackward0(Acc,Acc)'),
     ('torch.cross(a, b[:1], dim=1)', 'LinalgCrossBackward0(Acc,SliceBackward0(Acc))'),
     ('torch.linalg.cross(a, b.detach())', 'LinalgCrossBackward0(Acc,None)'),
+    ('torch.addmv(v[:2], a, v)', 'AddmvBackward0(SliceBackward0(Acc),Acc,Acc)'),
+    ('torch.addmv(u[:1], a, v, beta=0.5, alpha=2)', 'AddmvBackward0(SliceBackward0(Acc),Acc,Acc)'),
+    ('torch.addr(a, v[:2], v, beta=0, alpha=-1.5)', 'AddrBackward0(Acc,SliceBackward0(Acc),Acc)'),
+    ('v.addr(v, v)', 'AddrBackward0(Acc,Acc,Acc)'),
+    ('torch.baddbmm(u, a[None], b.t()[None].expand(1, 3, 2)[..., :1].expand(1, 3, 4) * 1)',
+     'BaddbmmBackward0(Acc,UnsqueezeBackward0(Acc),MulBackward0(ExpandBackward0(SliceBackward0(ExpandBackward0('
+     'UnsqueezeBackward0(TBackward0(Acc))))),None))'),
+    ('torch.addbmm(a[:, :2], a.reshape(3, 2, 1), b.reshape(3, 1, 2), beta=2)',
+     'AddbmmBackward0(SliceBackward0(Acc),ViewBackward0(Acc),ViewBackward0(Acc))'),
 ]
 
 

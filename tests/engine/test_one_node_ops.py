@@ -1,4 +1,5 @@
-"""``logcumsumexp``, ``nansum`` and ``linalg.cross`` are one node each, as PyTorch's (their graphs and torch
+"""``logcumsumexp``, ``nansum``, ``linalg.cross`` and ``addmm``'s siblings (``addmv``, ``addr``, ``baddbmm``,
+``addbmm``) are one node each, as PyTorch's (their graphs and torch
 comparisons are in test_composite_graphs.py); here their values and gradients worked out by hand, on each device
 (CuPy's ``ufunc.accumulate`` takes only add and multiply, so a GPU runs ``logcumsumexp``'s steps a slice at a
 time), and the cost that one node saves.
@@ -84,3 +85,57 @@ def test_logcumsumexp_records_one_node_however_long():
             seen.add(id(node))
             stack.extend(n for n, _ in node.next_functions)
     assert len(seen) == 2  # the node and the leaf's AccumulateGrad (it was 500 logaddexp nodes and a cat)
+
+
+@pytest.mark.parametrize("kind", ["addmv", "addr", "baddbmm", "addbmm"])
+def test_addmms_siblings_add_the_scaled_product_and_its_gradients(kind, device):
+    """``beta * input + alpha * product`` and the gradients of sum(g * out): beta * g (summed over what the input
+    broadcast), alpha * g times the other factor transposed; NumPy's sums, in float64."""
+    rs = np.random.default_rng(4)
+    shapes = {"addmv": ((1,), (2, 3), (3,)), "addr": ((3,), (2,), (3,)), "baddbmm": ((2, 2, 4), (2, 2, 3), (2, 3, 4)),
+              "addbmm": ((4,), (2, 2, 3), (2, 3, 4))}[kind]
+    arrays = [rs.standard_normal(s) for s in shapes]
+    ins = [engine.tensor(a, device=device, requires_grad=True) for a in arrays]
+    out = getattr(engine, kind)(*ins, beta=0.5, alpha=-2.0)
+    c, a, b = arrays
+    product = {"addmv": lambda: a @ b, "addr": lambda: np.outer(a, b), "baddbmm": lambda: a @ b,
+               "addbmm": lambda: (a @ b).sum(0)}[kind]()
+    np.testing.assert_allclose(out.detach().cpu().numpy(), 0.5 * c - 2.0 * product, rtol=1e-13, atol=1e-13)
+    assert out.grad_fn.name() == {"addmv": "AddmvBackward0", "addr": "AddrBackward0", "baddbmm": "BaddbmmBackward0",
+                                  "addbmm": "AddbmmBackward0"}[kind]
+    g = rs.standard_normal(out.shape)
+    out.backward(engine.tensor(g, device=device))
+    gc = 0.5 * g
+    while gc.ndim > c.ndim:
+        gc = gc.sum(0)
+    gc = gc.sum(tuple(i for i, n in enumerate(c.shape) if n == 1), keepdims=True)
+    if kind == "addmv":
+        ga, gb = -2.0 * np.outer(g, b), -2.0 * a.T @ g
+    elif kind == "addr":
+        ga, gb = -2.0 * g @ b, -2.0 * g.T @ a
+    else:
+        gg = np.broadcast_to(g, (a.shape[0],) + g.shape) if kind == "addbmm" else g
+        ga, gb = -2.0 * gg @ b.transpose(0, 2, 1), -2.0 * a.transpose(0, 2, 1) @ gg
+    for t, want in zip(ins, (gc, ga, gb), strict=True):
+        np.testing.assert_allclose(t.grad.cpu().numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_addmms_siblings_refuse_in_pytorchs_words():
+    m, v = engine.ones(2, 3), engine.ones(3)
+    cases = [(lambda: engine.addmv(engine.ones(3), m, v), "size mismatch, got input (3), mat (2x3), vec (3)"),
+             (lambda: engine.addmv(engine.ones(2), m, v.double()),
+              "addmv input tensors must have the same dtype, but got Float, Float, and Double"),
+             (lambda: engine.addmv(engine.ones(2), v, v), "vector + matrix @ vector expected, got 1, 1, 1"),
+             (lambda: engine.addr(m, v, v), "The expanded size of the tensor (3) must match the existing size (2) at "
+                                            "non-singleton dimension 0.  Target sizes: [3, 3].  Tensor sizes: [2, 3]"),
+             (lambda: engine.addbmm(engine.ones(2, 4), engine.ones(2, 2, 3), engine.ones(2, 4, 4)),
+              "Incompatible matrix sizes for bmm (2x3 and 4x4)"),
+             (lambda: engine.baddbmm(engine.ones(2, 2, 4), engine.ones(2, 2, 3), engine.ones(3, 3, 4)),
+              "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [3, 3]."),
+             (lambda: engine.addbmm(engine.ones(2, 4), engine.ones(2, 2, 3), engine.ones(2, 2, 3)),
+              "The expanded size of the tensor (3) must match the existing size (4) at non-singleton dimension 1.  "
+              "Target sizes: [2, 3].  Tensor sizes: [2, 4]")]
+    for call, words in cases:
+        with pytest.raises(RuntimeError) as caught:
+            call()
+        assert str(caught.value) == words
