@@ -11,7 +11,7 @@ import numpy as np
 from . import creation
 from . import dtypes as _dtypes
 from .backend import resolve as _resolve
-from .functions import Einsum
+from .functions import BlockDiag, Einsum
 from .tensor import Tensor, _scalar_node
 from .tensor_math import tensordot as _tensordot
 
@@ -805,24 +805,17 @@ __all__ += [*_METHOD_FORMS, "std_mean", "var_mean", "broadcast_shapes", "broadca
 
 def block_diag(*tensors):
     """The tensors (0-, 1- or 2-D) down the diagonal of one matrix, zeros elsewhere."""
-    mats = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
     for i, t in enumerate(tensors):
         if t.dim() > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+            raise RuntimeError(f"block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{t.dim()} dimensions")
-    if not mats:
+    if not tensors:
         return creation.empty(1, 0)
-    width = builtins.sum(m.shape[1] for m in mats)
-    dtype = mats[0].dtype
-    for m in mats[1:]:
-        dtype = _dtypes.from_numpy_dtype(_dtypes.promote_types(np.dtype(dtype.np), np.dtype(m.dtype.np)))
-    rows, left = [], 0
-    from .nn.functional import pad
-
-    for m in mats:
-        rows.append(pad(m.to(dtype), (left, width - left - m.shape[1])))
-        left += m.shape[1]
-    return creation.cat(rows, 0)
+    for t in tensors[1:]:
+        if t.device != tensors[0].device:
+            raise RuntimeError(f"block_diag: input tensors must all be on the same device. Input 0 is on "
+                               f"device {tensors[0].device} and input {tensors.index(t)} is on device {t.device}.")
+    return BlockDiag.apply(*tensors)  # (one BlockDiagBackward0)
 
 
 def cartesian_prod(*tensors):

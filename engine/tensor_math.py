@@ -1556,15 +1556,10 @@ class TensorMath:
             raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
         if self._data.ndim < 2:
             raise RuntimeError(f"expected total dims >= 2, but got total dims = {self._data.ndim}")
-        d0, d1 = _dims(dims, self._data.ndim, "rot90")
-        k %= 4
-        if k == 1:
-            return self.flip(d1).transpose(d0, d1)
-        if k == 2:
-            return self.flip(d0, d1)
-        if k == 3:
-            return self.flip(d0).transpose(d0, d1)
-        return self.clone()
+        (d0,), (d1,) = _dims(dims[0], self._data.ndim, "rot90"), _dims(dims[1], self._data.ndim, "rot90")
+        if d0 == d1:
+            raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+        return _t._fn.Rearrange.apply(self, op="rot90", args=(k % 4, d0, d1))  # (one Rot90Backward0, a copy)
 
     def matrix_power(self, n):
         """``self @ self @ ... `` (``n`` times, by squaring); the identity for 0, the inverse's power below."""

@@ -651,6 +651,20 @@ def _sum_back(g, shape):
     return g.sum(axes, keepdim=True).reshape(shape)
 
 
+def _rearrange(node, gy):
+    op, args = node.inverse
+    return F.Rearrange.apply(gy, op=op, args=args)
+
+
+def _block_diag(node, gy):
+    return tuple(_cast_to(gy[r:r + rows, c:c + cols].reshape(shape), dtype)
+                 for r, c, (rows, cols), shape, dtype in node.meta)
+
+
+def _cast_to(t, dtype):
+    return t if t._data.dtype == dtype else F.Cast.apply(t, dtype)
+
+
 def _flip(node, gy):
     if node.shift is None:
         return F.Flip.apply(gy, node.axes)
@@ -1165,7 +1179,7 @@ DOUBLE = {
     F.AMaxMin: _amax_min, F.BinaryCrossEntropy: _binary_cross_entropy, F.Einsum: _einsum, F.WriteView: _write_view,
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
     F.Cumprod: _cumprod, PiecewiseGrad: _piecewise_grad, F.Nansum: _nansum, F.LogCumSumExp: _logcumsumexp,
-    F.Cross: _cross, F.AddProduct: _add_product,
+    F.Cross: _cross, F.AddProduct: _add_product, F.Rearrange: _rearrange, F.BlockDiag: _block_diag,
 }
 
 

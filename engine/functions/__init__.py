@@ -66,6 +66,7 @@ from .reduction import (
 )
 from .shape import (
     AsStrided,
+    BlockDiag,
     Cast,
     Cat,
     Clone,
@@ -82,6 +83,7 @@ from .shape import (
     LogCumSumExp,
     Pad,
     Permute,
+    Rearrange,
     Repeat,
     Reshape,
     ScatterReduce,
@@ -108,5 +110,5 @@ __all__ = [
     "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
-    "LogCumSumExp", "Nansum", "Cross", "AddProduct",
+    "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag",
 ]

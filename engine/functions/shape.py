@@ -836,6 +836,111 @@ class Cumsum(Function):
         return gy[back].cumsum(axis=dim)[back]
 
 
+def _pixel_shuffle(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(math.prod(lead), c // (r * r), r, r, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return y.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def _pixel_unshuffle(x, r):
+    *lead, c, h, w = x.shape
+    y = x.reshape(math.prod(lead), c, h // r, r, w // r, r).transpose(0, 1, 3, 5, 2, 4)
+    return y.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def _channel_shuffle(x, groups):
+    n, c, *rest = x.shape
+    order = (0, 2, 1) + tuple(range(3, 3 + len(rest)))
+    return x.reshape(n, groups, c // groups, *rest).transpose(order).reshape(n, c, *rest)
+
+
+def _rot90(x, k, d0, d1):
+    """ATen's rot90: a flipped copy, transposed (a view of it) for a quarter turn either way."""
+    def flipped(*dims):
+        index = [slice(None)] * x.ndim
+        for d in dims:
+            index[d] = slice(None, None, -1)
+        return x[tuple(index)].copy()
+
+    if k == 1:
+        return flipped(d1).swapaxes(d0, d1)
+    if k == 2:
+        return flipped(d0, d1)
+    if k == 3:
+        return flipped(d0).swapaxes(d0, d1)
+    return x.copy()
+
+
+# op -> (PyTorch's node, forward(array, *args), the inverse op and its args as a function of these args)
+REARRANGE = {
+    "pixel_shuffle": ("PixelShuffleBackward0", _pixel_shuffle, lambda r: ("pixel_unshuffle", (r,))),
+    "pixel_unshuffle": ("PixelUnshuffleBackward0", _pixel_unshuffle, lambda r: ("pixel_shuffle", (r,))),
+    "channel_shuffle": ("ChannelShuffleBackward0", _channel_shuffle, None),  # (the inverse reads the channels)
+    "rot90": ("Rot90Backward0", _rot90, lambda k, d0, d1: ("rot90", ((-k) % 4, d0, d1))),
+}
+
+
+def rearrange_inverse(op, args, shape):
+    """The op and args that undo ``op`` on an output of ``shape`` (channel_shuffle's: the other grouping)."""
+    if op == "channel_shuffle":
+        return "channel_shuffle", (shape[1] // args[0],)
+    return REARRANGE[op][2](*args)
+
+
+class Rearrange(Function):
+    """An op that only moves elements, as one node as PyTorch's: ``pixel_shuffle``/``pixel_unshuffle``,
+    ``channel_shuffle``, ``rot90`` (they were reshapes, permutes and copies, or flips and transposes). Backward moves
+    the gradient back with the inverse op, itself a Rearrange (second derivatives are recorded)."""
+
+    raw = True
+
+    def backward_name(self):
+        return REARRANGE[self.op][0]
+
+    @staticmethod
+    def forward(ctx, x, op, args):
+        ctx.op, ctx.args = op, args
+        out = REARRANGE[op][1](x, *args)
+        ctx.inverse = rearrange_inverse(op, args, out.shape)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        op, args = ctx.inverse
+        return REARRANGE[op][1](gy, *args)
+
+
+class BlockDiag(Function):
+    """``block_diag``: the tensors (0-, 1- or 2-D; a vector a row) down the diagonal of one matrix, zeros
+    elsewhere, one node as PyTorch's ``BlockDiagBackward0``, the dtype their promotion; each gradient is its
+    block of the output's, in its shape and dtype."""
+
+    raw = True
+    backward_name = "BlockDiagBackward0"
+
+    @staticmethod
+    def forward(ctx, *arrays):
+        xp = xp_of(arrays[0])
+        mats = [a.reshape(1, -1) if a.ndim < 2 else a for a in arrays]
+        dtype = mats[0].dtype
+        for m in mats[1:]:
+            dtype = np.promote_types(dtype, m.dtype) if m.dtype != dtype else dtype
+        out = xp.zeros((sum(m.shape[0] for m in mats), sum(m.shape[1] for m in mats)), dtype=dtype)
+        r = c = 0
+        places = []
+        for a, m in zip(arrays, mats, strict=True):
+            out[r:r + m.shape[0], c:c + m.shape[1]] = m
+            places.append((r, c, m.shape, a.shape, a.dtype))
+            r, c = r + m.shape[0], c + m.shape[1]
+        ctx.meta = places
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        return tuple(gy[r:r + rows, c:c + cols].reshape(shape).astype(dtype, copy=False)
+                     for r, c, (rows, cols), shape, dtype in ctx.meta)
+
+
 def logcumsumexp(x, dim):
     """``log(cumsum(exp(x)))`` along ``dim``: each step the ``logaddexp`` of the running value and the next
     element (exact however far apart they are, as PyTorch's scan). NumPy accumulates it in one call; CuPy's

@@ -43,7 +43,7 @@ from ..functions.conv import (
     pool_geometry,
     resample_tap,
 )
-from ..functions.shape import ConstantPad, Pad, pad_map
+from ..functions.shape import ConstantPad, Pad, Rearrange, pad_map
 from ..tensor import Tensor, _named, _scalar_node, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
@@ -667,26 +667,35 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):  # n
     return out.squeeze(0) if unbatched else out
 
 
+def _check_shuffle(name, input, factor, what):  # noqa: A002
+    """PyTorch's first checks of pixel_shuffle and pixel_unshuffle, in its words."""
+    if input.dim() < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input with {input.dim()} "
+                           f"dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
 def pixel_shuffle(input, upscale_factor: int):  # noqa: A002
     """``(*, C r^2, H, W)`` rearranged to ``(*, C, H r, W r)``: sub-pixel convolution's upscaling."""
     r = upscale_factor
-    *lead, c, h, w = input.shape
+    _check_shuffle("pixel_shuffle", input, r, "upscale_factor")
+    c = input.shape[-3]
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
                            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
-    x = input.reshape(-1, c // (r * r), r, r, h, w).permute(0, 1, 4, 2, 5, 3)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return Rearrange.apply(input, op="pixel_shuffle", args=(r,))  # (one PixelShuffleBackward0)
 
 
 def pixel_unshuffle(input, downscale_factor: int):  # noqa: A002
     """``pixel_shuffle`` undone: ``(*, C, H r, W r)`` to ``(*, C r^2, H, W)``."""
     r = downscale_factor
-    *lead, c, h, w = input.shape
-    if h % r or w % r:
-        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
-                           f"{h} and {w} for {r}")
-    x = input.reshape(-1, c, h // r, r, w // r, r).permute(0, 1, 3, 5, 2, 4)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    _check_shuffle("pixel_unshuffle", input, r, "downscale_factor")
+    for name, d in (("height", -2), ("width", -1)):
+        if input.shape[d] % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({d})={input.shape[d]} is not divisible by {r}")
+    return Rearrange.apply(input, op="pixel_unshuffle", args=(r,))  # (one PixelUnshuffleBackward0)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices: bool = False):  # noqa: A002
@@ -1842,15 +1851,14 @@ def channel_shuffle(input, groups: int):  # noqa: A002
     """The channels in ``groups`` groups, interleaved (ShuffleNet's): channel ``g * (C / groups) + i`` goes to
     ``i * groups + g``."""
     if input.dim() < 3:
-        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
-                           f"sizes {list(input.shape)}")
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
     if groups <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
-    n, c = input.shape[0], input.shape[1]
+    c = input.shape[1]
     if c % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
-    rest = tuple(input.shape[2:])
-    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+    return Rearrange.apply(input, op="channel_shuffle", args=(groups,))  # (one ChannelShuffleBackward0)
 
 
 def native_channel_shuffle(input, groups: int):  # noqa: A002

@@ -4,7 +4,9 @@ values' last bits: ``outer`` reshapes then multiplies, ``kron`` views each opera
 multiplies in the cheapest order, ``trapezoid`` is ATen's ``(sum - (first + last) * 0.5) * dx``, the margin losses
 add their margin as a Scalar (``AddBackward1``), ``gaussian_nll_loss`` clamps a clone of the variance in place, and
 so on. And ops PyTorch records as one node are one node here: ``logcumsumexp`` (it was a ``logaddexp`` node per
-element), ``nansum``, ``linalg.cross``, ``addmv``, ``addr``, ``baddbmm``, ``addbmm``.
+element), ``nansum``, ``linalg.cross``, ``addmv``, ``addr``, ``baddbmm``, ``addbmm``, ``pixel_shuffle``,
+``pixel_unshuffle``, ``channel_shuffle``, ``rot90`` (a flipped copy, transposed: not contiguous for a quarter turn,
+as PyTorch's), ``block_diag``.
 
 The expected graphs were printed by torch 2.13.0 (``Acc``: a leaf's AccumulateGrad; ``None``: an edge to what needs
 no gradient). Where torch is installed each expression is also run by both: the graph, the value, the gradient of
@@ -125,6 +127,18 @@ GRAPHS = [
      'UnsqueezeBackward0(TBackward0(Acc))))),None))'),
     ('torch.addbmm(a[:, :2], a.reshape(3, 2, 1), b.reshape(3, 1, 2), beta=2)',
      'AddbmmBackward0(SliceBackward0(Acc),ViewBackward0(Acc),ViewBackward0(Acc))'),
+    ('F.pixel_shuffle(torch.cat([a, b, a * 2, b]).reshape(2, 4, 3, 1), 2)',
+     'PixelShuffleBackward0(ViewBackward0(CatBackward0(Acc,Acc,MulBackward0(Acc,None),Acc)))'),
+    ('F.pixel_unshuffle(torch.cat([a, b]).reshape(1, 4, 3), 1)',
+     'PixelUnshuffleBackward0(ViewBackward0(CatBackward0(Acc,Acc)))'),
+    ('F.pixel_unshuffle(torch.cat([a, b]).reshape(1, 1, 4, 3)[..., :2], 2)',
+     'PixelUnshuffleBackward0(SliceBackward0(ViewBackward0(CatBackward0(Acc,Acc))))'),
+    ('F.channel_shuffle(torch.cat([a, b]).reshape(2, 6, 1), 3)',
+     'ChannelShuffleBackward0(ViewBackward0(CatBackward0(Acc,Acc)))'),
+    ('a.rot90()', 'Rot90Backward0(Acc)'), ('m.rot90(2)', 'Rot90Backward0(AddBackward0(Acc,None))'),
+    ('a.rot90(-1, [1, 0])', 'Rot90Backward0(Acc)'), ('a.rot90(4)', 'Rot90Backward0(Acc)'),
+    ('torch.block_diag(a, v, u[0])', 'BlockDiagBackward0(Acc,Acc,SelectBackward0(Acc))'),
+    ('torch.block_diag(a, torch.ones(2, 2, dtype=torch.int64))', 'BlockDiagBackward0(Acc,None)'),
 ]
 
 

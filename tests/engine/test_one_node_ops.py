@@ -1,5 +1,6 @@
 """``logcumsumexp``, ``nansum``, ``linalg.cross`` and ``addmm``'s siblings (``addmv``, ``addr``, ``baddbmm``,
-``addbmm``) are one node each, as PyTorch's (their graphs and torch
+``addbmm``), the moves (``pixel_shuffle``, ``pixel_unshuffle``, ``channel_shuffle``, ``rot90``) and ``block_diag``
+are one node each, as PyTorch's (their graphs and torch
 comparisons are in test_composite_graphs.py); here their values and gradients worked out by hand, on each device
 (CuPy's ``ufunc.accumulate`` takes only add and multiply, so a GPU runs ``logcumsumexp``'s steps a slice at a
 time), and the cost that one node saves.
@@ -139,3 +140,36 @@ def test_addmms_siblings_refuse_in_pytorchs_words():
         with pytest.raises(RuntimeError) as caught:
             call()
         assert str(caught.value) == words
+
+
+def test_the_moves_put_each_element_where_pytorch_puts_it_and_move_the_gradient_back(device):
+    F = engine.nn.functional
+    x = engine.arange(16.0, device=device).reshape(1, 4, 2, 2).requires_grad_()
+    y = F.pixel_shuffle(x, 2)  # out[c, h*2 + i, w*2 + j] = x[c*4 + i*2 + j, h, w]
+    assert y.tolist() == [[[[0.0, 4.0, 1.0, 5.0], [8.0, 12.0, 9.0, 13.0], [2.0, 6.0, 3.0, 7.0],
+                            [10.0, 14.0, 11.0, 15.0]]]]
+    assert F.pixel_unshuffle(y, 2).tolist() == x.tolist()
+    y.backward(engine.arange(16.0, device=device).reshape(1, 1, 4, 4))
+    assert x.grad.tolist() == F.pixel_unshuffle(engine.arange(16.0).reshape(1, 1, 4, 4), 2).tolist()
+    c = engine.arange(6.0, device=device).reshape(1, 6, 1).requires_grad_()
+    shuffled = F.channel_shuffle(c, 2)  # channel g * 3 + i goes to i * 2 + g
+    assert shuffled.flatten().tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    shuffled.backward(engine.tensor([[[10.0], [11.0], [12.0], [13.0], [14.0], [15.0]]], device=device))
+    assert c.grad.flatten().tolist() == [10.0, 12.0, 14.0, 11.0, 13.0, 15.0]
+    m = engine.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
+    r = m.rot90()
+    assert r.tolist() == [[2.0, 4.0], [1.0, 3.0]] and not r.is_contiguous()  # (a transposed copy, as PyTorch's)
+    r.backward(engine.tensor([[1.0, 2.0], [3.0, 4.0]], device=device))
+    assert m.grad.tolist() == [[3.0, 1.0], [4.0, 2.0]]  # the gradient turned back
+
+
+def test_block_diag_places_each_block_and_gives_each_its_own_gradient(device):
+    a = engine.tensor([[1.0, 2.0]], device=device, requires_grad=True)
+    v = engine.tensor([3.0, 4.0], dtype=engine.float64, device=device, requires_grad=True)
+    s = engine.tensor(5.0, dtype=engine.float64, device=device, requires_grad=True)
+    out = engine.block_diag(a, v, s)
+    assert out.dtype == engine.float64 and out.grad_fn.name() == "BlockDiagBackward0"
+    assert out.tolist() == [[1.0, 2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 4.0, 0.0], [0.0, 0.0, 0.0, 0.0, 5.0]]
+    out.backward(engine.arange(15.0, dtype=engine.float64, device=device).reshape(3, 5))
+    assert a.grad.dtype == engine.float32 and a.grad.tolist() == [[0.0, 1.0]]
+    assert v.grad.tolist() == [7.0, 8.0] and s.grad.item() == 14.0
