@@ -651,6 +651,14 @@ def _sum_back(g, shape):
     return g.sum(axes, keepdim=True).reshape(shape)
 
 
+def _prelu(node, gy):
+    x, w = node.saved
+    X, W = _operand(node, 0, x), _operand(node, 1, w)
+    need_x, need_w = node.needs_input_grad[:2]
+    positive = x > 0
+    return (_where(positive, gy, W * gy) if need_x else None), (_where(positive, 0, X * gy) if need_w else None)
+
+
 def _rearrange(node, gy):
     op, args = node.inverse
     return F.Rearrange.apply(gy, op=op, args=args)
@@ -1180,6 +1188,7 @@ DOUBLE = {
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
     F.Cumprod: _cumprod, PiecewiseGrad: _piecewise_grad, F.Nansum: _nansum, F.LogCumSumExp: _logcumsumexp,
     F.Cross: _cross, F.AddProduct: _add_product, F.Rearrange: _rearrange, F.BlockDiag: _block_diag,
+    F.Prelu: _prelu,
 }
 
 
@@ -1191,7 +1200,7 @@ _READS_INPUTS = frozenset({
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
     F.VarMean,
     F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm, F.Abs, F.LogCumSumExp, F.Cross,
-    F.AddProduct,
+    F.AddProduct, F.Prelu,
 })
 
 

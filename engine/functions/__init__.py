@@ -4,7 +4,7 @@ Only primitives carry derivative code; composites (``-x``, ``x / y`` with scalar
 ``mse_loss``) are written from them elsewhere.
 """
 
-from .activation import Activation, Glu
+from .activation import Activation, Glu, Prelu
 from .arithmetic import (
     Add,
     AddcOp,
@@ -110,5 +110,5 @@ __all__ = [
     "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
-    "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag",
+    "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu",
 ]

@@ -153,6 +153,31 @@ class Activation(Function):
         return g.astype(gy.dtype, copy=False) if g.dtype != gy.dtype else g
 
 
+class Prelu(Function):
+    """ATen's ``_prelu_kernel``: ``x`` where positive, ``w * x`` elsewhere, ``w`` broadcast (F.prelu views it
+    along dimension 1), one node as PyTorch's ``PreluKernelBackward0``; the gradients are ``g`` or ``w * g`` for
+    ``x`` and ``x * g`` where ``x <= 0`` for ``w`` (the walk sums it to the weight's shape)."""
+
+    raw = True
+    backward_name = "PreluKernelBackward0"
+    saved_uses = ((0, 1), (0,))
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.saved = (x, w)
+        out = xp_of(x).where(x > 0, x, w * x)
+        return out.astype(x.dtype, copy=False) if out.dtype != x.dtype else out
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, w = ctx.saved
+        xp = xp_of(gy)
+        need_x, need_w = ctx.needs_input_grad[:2]
+        positive = x > 0
+        return (xp.where(positive, gy, w * gy) if need_x else None,
+                xp.where(positive, gy.dtype.type(0), x * gy) if need_w else None)
+
+
 class Glu(Function):
     """The gated linear unit, ``a * sigmoid(b)`` of the two halves of ``dim``, as one node (PyTorch's
     ``GluBackward0``), with ATen's CPU formulas: the gradient of ``a`` is ``sigmoid(b) * g``, that of ``b``

@@ -29,7 +29,7 @@ from ..functions import (
     Tanh,
     Unary,
 )
-from ..functions.activation import Activation, Glu, elu_params
+from ..functions.activation import Activation, Glu, Prelu, elu_params
 from ..functions.conv import (
     AdaptiveAvgPool,
     AdaptiveMaxPool,
@@ -1112,12 +1112,17 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
         raise RuntimeError(f"prelu: Type promoting not supported. Got {dtypes.scalar_name(input._data.dtype)} and "
                            f"{dtypes.scalar_name(weight._data.dtype)}")
     if weight.numel() != 1:
-        channels = input.shape[1] if input.dim() >= 2 else None
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() >= 2 else 1
         if channels != weight.numel():
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                               f"{weight.numel()} and channel size = {channels if channels is not None else 1}.")
-        weight = weight.reshape(-1, *([1] * (input.dim() - 2)))
-    return input.where(input > 0, weight * input)
+                               f"{weight.numel()} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if input.dim() != weight.dim():  # (ATen's: the weight viewed to broadcast along dimension 1)
+        weight = weight.reshape([weight.numel() if i == 1 else 1 for i in range(input.dim())])
+    return Prelu.apply(input, weight)  # (one PreluKernelBackward0)
 
 
 # ---------------------------------------------------------------------------------------------- distances

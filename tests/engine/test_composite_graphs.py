@@ -6,7 +6,7 @@ add their margin as a Scalar (``AddBackward1``), ``gaussian_nll_loss`` clamps a 
 so on. And ops PyTorch records as one node are one node here: ``logcumsumexp`` (it was a ``logaddexp`` node per
 element), ``nansum``, ``linalg.cross``, ``addmv``, ``addr``, ``baddbmm``, ``addbmm``, ``pixel_shuffle``,
 ``pixel_unshuffle``, ``channel_shuffle``, ``rot90`` (a flipped copy, transposed: not contiguous for a quarter turn,
-as PyTorch's), ``block_diag``.
+as PyTorch's), ``block_diag``, ``prelu`` (ATen's kernel, the weight viewed along dimension 1).
 
 The expected graphs were printed by torch 2.13.0 (``Acc``: a leaf's AccumulateGrad; ``None``: an edge to what needs
 no gradient). Where torch is installed each expression is also run by both: the graph, the value, the gradient of
@@ -139,6 +139,11 @@ GRAPHS = [
     ('a.rot90(-1, [1, 0])', 'Rot90Backward0(Acc)'), ('a.rot90(4)', 'Rot90Backward0(Acc)'),
     ('torch.block_diag(a, v, u[0])', 'BlockDiagBackward0(Acc,Acc,SelectBackward0(Acc))'),
     ('torch.block_diag(a, torch.ones(2, 2, dtype=torch.int64))', 'BlockDiagBackward0(Acc,None)'),
+    ('F.prelu(a - 0.5, v[:1])', 'PreluKernelBackward0(SubBackward0(Acc,None),ViewBackward0(SliceBackward0(Acc)))'),
+    ('F.prelu(a - 0.5, v)', 'PreluKernelBackward0(SubBackward0(Acc,None),ViewBackward0(Acc))'),
+    ('F.prelu(torch.cat([a, b]).reshape(2, 3, 2) - 0.5, v)',
+     'PreluKernelBackward0(SubBackward0(ViewBackward0(CatBackward0(Acc,Acc)),None),ViewBackward0(Acc))'),
+    ('F.prelu(v - 0.5, u[0])', 'PreluKernelBackward0(SubBackward0(Acc,None),ViewBackward0(SelectBackward0(Acc)))'),
 ]
 
 

@@ -117,6 +117,7 @@ EXAMPLES = {
     "Cross": (lambda g: (_x(g), _x(g, (1, 3)) * 2), {"dim": 1}),
     "Rearrange": (lambda g: (_x(g, (1, 4, 2, 3)),), {"op": "pixel_shuffle", "args": (2,)}),
     "BlockDiag": (lambda g: (_x(g), _x(g, (3,))), {}),
+    "Prelu": (lambda g: (_x(g, low=-1.0), _x(g, (1, 3)) * 0.25), {}),
     "AddProduct": (lambda g: (_x(g, (2,)), _x(g, (2, 3)), _x(g, (3,)), "mv"), {"beta": 0.5, "alpha": 2.0}),
     "Cumprod": (lambda g: (_x(g),), {"dim": 0}),
     "Triangle": (lambda g: (_x(g, (2, 3, 3)),), {"side": "upper", "diagonal": 1}),

@@ -173,3 +173,16 @@ def test_block_diag_places_each_block_and_gives_each_its_own_gradient(device):
     out.backward(engine.arange(15.0, dtype=engine.float64, device=device).reshape(3, 5))
     assert a.grad.dtype == engine.float32 and a.grad.tolist() == [[0.0, 1.0]]
     assert v.grad.tolist() == [7.0, 8.0] and s.grad.item() == 14.0
+
+
+def test_prelu_scales_the_negatives_by_their_channels_weight_and_sums_its_gradient(device):
+    x = engine.tensor([[[-1.0, 2.0]], [[3.0, -4.0]]], device=device, requires_grad=True)  # (2, 1, 2): one channel
+    w = engine.tensor([0.25], device=device, requires_grad=True)
+    y = engine.nn.functional.prelu(x, w)
+    assert y.tolist() == [[[-0.25, 2.0]], [[3.0, -1.0]]] and y.grad_fn.name() == "PreluKernelBackward0"
+    y.backward(engine.tensor([[[1.0, 1.0]], [[2.0, 3.0]]], device=device))
+    assert x.grad.tolist() == [[[0.25, 1.0]], [[2.0, 0.75]]]
+    assert w.grad.tolist() == [-1.0 * 1.0 + -4.0 * 3.0]  # the negatives times their gradients, summed
+    with pytest.raises(RuntimeError, match="^Mismatch of parameter numbers and input channel size. Found parameter "
+                                           "numbers = 3 and channel size = 1.$"):
+        engine.nn.functional.prelu(x, engine.ones(3, device=device))
