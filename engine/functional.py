@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 
 import numpy as np
 
 from . import creation
 from . import dtypes as _dtypes
 from .backend import resolve as _resolve
-from .functions import BlockDiag, Einsum
+from .functions import BlockDiag, Cdist, Einsum, EuclideanDist
 from .tensor import Tensor, _scalar_node
 from .tensor_math import tensordot as _tensordot
 
@@ -786,13 +787,31 @@ def tensordot(a, b, dims=2):
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The ``p``-norm distance between each row of ``x1`` (``(..., P, M)``) and each of ``x2`` (``(..., R, M)``):
-    ``(..., P, R)``, from the differences themselves (exact where PyTorch's large Euclidean case expands the
-    square); a zero distance has a zero gradient, as PyTorch's."""
+    ``(..., P, R)``, as PyTorch's: from the differences (one ``CdistBackward0``), or for the Euclidean distance
+    with more than 25 rows on either side (``compute_mode``'s default; ``'use_mm_for_euclid_dist'`` always,
+    ``'donot_use_mm_for_euclid_dist'`` never) from one matrix product (``EuclideanDistBackward0``: faster, less
+    exact for near points). A zero distance has a zero gradient."""
     if x1.dim() < 2 or x2.dim() < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D" if x1.dim() < 2 else
+                           f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, -1)
+    modes = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1, "donot_use_mm_for_euclid_dist": 2}
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    mode, r1, r2 = modes[compute_mode], x1.shape[-2], x2.shape[-2]
+    if p == 2 and x1.numel() and x2.numel() and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))):
+        # ATen's: the batches expanded to one and folded, one matrix product, the result viewed to its shape
+        batch = broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+        shape = (*batch, r1, r2)
+        if math.prod(batch) == 1:
+            return EuclideanDist.apply(x1, x2).view(shape)
+        a = x1.expand(*batch, r1, x1.shape[-1]).contiguous().view(-1, r1, x1.shape[-1])
+        b = x2.expand(*batch, r2, x2.shape[-1]).contiguous().view(-1, r2, x2.shape[-1])
+        return EuclideanDist.apply(a, b).view(shape)
+    return Cdist.apply(x1, x2, float(p))  # (one CdistBackward0, from the differences)
 
 __all__ += [*_METHOD_FORMS, "std_mean", "var_mean", "broadcast_shapes", "broadcast_tensors", "meshgrid",
             "tril_indices", "triu_indices", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",

@@ -1846,8 +1846,15 @@ class TensorMath:
         return self.tensor_split(sections, dim)
 
     def dist(self, other, p=2):
-        """The ``p``-norm of ``self - other``."""
-        return (self - other).norm(p)
+        """The ``p``-norm of ``self - other`` (broadcast): one ``DistBackward0``."""
+        error = broadcast_error(self._data, other._data)
+        if error is not None:
+            raise error
+        a, b = self, other
+        if a.dtype != b.dtype:
+            a, b = a._floating(), b._floating()
+        return _t._fn.Dist.apply(a if a.is_floating_point() else a._floating(),
+                                 b if b.is_floating_point() else b._floating(), float(p))
 
     def renorm(self, p, dim, maxnorm):
         """Each slice along ``dim`` whose ``p``-norm is over ``maxnorm`` scaled down to it (PyTorch's factor,

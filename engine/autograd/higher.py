@@ -659,6 +659,65 @@ def _prelu(node, gy):
     return (_where(positive, gy, W * gy) if need_x else None), (_where(positive, 0, X * gy) if need_w else None)
 
 
+class _NormOf:
+    """What :func:`_vector_norm` reads of a node, for the norm of a Tensor made here (a distance's differences)."""
+
+    def __init__(self, x, norm, p, axes, keepdim=False):
+        self.saved, self.meta, self._inputs = (x._data, norm), (p, axes, keepdim), [x]
+
+
+def _dist(node, gy):
+    a, b, out = node.saved
+    p = node.meta
+    if p == 0:
+        return None, None
+    g = _vector_norm(_NormOf(_operand(node, 0, a) - _operand(node, 1, b), out, p, None), gy)
+    need_a, need_b = node.needs_input_grad[:2]
+    return (g if need_a else None), (-g if need_b else None)
+
+
+def _pairs_grad(gy, d, dist, p):
+    """ATen's _cdist_backward per pair, in Tensor ops (the infinity norm's ties each get the whole gradient)."""
+    if p == 0:
+        return _const(xp_of(dist).zeros(d.shape, dtype=dist.dtype))
+    if p == math.inf:
+        mask = abs(d._data) == dist[..., None]
+        return gy.unsqueeze(-1) * d.sgn() * _const(mask.astype(dist.dtype))
+    return _vector_norm(_NormOf(d, dist, p, (d.dim() - 1,)), gy)
+
+
+def _cdist(node, gy):
+    x1, x2, out = node.saved
+    A, B = _operand(node, 0, x1), _operand(node, 1, x2)
+    need_1, need_2 = node.needs_input_grad[:2]
+    if node.meta == 0:  # (piecewise constant: zeros for both)
+        xp = xp_of(out)
+        return (_const(xp.zeros_like(x1)) if need_1 else None), (_const(xp.zeros_like(x2)) if need_2 else None)
+    g = _pairs_grad(gy, A.unsqueeze(-2) - B.unsqueeze(-3), out, node.meta)
+    return (g.sum(-2) if need_1 else None), (-g.sum(-3) if need_2 else None)
+
+
+def _euclidean_dist(node, gy):
+    x1, x2, out = node.saved
+    A, B = _operand(node, 0, x1), _operand(node, 1, x2)
+    zero = out == 0
+    ratio = _where(zero, 0, gy / _where(zero, 1, F.EuclideanDist.apply(A, B)))
+    need_1, need_2 = node.needs_input_grad[:2]
+    return ((A * ratio.sum(-1, keepdim=True) - ratio @ B) if need_1 else None,
+            (B * ratio.sum(-2).unsqueeze(-1) - ratio.transpose(-1, -2) @ A) if need_2 else None)
+
+
+def _pdist(node, gy):
+    x, out = node.saved
+    p, i, j = node.meta
+    X = _operand(node, 0, x)
+    xp = xp_of(x)
+    rows_i, rows_j = _wrap(xp.asarray(i)), _wrap(xp.asarray(j))
+    g = _pairs_grad(gy, X[rows_i] - X[rows_j], out, p)
+    zeros = _wrap(xp.zeros(x.shape, dtype=out.dtype))
+    return zeros.index_add(0, rows_i, g).index_add(0, rows_j, -g)
+
+
 def _rearrange(node, gy):
     op, args = node.inverse
     return F.Rearrange.apply(gy, op=op, args=args)
@@ -1188,7 +1247,7 @@ DOUBLE = {
     F.Inverse: _inverse, F.Det: _det, F.LogAbsDet: _log_abs_det, F.Solve: _solve, F.Prod: _prod,
     F.Cumprod: _cumprod, PiecewiseGrad: _piecewise_grad, F.Nansum: _nansum, F.LogCumSumExp: _logcumsumexp,
     F.Cross: _cross, F.AddProduct: _add_product, F.Rearrange: _rearrange, F.BlockDiag: _block_diag,
-    F.Prelu: _prelu,
+    F.Prelu: _prelu, F.Dist: _dist, F.Cdist: _cdist, F.EuclideanDist: _euclidean_dist, F.Pdist: _pdist,
 }
 
 
@@ -1200,7 +1259,7 @@ _READS_INPUTS = frozenset({
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
     F.VarMean,
     F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm, F.Abs, F.LogCumSumExp, F.Cross,
-    F.AddProduct, F.Prelu,
+    F.AddProduct, F.Prelu, F.Dist, F.Cdist, F.EuclideanDist, F.Pdist,
 })
 
 

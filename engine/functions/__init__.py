@@ -24,6 +24,7 @@ from .arithmetic import (
     Sub,
 )
 from .conv import AdaptiveAvgPool, AdaptiveMaxPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool, Resample
+from .distance import Cdist, Dist, EuclideanDist, Pdist
 from .elementwise import (
     Abs,
     Binary,
@@ -110,5 +111,6 @@ __all__ = [
     "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
-    "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu",
+    "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu", "Dist", "Cdist",
+    "EuclideanDist", "Pdist",
 ]

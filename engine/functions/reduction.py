@@ -547,6 +547,51 @@ def _others_product(xp, x):
     return before * after
 
 
+def vector_norm(x, p, axes, keepdim):
+    """The ``p``-norm of ``x`` over ``axes`` (all when None), raw arrays (VectorNorm's forward, and the
+    distances')."""
+    xp = xp_of(x)
+    a = abs(x)
+    if p == 2:
+        return xp.sqrt((x * x).sum(axis=axes, keepdims=keepdim))
+    if p == 1:
+        return a.sum(axis=axes, keepdims=keepdim)
+    if p == np.inf:
+        return a.max(axis=axes, keepdims=keepdim)
+    if p == -np.inf:
+        return a.min(axis=axes, keepdims=keepdim)
+    if p == 0:
+        return (x != 0).sum(axis=axes, keepdims=keepdim).astype(x.dtype)
+    return (a ** p).sum(axis=axes, keepdims=keepdim) ** (1.0 / p)
+
+
+def vector_norm_grad(gy, x, norm, p, axes, keepdim):
+    """PyTorch's norm_backward on raw arrays: a zero vector's gradient is 0, the infinity norm's ties share it;
+    None for the 0-"norm" (piecewise constant)."""
+    xp = xp_of(gy)
+    if not keepdim:
+        keep = tuple(range(x.ndim)) if axes is None else axes
+        gy, norm = xp.expand_dims(gy, keep), xp.expand_dims(norm, keep)
+    zero = gy.dtype.type(0)
+    if p == 0:
+        return None  # piecewise constant: no gradient at all, as PyTorch's (x.grad stays None)
+    if p == 1:
+        return xp.sign(x) * gy
+    if p == 2:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return gy * xp.where(norm == 0, zero, x / norm)
+    a = abs(x)
+    if p in (np.inf, -np.inf):
+        mask = (a == norm) | xp.isnan(a)
+        return xp.sign(x) * (gy / mask.sum(axis=axes, keepdims=True) * mask)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p < 1:
+            scaled = xp.sign(x) * xp.where(x == 0, zero, a ** (p - 1))
+            return scaled * gy * norm ** (1 - p)
+        scaled = xp.sign(x) * a ** (p - 1) if p < 2 else x * a ** (p - 2)
+        return scaled * xp.where(norm == 0, zero, gy / norm ** (p - 1))
+
+
 class VectorNorm(Function):
     """The ``ord``-norm of the elements over ``dim`` (all when None): 2 (the default), 1, +-inf, 0 (the count of
     nonzeros) or any other order, with PyTorch's backward: a zero vector's norm gets a zero gradient, not the NaN
@@ -558,20 +603,7 @@ class VectorNorm(Function):
     @staticmethod
     def forward(ctx, x, ord=2.0, dim=None, keepdim=False):  # noqa: A002 - PyTorch's name
         axes = _axes(dim, x.ndim)
-        xp = xp_of(x)
-        a = abs(x)
-        if ord == 2:
-            out = xp.sqrt((x * x).sum(axis=axes, keepdims=keepdim))
-        elif ord == 1:
-            out = a.sum(axis=axes, keepdims=keepdim)
-        elif ord == np.inf:
-            out = a.max(axis=axes, keepdims=keepdim)
-        elif ord == -np.inf:
-            out = a.min(axis=axes, keepdims=keepdim)
-        elif ord == 0:
-            out = (x != 0).sum(axis=axes, keepdims=keepdim).astype(x.dtype)
-        else:
-            out = (a ** ord).sum(axis=axes, keepdims=keepdim) ** (1.0 / ord)
+        out = vector_norm(x, ord, axes, keepdim)
         ctx.saved = (x, out)
         ctx.meta = (ord, axes, keepdim)
         ctx.op_label = "Norm"
@@ -581,28 +613,7 @@ class VectorNorm(Function):
     def backward(ctx, gy):
         x, norm = ctx.saved
         p, axes, keepdim = ctx.meta
-        xp = xp_of(gy)
-        if not keepdim:
-            keep = tuple(range(x.ndim)) if axes is None else axes
-            gy, norm = xp.expand_dims(gy, keep), xp.expand_dims(norm, keep)
-        zero = gy.dtype.type(0)
-        if p == 0:
-            return None  # piecewise constant: no gradient at all, as PyTorch's (x.grad stays None)
-        if p == 1:
-            return xp.sign(x) * gy
-        if p == 2:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return gy * xp.where(norm == 0, zero, x / norm)
-        a = abs(x)
-        if p in (np.inf, -np.inf):
-            mask = (a == norm) | xp.isnan(a)
-            return xp.sign(x) * (gy / mask.sum(axis=axes, keepdims=True) * mask)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if p < 1:
-                scaled = xp.sign(x) * xp.where(x == 0, zero, a ** (p - 1))
-                return scaled * gy * norm ** (1 - p)
-            scaled = xp.sign(x) * a ** (p - 1) if p < 2 else x * a ** (p - 2)
-            return scaled * xp.where(norm == 0, zero, gy / norm ** (p - 1))
+        return vector_norm_grad(gy, x, norm, p, axes, keepdim)
 
 
 class AMaxMin(Function):

@@ -43,6 +43,7 @@ from ..functions.conv import (
     pool_geometry,
     resample_tap,
 )
+from ..functions.distance import Pdist
 from ..functions.shape import ConstantPad, Pad, Rearrange, pad_map
 from ..tensor import Tensor, _named, _scalar_node, _wrap
 
@@ -1630,9 +1631,9 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
     triangle of the distance matrix, row by row), as PyTorch's."""
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
-    i, j = np.triu_indices(input.shape[0], 1)
-    index = [creation.tensor(k, dtype=dtypes.int64, device=input.device) for k in (i, j)]
-    return (input[index[0]] - input[index[1]]).norm(p, 1)
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return Pdist.apply(input, float(p))  # (one PdistBackward0)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

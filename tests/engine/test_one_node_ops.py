@@ -186,3 +186,85 @@ def test_prelu_scales_the_negatives_by_their_channels_weight_and_sums_its_gradie
     with pytest.raises(RuntimeError, match="^Mismatch of parameter numbers and input channel size. Found parameter "
                                            "numbers = 3 and channel size = 1.$"):
         engine.nn.functional.prelu(x, engine.ones(3, device=device))
+
+
+# distances: (expression, torch 2.13's graph); x: (5, 3), y: (4, 3), big: (30, 3), xb: (2, 5, 3), float64
+DISTANCES = [
+    ("torch.cdist(x, y)", "CdistBackward0(Acc,Acc)"), ("torch.cdist(x, y, p=1)", "CdistBackward0(Acc,Acc)"),
+    ("torch.cdist(x, y, p=3)", "CdistBackward0(Acc,Acc)"), ("torch.cdist(x, y, p=0.5)", "CdistBackward0(Acc,Acc)"),
+    ("torch.cdist(x, y, p=float('inf'))", "CdistBackward0(Acc,Acc)"),
+    ("torch.cdist(x, y, p=0)", "CdistBackward0(Acc,Acc)"),
+    ("torch.cdist(xb, y, p=1.5)", "CdistBackward0(Acc,Acc)"),
+    ("torch.cdist(big, y)", "ViewBackward0(EuclideanDistBackward0(Acc,Acc))"),
+    ("torch.cdist(x, y, compute_mode='use_mm_for_euclid_dist')", "ViewBackward0(EuclideanDistBackward0(Acc,Acc))"),
+    ("torch.cdist(big, y, compute_mode='donot_use_mm_for_euclid_dist')", "CdistBackward0(Acc,Acc)"),
+    ("torch.cdist(big[None].expand(2, 30, 3), y)",
+     "ViewBackward0(EuclideanDistBackward0(ViewBackward0(CloneBackward0(ExpandBackward0(ExpandBackward0("
+     "UnsqueezeBackward0(Acc))))),ViewBackward0(CloneBackward0(ExpandBackward0(Acc)))))"),
+    ("torch.dist(x, y[:1])", "DistBackward0(Acc,SliceBackward0(Acc))"),
+    ("torch.dist(x, y[0], 3)", "DistBackward0(Acc,SelectBackward0(Acc))"),
+    ("x.dist(y[0], float('inf'))", "DistBackward0(Acc,SelectBackward0(Acc))"),
+    ("torch.nn.functional.pdist(x)", "PdistBackward0(Acc)"), ("torch.nn.functional.pdist(x, 1)", "PdistBackward0(Acc)"),
+    ("torch.nn.functional.pdist(x, 3)", "PdistBackward0(Acc)"),
+    ("torch.nn.functional.pdist(x, float('inf'))", "PdistBackward0(Acc)"),
+]
+
+
+def _distance_names(torch):
+    rs = np.random.RandomState(11)
+    return {"torch": torch, **{k: torch.tensor(rs.standard_normal(s), requires_grad=True)
+                               for k, s in (("x", (5, 3)), ("y", (4, 3)), ("big", (30, 3)), ("xb", (2, 5, 3)))}}
+
+
+def _distance_walk(node):
+    if node is None:
+        return "None"
+    kids = ",".join(_distance_walk(n) for n, _ in node.next_functions)
+    name = node.name().replace("torch::autograd::AccumulateGrad", "Acc")
+    return f"{name}({kids})" if kids else name
+
+
+@pytest.mark.parametrize(("expression", "graph"), DISTANCES, ids=[e for e, _ in DISTANCES])
+def test_each_distance_is_one_node_as_pytorchs(expression, graph):
+    out = eval(expression, _distance_names(engine))  # noqa: S307 - the table's own expressions
+    assert _distance_walk(out.grad_fn) == graph
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("expression", "graph"), DISTANCES, ids=[e for e, _ in DISTANCES])
+def test_each_distance_its_value_and_gradients_are_torchs(expression, graph):
+    """The values and first derivatives (PyTorch refuses the second of cdist and pdist; the engine gives it)."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (engine, torch):
+        names = _distance_names(lib)
+        out = eval(expression, names)  # noqa: S307 - the table's own expressions
+        leaves = [names[k] for k in ("x", "y", "big", "xb")]
+        weights = lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)))
+        grads = lib.autograd.grad(out, leaves, weights, allow_unused=True)
+        results.append((_distance_walk(out.grad_fn), out.detach().numpy(),
+                        [None if g is None else g.numpy() for g in grads]))
+    assert results[0][0] == results[1][0] == graph
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-12)
+    for mine, theirs in zip(results[0][2], results[1][2], strict=True):
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            np.testing.assert_allclose(mine, theirs, rtol=1e-11, atol=1e-12)
+
+
+def test_distances_by_hand(device):
+    x = engine.tensor([[0.0, 0.0], [3.0, 4.0]], dtype=engine.float64, device=device, requires_grad=True)
+    y = engine.tensor([[0.0, 0.0]], dtype=engine.float64, device=device, requires_grad=True)
+    d = engine.cdist(x, y)
+    assert d.tolist() == [[0.0], [5.0]]
+    d.sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0], [0.6, 0.8]]  # a zero distance's gradient is 0, as PyTorch's
+    assert y.grad.tolist() == [[-0.6, -0.8]]
+    p = engine.nn.functional.pdist(engine.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]], device=device), 1)
+    assert p.tolist() == [7.0, 14.0, 7.0]  # pairs (0, 1), (0, 2), (1, 2)
+    many = engine.tensor(np.arange(60.0).reshape(30, 2) / 10, dtype=engine.float64, device=device, requires_grad=True)
+    far = engine.cdist(many, y.detach())  # 30 rows: one matrix product, as PyTorch's
+    assert far.grad_fn.next_functions[0][0].name() == "EuclideanDistBackward0"
+    np.testing.assert_allclose(far.detach().cpu().numpy()[:, 0], np.hypot(*(np.arange(60.0).reshape(30, 2) / 10).T),
+                               rtol=1e-12, atol=1e-7)
+    assert engine.dist(x, y, 1).item() == 7.0
