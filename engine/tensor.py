@@ -2552,7 +2552,11 @@ class Tensor(TensorMath):
         if cls is _LazyZeros:
             return self
         if self._rg and (not _grad_off or _get_ident() not in _grad_off):
-            return self.fill_(0)
+            self.fill_(0)
+            node = self.grad_fn
+            if node is not None and node.backward_name == "FillBackward2":  # (PyTorch's node of zero_)
+                node.backward_name = "ZeroBackward0"
+            return self
         arr = self._data
         # the tutorial's w.grad.zero_(): when no one else holds the array, the zeros are written only when someone
         # reads it; backward() drops it instead (_LazyZeros)
@@ -2577,9 +2581,12 @@ class Tensor(TensorMath):
             # (self * 0 + value would turn NaN and inf elements into NaN)
             keep_none = xp_of(self._data).zeros(self._data.shape, dtype=bool)
             tensor_value = isinstance(value, Tensor)
-            self._rebind(_named(_fn.Where.apply(keep_none, self._before_write(),
-                                                value if tensor_value and value._rg else _raw(value)),
-                                "FillBackward3" if tensor_value else "FillBackward2"))
+            out = _named(_fn.Where.apply(keep_none, self._before_write(),
+                                         value if tensor_value and value._rg else _raw(value)),
+                         "FillBackward3" if tensor_value else "FillBackward2")
+            if not tensor_value:  # (a number is a Scalar argument of PyTorch's fill_: no edge)
+                out.grad_fn._edges = (1,)
+            self._rebind(out)
             return self
         value = _raw(value)
         if value.__class__ is _int:  # (wrapped into a narrow integer dtype, as PyTorch casts it)
@@ -2596,11 +2603,10 @@ class Tensor(TensorMath):
             if shape != self._data.shape:
                 raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                                    f"{list(shape)}")
-        if self._records(src):
+        if self._records(src) and self._data.dtype.kind in "fc":  # (into integers: a cast, no gradient)
             self._check_inplace()
-            self._before_write()
-            moved = src.to(self.device, self.dtype) if isinstance(src, Tensor) else _wrap(src_data)
-            self._rebind(moved.expand(self._data.shape).clone())
+            # one node as PyTorch's CopyBackwards: edges to this tensor's old value (zeros) and to src
+            self._rebind(_fn.CopyFrom.apply(self._before_write(), src if isinstance(src, Tensor) else _wrap(src_data)))
             return self
         _check_overlap(self._data)
         self._data[...] = src_data

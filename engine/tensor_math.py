@@ -1623,11 +1623,8 @@ class TensorMath:
         return _t._fn.Unary.apply(p, op="logit")
 
     def sinc(self):
-        """``sin(pi x) / (pi x)``, 1 at 0 (and a zero gradient there)."""
-        x = self._floating()
-        zero = x._data == 0
-        safe = x.masked_fill(_t._wrap(zero), 1.0) * np.pi
-        return (safe.sin() / safe).masked_fill(_t._wrap(zero), 1.0)
+        """``sin(pi x) / (pi x)``, 1 at 0 (and a zero gradient there): one ``SincBackward0``."""
+        return _t._fn.Unary.apply(self._floating(), op="sinc")
 
     def heaviside(self, values):
         """0 below 0, 1 above, ``values`` at 0 (no gradient, as PyTorch's)."""
@@ -1869,44 +1866,64 @@ class TensorMath:
         return self * factor
 
     def cov(self, *, correction=1, fweights=None, aweights=None):
-        """The covariance of the rows (variables) over the columns (observations), as ``numpy.cov``."""
-        x = self if self._data.ndim == 2 else self.reshape(1, -1)
+        """The covariance of the rows (variables) over the columns (observations), as ``numpy.cov``; ATen's
+        formula and nodes (a mean by sum and division, the centred rows' product with their transpose, divided by
+        the degrees of freedom, squeezed), its checks in its words; degrees of freedom at or below 0 warn and
+        divide by 0, as PyTorch's."""
         if self._data.ndim > 2:
-            raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an input with "
-                             f"{self._data.ndim} dimensions")
+            raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                               f"{self._data.ndim} dimensions")
+        if self._data.dtype == np.bool_:
+            raise RuntimeError("cov(): bool dtype is not supported for input")
+        x = self if self._data.ndim == 2 else self.view(1, -1)
         n = x._data.shape[1]
         w = None
-        if fweights is not None:
-            w = fweights
-        if aweights is not None:
-            w = aweights if w is None else w * aweights
-        if w is None:
-            mean = x.mean(1, keepdim=True)
-            total = n
-            norm = total - correction
+        for name, weights, kind in (("fweights", fweights, "iu"), ("aweights", aweights, "f")):
+            if weights is None:
+                continue
+            if weights.dim() > 1:
+                raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+                                   f"{weights.dim()} dimensions")
+            if weights._data.dtype.kind not in kind:
+                raise RuntimeError(f"cov(): expected {name} to have {'integral' if kind == 'iu' else 'floating point'}"
+                                   f" dtype but got {name} with {_DTYPE_NAMES.get(str(weights._data.dtype))} dtype")
+            if weights.numel() != n:
+                raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the "
+                                   f"input but got {weights.numel()} != {n}")
+            if weights.numel() and bool((weights < 0).any()):
+                raise RuntimeError(f"cov(): {name} cannot be negative")
+            w = weights if w is None else w * weights
+        total = w.sum() if w is not None else _t._wrap(xp_of(x._data).asarray(n, dtype=np.int64))
+        if w is not None and not bool(total != 0):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+        mean = (x * w if w is not None else x).sum(1) / total
+        if w is not None and correction == 0:
+            norm = total
+        elif w is not None and aweights is not None:  # (ATen's: correction * sum / total)
+            norm = total - _t._scalar_node((w * aweights).sum() * correction, "MulBackward1") / total
         else:
-            w = w.to(x.dtype) if not w.is_floating_point() else w
-            total = w.sum()
-            mean = (x * w).sum(1, keepdim=True) / total
-            if correction == 0:
-                norm = total
-            elif aweights is None:
-                norm = total - correction
-            else:
-                norm = total - correction * (w * aweights).sum() / total
-        centred = x - mean
-        weighted = centred * w if w is not None else centred
-        out = weighted @ centred.t()
-        out = out / (builtins.max(norm, 0) if isinstance(norm, (int, float)) else norm.clamp(min=0))
-        return out.squeeze() if self._data.ndim < 2 else out
+            norm = total - correction
+        if bool(norm <= 0):
+            import warnings
+
+            warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                          "observations.", UserWarning, stacklevel=2)
+            norm = norm.zero_() if norm.grad_fn is not None else norm * 0  # (ATen's zero_ in place)
+        centred = x - mean.unsqueeze(1)
+        product = centred.mm((centred * w if w is not None else centred).t())
+        return (product / norm).squeeze()
 
     def corrcoef(self):
-        """The correlation coefficients of the rows, ``cov / sqrt(diag * diag)``, clipped to [-1, 1]."""
+        """The correlation coefficients of the rows, ``cov / sqrt(diag)`` down and across, clipped to [-1, 1]
+        (ATen's)."""
+        if self._data.ndim > 2:
+            raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                               f"{self._data.ndim} dimensions")
         c = self.cov()
         if c._data.ndim == 0:
             return c / c
         d = c.diagonal().sqrt()
-        return (c / d.unsqueeze(1) / d.unsqueeze(0)).clamp(-1, 1)
+        return (c / d.view(-1, 1) / d.view(1, -1)).clip(-1, 1)
 
     def is_signed(self) -> bool:
         return self._data.dtype.kind in "if"

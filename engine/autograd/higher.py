@@ -718,6 +718,17 @@ def _pdist(node, gy):
     return zeros.index_add(0, rows_i, g).index_add(0, rows_j, -g)
 
 
+def _copy_from(node, gy):
+    shape, dest_dtype = node.dest
+    dev, dtype = node.src
+    need_dest, need_src = node.needs_input_grad[:2]
+    zeros = _const(xp_of(gy._data).zeros(shape, dtype=dest_dtype)) if need_dest else None
+    if not need_src or dtype.kind not in "fc":
+        return zeros, None
+    moved = gy if (gy._data.dtype == dtype and gy.device == dev) else F.ToDevice.apply(gy, dev, dtype)
+    return zeros, moved
+
+
 def _rearrange(node, gy):
     op, args = node.inverse
     return F.Rearrange.apply(gy, op=op, args=args)
@@ -1248,6 +1259,7 @@ DOUBLE = {
     F.Cumprod: _cumprod, PiecewiseGrad: _piecewise_grad, F.Nansum: _nansum, F.LogCumSumExp: _logcumsumexp,
     F.Cross: _cross, F.AddProduct: _add_product, F.Rearrange: _rearrange, F.BlockDiag: _block_diag,
     F.Prelu: _prelu, F.Dist: _dist, F.Cdist: _cdist, F.EuclideanDist: _euclidean_dist, F.Pdist: _pdist,
+    F.CopyFrom: _copy_from,
 }
 
 

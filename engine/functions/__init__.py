@@ -72,6 +72,7 @@ from .shape import (
     Cat,
     Clone,
     ConstantPad,
+    CopyFrom,
     Cumprod,
     Cumsum,
     DiagEmbed,
@@ -111,6 +112,6 @@ __all__ = [
     "Convolution", "ConvTranspose", "MaxPool", "AvgPool", "AdaptiveAvgPool", "Embedding", "Cumsum", "Cumprod",
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
-    "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu", "Dist", "Cdist",
+    "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu", "Dist", "Cdist", "CopyFrom",
     "EuclideanDist", "Pdist",
 ]

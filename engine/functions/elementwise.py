@@ -379,6 +379,20 @@ def _rsqrt(xp, x):
     return 1 / xp.sqrt(x)
 
 
+def _sinc(xp, x):
+    """``sin(pi x) / (pi x)``, 1 at 0 (ATen's kernel)."""
+    px = x * np.pi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.where(x == 0, 1, xp.sin(px) / px).astype(x.dtype, copy=False)
+
+
+def _sinc_grad(xp, gy, x, out):
+    """ATen's sinc_backward: ``g (pi x cos(pi x) - sin(pi x)) / (pi x^2)``, 0 where ``pi x^2`` is 0."""
+    px, sq = x * np.pi, x * x * np.pi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xp.where(sq == 0, 0, gy * (px * xp.cos(px) - xp.sin(px)) / sq)
+
+
 # One row per op: PyTorch's backward node, the forward, and the gradient from (xp, gy, x, out), PyTorch's own
 # formula (derivatives.yaml). The tensor methods, their in-place forms and the torch.* functions all come through
 # Unary.apply(x, op=name).
@@ -417,6 +431,7 @@ UNARY = {
              lambda xp, gy, x, out: -gy * (_kernels.TWO_OVER_SQRT_PI * xp.exp(-x * x))),
     "erfinv": ("ErfinvBackward0", lambda xp, x: _special.erfinv(xp, x, _kernels.erf),
                lambda xp, gy, x, out: gy * (_HALF_SQRT_PI * xp.exp(out * out))),
+    "sinc": ("SincBackward0", _sinc, _sinc_grad),
     # the argument of a real number: pi below 0, else 0 (NaN stays NaN); piecewise constant, a zero gradient
     "angle": ("AngleBackward0", lambda xp, x: xp.where(x < 0, np.pi, xp.where(x != x, x, 0.0)).astype(x.dtype),
               lambda xp, gy, x, out: gy * 0),

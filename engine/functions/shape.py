@@ -1071,6 +1071,30 @@ class ToDevice(Function):
         return to_device_array(gy, dev, dtype=dtype) if dtype.kind == "f" else None
 
 
+class CopyFrom(Function):
+    """``dest.copy_(src)`` recorded as PyTorch's ``CopyBackwards``: ``src`` moved to ``dest``'s device, cast to its
+    dtype and broadcast to its shape; the gradient of ``dest``'s old value is zeros (every element was replaced),
+    ``src``'s the gradient moved back to its device and dtype (the walk sums it to its shape)."""
+
+    raw = True
+    backward_name = "torch::autograd::CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, dest, src):
+        ctx.src = (device_of_array(src), src.dtype)
+        ctx.dest = (dest.shape, dest.dtype)
+        moved = to_device_array(src, device_of_array(dest), dtype=dest.dtype)
+        return xp_of(dest).broadcast_to(moved, dest.shape).copy()
+
+    @staticmethod
+    def backward(ctx, gy):
+        dev, dtype = ctx.src
+        shape, dest_dtype = ctx.dest
+        need_dest, need_src = ctx.needs_input_grad[:2]
+        return ((xp_of(gy).zeros(shape, dtype=dest_dtype) if need_dest else None),
+                (to_device_array(gy, dev, dtype=dtype) if need_src and dtype.kind in "fc" else None))
+
+
 class Stack(Function):
     raw = True
     backward_name = "StackBackward0"

@@ -6,7 +6,7 @@ add their margin as a Scalar (``AddBackward1``), ``gaussian_nll_loss`` clamps a 
 so on. And ops PyTorch records as one node are one node here: ``logcumsumexp`` (it was a ``logaddexp`` node per
 element), ``nansum``, ``linalg.cross``, ``addmv``, ``addr``, ``baddbmm``, ``addbmm``, ``pixel_shuffle``,
 ``pixel_unshuffle``, ``channel_shuffle``, ``rot90`` (a flipped copy, transposed: not contiguous for a quarter turn,
-as PyTorch's), ``block_diag``, ``prelu`` (ATen's kernel, the weight viewed along dimension 1).
+as PyTorch's), ``block_diag``, ``prelu`` (ATen's kernel, the weight viewed along dimension 1), ``sinc``.
 
 The expected graphs were printed by torch 2.13.0 (``Acc``: a leaf's AccumulateGrad; ``None``: an edge to what needs
 no gradient). Where torch is installed each expression is also run by both: the graph, the value, the gradient of
@@ -144,6 +144,36 @@ GRAPHS = [
     ('F.prelu(torch.cat([a, b]).reshape(2, 3, 2) - 0.5, v)',
      'PreluKernelBackward0(SubBackward0(ViewBackward0(CatBackward0(Acc,Acc)),None),ViewBackward0(Acc))'),
     ('F.prelu(v - 0.5, u[0])', 'PreluKernelBackward0(SubBackward0(Acc,None),ViewBackward0(SelectBackward0(Acc)))'),
+    ('(a * 3 - 2).sinc()', 'SincBackward0(SubBackward0(MulBackward0(Acc,None),None))'),
+    ('torch.sinc(torch.cat([v, v * 0]))', 'SincBackward0(CatBackward0(Acc,MulBackward0(Acc,None)))'),
+    # cov and corrcoef: ATen's formulas, node for node
+    ('a.cov()',
+     'SqueezeBackward0(DivBackward0(MmBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0(SumBackward1(Acc),N'
+     'one))),TBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0(SumBackward1(Acc),None))))),None))'),
+    ('torch.cov(v)',
+     'SqueezeBackward0(DivBackward0(MmBackward0(SubBackward0(ViewBackward0(Acc),UnsqueezeBackward0(DivBackward0(SumB'
+     'ackward1(ViewBackward0(Acc)),None))),TBackward0(SubBackward0(ViewBackward0(Acc),UnsqueezeBackward0(DivBackward'
+     '0(SumBackward1(ViewBackward0(Acc)),None))))),None))'),
+    ('torch.cov(a, correction=0, aweights=v)',
+     'SqueezeBackward0(DivBackward0(MmBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0(SumBackward1(MulBac'
+     'kward0(Acc,Acc)),SumBackward0(Acc)))),TBackward0(MulBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0'
+     '(SumBackward1(MulBackward0(Acc,Acc)),SumBackward0(Acc)))),Acc))),SumBackward0(Acc)))'),
+    ('torch.cov(a, fweights=torch.tensor([1, 0, 2]), aweights=v, correction=2)',
+     'SqueezeBackward0(DivBackward0(MmBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0(SumBackward1(MulBac'
+     'kward0(Acc,MulBackward0(None,Acc))),SumBackward0(MulBackward0(None,Acc))))),TBackward0(MulBackward0(SubBackwar'
+     'd0(Acc,UnsqueezeBackward0(DivBackward0(SumBackward1(MulBackward0(Acc,MulBackward0(None,Acc))),SumBackward0(Mul'
+     'Backward0(None,Acc))))),MulBackward0(None,Acc)))),SubBackward0(SumBackward0(MulBackward0(None,Acc)),DivBackwar'
+     'd0(MulBackward1(SumBackward0(MulBackward0(MulBackward0(None,Acc),Acc))),SumBackward0(MulBackward0(None,Acc))))'
+     '))'),
+    ('torch.corrcoef(a)',
+     'ClampBackward1(DivBackward0(DivBackward0(SqueezeBackward0(DivBackward0(MmBackward0(SubBackward0(Acc,UnsqueezeB'
+     'ackward0(DivBackward0(SumBackward1(Acc),None))),TBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0(Su'
+     'mBackward1(Acc),None))))),None)),ViewBackward0(SqrtBackward0(DiagonalBackward0(SqueezeBackward0(DivBackward0(M'
+     'mBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0(SumBackward1(Acc),None))),TBackward0(SubBackward0('
+     'Acc,UnsqueezeBackward0(DivBackward0(SumBackward1(Acc),None))))),None)))))),ViewBackward0(SqrtBackward0(Diagona'
+     'lBackward0(SqueezeBackward0(DivBackward0(MmBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0(SumBackw'
+     'ard1(Acc),None))),TBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0(SumBackward1(Acc),None))))),None'
+     ')))))))'),
 ]
 
 

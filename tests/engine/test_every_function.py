@@ -117,6 +117,7 @@ EXAMPLES = {
     "Cross": (lambda g: (_x(g), _x(g, (1, 3)) * 2), {"dim": 1}),
     "Rearrange": (lambda g: (_x(g, (1, 4, 2, 3)),), {"op": "pixel_shuffle", "args": (2,)}),
     "BlockDiag": (lambda g: (_x(g), _x(g, (3,))), {}),
+    "CopyFrom": (lambda g: (_x(g), _x(g, (1, 3)) * 2), {}),
     "Dist": (lambda g: (_x(g), _x(g, (1, 3)) * 2, 3.0), {}),
     "Cdist": (lambda g: (_x(g), _x(g, (4, 3)) * 2, 2.0), {}),
     "EuclideanDist": (lambda g: (_x(g), _x(g, (4, 3)) * 2), {}),

@@ -133,6 +133,15 @@ GRAPHS = [
     ("v @ b3", "UnsafeViewBackward0(MvBackward0(UnsafeViewBackward0(CloneBackward0(TransposeBackward0(Acc))),Acc))"),
     ("v.detach() @ b3", "UnsafeViewBackward0(BmmBackward0(None,ViewBackward0(ExpandBackward0(Acc))))"),
     ("torch.bmm(a3, b3[:, :3, :2])", "BmmBackward0(Acc,SliceBackward0(Acc))"),
+    # in-place fills and copies: PyTorch's nodes (a number is no edge of fill_; copy_'s CopyBackwards has two)
+    ("(a * 2).zero_()", "ZeroBackward0(MulBackward0(Acc,None))"),
+    ("(a * 2).fill_(3.)", "FillBackward2(MulBackward0(Acc,None))"),
+    ("(a * 2).fill_(torch.tensor(3.))", "FillBackward3(MulBackward0(Acc,None),None)"),
+    ("(a * 2).fill_(b[0, 0])", "FillBackward3(MulBackward0(Acc,None),SelectBackward0(SelectBackward0(Acc)))"),
+    ("torch.zeros_like(a).copy_(b)", "torch::autograd::CopyBackwards(None,Acc)"),
+    ("(a * 2).copy_(w.t().double())",
+     "torch::autograd::CopyBackwards(MulBackward0(Acc,None),ToCopyBackward0(TBackward0(Acc)))"),
+    ("torch.zeros(2, 3).copy_(v)", "torch::autograd::CopyBackwards(None,Acc)"),
     # an index array with basic parts: those first (a slice short of its dimension, None), then the arrays
     ("a3[None, [1]]", "IndexBackward0(UnsqueezeBackward0(Acc))"),
     ("a3[..., 1:, [True, False, True]]", "IndexBackward0(SliceBackward0(Acc))"),

@@ -9,6 +9,7 @@ time), and the cost that one node saves.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -268,3 +269,36 @@ def test_distances_by_hand(device):
     np.testing.assert_allclose(far.detach().cpu().numpy()[:, 0], np.hypot(*(np.arange(60.0).reshape(30, 2) / 10).T),
                                rtol=1e-12, atol=1e-7)
     assert engine.dist(x, y, 1).item() == 7.0
+
+
+def test_copy_into_a_tensor_is_one_node_whose_gradient_goes_back_to_the_source(device):
+    src = engine.tensor([[1.0], [2.0]], dtype=engine.float64, device=device, requires_grad=True)
+    dest = engine.ones(2, 3, device=device, requires_grad=True) * 5  # float32: src is cast into it
+    dest.copy_(src)
+    assert dest.grad_fn.name() == "torch::autograd::CopyBackwards" and dest.dtype == engine.float32
+    assert dest.tolist() == [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    leaf = dest.grad_fn.next_functions[0][0].next_functions[0][0].variable  # (dest's old value: ones * 5)
+    g_src, g_leaf = engine.autograd.grad(dest.sum(), [src, leaf])
+    assert g_src.dtype == engine.float64 and g_src.tolist() == [[3.0], [3.0]]  # summed over the broadcast
+    assert g_leaf.tolist() == [[0.0] * 3] * 2  # every old element was replaced
+    ints = engine.zeros(3, dtype=engine.int64, device=device).copy_(src[0].expand(3) * 1.7)
+    assert ints.grad_fn is None and ints.tolist() == [1, 1, 1]
+
+
+def test_cov_is_numpys_with_and_without_weights():
+    rs = np.random.default_rng(5)
+    x = rs.standard_normal((3, 6))
+    fw, aw = np.array([1, 2, 0, 3, 1, 1]), rs.uniform(0.1, 1.0, 6)
+    t = engine.tensor(x, requires_grad=True)
+    cases = [({}, {}), ({"correction": 0}, {"ddof": 0}), ({"fweights": engine.tensor(fw)}, {"fweights": fw}),
+             ({"aweights": engine.tensor(aw), "correction": 2}, {"aweights": aw, "ddof": 2}),
+             ({"fweights": engine.tensor(fw), "aweights": engine.tensor(aw)}, {"fweights": fw, "aweights": aw})]
+    for ours, numpys in cases:
+        np.testing.assert_allclose(engine.cov(t, **ours).detach().numpy(), np.cov(x, **numpys), rtol=1e-12)
+    np.testing.assert_allclose(engine.corrcoef(t).detach().numpy(), np.corrcoef(x), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="^cov\\(\\): fweights cannot be negative$"):
+        engine.cov(t, fweights=engine.tensor(-fw))
+    with warnings.catch_warnings(record=True) as caught:  # (pytest.warns would re-raise NumPy's divide warning)
+        warnings.simplefilter("always")
+        assert np.isinf(engine.cov(t, correction=6).detach().numpy()).all()  # divided by 0, as PyTorch's
+    assert any("degrees of freedom is <= 0" in str(w.message) for w in caught)
