@@ -729,6 +729,24 @@ def _copy_from(node, gy):
     return zeros, moved
 
 
+def _soft_margin_loss(node, gy):
+    x, y = node.saved
+    X = _operand(node, 0, x)
+    return F.loss.soft_margin_grad(lambda t: t.exp(), gy, X, _const(y), node.meta, x.size), None
+
+
+def _margin_loss_refused(op):
+    """A margin loss's gradient as PyTorch records it under create_graph: its value, made by a NotImplemented
+    node whose own backward refuses ("derivative for aten::multi_margin_loss_backward is not implemented")."""
+
+    def rule(node, gy):
+        raw = type(node).backward(node, gy._data)[0]
+        return (F.NotImplementedDerivative.apply(node._inputs[0], gy, value=raw, op=op),) + (None,) * (
+            len(node.needs_input_grad) - 1)
+
+    return rule
+
+
 def _rearrange(node, gy):
     op, args = node.inverse
     return F.Rearrange.apply(gy, op=op, args=args)
@@ -1259,7 +1277,9 @@ DOUBLE = {
     F.Cumprod: _cumprod, PiecewiseGrad: _piecewise_grad, F.Nansum: _nansum, F.LogCumSumExp: _logcumsumexp,
     F.Cross: _cross, F.AddProduct: _add_product, F.Rearrange: _rearrange, F.BlockDiag: _block_diag,
     F.Prelu: _prelu, F.Dist: _dist, F.Cdist: _cdist, F.EuclideanDist: _euclidean_dist, F.Pdist: _pdist,
-    F.CopyFrom: _copy_from,
+    F.CopyFrom: _copy_from, F.SoftMarginLoss: _soft_margin_loss,
+    F.MultiMarginLoss: _margin_loss_refused("aten::multi_margin_loss_backward"),
+    F.MultilabelMarginLoss: _margin_loss_refused("aten::multilabel_margin_loss_backward"),
 }
 
 

@@ -46,7 +46,16 @@ from .elementwise import (
     Where,
 )
 from .linalg import Det, Inverse, LogAbsDet, Solve
-from .loss import BinaryCrossEntropyWithLogits, CtcLoss, MseLoss, NllLoss, RegressionLoss
+from .loss import (
+    BinaryCrossEntropyWithLogits,
+    CtcLoss,
+    MseLoss,
+    MultilabelMarginLoss,
+    MultiMarginLoss,
+    NllLoss,
+    RegressionLoss,
+    SoftMarginLoss,
+)
 from .reduction import (
     AMaxMin,
     AMinMax,
@@ -113,5 +122,6 @@ __all__ = [
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
     "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu", "Dist", "Cdist", "CopyFrom",
+    "SoftMarginLoss", "MultiMarginLoss", "MultilabelMarginLoss",
     "EuclideanDist", "Pdist",
 ]

@@ -347,3 +347,151 @@ class CtcLoss(Function):
         if zero_infinity:
             grad = xp.where(inf[None, :, None], 0.0, grad)
         return (grad * g[None, :, None]).astype(g.dtype)
+
+
+def _times_grad_out(grad, gy, reduction):
+    """ATen's last step of a margin loss's backward: the gradient worked out per unit output, times the output's
+    gradient (one per sample for ``'none'``, else the one number)."""
+    return grad * (gy.reshape(-1, 1) if reduction == "none" else gy)
+
+
+def _as_matrix(x):
+    """A vector as one row (the margin losses take either)."""
+    return x.reshape(1, -1) if x.ndim == 1 else x
+
+
+class SoftMarginLoss(Function):
+    """``soft_margin_loss``: ``log1p(exp(-x y))``, reduced; one node as PyTorch's ``SoftMarginLossBackward0``
+    (ATen's formulas: the loss overflows to inf where ``-x y`` is past exp's range, as PyTorch's), the target
+    no edge (PyTorch refuses one that requires grad). The gradient is ATen's ``-y z / (1 + z)``, ``z = exp(-y x)``."""
+
+    raw = True
+    backward_name = "SoftMarginLossBackward0"
+    nondiff = (1,)
+
+    @staticmethod
+    def forward(ctx, x, y, reduction):
+        xp = xp_of(x)
+        with np.errstate(over="ignore"):
+            out = xp.log1p(xp.exp(-x * y))
+        ctx.saved = (x, y)
+        ctx.meta = reduction
+        return _reduced(out, reduction)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, y = ctx.saved
+        xp = xp_of(gy)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return soft_margin_grad(xp.exp, gy, x, y, ctx.meta, x.size), None
+
+
+def soft_margin_grad(exp, gy, x, y, reduction, count):
+    """ATen's soft_margin_loss_backward in the order it computes, ``-y z / (z + 1) g`` with ``z = exp(-y x)``
+    (arrays, or Tensors: ``exp`` the function to use)."""
+    norm = 1.0 / count if reduction == "mean" else 1.0
+    z = exp(-y * x)
+    return y * z * (-norm) / (z + 1) * gy
+
+
+class MultiMarginLoss(Function):
+    """``multi_margin_loss``: per sample ``sum_{j != y} max(0, margin - x[y] + x[j]) ** p`` (times the true
+    class's ``weight``) over the classes, reduced; one node as PyTorch's ``MultiMarginLossBackward0``, ATen's
+    gradient. Its own derivative is PyTorch's NotImplemented node (PyTorch has none)."""
+
+    raw = True
+    backward_name = "MultiMarginLossBackward0"
+    nondiff = (1, 2)
+
+    @staticmethod
+    def forward(ctx, x, y, weight, p, margin, reduction):
+        xp = xp_of(x)
+        ctx.saved = (x, y, weight)
+        ctx.meta = (p, margin, reduction)
+        x = _as_matrix(x)  # (a vector's 'none' loss keeps its one row, as PyTorch's)
+        rows = xp.arange(x.shape[0])
+        z = margin - x[rows, y][:, None] + x
+        h = xp.maximum(z, 0)
+        if p == 2:
+            h = h * h
+        if weight is not None:
+            h = h * weight[y][:, None]
+        h[rows, y] = 0
+        return _reduced(h.sum(axis=1) / x.shape[1], reduction)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, y, weight = ctx.saved
+        return multi_margin_grad(gy, x, y, weight, *ctx.meta), None, None
+
+
+def multi_margin_grad(gy, x, y, weight, p, margin, reduction):
+    """ATen's multi_margin_loss_backward: ``g`` (or ``2 g z`` for p = 2) to each wrong class inside the margin,
+    minus their sum to the true class, ``g`` the output's gradient over the classes."""
+    xp = xp_of(x)
+    shape, x = x.shape, _as_matrix(x)
+    n, c = x.shape
+    rows = xp.arange(n)
+    z = margin - x[rows, y][:, None] + x
+    g = 1.0 / c / (n if reduction == "mean" else 1)
+    h = (2 * g * z) if p == 2 else xp.full(x.shape, g, dtype=x.dtype)
+    if weight is not None:
+        h = h * weight[y][:, None]
+    inside = z > 0
+    inside[rows, y] = False
+    h = xp.where(inside, h, x.dtype.type(0))
+    h[rows, y] = 0 - h.sum(axis=1)  # (0 - 0 is +0, as ATen's running total that nothing was taken from)
+    return _times_grad_out(h, gy, reduction).reshape(shape)
+
+
+class MultilabelMarginLoss(Function):
+    """``multilabel_margin_loss``: ``target`` lists each sample's classes (ended by the first -1); each pair of a
+    listed class j and an unlisted one k adds ``max(0, 1 - x[j] + x[k])``, over the classes, reduced; one node
+    as PyTorch's ``MultilabelMarginLossBackward0`` (a class listed twice counts twice, as ATen's loop). Its own
+    derivative is PyTorch's NotImplemented node."""
+
+    raw = True
+    backward_name = "MultilabelMarginLossBackward0"
+    nondiff = (1,)
+
+    @staticmethod
+    def forward(ctx, x, target, reduction):
+        out = multilabel_pairs(_as_matrix(x), _as_matrix(target), None, reduction)
+        ctx.saved = (x, target)
+        ctx.meta = reduction
+        out = _reduced(out, reduction)
+        return out.reshape(()) if x.ndim == 1 else out  # (a vector's loss is one number, as PyTorch's)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, target = ctx.saved
+        grad = multilabel_pairs(_as_matrix(x), _as_matrix(target), gy, ctx.meta)
+        return grad.reshape(x.shape), None
+
+
+def multilabel_pairs(x, target, gy, reduction):
+    """Per sample, the loss over the (listed, unlisted) pairs (``gy`` None), or the input's gradient: each pair
+    inside the margin sends ``-g`` to the listed class and ``g`` to the unlisted one. One pass per target slot
+    (as many as the longest list), each over all the samples at once."""
+    xp = xp_of(x)
+    n, c = x.shape
+    rows = xp.arange(n)
+    valid = (target >= 0).cumprod(axis=1).astype(bool)  # the slots before each sample's first -1
+    listed = xp.zeros((n, c), dtype=bool)
+    for s in range(c):
+        listed[rows[valid[:, s]], target[valid[:, s], s]] = True
+    out = xp.zeros(n, dtype=x.dtype) if gy is None else xp.zeros_like(x)
+    g = 1.0 / c / (n if reduction == "mean" else 1)
+    slots = int(valid.sum(axis=1).max()) if n else 0
+    for s in range(slots):
+        live = valid[:, s]
+        j = xp.where(live, target[:, s], 0)
+        z = 1 - x[rows, j][:, None] + x
+        inside = (z > 0) & ~listed & live[:, None]
+        if gy is None:
+            out += xp.where(inside, z, x.dtype.type(0)).sum(axis=1)
+        else:
+            h = xp.where(inside, x.dtype.type(g), x.dtype.type(0))
+            out += h
+            out[rows, j] -= h.sum(axis=1)
+    return out / c if gy is None else _times_grad_out(out, gy, reduction)

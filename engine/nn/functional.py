@@ -19,6 +19,8 @@ from ..functions import (
     Embedding,
     Gelu,
     MseLoss,
+    MultilabelMarginLoss,
+    MultiMarginLoss,
     NativeBatchNorm,
     NativeGroupNorm,
     NativeLayerNorm,
@@ -26,6 +28,7 @@ from ..functions import (
     RegressionLoss,
     ReLU,
     Sigmoid,
+    SoftMarginLoss,
     Tanh,
     Unary,
 )
@@ -1151,6 +1154,26 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+def _not_differentiable(fn: str, argument: str, t) -> None:
+    """PyTorch's refusal of a tensor that requires grad where its op has no derivative for it."""
+    if isinstance(t, Tensor) and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{argument}'. This "
+                           f"input cannot have requires_grad True.")
+
+
+def _target_as_input(input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+    """A target broadcast to the input's shape, in its dtype, unrecorded (PyTorch's losses that write into an
+    output of the input's shape refuse a target that would grow it)."""
+    error = broadcast_error(input._data, target._data)
+    if error is not None:
+        raise error
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    if shape != tuple(input.shape):
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
+    t = target.detach()
+    return (t if t.dtype == input.dtype else t.to(input.dtype)).expand(*shape)
+
+
 def _broadcast(a: Tensor, b: Tensor):
     shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
     return a.expand(*shape), b.expand(*shape)
@@ -1392,8 +1415,12 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
 
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noqa: A002
                      reduction: str = "mean") -> Tensor:
-    """``log(1 + exp(-y x))``, the logistic loss of labels of +-1."""
-    return _reduce(_softplus(-target * input), legacy_reduction(size_average, reduce, reduction))
+    """``log(1 + exp(-y x))``, the logistic loss of labels of +-1: one ``SoftMarginLossBackward0``, ATen's
+    formulas (the target is no edge; PyTorch refuses one that requires grad)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _not_differentiable("soft_margin_loss", "target", target)
+    target = _target_as_input(input, target)
+    return SoftMarginLoss.apply(input, target, reduction)
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
@@ -1926,24 +1953,18 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     if input.dim() not in (1, 2) or (input.dim() == 2 and input.shape[0] == 0):
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
-    x = input if input.dim() == 2 else input.unsqueeze(0)
+    x = input
     y = target.reshape(-1)
-    n, c = x.shape
+    n, c = (1, x.shape[0]) if x.dim() == 1 else x.shape
     if y.shape[0] != n:
         raise RuntimeError(f"inconsistent target size, expected {n} but got {list(target.shape)}")
     if y.numel() and (int(y.min()) < 0 or int(y.max()) >= c):
         raise IndexError("target out of range")
-    true = x.gather(1, y.reshape(-1, 1))
-    hinge = (x - true + margin).clamp_min(0)
-    if p == 2:
-        hinge = hinge * hinge
-    if weight is not None:
-        hinge = hinge * weight[y].reshape(-1, 1)
-    mask = creation.ones(n, c, dtype=x.dtype, device=x.device).scatter(1, y.reshape(-1, 1), 0.0)
-    loss = (hinge * mask).sum(1) / c
-    if input.dim() == 1:
-        loss = loss.reshape(())
-    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+    _not_differentiable("multi_margin_loss", "weight", weight)
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    w = None if weight is None else weight.detach()._data
+    # one MultiMarginLossBackward0, ATen's formulas (a vector's 'none' loss keeps its one row, as PyTorch's)
+    return MultiMarginLoss.apply(x, y.detach()._data, w, p, float(margin), reduction)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):  # noqa: A002
@@ -1955,25 +1976,15 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
-    x = input if input.dim() == 2 else input.unsqueeze(0)
-    t = (target if target.dim() == 2 else target.unsqueeze(0)).detach().cpu().numpy()
-    n, c = x.shape
-    times = np.zeros((n, c))  # how often each class is listed (a class listed twice counts twice, as PyTorch's)
-    for i in range(n):
-        for j in t[i]:
-            if j < 0:
-                break
-            if j >= c:
-                raise IndexError("target out of range")
-            times[i, j] += 1
-    listed = creation.tensor(times, dtype=x.dtype, device=x.device)
-    # every (j listed, k not): a (n, c, c) table of 1 - (x[j] - x[k]), weighted by j's count where k is not listed
-    pairs = (1.0 - (x.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0)
-    keep = listed.unsqueeze(2) * (listed == 0).to(x.dtype).unsqueeze(1)
-    loss = (pairs * keep).sum((1, 2)) / c
-    if input.dim() == 1:
-        loss = loss.reshape(())
-    return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
+    x = input
+    t = target.detach()._data
+    c = x.shape[-1]
+    rows = t.reshape(1, -1) if t.ndim == 1 else t
+    listed = (rows >= 0).cumprod(axis=1).astype(bool)
+    if bool(((rows[listed] >= c) | (rows[listed] < -1)).any()):
+        raise RuntimeError("argument #2 'target' is out of range")
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return MultilabelMarginLoss.apply(x, t, reduction)  # (one MultilabelMarginLossBackward0)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin: float = 1.0,

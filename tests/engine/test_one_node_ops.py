@@ -302,3 +302,71 @@ def test_cov_is_numpys_with_and_without_weights():
         warnings.simplefilter("always")
         assert np.isinf(engine.cov(t, correction=6).detach().numpy()).all()  # divided by 0, as PyTorch's
     assert any("degrees of freedom is <= 0" in str(w.message) for w in caught)
+
+
+# margin losses: (expression, torch 2.13's graph); a: (4, 5), v: (5,) float64; y: classes; tl: label lists; s: +-1
+MARGIN_LOSSES = [
+    ("F.soft_margin_loss(a, s)", "SoftMarginLossBackward0(Acc)"),
+    ("F.soft_margin_loss(a, s[0], reduction='none')", "SoftMarginLossBackward0(Acc)"),
+    ("F.multi_margin_loss(a, y)", "MultiMarginLossBackward0(Acc)"),
+    ("F.multi_margin_loss(a, y, p=2, margin=0.5, weight=w, reduction='sum')", "MultiMarginLossBackward0(Acc)"),
+    ("F.multi_margin_loss(v, y[1:2], reduction='none')", "MultiMarginLossBackward0(Acc)"),
+    ("F.multilabel_margin_loss(a, tl)", "MultilabelMarginLossBackward0(Acc)"),
+    ("F.multilabel_margin_loss(a, tl, reduction='none')", "MultilabelMarginLossBackward0(Acc)"),
+    ("F.multilabel_margin_loss(v, tl[0], reduction='none')", "MultilabelMarginLossBackward0(Acc)"),
+]
+
+
+def _margin_names(torch):
+    rs = np.random.RandomState(2)
+    return {"F": torch.nn.functional, "a": torch.tensor(rs.standard_normal((4, 5)), requires_grad=True),
+            "v": torch.tensor(rs.standard_normal(5), requires_grad=True), "y": torch.tensor([0, 2, 4, 1]),
+            "tl": torch.tensor([[0, 2, -1, 1, 1], [1, -1, 0, 0, 0], [4, 4, 3, -1, 2], [-1, 0, 0, 0, 0]]),
+            "w": torch.tensor(rs.uniform(0.5, 1.5, 5)), "s": torch.tensor(np.sign(rs.standard_normal((4, 5))))}
+
+
+@pytest.mark.parametrize(("expression", "graph"), MARGIN_LOSSES, ids=[e for e, _ in MARGIN_LOSSES])
+def test_each_margin_loss_is_one_node_as_pytorchs(expression, graph):
+    out = eval(expression, _margin_names(engine))  # noqa: S307 - the table's own expressions
+    assert _distance_walk(out.grad_fn) == graph
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("expression", "graph"), MARGIN_LOSSES, ids=[e for e, _ in MARGIN_LOSSES])
+def test_each_margin_loss_its_value_and_gradient_are_torchs(expression, graph):
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (engine, torch):
+        names = _margin_names(lib)
+        out = eval(expression, names)  # noqa: S307 - the table's own expressions
+        weights = lib.tensor(np.cos(np.arange(out.numel()) + 0.5).reshape(tuple(out.shape)))
+        grads = lib.autograd.grad(out, [names["a"], names["v"]], weights, allow_unused=True)
+        results.append((tuple(out.shape), out.detach().numpy(), [None if g is None else g.numpy() for g in grads]))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-12)
+    for mine, theirs in zip(results[0][2], results[1][2], strict=True):
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+
+
+def test_the_multi_class_hinge_loss_by_hand(device):
+    F = engine.nn.functional
+    x = engine.tensor([[1.0, 0.5, -1.0], [0.0, 2.0, 1.5]], dtype=engine.float64, device=device, requires_grad=True)
+    y = engine.tensor([0, 2], device=device)
+    loss = F.multi_margin_loss(x, y, reduction="none")  # row 0: 1-1+0.5 and 1-1-1 (out); row 1: 1-1.5+0 (out), 1-1.5+2
+    np.testing.assert_allclose(loss.tolist(), [0.5 / 3, 1.5 / 3], rtol=1e-15)
+    loss.sum().backward()
+    np.testing.assert_allclose(x.grad.tolist(), [[-1 / 3, 1 / 3, 0.0], [0.0, 1 / 3, -1 / 3]], rtol=1e-15)
+    (g,) = engine.autograd.grad(F.multi_margin_loss(x, y), x, create_graph=True)
+    assert g.grad_fn.name() == "torch::autograd::NotImplemented"  # PyTorch has no second derivative either
+    with pytest.raises(RuntimeError, match="^derivative for aten::multi_margin_loss_backward is not implemented$"):
+        g.sum().backward()
+    labels = engine.tensor([[2, 0, -1]], device=device)  # classes 2 and 0 listed; 1 not
+    z = engine.tensor([[0.5, 0.2, 1.0]], device=device, requires_grad=True)
+    m = F.multilabel_margin_loss(z, labels)  # (1 - 1.0 + 0.2) + (1 - 0.5 + 0.2), over 3 classes
+    assert abs(m.item() - 0.9 / 3) < 1e-7
+    m.backward()
+    assert np.allclose(z.grad.cpu().numpy(), [[-1 / 3, 2 / 3, -1 / 3]])
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'target'"):
+        F.soft_margin_loss(z, z.detach().requires_grad_())
