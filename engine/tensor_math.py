@@ -1858,12 +1858,15 @@ class TensorMath:
         ``maxnorm / (norm + 1e-7)``)."""
         if self._data.ndim < 2:
             raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {self._data.ndim} dimensions")
-        d = _dims(dim, self._data.ndim, "renorm")[0]
-        others = tuple(i for i in range(self._data.ndim) if i != d)
-        norms = self.norm(p, dim=others, keepdim=True) if others else self.abs() if p != 0 else (self != 0) * 1.0
-        over = _t._wrap(norms._data > maxnorm)
-        factor = (maxnorm / (norms + 1e-7)).where(over, 1.0)
-        return self * factor
+        if maxnorm < 0:
+            raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+        if p <= 0:
+            raise RuntimeError("renorm: non-positive-norm not supported")
+        nd = self._data.ndim
+        if not -nd <= dim < nd:
+            _t._dim_error(dim, nd)
+        d = dim % nd
+        return _t._fn.Renorm.apply(self, float(p), d, float(maxnorm))  # (one RenormBackward0)
 
     def cov(self, *, correction=1, fweights=None, aweights=None):
         """The covariance of the rows (variables) over the columns (observations), as ``numpy.cov``; ATen's

@@ -747,6 +747,20 @@ def _margin_loss_refused(op):
     return rule
 
 
+def _renorm(node, gy):
+    """ATen's renorm_backward in Tensor ops (the norm recomputed, connected to the input)."""
+    (x,) = node.saved
+    p, axes, maxnorm = node.meta
+    X = _operand(node, 0, x)
+    norm = F.VectorNorm.apply(X, ord=p, dim=axes, keepdim=True)
+    inner = (X * gy).sum(axes, keepdim=True)
+    nb = _vector_norm(_NormOf(X, norm._data, p, axes, True), inner) if p != 0 else None
+    inv = (norm + 1e-7).reciprocal()
+    factor = inv * maxnorm
+    scaled = factor * gy - (factor * inv) * nb if nb is not None else factor * gy
+    return _where(norm._data > maxnorm, scaled, gy)
+
+
 def _rearrange(node, gy):
     op, args = node.inverse
     return F.Rearrange.apply(gy, op=op, args=args)
@@ -1279,7 +1293,7 @@ DOUBLE = {
     F.Prelu: _prelu, F.Dist: _dist, F.Cdist: _cdist, F.EuclideanDist: _euclidean_dist, F.Pdist: _pdist,
     F.CopyFrom: _copy_from, F.SoftMarginLoss: _soft_margin_loss,
     F.MultiMarginLoss: _margin_loss_refused("aten::multi_margin_loss_backward"),
-    F.MultilabelMarginLoss: _margin_loss_refused("aten::multilabel_margin_loss_backward"),
+    F.MultilabelMarginLoss: _margin_loss_refused("aten::multilabel_margin_loss_backward"), F.Renorm: _renorm,
 }
 
 
@@ -1291,7 +1305,7 @@ _READS_INPUTS = frozenset({
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
     F.VarMean,
     F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm, F.Abs, F.LogCumSumExp, F.Cross,
-    F.AddProduct, F.Prelu, F.Dist, F.Cdist, F.EuclideanDist, F.Pdist,
+    F.AddProduct, F.Prelu, F.Dist, F.Cdist, F.EuclideanDist, F.Pdist, F.Renorm,
 })
 
 

@@ -68,6 +68,7 @@ from .reduction import (
     NativeGroupNorm,
     NativeLayerNorm,
     Prod,
+    Renorm,
     Softmax,
     Sum,
     VarMean,
@@ -122,6 +123,6 @@ __all__ = [
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
     "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu", "Dist", "Cdist", "CopyFrom",
-    "SoftMarginLoss", "MultiMarginLoss", "MultilabelMarginLoss",
+    "SoftMarginLoss", "MultiMarginLoss", "MultilabelMarginLoss", "Renorm",
     "EuclideanDist", "Pdist",
 ]

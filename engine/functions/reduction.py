@@ -648,3 +648,39 @@ class AMaxMin(Function):
             out, gy = xp.expand_dims(out, keep), xp.expand_dims(gy, keep)
         mask = x == out
         return mask * (gy / mask.sum(axis=axes, keepdims=True))
+
+
+class Renorm(Function):
+    """``renorm``: each slice along ``dim`` whose ``p``-norm is over ``maxnorm`` scaled by ATen's factor,
+    ``maxnorm / (norm + 1e-7)`` (in the input's dtype), one node as PyTorch's ``RenormBackward0``, whose gradient is
+    ATen's renorm_backward: the factor's own derivative through the norm where the slice was scaled."""
+
+    raw = True
+    backward_name = "RenormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, p, dim, maxnorm):
+        xp = xp_of(x)
+        axes = tuple(i for i in range(x.ndim) if i != dim)
+        norm = vector_norm(x, p, axes, True)
+        t = x.dtype.type
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = xp.where(norm > t(maxnorm), t(maxnorm) / (norm + t(1e-7)), t(1))
+        ctx.saved = (x,)
+        ctx.meta = (p, axes, maxnorm)
+        return x * factor
+
+    @staticmethod
+    def backward(ctx, gy):
+        (x,) = ctx.saved
+        p, axes, maxnorm = ctx.meta
+        xp = xp_of(gy)
+        norm = vector_norm(x, p, axes, True)
+        inner = (x * gy).sum(axis=axes, keepdims=True)
+        nb = vector_norm_grad(inner, x, norm, p, axes, True)
+        if nb is None:
+            nb = xp.zeros_like(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = 1 / (norm + 1e-7)
+            factor = inv * maxnorm
+            return xp.where(norm > maxnorm, factor * gy - (factor * inv) * nb, gy)

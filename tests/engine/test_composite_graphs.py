@@ -6,7 +6,7 @@ add their margin as a Scalar (``AddBackward1``), ``gaussian_nll_loss`` clamps a 
 so on. And ops PyTorch records as one node are one node here: ``logcumsumexp`` (it was a ``logaddexp`` node per
 element), ``nansum``, ``linalg.cross``, ``addmv``, ``addr``, ``baddbmm``, ``addbmm``, ``pixel_shuffle``,
 ``pixel_unshuffle``, ``channel_shuffle``, ``rot90`` (a flipped copy, transposed: not contiguous for a quarter turn,
-as PyTorch's), ``block_diag``, ``prelu`` (ATen's kernel, the weight viewed along dimension 1), ``sinc``.
+as PyTorch's), ``block_diag``, ``prelu`` (ATen's kernel, the weight viewed along dimension 1), ``sinc``, ``renorm``.
 
 The expected graphs were printed by torch 2.13.0 (``Acc``: a leaf's AccumulateGrad; ``None``: an edge to what needs
 no gradient). Where torch is installed each expression is also run by both: the graph, the value, the gradient of
@@ -146,6 +146,9 @@ GRAPHS = [
     ('F.prelu(v - 0.5, u[0])', 'PreluKernelBackward0(SubBackward0(Acc,None),ViewBackward0(SelectBackward0(Acc)))'),
     ('(a * 3 - 2).sinc()', 'SincBackward0(SubBackward0(MulBackward0(Acc,None),None))'),
     ('torch.sinc(torch.cat([v, v * 0]))', 'SincBackward0(CatBackward0(Acc,MulBackward0(Acc,None)))'),
+    ('a.renorm(2, 0, 1.0)', 'RenormBackward0(Acc)'),
+    ('(a * 3).renorm(1, 1, 2.0)', 'RenormBackward0(MulBackward0(Acc,None))'),
+    ('torch.renorm(a, 3, 0, 10.0)', 'RenormBackward0(Acc)'),
     # cov and corrcoef: ATen's formulas, node for node
     ('a.cov()',
      'SqueezeBackward0(DivBackward0(MmBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0(SumBackward1(Acc),N'

@@ -121,6 +121,7 @@ EXAMPLES = {
     "SoftMarginLoss": (lambda g: (_x(g), np.sign(np.arange(6.0).reshape(2, 3) - 2.5), "mean"), {}),
     "MultiMarginLoss": (lambda g: (_x(g), np.array([0, 2]), None, 1, 1.0, "sum"), {}),
     "MultilabelMarginLoss": (lambda g: (_x(g), np.array([[0, -1, 1], [2, 1, -1]]), "mean"), {}),
+    "Renorm": (lambda g: (_x(g), 2.0, 0, 1.0), {}),
     "Dist": (lambda g: (_x(g), _x(g, (1, 3)) * 2, 3.0), {}),
     "Cdist": (lambda g: (_x(g), _x(g, (4, 3)) * 2, 2.0), {}),
     "EuclideanDist": (lambda g: (_x(g), _x(g, (4, 3)) * 2), {}),

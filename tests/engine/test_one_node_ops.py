@@ -370,3 +370,58 @@ def test_the_multi_class_hinge_loss_by_hand(device):
     assert np.allclose(z.grad.cpu().numpy(), [[-1 / 3, 2 / 3, -1 / 3]])
     with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'target'"):
         F.soft_margin_loss(z, z.detach().requires_grad_())
+
+
+# every new node's backward (and its recorded second derivative) against finite differences, in float64: the
+# engine's gradcheck and gradgradcheck, no PyTorch needed
+def _d(*shape, seed=0, low=-1.0, high=1.0):
+    return engine.tensor(np.random.default_rng(seed).uniform(low, high, shape), dtype=engine.float64,
+                         requires_grad=True)
+
+
+CHECKED = {
+    "logcumsumexp": (lambda x: x.logcumsumexp(1), lambda: (_d(3, 4),)),
+    "nansum": (lambda x: x.nansum(0) ** 2, lambda: (_d(3, 4),)),
+    "cross": (lambda a, b: engine.linalg.cross(a, b), lambda: (_d(2, 3), _d(1, 3, seed=1))),
+    "addmv": (lambda c, m, v: engine.addmv(c, m, v, beta=0.5, alpha=2.0),
+              lambda: (_d(2), _d(2, 3, seed=1), _d(3, seed=2))),
+    "addr": (lambda c, u, v: engine.addr(c, u, v, alpha=-1.5), lambda: (_d(2, 3), _d(2, seed=1), _d(3, seed=2))),
+    "baddbmm": (lambda c, a, b: engine.baddbmm(c, a, b), lambda: (_d(4), _d(2, 2, 3, seed=1), _d(2, 3, 4, seed=2))),
+    "addbmm": (lambda c, a, b: engine.addbmm(c, a, b, beta=2.0), lambda: (_d(2, 4), _d(2, 2, 3, seed=1),
+                                                                         _d(2, 3, 4, seed=2))),
+    "pixel_shuffle": (lambda x: engine.nn.functional.pixel_shuffle(x, 2) ** 2, lambda: (_d(1, 4, 2, 3),)),
+    "channel_shuffle": (lambda x: engine.nn.functional.channel_shuffle(x, 2) ** 2, lambda: (_d(1, 4, 3),)),
+    "rot90": (lambda x: x.rot90(1) ** 2, lambda: (_d(3, 4),)),
+    "block_diag": (lambda a, b: engine.block_diag(a, b) ** 2, lambda: (_d(2, 2), _d(3, seed=1))),
+    "prelu": (lambda x, w: engine.nn.functional.prelu(x, w), lambda: (_d(2, 3, 2), _d(3, seed=1, low=0.1))),
+    "dist": (lambda a, b: engine.dist(a, b, 3), lambda: (_d(2, 3), _d(3, seed=1))),
+    "cdist": (lambda a, b: engine.cdist(a, b, 1.5), lambda: (_d(3, 2), _d(4, 2, seed=1))),
+    "cdist_mm": (lambda a, b: engine.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+                 lambda: (_d(3, 2), _d(4, 2, seed=1))),
+    "pdist": (lambda x: engine.nn.functional.pdist(x), lambda: (_d(4, 3),)),
+    "sinc": (lambda x: x.sinc(), lambda: (_d(3, 4),)),
+    "renorm": (lambda x: x.renorm(2, 0, 0.5), lambda: (_d(3, 4),)),
+    "soft_margin_loss": (lambda x: engine.nn.functional.soft_margin_loss(x, engine.tensor([1.0, -1.0, 1.0],
+                                                                                       dtype=engine.float64)),
+                         lambda: (_d(2, 3),)),
+    "copy_": (lambda x: engine.zeros(2, 3, dtype=engine.float64).copy_(x) ** 2, lambda: (_d(3),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKED))
+def test_each_new_node_passes_gradcheck_and_gradgradcheck(name):
+    fn, inputs = CHECKED[name]
+    assert engine.autograd.gradcheck(fn, inputs(), eps=1e-6, atol=1e-5)
+    assert engine.autograd.gradgradcheck(fn, inputs(), eps=1e-6, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["multi_margin_loss", "multilabel_margin_loss"])
+def test_the_margin_losses_pass_gradcheck(name):
+    F = engine.nn.functional
+    x = _d(3, 4)
+    if name == "multi_margin_loss":
+        assert engine.autograd.gradcheck(lambda t: F.multi_margin_loss(t, engine.tensor([0, 3, 1]), p=2), (x,),
+                                         eps=1e-6, atol=1e-5)
+    else:
+        labels = engine.tensor([[0, 2, -1, 0], [3, -1, 0, 0], [1, 2, 3, -1]])
+        assert engine.autograd.gradcheck(lambda t: F.multilabel_margin_loss(t, labels), (x,), eps=1e-6, atol=1e-5)
