@@ -656,6 +656,9 @@ def _prelu(node, gy):
     X, W = _operand(node, 0, x), _operand(node, 1, w)
     need_x, need_w = node.needs_input_grad[:2]
     positive = x > 0
+    if need_x and not need_w:  # (PyTorch's: connected to x, whose own gradient there is zeros)
+        return PiecewiseGrad.apply(gy, X, grad=lambda g: xp_of(g).where(positive, g, w * g).astype(g.dtype, copy=False),
+                                   name="PreluKernelBackwardBackward0"), None
     return (_where(positive, gy, W * gy) if need_x else None), (_where(positive, 0, X * gy) if need_w else None)
 
 
@@ -759,6 +762,21 @@ def _renorm(node, gy):
     factor = inv * maxnorm
     scaled = factor * gy - (factor * inv) * nb if nb is not None else factor * gy
     return _where(norm._data > maxnorm, scaled, gy)
+
+
+def _affine_grid(node, gy):
+    spatial, align_corners = node.meta
+    base = F.shape.affine_base_grid(spatial, align_corners, gy._data.dtype)
+    xp = xp_of(gy._data)
+    flat = _const(xp.asarray(base.reshape(-1, base.shape[-1])))
+    return (flat.t() @ gy.reshape(gy.shape[0], -1, len(spatial))).transpose(1, 2)
+
+
+def _max_unpool(node, gy):
+    (flat_index,) = node.saved
+    shape, size = node.meta
+    rows = flat_index.shape[0]
+    return gy.reshape(rows, -1).gather(1, _const(flat_index)).reshape(shape), None
 
 
 def _rearrange(node, gy):
@@ -1030,7 +1048,9 @@ def _conv_transpose(node, gy):
 
 class _PoolGradient(Function):
     """A pooling's gradient as a node of its own (max or average pooling's backward is linear in the gradient,
-    with the windows and the places of the maxima fixed): its backward is the pooling again, at those places."""
+    with the windows and the places of the maxima fixed): its backward is the pooling again, at those places. A max
+    pooling's also has an edge to the pooled input, whose gradient is zeros, as PyTorch's: the gradient requires
+    grad where the input does, and a second derivative through it is zeros, not a refusal."""
 
     raw = True
 
@@ -1038,7 +1058,8 @@ class _PoolGradient(Function):
         return self.name_of_pool[:-len("0")] + "Backward0"  # PyTorch's: MaxPool2DWithIndicesBackwardBackward0
 
     @staticmethod
-    def forward(ctx, gy, pool):
+    def forward(ctx, gy, pool, x=None):
+        ctx.x_meta = None if x is None else (x.shape, x.dtype)
         ctx.name_of_pool = pool.name()
         ctx.op_label = type(pool).__name__ + "Backward"
         ctx.arg = pool.saved[0] if isinstance(pool, F.MaxPool) else None  # (kept: the pool's own may be freed)
@@ -1059,10 +1080,16 @@ class _PoolGradient(Function):
         if ctx.arg is None:
             divisor = ctx.meta[6]
             total = total / (ggx.dtype.type(divisor) if isinstance(divisor, int) else divisor)
-        return total, None
+        if ctx.x_meta is None:
+            return total, None
+        need_x = len(ctx.needs_input_grad) > 2 and ctx.needs_input_grad[2]
+        return total, None, (xp.zeros(*ctx.x_meta) if need_x else None)
 
 
 def _pool(node, gy):
+    x = node._inputs[0] if isinstance(node, F.MaxPool) else None
+    if x is not None and x.requires_grad:
+        return _PoolGradient.apply(gy, node, x)
     return _PoolGradient.apply(gy, node)
 
 
@@ -1294,6 +1321,7 @@ DOUBLE = {
     F.CopyFrom: _copy_from, F.SoftMarginLoss: _soft_margin_loss,
     F.MultiMarginLoss: _margin_loss_refused("aten::multi_margin_loss_backward"),
     F.MultilabelMarginLoss: _margin_loss_refused("aten::multilabel_margin_loss_backward"), F.Renorm: _renorm,
+    F.AffineGrid: _affine_grid, F.MaxUnpool: _max_unpool,
 }
 
 

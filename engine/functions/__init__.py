@@ -76,6 +76,7 @@ from .reduction import (
     VectorNorm,
 )
 from .shape import (
+    AffineGrid,
     AsStrided,
     BlockDiag,
     Cast,
@@ -93,6 +94,7 @@ from .shape import (
     GetItem,
     IndexAdd,
     LogCumSumExp,
+    MaxUnpool,
     Pad,
     Permute,
     Rearrange,
@@ -123,6 +125,6 @@ __all__ = [
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
     "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu", "Dist", "Cdist", "CopyFrom",
-    "SoftMarginLoss", "MultiMarginLoss", "MultilabelMarginLoss", "Renorm",
+    "SoftMarginLoss", "MultiMarginLoss", "MultilabelMarginLoss", "Renorm", "AffineGrid", "MaxUnpool",
     "EuclideanDist", "Pdist",
 ]

@@ -941,6 +941,98 @@ class BlockDiag(Function):
                      for r, c, (rows, cols), shape, dtype in ctx.meta)
 
 
+def _linspace_from_neg_one(n, align_corners, dtype):
+    """ATen's grid coordinates along one axis: ``linspace(-1, 1, n)`` as its kernel computes it (from the start
+    for the first half, from the end for the rest), scaled by ``(n - 1) / n`` for pixel centres; 0 for one step."""
+    if n <= 1:
+        return np.zeros(max(n, 1), dtype=dtype)
+    t = np.dtype(dtype).type
+    step = (t(1) - t(-1)) / t(n - 1)
+    i = np.arange(n)
+    out = np.where(i < n // 2, t(-1) + step * i.astype(dtype), t(1) - step * (n - i - 1).astype(dtype)).astype(dtype)
+    if not align_corners:
+        out = (out * t(n - 1) / t(n)).astype(dtype)
+    return out
+
+
+def affine_base_grid(spatial, align_corners, dtype):
+    """ATen's base grid: ``(*spatial, k + 1)`` of each point's (x, y[, z]) coordinates and a 1, x along the last
+    spatial axis."""
+    axes = [_linspace_from_neg_one(n, align_corners, dtype) for n in spatial]
+    base = np.empty(tuple(spatial) + (len(spatial) + 1,), dtype=dtype)
+    k = len(spatial)
+    for c in range(k):  # coordinate c (x, y, z) runs along spatial axis k - 1 - c
+        shape = [1] * k
+        shape[k - 1 - c] = spatial[k - 1 - c]
+        base[..., c] = axes[k - 1 - c].reshape(shape)
+    base[..., k] = 1
+    return base
+
+
+class AffineGrid(Function):
+    """``affine_grid``: each output point's coordinates, in [-1, 1], mapped by its batch's ``theta``
+    (``(N, 2, 3)`` or ``(N, 3, 4)``), one node as PyTorch's ``AffineGridGeneratorBackward0``: ATen's base grid
+    times ``theta`` transposed, one batched product; the gradient is the base grid's transpose times the output's."""
+
+    raw = True
+    backward_name = "AffineGridGeneratorBackward0"
+
+    @staticmethod
+    def forward(ctx, theta, spatial, align_corners):
+        xp = xp_of(theta)
+        base = affine_base_grid(spatial, align_corners, theta.dtype)
+        if xp is not np:
+            base = xp.asarray(base)
+        n, points = theta.shape[0], math.prod(spatial)
+        flat = xp.broadcast_to(base.reshape(1, points, base.shape[-1]), (n, points, base.shape[-1]))
+        ctx.meta = (spatial, align_corners)
+        return (flat @ theta.swapaxes(1, 2)).reshape((n,) + tuple(spatial) + (len(spatial),))
+
+    @staticmethod
+    def backward(ctx, gy):
+        spatial, align_corners = ctx.meta
+        xp = xp_of(gy)
+        base = affine_base_grid(spatial, align_corners, gy.dtype)
+        if xp is not np:
+            base = xp.asarray(base)
+        n, points = gy.shape[0], math.prod(spatial)
+        flat = base.reshape(points, base.shape[-1])
+        return (flat.T @ gy.reshape(n, points, len(spatial))).swapaxes(1, 2)
+
+
+class MaxUnpool(Function):
+    """``max_unpool2d``/``3d``: each value put back at the place its max pool took it from (``indices``, flat
+    within its plane), zeros elsewhere, one node as PyTorch's ``MaxUnpool2DBackward0``/``MaxUnpool3DBackward0``
+    (``indices`` no edge); the gradient is the output's at those places (ATen's max_pool_double_backward)."""
+
+    raw = True
+    nondiff = (1,)
+
+    def backward_name(self):
+        return f"MaxUnpool{len(self.meta[1])}DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, indices, size):
+        xp = xp_of(x)
+        nd = len(size)
+        lead, plane = x.shape[:-nd], math.prod(size)
+        rows = math.prod(lead)
+        out = xp.zeros((rows, plane), dtype=x.dtype)
+        flat_index = indices.reshape(rows, -1)
+        out[xp.arange(rows)[:, None], flat_index] = x.reshape(rows, -1)
+        ctx.saved = (flat_index,)
+        ctx.meta = (x.shape, tuple(size))
+        return out.reshape(lead + tuple(size))
+
+    @staticmethod
+    def backward(ctx, gy):
+        (flat_index,) = ctx.saved
+        shape, size = ctx.meta
+        rows = flat_index.shape[0]
+        g = gy.reshape(rows, -1)
+        return g[xp_of(gy).arange(rows)[:, None], flat_index].reshape(shape), None
+
+
 def logcumsumexp(x, dim):
     """``log(cumsum(exp(x)))`` along ``dim``: each step the ``logaddexp`` of the running value and the next
     element (exact however far apart they are, as PyTorch's scan). NumPy accumulates it in one call; CuPy's

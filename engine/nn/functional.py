@@ -47,7 +47,7 @@ from ..functions.conv import (
     resample_tap,
 )
 from ..functions.distance import Pdist
-from ..functions.shape import ConstantPad, Pad, Rearrange, pad_map
+from ..functions.shape import AffineGrid, ConstantPad, MaxUnpool, Pad, Rearrange, pad_map
 from ..tensor import Tensor, _named, _scalar_node, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
@@ -1578,25 +1578,38 @@ def _default_corners(align_corners):
 
 def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
     """The sampling grid ``(N, H, W, 2)`` of the 2-D affine maps ``theta`` ``(N, 2, 3)`` over an output of ``size``
-    ``(N, C, H, W)``: each output pixel's (x, y) in [-1, 1] (pixel centres, or the corners with
-    ``align_corners=True``), mapped by theta; ``grid_sample`` reads the input there."""
+    ``(N, C, H, W)`` (or ``(N, D, H, W, 3)`` of 3-D maps ``(N, 3, 4)`` for ``(N, C, D, H, W)``): each output point's
+    coordinates in [-1, 1] (pixel centres, or the corners with ``align_corners=True``), mapped by theta;
+    ``grid_sample`` reads the input there. One ``AffineGridGeneratorBackward0``, PyTorch's checks in its words."""
     align_corners = _default_corners(align_corners)
-    if theta.dim() != 3 or tuple(theta.shape[1:]) != (2, 3):
-        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {list(size)}. Got "
-                         f"{list(theta.shape)}.")
-    n, _, h, w = size
-    if theta.shape[0] != n:
-        raise ValueError(f"Expected theta's batch of {theta.shape[0]} to match the size's {n}")
+    given, size = size, [int(s) for s in size]
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {given}. Got "
+                             f"{theta.shape}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {given}. Got "
+                             f"{theta.shape}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {given}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
+                      "affine_grid for details.", UserWarning, stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+    if theta.shape[0] != size[0]:  # (PyTorch's batched product refuses it, in its words)
+        k = len(spatial) + 1
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, {k}] but "
+                           f"got: [{theta.shape[0]}, {k}].")
+    return AffineGrid.apply(theta, tuple(spatial), bool(align_corners))
 
-    def axis(count):
-        if align_corners:
-            return np.linspace(-1.0, 1.0, count) if count > 1 else np.zeros(1)
-        return (np.arange(count) * 2 + 1) / count - 1
-
-    xs, ys = np.meshgrid(axis(w), axis(h))
-    base = np.stack([xs, ys, np.ones_like(xs)], axis=-1).reshape(1, h * w, 3)
-    base_t = creation.tensor(base, dtype=theta.dtype, device=theta.device)
-    return (base_t @ theta.transpose(1, 2)).reshape(n, h, w, 2)
 
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
@@ -1853,17 +1866,15 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd): 
             if not d - s < got < d + s:
                 raise ValueError(f"invalid output_size \"{list(size)}\" (dim {size.index(got)} must be between "
                                  f"{d - s} and {d + s})")
-    lead = tuple(input.shape[:-nd])
     plane = math.prod(size)
     if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= plane):
         flat = to_host(indices._data).reshape(-1)
         bad = int(flat[(flat < 0) | (flat >= plane)][0])  # (the first, as PyTorch names it)
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(map(str, size))})")
-    flat_in = input.reshape(*lead, -1)
-    out = creation.zeros(*lead, plane, dtype=input.dtype, device=input.device)
-    out = out.scatter(-1, indices.reshape(*lead, -1), flat_in)
-    return out.reshape(*lead, *size)
+    if nd == 1:  # PyTorch's: a 2-D unpool of the length with a unit width, squeezed back
+        return MaxUnpool.apply(input.unsqueeze(-1), indices.unsqueeze(-1)._data, size + (1,)).squeeze(-1)
+    return MaxUnpool.apply(input, indices._data, size)  # (one MaxUnpool2DBackward0 / 3D)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):  # noqa: A002

@@ -122,6 +122,8 @@ EXAMPLES = {
     "MultiMarginLoss": (lambda g: (_x(g), np.array([0, 2]), None, 1, 1.0, "sum"), {}),
     "MultilabelMarginLoss": (lambda g: (_x(g), np.array([[0, -1, 1], [2, 1, -1]]), "mean"), {}),
     "Renorm": (lambda g: (_x(g), 2.0, 0, 1.0), {}),
+    "AffineGrid": (lambda g: (_x(g, (1, 2, 3)), (2, 2), False), {}),
+    "MaxUnpool": (lambda g: (_x(g, (1, 1, 1, 2)), np.array([[[[0, 3]]]]), (2, 2)), {}),
     "Dist": (lambda g: (_x(g), _x(g, (1, 3)) * 2, 3.0), {}),
     "Cdist": (lambda g: (_x(g), _x(g, (4, 3)) * 2, 2.0), {}),
     "EuclideanDist": (lambda g: (_x(g), _x(g, (4, 3)) * 2), {}),

@@ -405,6 +405,12 @@ CHECKED = {
                                                                                        dtype=engine.float64)),
                          lambda: (_d(2, 3),)),
     "copy_": (lambda x: engine.zeros(2, 3, dtype=engine.float64).copy_(x) ** 2, lambda: (_d(3),)),
+    "affine_grid": (lambda th: engine.nn.functional.affine_grid(th, (2, 1, 3, 4), align_corners=False) ** 2,
+                    lambda: (_d(2, 2, 3),)),
+    "affine_grid_3d": (lambda th: engine.nn.functional.affine_grid(th, (1, 1, 2, 3, 2), align_corners=True) ** 2,
+                       lambda: (_d(1, 3, 4),)),
+    "max_unpool2d": (lambda x: engine.nn.functional.max_unpool2d(
+        x, engine.tensor([[[[0, 3], [9, 14]]]]), 2) ** 2, lambda: (_d(1, 1, 2, 2),)),
 }
 
 
@@ -425,3 +431,41 @@ def test_the_margin_losses_pass_gradcheck(name):
     else:
         labels = engine.tensor([[0, 2, -1, 0], [3, -1, 0, 0], [1, 2, 3, -1]])
         assert engine.autograd.gradcheck(lambda t: F.multilabel_margin_loss(t, labels), (x,), eps=1e-6, atol=1e-5)
+
+
+def test_affine_grid_is_atens_grid_in_two_and_three_dimensions(device):
+    """The identity map gives the base grid itself: pixel centres (-1 + 1/n, ..., 1 - 1/n) or, with align_corners,
+    the corners (-1, ..., 1); x runs along the last axis, then y, then z."""
+    F = engine.nn.functional
+    eye2 = engine.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], dtype=engine.float64, device=device)
+    g = F.affine_grid(eye2, (1, 1, 2, 4), align_corners=False)
+    assert g.shape == (1, 2, 4, 2)
+    np.testing.assert_allclose(g[0, 0, :, 0].cpu().numpy(), [-0.75, -0.25, 0.25, 0.75], rtol=1e-15)
+    np.testing.assert_allclose(g[0, :, 0, 1].cpu().numpy(), [-0.5, 0.5], rtol=1e-15)
+    eye3 = engine.tensor([np.eye(3, 4)], dtype=engine.float64, device=device, requires_grad=True)
+    g3 = F.affine_grid(eye3, (1, 1, 2, 3, 3), align_corners=True)
+    assert g3.shape == (1, 2, 3, 3, 3) and g3.grad_fn.name() == "AffineGridGeneratorBackward0"
+    np.testing.assert_allclose(g3[0, 1, 2, 0].detach().cpu().numpy(), [-1.0, 1.0, 1.0], rtol=1e-15)  # (x, y, z)
+    g3.sum().backward()
+    # d/dtheta[i, j] of the sum = the sum over the points of coordinate j (1 for the translation): 18 points
+    np.testing.assert_allclose(eye3.grad.cpu().numpy()[0, :, 3], [18.0, 18.0, 18.0], rtol=1e-15)
+    np.testing.assert_allclose(eye3.grad.cpu().numpy()[0, :, :3], 0.0, atol=1e-14)  # symmetric coordinates
+
+
+def test_max_unpool_puts_each_value_back_and_takes_its_gradient_from_there(device):
+    F = engine.nn.functional
+    x = engine.tensor([[[[1.0, 5.0], [2.0, 3.0]]]], device=device, requires_grad=True)
+    idx = engine.tensor([[[[0, 3], [9, 14]]]], device=device)
+    out = F.max_unpool2d(x, idx, 2)
+    assert out.grad_fn.name() == "MaxUnpool2DBackward0" and out.shape == (1, 1, 4, 4)
+    assert out.flatten().tolist() == [1.0, 0, 0, 5.0, 0, 0, 0, 0, 0, 2.0, 0, 0, 0, 0, 3.0, 0]
+    out.backward(engine.arange(16.0, device=device).reshape(1, 1, 4, 4))
+    assert x.grad.flatten().tolist() == [0.0, 3.0, 9.0, 14.0]
+
+
+def test_a_max_pools_gradient_stays_connected_to_its_input_as_pytorchs():
+    x = engine.tensor([[[1.0, -2.0, 3.0, 0.5]]], dtype=engine.float64, requires_grad=True)
+    (g,) = engine.autograd.grad(engine.nn.functional.max_pool1d(x, 2).sum(), x, create_graph=True)
+    assert g.requires_grad and g.tolist() == [[[1.0, 0.0, 1.0, 0.0]]]
+    (gg,) = engine.autograd.grad((g * g).sum(), x)  # piecewise constant in x: zeros (it was a refusal)
+    assert gg.tolist() == [[[0.0, 0.0, 0.0, 0.0]]]

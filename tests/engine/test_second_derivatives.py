@@ -170,6 +170,8 @@ CONNECTED = {
     "norm1": (lambda L, x: x.norm(1), "MulBackward0"),
     "norm_inf": (lambda L, x: x.norm(float("inf"), dim=1), "MulBackward0"),
     "norm_minus_inf": (lambda L, x: x.norm(-float("inf")), "MulBackward0"),
+    "prelu": (lambda L, x: L.nn.functional.prelu(x, L.tensor([0.25], dtype=L.float64)),
+              "PreluKernelBackwardBackward0"),
 }
 _X = [[-1.0, 0.5, 2.0], [0.25, -3.0, 0.0]]
 
