@@ -779,6 +779,19 @@ def _max_unpool(node, gy):
     return gy.reshape(rows, -1).gather(1, _const(flat_index)).reshape(shape), None
 
 
+def _trilinear(node, gy):
+    x1, w, x2 = node.saved
+    A, W, B = _operand(node, 0, x1), _operand(node, 1, w), _operand(node, 2, x2)
+    o, i, j = w.shape
+    b = x1.shape[0]
+    need_1, need_w, need_2 = node.needs_input_grad[:3]
+    g1 = ((gy.unsqueeze(2) * B.unsqueeze(1)).reshape(b, o * j) @ W.permute(0, 2, 1).reshape(o * j, i)
+          if need_1 else None)
+    gw = (gy.t() @ (A.unsqueeze(2) * B.unsqueeze(1)).reshape(b, i * j)).reshape(o, i, j) if need_w else None
+    g2 = (gy.unsqueeze(2) * A.unsqueeze(1)).reshape(b, o * i) @ W.reshape(o * i, j) if need_2 else None
+    return g1, gw, g2
+
+
 def _rearrange(node, gy):
     op, args = node.inverse
     return F.Rearrange.apply(gy, op=op, args=args)
@@ -1321,7 +1334,7 @@ DOUBLE = {
     F.CopyFrom: _copy_from, F.SoftMarginLoss: _soft_margin_loss,
     F.MultiMarginLoss: _margin_loss_refused("aten::multi_margin_loss_backward"),
     F.MultilabelMarginLoss: _margin_loss_refused("aten::multilabel_margin_loss_backward"), F.Renorm: _renorm,
-    F.AffineGrid: _affine_grid, F.MaxUnpool: _max_unpool,
+    F.AffineGrid: _affine_grid, F.MaxUnpool: _max_unpool, F.Trilinear: _trilinear,
 }
 
 
@@ -1333,7 +1346,7 @@ _READS_INPUTS = frozenset({
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
     F.VarMean,
     F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm, F.Abs, F.LogCumSumExp, F.Cross,
-    F.AddProduct, F.Prelu, F.Dist, F.Cdist, F.EuclideanDist, F.Pdist, F.Renorm,
+    F.AddProduct, F.Prelu, F.Dist, F.Cdist, F.EuclideanDist, F.Pdist, F.Renorm, F.Trilinear,
 })
 
 

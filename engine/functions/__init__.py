@@ -22,6 +22,7 @@ from .arithmetic import (
     NotImplementedDerivative,
     Pow,
     Sub,
+    Trilinear,
 )
 from .conv import AdaptiveAvgPool, AdaptiveMaxPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool, Resample
 from .distance import Cdist, Dist, EuclideanDist, Pdist
@@ -125,6 +126,6 @@ __all__ = [
     "Im2Col", "Triangle", "TakeAlong", "IndexAdd", "ScatterReduce", "Flip", "Inverse", "Det", "LogAbsDet", "Solve",
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
     "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu", "Dist", "Cdist", "CopyFrom",
-    "SoftMarginLoss", "MultiMarginLoss", "MultilabelMarginLoss", "Renorm", "AffineGrid", "MaxUnpool",
+    "SoftMarginLoss", "MultiMarginLoss", "MultilabelMarginLoss", "Renorm", "AffineGrid", "MaxUnpool", "Trilinear",
     "EuclideanDist", "Pdist",
 ]

@@ -614,3 +614,33 @@ class Cross(Function):
         need_a, need_b = ctx.needs_input_grad[:2]
         return ((_sum_to(cross3(b, gy, dim), a.shape) if need_a else None),
                 (_sum_to(cross3(gy, a, dim), b.shape) if need_b else None))
+
+
+class Trilinear(Function):
+    """ATen's ``_trilinear`` as ``bilinear`` calls it: ``out[b, o] = sum_ij x1[b, i] w[o, i, j] x2[b, j]`` for
+    ``x1`` (B, I), ``w`` (O, I, J), ``x2`` (B, J), one node as PyTorch's ``TrilinearBackward0``: first ``x1``
+    contracted with ``w`` (as ATen's first product), then with ``x2``. Each gradient is the other two contracted
+    with the output's."""
+
+    raw = True
+    backward_name = "TrilinearBackward0"
+
+    @staticmethod
+    def forward(ctx, x1, w, x2):
+        o, i, j = w.shape
+        b = x1.shape[0]
+        left = (x1 @ w.transpose(1, 0, 2).reshape(i, o * j)).reshape(b, o, j)
+        ctx.saved = (x1, w, x2)
+        return (left * x2[:, None, :]).sum(axis=2)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x1, w, x2 = ctx.saved
+        o, i, j = w.shape
+        b = x1.shape[0]
+        need_1, need_w, need_2 = ctx.needs_input_grad[:3]
+        g1 = ((gy[:, :, None] * x2[:, None, :]).reshape(b, o * j) @ w.transpose(0, 2, 1).reshape(o * j, i)
+              if need_1 else None)
+        gw = ((gy.T @ (x1[:, :, None] * x2[:, None, :]).reshape(b, i * j)).reshape(o, i, j) if need_w else None)
+        g2 = ((gy[:, :, None] * x1[:, None, :]).reshape(b, o * i) @ w.reshape(o * i, j) if need_2 else None)
+        return g1, gw, g2

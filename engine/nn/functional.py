@@ -30,6 +30,7 @@ from ..functions import (
     Sigmoid,
     SoftMarginLoss,
     Tanh,
+    Trilinear,
     Unary,
 )
 from ..functions.activation import Activation, Glu, Prelu, elu_params
@@ -1678,11 +1679,26 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``out[..., o] = input1[..., :] @ weight[o] @ input2[..., :] + bias[o]``: each output a bilinear form of the
-    two inputs (``weight`` of shape (out, in1, in2))."""
+    two inputs (``weight`` of shape (out, in1, in2)). ATen's: the batches flattened, one ``TrilinearBackward0``,
+    the result reshaped and the bias added; its checks in its words."""
     if weight.dim() != 3:
         raise RuntimeError(f"bilinear(): weight must be 3-D, got {weight.dim()}-D")
-    left = input1.unsqueeze(-2).unsqueeze(-2) @ weight  # (..., out, 1, in2)
-    out = (left @ input2.unsqueeze(-2).unsqueeze(-1)).squeeze(-1).squeeze(-1)  # (..., out, 1, 1) -> (..., out)
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got "
+                               f"{input1.shape[i]} and {input2.shape[i]}")
+    for n, (x, k) in enumerate(((input1, 1), (input2, 2)), 1):
+        if x.shape[-1] != weight.shape[k]:
+            raise RuntimeError(f"bilinear(): input{n} size does not match weight size: got {x.shape[-1]} but "
+                               f"expected {weight.shape[k]}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected "
+                           f"{weight.shape[0]}")
+    shape = (*input1.shape[:-1], weight.shape[0])
+    out = Trilinear.apply(input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1]))
+    out = out.reshape(shape)
     return out + bias if bias is not None else out
 
 
@@ -1701,18 +1717,26 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,  # noqa: A002
                         k: float = 1.0) -> Tensor:
     """Each element divided by ``(k + alpha * mean of the squares over a window of `size` channels around it) **
-    beta`` (AlexNet's normalization), the window zero-padded at the ends, as PyTorch's."""
-    if input.dim() < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    beta`` (AlexNet's normalization), the window zero-padded at the ends: torch.nn.functional's own composite, op
+    for op (the squares padded along the channels and average-pooled over ``size`` of them)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
-    channels = input.shape[1]
-    squares = (input * input).movedim(1, -1)
-    padded = pad(squares, (size // 2, (size - 1) // 2)).movedim(-1, 1)
-    window = padded.narrow(1, 0, channels)
-    for offset in range(1, size):
-        window = window + padded.narrow(1, offset, channels)
-    return input / (window / size * alpha + k) ** beta
+    div = input.mul(input)
+    if dim == 3:
+        div = div.unsqueeze(1)
+        div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.shape
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
+        div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
 
 
 __all__ += ["pdist", "bilinear", "rrelu", "local_response_norm"]

@@ -6,7 +6,8 @@ add their margin as a Scalar (``AddBackward1``), ``gaussian_nll_loss`` clamps a 
 so on. And ops PyTorch records as one node are one node here: ``logcumsumexp`` (it was a ``logaddexp`` node per
 element), ``nansum``, ``linalg.cross``, ``addmv``, ``addr``, ``baddbmm``, ``addbmm``, ``pixel_shuffle``,
 ``pixel_unshuffle``, ``channel_shuffle``, ``rot90`` (a flipped copy, transposed: not contiguous for a quarter turn,
-as PyTorch's), ``block_diag``, ``prelu`` (ATen's kernel, the weight viewed along dimension 1), ``sinc``, ``renorm``.
+as PyTorch's), ``block_diag``, ``prelu`` (ATen's kernel, the weight viewed along dimension 1), ``sinc``,
+``renorm``; ``local_response_norm`` is torch.nn.functional's own composite (padded squares average-pooled).
 
 The expected graphs were printed by torch 2.13.0 (``Acc``: a leaf's AccumulateGrad; ``None``: an edge to what needs
 no gradient). Where torch is installed each expression is also run by both: the graph, the value, the gradient of
@@ -149,6 +150,26 @@ GRAPHS = [
     ('a.renorm(2, 0, 1.0)', 'RenormBackward0(Acc)'),
     ('(a * 3).renorm(1, 1, 2.0)', 'RenormBackward0(MulBackward0(Acc,None))'),
     ('torch.renorm(a, 3, 0, 10.0)', 'RenormBackward0(Acc)'),
+    # bilinear: the batches flattened, one TrilinearBackward0 (ATen's)
+    ('F.bilinear(a, b, torch.cat([a, b]).reshape(2, 3, 2)[..., :1].expand(2, 3, 3) * 1)',
+     'ViewBackward0(TrilinearBackward0(ViewBackward0(Acc),MulBackward0(ExpandBackward0(SliceBackward0(ViewBackward0('
+     'CatBackward0(Acc,Acc)))),None),ViewBackward0(Acc)))'),
+    ('F.bilinear(a, b, (u[:2, None, None] * v[None, :, None]) * v, u[:2])',
+     'AddBackward0(ViewBackward0(TrilinearBackward0(ViewBackward0(Acc),MulBackward0(MulBackward0(UnsqueezeBackward0('
+     'UnsqueezeBackward0(SliceBackward0(Acc))),UnsqueezeBackward0(UnsqueezeBackward0(Acc))),Acc),ViewBackward0(Acc))'
+     '),SliceBackward0(Acc))'),
+    ('F.bilinear(v, v, (u[:2, None, None] * v[None, :, None]) * v)',
+     'ViewBackward0(TrilinearBackward0(ViewBackward0(Acc),MulBackward0(MulBackward0(UnsqueezeBackward0(UnsqueezeBack'
+     'ward0(SliceBackward0(Acc))),UnsqueezeBackward0(UnsqueezeBackward0(Acc))),Acc),ViewBackward0(Acc)))'),
+    # local_response_norm: torch.nn.functional's composite, op for op
+    ('F.local_response_norm(torch.cat([a, b]).reshape(1, 4, 3), 2)',
+     'DivBackward0(ViewBackward0(CatBackward0(Acc,Acc)),PowBackward0(AddBackward0(MulBackward0(SqueezeBackward1(AvgP'
+     'ool2DBackward0(ConstantPadNdBackward0(UnsqueezeBackward0(MulBackward0(ViewBackward0(CatBackward0(Acc,Acc)),Vie'
+     'wBackward0(CatBackward0(Acc,Acc))))))),None),None)))'),
+    ('F.local_response_norm(torch.cat([a, b]).reshape(1, 3, 2, 2), 3, alpha=0.1, k=2.0)',
+     'DivBackward0(ViewBackward0(CatBackward0(Acc,Acc)),PowBackward0(AddBackward0(MulBackward0(ViewBackward0(Squeeze'
+     'Backward1(AvgPool3DBackward0(ConstantPadNdBackward0(ViewBackward0(MulBackward0(ViewBackward0(CatBackward0(Acc,'
+     'Acc)),ViewBackward0(CatBackward0(Acc,Acc)))))))),None),None)))'),
     # cov and corrcoef: ATen's formulas, node for node
     ('a.cov()',
      'SqueezeBackward0(DivBackward0(MmBackward0(SubBackward0(Acc,UnsqueezeBackward0(DivBackward0(SumBackward1(Acc),N'

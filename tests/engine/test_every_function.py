@@ -124,6 +124,7 @@ EXAMPLES = {
     "Renorm": (lambda g: (_x(g), 2.0, 0, 1.0), {}),
     "AffineGrid": (lambda g: (_x(g, (1, 2, 3)), (2, 2), False), {}),
     "MaxUnpool": (lambda g: (_x(g, (1, 1, 1, 2)), np.array([[[[0, 3]]]]), (2, 2)), {}),
+    "Trilinear": (lambda g: (_x(g, (2, 3)), _x(g, (4, 3, 5)), _x(g, (2, 5))), {}),
     "Dist": (lambda g: (_x(g), _x(g, (1, 3)) * 2, 3.0), {}),
     "Cdist": (lambda g: (_x(g), _x(g, (4, 3)) * 2, 2.0), {}),
     "EuclideanDist": (lambda g: (_x(g), _x(g, (4, 3)) * 2), {}),

@@ -409,6 +409,10 @@ CHECKED = {
                     lambda: (_d(2, 2, 3),)),
     "affine_grid_3d": (lambda th: engine.nn.functional.affine_grid(th, (1, 1, 2, 3, 2), align_corners=True) ** 2,
                        lambda: (_d(1, 3, 4),)),
+    "bilinear": (lambda a, b, w: engine.nn.functional.bilinear(a, b, w),
+                 lambda: (_d(2, 3), _d(2, 2, seed=1), _d(4, 3, 2, seed=2))),
+    "local_response_norm": (lambda x: engine.nn.functional.local_response_norm(x, 2, alpha=0.5, k=2.0),
+                            lambda: (_d(1, 3, 2, 2),)),
     "max_unpool2d": (lambda x: engine.nn.functional.max_unpool2d(
         x, engine.tensor([[[[0, 3], [9, 14]]]]), 2) ** 2, lambda: (_d(1, 1, 2, 2),)),
 }
