@@ -33,6 +33,27 @@ def python_paths():
         kernels._ck = ck
 
 
+def walk(node) -> str:
+    """The graph below ``node`` as one line, as the graph tests print PyTorch's and the engine's: each node's name
+    (``Acc``: a leaf's AccumulateGrad) and, in brackets, its edges' (``None``: one to what needs no gradient)."""
+    if node is None:
+        return "None"
+    name = node.name().replace("torch::autograd::AccumulateGrad", "Acc")
+    kids = ",".join(walk(n) for n, _ in node.next_functions)
+    return f"{name}({kids})" if kids else name
+
+
+def assert_same_run(mine, theirs, tol=1e-12):
+    """Two runs of one expression, ``(graph, value, gradients, second derivatives)``, the engine's and PyTorch's:
+    the same graph, and the arrays equal to ``tol`` (None where the other is None)."""
+    assert mine[0] == theirs[0]
+    np.testing.assert_allclose(mine[1], theirs[1], rtol=tol, atol=tol)
+    for m, t in zip(mine[2] + mine[3], theirs[2] + theirs[3], strict=True):
+        assert (m is None) == (t is None)
+        if m is not None:
+            np.testing.assert_allclose(m, t, rtol=tol, atol=tol)
+
+
 def host(t) -> np.ndarray:
     return t.detach().cpu().numpy() if isinstance(t, engine.Tensor) else np.asarray(t)
 

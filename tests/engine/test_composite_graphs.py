@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 
 import engine
+from tests.engine.helpers import assert_same_run
+from tests.engine.helpers import walk as _walk
 
 pytestmark = pytest.mark.filterwarnings("ignore:torch.chain_matmul is deprecated")
 
@@ -201,13 +203,6 @@ GRAPHS = [
 ]
 
 
-def _walk(node) -> str:
-    if node is None:
-        return "None"
-    name = node.name().replace("torch::autograd::AccumulateGrad", "Acc")
-    kids = ",".join(_walk(n) for n, _ in node.next_functions)
-    return f"{name}({kids})" if kids else name
-
 
 def _names(torch):
     rs = np.random.RandomState(3)
@@ -247,10 +242,4 @@ def _run(torch, expression):
 @pytest.mark.parametrize("expression", [e for e, _ in GRAPHS], ids=[e for e, _ in GRAPHS])
 def test_graph_values_and_derivatives_are_torchs(expression):
     torch = pytest.importorskip("torch")
-    mine, theirs = _run(engine, expression), _run(torch, expression)
-    assert mine[0] == theirs[0]
-    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-12, atol=1e-12)
-    for m, t in zip(mine[2] + mine[3], theirs[2] + theirs[3], strict=True):
-        assert (m is None) == (t is None)
-        if m is not None:
-            np.testing.assert_allclose(m, t, rtol=1e-12, atol=1e-12)
+    assert_same_run(_run(engine, expression), _run(torch, expression))

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import engine
+from tests.engine.helpers import walk as _walk
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using a target size")  # mse_loss of two shapes, on purpose
 
@@ -242,14 +243,6 @@ GRAPHS = [
      "MseLossBackward0(AddmmBackward0(Acc,ReluBackward0(AddmmBackward0(Acc,None,TBackward0(Acc))),TBackward0(Acc)),"
      "None)"),
 ]
-
-def _walk(node) -> str:
-    """The graph below ``node`` as one line: each node's name and, in brackets, its edges'."""
-    if node is None:
-        return "None"
-    name = node.name().replace("torch::autograd::AccumulateGrad", "Acc")
-    kids = ",".join(_walk(n) for n, _ in node.next_functions)
-    return f"{name}({kids})" if kids else name
 
 
 def _names(torch):

@@ -23,6 +23,8 @@ import numpy as np
 import pytest
 
 import engine
+from tests.engine.helpers import assert_same_run
+from tests.engine.helpers import walk as _walk
 
 # (shape of a, shape of b, a requires grad, PyTorch's refusal of a @ b); float32 both
 REFUSALS = [
@@ -194,13 +196,6 @@ def test_the_fold_reads_the_batchs_strides_as_aten_does():
     assert (s @ w.detach()).grad_fn.next_functions[0][0].name() == "MmBackward0"
 
 
-def _walk(node) -> str:
-    if node is None:
-        return "None"
-    name = node.name().replace("torch::autograd::AccumulateGrad", "Acc")
-    kids = ",".join(_walk(n) for n, _ in node.next_functions)
-    return f"{name}({kids})" if kids else name
-
 
 _SHAPES_A = [(3,), (4, 3), (2, 4, 3), (1, 4, 3), (2, 1, 4, 3), (3, 2, 4, 3), (0, 4, 3), (2, 0, 3)]
 _SHAPES_B = [(3,), (3, 5), (2, 3, 5), (1, 3, 5), (2, 1, 3, 5), (3, 1, 3, 5), (3, 0), (2, 3, 0)]
@@ -235,12 +230,7 @@ def _run(torch, shape_a, shape_b, grad_a, grad_b, transposed):
 def test_every_route_is_torchs(case):
     torch = pytest.importorskip("torch")
     mine, theirs = _run(engine, *case), _run(torch, *case)
-    if isinstance(theirs, str):
+    if isinstance(theirs, str):  # (a refusal: the same words)
         assert mine == theirs
         return
-    assert mine[0] == theirs[0]
-    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-12, atol=1e-12)
-    for m, t in zip(mine[2] + mine[3], theirs[2] + theirs[3], strict=True):
-        assert (m is None) == (t is None)
-        if m is not None:
-            np.testing.assert_allclose(m, t, rtol=1e-12, atol=1e-12)
+    assert_same_run(mine, theirs)

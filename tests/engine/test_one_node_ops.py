@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import engine
+from tests.engine.helpers import walk
 
 
 def test_logcumsumexp_is_exact_however_far_apart_the_terms(device):
@@ -217,40 +218,37 @@ def _distance_names(torch):
                                for k, s in (("x", (5, 3)), ("y", (4, 3)), ("big", (30, 3)), ("xb", (2, 5, 3)))}}
 
 
-def _distance_walk(node):
-    if node is None:
-        return "None"
-    kids = ",".join(_distance_walk(n) for n, _ in node.next_functions)
-    name = node.name().replace("torch::autograd::AccumulateGrad", "Acc")
-    return f"{name}({kids})" if kids else name
-
-
 @pytest.mark.parametrize(("expression", "graph"), DISTANCES, ids=[e for e, _ in DISTANCES])
 def test_each_distance_is_one_node_as_pytorchs(expression, graph):
     out = eval(expression, _distance_names(engine))  # noqa: S307 - the table's own expressions
-    assert _distance_walk(out.grad_fn) == graph
+    assert walk(out.grad_fn) == graph
+
+
+def _first_order_against_torch(expression, names_of, leaf_names, graph):
+    """Run ``expression`` in both libraries: the same graph (``graph``), values and first derivatives (of a fixed
+    weighting of the output) with respect to ``leaf_names``."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (engine, torch):
+        names = names_of(lib)
+        out = eval(expression, names)  # noqa: S307 - the tables' own expressions
+        weights = lib.tensor(np.cos(np.arange(out.numel()) + 0.5).reshape(tuple(out.shape)))
+        grads = lib.autograd.grad(out, [names[k] for k in leaf_names], weights, allow_unused=True)
+        results.append((walk(out.grad_fn), tuple(out.shape), out.detach().numpy(),
+                        [None if g is None else g.numpy() for g in grads]))
+    assert results[0][0] == results[1][0] == graph and results[0][1] == results[1][1]
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-12, atol=1e-12)
+    for mine, theirs in zip(results[0][3], results[1][3], strict=True):
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            np.testing.assert_allclose(mine, theirs, rtol=1e-11, atol=1e-12)
 
 
 @pytest.mark.torch
 @pytest.mark.parametrize(("expression", "graph"), DISTANCES, ids=[e for e, _ in DISTANCES])
 def test_each_distance_its_value_and_gradients_are_torchs(expression, graph):
     """The values and first derivatives (PyTorch refuses the second of cdist and pdist; the engine gives it)."""
-    torch = pytest.importorskip("torch")
-    results = []
-    for lib in (engine, torch):
-        names = _distance_names(lib)
-        out = eval(expression, names)  # noqa: S307 - the table's own expressions
-        leaves = [names[k] for k in ("x", "y", "big", "xb")]
-        weights = lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)))
-        grads = lib.autograd.grad(out, leaves, weights, allow_unused=True)
-        results.append((_distance_walk(out.grad_fn), out.detach().numpy(),
-                        [None if g is None else g.numpy() for g in grads]))
-    assert results[0][0] == results[1][0] == graph
-    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-12)
-    for mine, theirs in zip(results[0][2], results[1][2], strict=True):
-        assert (mine is None) == (theirs is None)
-        if mine is not None:
-            np.testing.assert_allclose(mine, theirs, rtol=1e-11, atol=1e-12)
+    _first_order_against_torch(expression, _distance_names, ("x", "y", "big", "xb"), graph)
 
 
 def test_distances_by_hand(device):
@@ -328,26 +326,13 @@ def _margin_names(torch):
 @pytest.mark.parametrize(("expression", "graph"), MARGIN_LOSSES, ids=[e for e, _ in MARGIN_LOSSES])
 def test_each_margin_loss_is_one_node_as_pytorchs(expression, graph):
     out = eval(expression, _margin_names(engine))  # noqa: S307 - the table's own expressions
-    assert _distance_walk(out.grad_fn) == graph
+    assert walk(out.grad_fn) == graph
 
 
 @pytest.mark.torch
 @pytest.mark.parametrize(("expression", "graph"), MARGIN_LOSSES, ids=[e for e, _ in MARGIN_LOSSES])
 def test_each_margin_loss_its_value_and_gradient_are_torchs(expression, graph):
-    torch = pytest.importorskip("torch")
-    results = []
-    for lib in (engine, torch):
-        names = _margin_names(lib)
-        out = eval(expression, names)  # noqa: S307 - the table's own expressions
-        weights = lib.tensor(np.cos(np.arange(out.numel()) + 0.5).reshape(tuple(out.shape)))
-        grads = lib.autograd.grad(out, [names["a"], names["v"]], weights, allow_unused=True)
-        results.append((tuple(out.shape), out.detach().numpy(), [None if g is None else g.numpy() for g in grads]))
-    assert results[0][0] == results[1][0]
-    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-12)
-    for mine, theirs in zip(results[0][2], results[1][2], strict=True):
-        assert (mine is None) == (theirs is None)
-        if mine is not None:
-            np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
+    _first_order_against_torch(expression, _margin_names, ("a", "v"), graph)
 
 
 def test_the_multi_class_hinge_loss_by_hand(device):
