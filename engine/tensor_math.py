@@ -1037,9 +1037,27 @@ class TensorMath:
         return _t._fn.SetItem.apply(self, values, index=index)
 
     def put(self, index, source, accumulate=False):
-        """``index_put`` on the flattened tensor: ``source``'s values at the flat positions ``index``."""
-        flat = self.reshape(-1)
-        return flat.index_put((index.reshape(-1),), source.reshape(-1), accumulate).reshape(self.shape)
+        """``source``'s values at the flat positions ``index`` (negative from the end; ``accumulate``: added), one
+        ``PutBackward0``, PyTorch's checks in its words."""
+        if index._data.dtype != np.int64:
+            raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                               f"{_DTYPE_NAMES.get(str(index._data.dtype), str(index._data.dtype))}")
+        if source._data.dtype != self._data.dtype:
+            names = [_DTYPE_NAMES.get(str(t._data.dtype), str(t._data.dtype)) for t in (self, source)]
+            raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                               f"{names[0]} and source.dtype = {names[1]}")
+        if source.numel() != index.numel():
+            raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                             f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+        n = self.numel()
+        flat = index._data.reshape(-1)
+        bad = (flat < -n) | (flat >= n)
+        if bool(bad.any()):
+            raise IndexError(f"out of range: tried to access index {int(flat[bad][0])} on a tensor of {n} elements.")
+        return _t._fn.Put.apply(self, index._data, source, bool(accumulate))
+
+    def put_(self, index, source, accumulate=False):
+        return self._apply_in_place(lambda t: t.put(index, source, accumulate), source)
 
     def ravel(self):
         return self.reshape(-1)
@@ -1706,17 +1724,30 @@ class TensorMath:
         return _t._wrap(getattr(xp_of(self._data), name)(a, b))
 
     def masked_scatter(self, mask, source):
-        """This tensor with the elements where ``mask`` is true replaced, in order, by ``source``'s first ones."""
-        out = self.clone()
-        return out.masked_scatter_(mask, source)
+        """This tensor with the elements where ``mask`` (broadcast) is true replaced, in order, by ``source``'s first
+        ones: one ``MaskedScatterBackward0``, PyTorch's checks in its words."""
+        if mask._data.dtype != np.bool_:
+            raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                               f"{_DTYPE_NAMES.get(str(mask._data.dtype), str(mask._data.dtype))}")
+        if source._data.dtype != self._data.dtype:
+            names = [_DTYPE_NAMES.get(str(t._data.dtype), str(t._data.dtype)) for t in (self, source)]
+            raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got{names[0]} and "
+                               f"{names[1]}")  # (PyTorch's words, its missing space too)
+        error = broadcast_error(self._data, mask._data)
+        if error is not None:
+            raise error
+        if int(xp_of(mask._data).broadcast_to(mask._data, np.broadcast_shapes(self._data.shape, mask._data.shape))
+               .sum()) > source.numel():
+            raise RuntimeError("Number of elements of source < number of ones in mask")
+        return _t._fn.MaskedScatter.apply(self, mask._data, source)
 
     def masked_scatter_(self, mask, source):
-        m = mask if mask.shape == self.shape else mask.expand(*self.shape)
-        n = int(m.sum().item())
-        if source.numel() < n:
-            raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
-        self[m] = source.reshape(-1)[:n].to(self.dtype)
-        return self
+        def write(t):  # (after the in-place checks, as PyTorch's order)
+            if np.broadcast_shapes(t._data.shape, mask._data.shape) != t._data.shape:
+                raise RuntimeError(f"masked_scatter_: expected mask to be broadcastable to {list(t._data.shape)}")
+            return t.masked_scatter(mask, source)
+
+        return self._apply_in_place(write, source)
 
     def ldexp(self, other):
         """``self * 2 ** other``, in a float dtype (the default one for integers), as PyTorch's."""

@@ -792,6 +792,31 @@ def _trilinear(node, gy):
     return g1, gw, g2
 
 
+def _masked_scatter(node, gy):
+    (m,) = node.saved
+    n, shape = node.meta
+    need_x, _, need_s = node.needs_input_grad[:3]
+    gs = None
+    if need_s:
+        picked = gy[_const(m)]
+        rest = math.prod(shape) - n
+        if rest:
+            picked = F.Cat.apply(picked, _const(xp_of(m).zeros(rest, dtype=gy._data.dtype)), dim=0)
+        gs = picked.reshape(shape)
+    return (_where(m, 0, gy) if need_x else None), None, gs
+
+
+def _put(node, gy):
+    (flat,) = node.saved
+    accumulate, shape = node.meta
+    need_x, _, need_s = node.needs_input_grad[:3]
+    gx = None
+    if need_x:
+        gx = gy if accumulate else F.Put.apply(gy, flat, _const(xp_of(flat).zeros(flat.shape[0], gy._data.dtype)),
+                                                False)
+    return gx, None, (gy.reshape(-1)[_const(flat)].reshape(shape) if need_s else None)
+
+
 def _rearrange(node, gy):
     op, args = node.inverse
     return F.Rearrange.apply(gy, op=op, args=args)
@@ -1335,6 +1360,7 @@ DOUBLE = {
     F.MultiMarginLoss: _margin_loss_refused("aten::multi_margin_loss_backward"),
     F.MultilabelMarginLoss: _margin_loss_refused("aten::multilabel_margin_loss_backward"), F.Renorm: _renorm,
     F.AffineGrid: _affine_grid, F.MaxUnpool: _max_unpool, F.Trilinear: _trilinear,
+    F.MaskedScatter: _masked_scatter, F.Put: _put,
 }
 
 

@@ -95,9 +95,11 @@ from .shape import (
     GetItem,
     IndexAdd,
     LogCumSumExp,
+    MaskedScatter,
     MaxUnpool,
     Pad,
     Permute,
+    Put,
     Rearrange,
     Repeat,
     Reshape,
@@ -127,5 +129,6 @@ __all__ = [
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
     "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu", "Dist", "Cdist", "CopyFrom",
     "SoftMarginLoss", "MultiMarginLoss", "MultilabelMarginLoss", "Renorm", "AffineGrid", "MaxUnpool", "Trilinear",
+    "MaskedScatter", "Put",
     "EuclideanDist", "Pdist",
 ]

@@ -1033,6 +1033,81 @@ class MaxUnpool(Function):
         return g[xp_of(gy).arange(rows)[:, None], flat_index].reshape(shape), None
 
 
+class MaskedScatter(Function):
+    """``masked_scatter``: the elements where ``mask`` (broadcast) is true replaced, in order, by ``source``'s first
+    ones; one node as PyTorch's ``MaskedScatterBackward0`` (the mask no edge). The gradient is the output's where the
+    mask is false, and to ``source`` the output's at the masked places, in order, zeros past them."""
+
+    raw = True
+    backward_name = "MaskedScatterBackward0"
+    nondiff = (1,)
+
+    @staticmethod
+    def forward(ctx, x, mask, source):
+        xp = xp_of(x)
+        shape = np.broadcast_shapes(x.shape, mask.shape)
+        m = xp.broadcast_to(mask, shape)
+        out = xp.broadcast_to(x, shape).copy()
+        n = int(m.sum())
+        out[m] = source.reshape(-1)[:n]
+        ctx.saved = (m,)
+        ctx.meta = (n, source.shape)
+        return out
+
+    @staticmethod
+    def backward(ctx, gy):
+        (m,) = ctx.saved
+        n, shape = ctx.meta
+        xp = xp_of(gy)
+        need_x, _, need_s = ctx.needs_input_grad[:3]
+        gs = None
+        if need_s:
+            gs = xp.zeros(math.prod(shape), dtype=gy.dtype)
+            gs[:n] = gy[m]
+            gs = gs.reshape(shape)
+        return (xp.where(m, gy.dtype.type(0), gy) if need_x else None), None, gs
+
+
+class Put(Function):
+    """``put``: ``source``'s values written (``accumulate``: added, a repeated index adding up) at the flat places
+    ``index`` of a copy, one node as PyTorch's ``PutBackward0`` (the index no edge). The gradient is the output's,
+    zero at the written places (not when accumulating), and to ``source`` the output's at ``index``."""
+
+    raw = True
+    backward_name = "PutBackward0"
+    nondiff = (1,)
+
+    @staticmethod
+    def forward(ctx, x, index, source, accumulate):
+        xp = xp_of(x)
+        out = x.copy().reshape(-1)
+        flat, values = index.reshape(-1), source.reshape(-1)
+        if accumulate:
+            if xp is np:
+                np.add.at(out, flat, values)
+            else:
+                xp.add.at(out, flat, values)
+        else:
+            out[flat] = values
+        ctx.saved = (flat,)
+        ctx.meta = (accumulate, source.shape)
+        return out.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, gy):
+        (flat,) = ctx.saved
+        accumulate, shape = ctx.meta
+        need_x, _, need_s = ctx.needs_input_grad[:3]
+        gx = None
+        if need_x:
+            gx = gy
+            if not accumulate:
+                gx = gy.copy().reshape(-1)
+                gx[flat] = 0
+                gx = gx.reshape(gy.shape)
+        return gx, None, (gy.reshape(-1)[flat].reshape(shape) if need_s else None)
+
+
 def logcumsumexp(x, dim):
     """``log(cumsum(exp(x)))`` along ``dim``: each step the ``logaddexp`` of the running value and the next
     element (exact however far apart they are, as PyTorch's scan). NumPy accumulates it in one call; CuPy's

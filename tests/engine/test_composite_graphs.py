@@ -7,7 +7,8 @@ so on. And ops PyTorch records as one node are one node here: ``logcumsumexp`` (
 element), ``nansum``, ``linalg.cross``, ``addmv``, ``addr``, ``baddbmm``, ``addbmm``, ``pixel_shuffle``,
 ``pixel_unshuffle``, ``channel_shuffle``, ``rot90`` (a flipped copy, transposed: not contiguous for a quarter turn,
 as PyTorch's), ``block_diag``, ``prelu`` (ATen's kernel, the weight viewed along dimension 1), ``sinc``,
-``renorm``; ``local_response_norm`` is torch.nn.functional's own composite (padded squares average-pooled).
+``renorm``, ``masked_scatter``, ``put``; ``local_response_norm`` is torch.nn.functional's own composite (padded
+squares average-pooled).
 
 The expected graphs were printed by torch 2.13.0 (``Acc``: a leaf's AccumulateGrad; ``None``: an edge to what needs
 no gradient). Where torch is installed each expression is also run by both: the graph, the value, the gradient of
@@ -152,6 +153,11 @@ GRAPHS = [
     ('a.renorm(2, 0, 1.0)', 'RenormBackward0(Acc)'),
     ('(a * 3).renorm(1, 1, 2.0)', 'RenormBackward0(MulBackward0(Acc,None))'),
     ('torch.renorm(a, 3, 0, 10.0)', 'RenormBackward0(Acc)'),
+    ('a.masked_scatter(b > 0.5, u)', 'MaskedScatterBackward0(Acc,Acc)'),
+    ('a.masked_scatter(torch.tensor([True, False, True]), torch.cat([u, v]))',
+     'MaskedScatterBackward0(Acc,CatBackward0(Acc,Acc))'),
+    ('a.put(torch.tensor([0, 4, -1]), v)', 'PutBackward0(Acc,Acc)'),
+    ('a.put(torch.tensor([0, 4, 0]), v, accumulate=True)', 'PutBackward0(Acc,Acc)'),
     # bilinear: the batches flattened, one TrilinearBackward0 (ATen's)
     ('F.bilinear(a, b, torch.cat([a, b]).reshape(2, 3, 2)[..., :1].expand(2, 3, 3) * 1)',
      'ViewBackward0(TrilinearBackward0(ViewBackward0(Acc),MulBackward0(ExpandBackward0(SliceBackward0(ViewBackward0('

@@ -125,6 +125,8 @@ EXAMPLES = {
     "AffineGrid": (lambda g: (_x(g, (1, 2, 3)), (2, 2), False), {}),
     "MaxUnpool": (lambda g: (_x(g, (1, 1, 1, 2)), np.array([[[[0, 3]]]]), (2, 2)), {}),
     "Trilinear": (lambda g: (_x(g, (2, 3)), _x(g, (4, 3, 5)), _x(g, (2, 5))), {}),
+    "MaskedScatter": (lambda g: (_x(g), np.array([True, False, True]), _x(g, (5,))), {}),
+    "Put": (lambda g: (_x(g), np.array([0, 4]), _x(g, (2,)), False), {}),
     "Dist": (lambda g: (_x(g), _x(g, (1, 3)) * 2, 3.0), {}),
     "Cdist": (lambda g: (_x(g), _x(g, (4, 3)) * 2, 2.0), {}),
     "EuclideanDist": (lambda g: (_x(g), _x(g, (4, 3)) * 2), {}),

@@ -398,6 +398,11 @@ CHECKED = {
                  lambda: (_d(2, 3), _d(2, 2, seed=1), _d(4, 3, 2, seed=2))),
     "local_response_norm": (lambda x: engine.nn.functional.local_response_norm(x, 2, alpha=0.5, k=2.0),
                             lambda: (_d(1, 3, 2, 2),)),
+    "masked_scatter": (lambda x, s: x.masked_scatter(engine.tensor([[True, False, True], [False, True, False]]), s)
+                       ** 2, lambda: (_d(2, 3), _d(4, seed=1))),
+    "put": (lambda x, s: x.put(engine.tensor([0, 4, -1]), s) ** 2, lambda: (_d(2, 3), _d(3, seed=1))),
+    "put_accumulate": (lambda x, s: x.put(engine.tensor([0, 4, 0]), s, accumulate=True) ** 2,
+                       lambda: (_d(2, 3), _d(3, seed=1))),
     "max_unpool2d": (lambda x: engine.nn.functional.max_unpool2d(
         x, engine.tensor([[[[0, 3], [9, 14]]]]), 2) ** 2, lambda: (_d(1, 1, 2, 2),)),
 }
@@ -458,3 +463,19 @@ def test_a_max_pools_gradient_stays_connected_to_its_input_as_pytorchs():
     assert g.requires_grad and g.tolist() == [[[1.0, 0.0, 1.0, 0.0]]]
     (gg,) = engine.autograd.grad((g * g).sum(), x)  # piecewise constant in x: zeros (it was a refusal)
     assert gg.tolist() == [[[0.0, 0.0, 0.0, 0.0]]]
+
+
+def test_masked_scatter_and_put_write_in_order_and_route_the_gradient(device):
+    x = engine.zeros(2, 3, device=device, requires_grad=True)
+    src = engine.tensor([1.0, 2.0, 3.0, 4.0], device=device, requires_grad=True)
+    mask = engine.tensor([[True, False, True], [False, True, False]], device=device)
+    y = x.masked_scatter(mask, src)
+    assert y.tolist() == [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]] and y.grad_fn.name() == "MaskedScatterBackward0"
+    gx, gs = engine.autograd.grad(y, [x, src], engine.arange(6.0, device=device).reshape(2, 3))
+    assert gx.tolist() == [[0.0, 1.0, 0.0], [3.0, 0.0, 5.0]] and gs.tolist() == [0.0, 2.0, 4.0, 0.0]
+    p = x.put(engine.tensor([5, 0, -1], device=device), src[:3], accumulate=True)
+    assert p.tolist() == [[2.0, 0.0, 0.0], [0.0, 0.0, 4.0]] and p.grad_fn.name() == "PutBackward0"
+    gx, gs = engine.autograd.grad(p, [x, src], engine.arange(6.0, device=device).reshape(2, 3))
+    assert gx.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and gs.tolist() == [5.0, 0.0, 5.0, 0.0]
+    with pytest.raises(IndexError, match="^out of range: tried to access index 6 on a tensor of 6 elements.$"):
+        x.put(engine.tensor([6], device=device), src[:1])
