@@ -532,9 +532,22 @@ class MainWindow(QMainWindow):
         worker.progressed.connect(lambda fraction, d=dialog: d.setValue(int(fraction * 1000)))
         worker.done.connect(dialog.reset)
         worker.done.connect(dialog.deleteLater)
+        self._log_dialog = dialog
         self._say(f"Reading {path}…")
 
+    def _close_log_dialog(self) -> None:
+        """The open-log progress dialog put away as soon as the reading's outcome is known (the worker's ``done``
+        comes later, from its thread: until then the dialog's show-delay timer would still run)."""
+        dialog, self._log_dialog = getattr(self, "_log_dialog", None), None
+        if dialog is not None:
+            try:
+                dialog.reset()
+                dialog.deleteLater()
+            except RuntimeError:  # (already deleted by the worker's done)
+                pass
+
     def _on_log_loaded(self, key, loaded, entry) -> None:
+        self._close_log_dialog()
         session = self.session
         series = self.plot.add_series(key, session.label(key), color=entry["color"] if entry else None,
                                       name=session.names[key], avoid=session.colors_coming())
@@ -556,6 +569,7 @@ class MainWindow(QMainWindow):
         self.log_opened.emit(key)
 
     def _on_log_failed(self, text: str, entry) -> None:
+        self._close_log_dialog()
         if entry is not None:  # a run of the last session whose file is gone or spoilt: say so, go on
             self._say(f"{entry['name']} of the last session could not be read back: {text}", error=True)
         else:
@@ -563,6 +577,7 @@ class MainWindow(QMainWindow):
         self.log_opened.emit(None)
 
     def _on_log_cancelled(self) -> None:
+        self._close_log_dialog()
         self._say("Opening the log was cancelled")
         self.log_opened.emit(None)
 
