@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -1938,8 +1939,6 @@ class TensorMath:
         else:
             norm = total - correction
         if bool(norm <= 0):
-            import warnings
-
             warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
                           "observations.", UserWarning, stacklevel=2)
             norm = norm.zero_() if norm.grad_fn is not None else norm * 0  # (ATen's zero_ in place)

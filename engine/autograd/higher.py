@@ -638,17 +638,7 @@ def _cross(node, gy):
     A, B = _operand(node, 0, a), _operand(node, 1, b)
     dim = node.meta
     need_a, need_b = node.needs_input_grad[:2]
-    return ((_sum_back(F.Cross.apply(B, gy, dim), a.shape) if need_a else None),
-            (_sum_back(F.Cross.apply(gy, A, dim), b.shape) if need_b else None))
-
-
-def _sum_back(g, shape):
-    """``g`` summed back to ``shape`` over what broadcasting stretched (Tensor ops)."""
-    if tuple(g.shape) == tuple(shape):
-        return g
-    lead = g.dim() - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-    return g.sum(axes, keepdim=True).reshape(shape)
+    return (F.Cross.apply(B, gy, dim) if need_a else None), (F.Cross.apply(gy, A, dim) if need_b else None)
 
 
 def _prelu(node, gy):

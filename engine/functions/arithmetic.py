@@ -581,19 +581,10 @@ def cross3(a, b, axis):
     return out
 
 
-def _sum_to(g, shape):
-    """``g`` summed over the dimensions broadcasting added or stretched, back to ``shape``."""
-    if g.shape == tuple(shape):
-        return g
-    lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-    return g.sum(axis=axes, keepdims=True).reshape(shape)
-
-
 class Cross(Function):
     """``linalg.cross`` (and ``torch.cross`` with a dim): the cross product along ``dim`` of two broadcast
     tensors, one node as PyTorch's ``LinalgCrossBackward0``; the gradients are ``cross(b, g)`` and ``cross(g, a)``
-    (PyTorch's formulas), summed back over what was broadcast."""
+    (PyTorch's formulas; the walk sums each back over what was broadcast)."""
 
     raw = True
     backward_name = "LinalgCrossBackward0"
@@ -612,8 +603,7 @@ class Cross(Function):
         a, b = ctx.saved
         dim = ctx.meta
         need_a, need_b = ctx.needs_input_grad[:2]
-        return ((_sum_to(cross3(b, gy, dim), a.shape) if need_a else None),
-                (_sum_to(cross3(gy, a, dim), b.shape) if need_b else None))
+        return (cross3(b, gy, dim) if need_a else None), (cross3(gy, a, dim) if need_b else None)
 
 
 class Trilinear(Function):
