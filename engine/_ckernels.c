@@ -19,6 +19,74 @@
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#include <pthread.h>
+
+/* Intra-op threads, as PyTorch's parallel_for: a pass over n elements (or rows) is cut into at most `threads`
+ * contiguous ranges of at least `grain` each; the caller runs the first and a thread of its own each other one
+ * (created per pass: ~20 us, so only passes of a few hundred microseconds are cut). Every element's result is
+ * the one a single thread computes (each range runs the same loop), so the number of threads changes no bit.
+ * set_threads(k) (engine.threads.set_num_threads) sets the count; where a thread cannot be created its range
+ * runs on the caller. */
+#define MAX_THREADS 64
+static int threads = 1;
+
+typedef void (*range_fn)(void *ctx, Py_ssize_t lo, Py_ssize_t hi);
+
+struct range_job {
+    range_fn fn;
+    void *ctx;
+    Py_ssize_t lo, hi;
+};
+
+static void *run_range(void *arg)
+{
+    struct range_job *job = arg;
+    job->fn(job->ctx, job->lo, job->hi);
+    return NULL;
+}
+
+static void parallel_for(Py_ssize_t n, Py_ssize_t grain, range_fn fn, void *ctx)
+{
+    Py_ssize_t k = grain > 0 ? n / grain : 1;
+    if (k > threads)
+        k = threads;
+    if (k <= 1) {
+        fn(ctx, 0, n);
+        return;
+    }
+    pthread_t ids[MAX_THREADS];
+    struct range_job jobs[MAX_THREADS];
+    int started[MAX_THREADS];
+    for (Py_ssize_t i = 1; i < k; i++) {
+        jobs[i] = (struct range_job){fn, ctx, n * i / k, n * (i + 1) / k};
+        started[i] = pthread_create(&ids[i], NULL, run_range, &jobs[i]) == 0;
+    }
+    fn(ctx, 0, n / k);
+    for (Py_ssize_t i = 1; i < k; i++) {
+        if (started[i])
+            pthread_join(ids[i], NULL);
+        else
+            run_range(&jobs[i]);
+    }
+}
+
+static PyObject *set_threads(PyObject *module, PyObject *arg)
+{
+    long k = PyLong_AsLong(arg);
+    if (k == -1 && PyErr_Occurred())
+        return NULL;
+    if (k < 1) {
+        PyErr_SetString(PyExc_ValueError, "set_threads: a positive number of threads");
+        return NULL;
+    }
+    threads = k > MAX_THREADS ? MAX_THREADS : (int)k;
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_threads(PyObject *module, PyObject *unused)
+{
+    return PyLong_FromLong(threads);
+}
 
 /* 4 for a native float32 buffer, 8 for float64, 0 for anything else */
 static int float_size(const Py_buffer *b)
@@ -28,13 +96,13 @@ static int float_size(const Py_buffer *b)
     return b->format[0] == 'f' ? 4 : b->format[0] == 'd' ? 8 : 0;
 }
 
-/* Buffers of args[0..n-1] (the first writable, to write to), each C-contiguous: native float32 or float64 arrays of
- * one length and dtype. Their float size, or -1 with an exception set and no buffer held. */
-static int float_buffers(PyObject *const *args, int n, Py_buffer *bufs, const char *what)
+/* Buffers of args[0..n-1] (the first `writable` writable, to write to), each C-contiguous: native float32 or
+ * float64 arrays of one length and dtype. Their float size, or -1 with an exception set and no buffer held. */
+static int float_buffers_w(PyObject *const *args, int n, int writable, Py_buffer *bufs, const char *what)
 {
     const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
     for (int i = 0; i < n; i++) {
-        if (PyObject_GetBuffer(args[i], &bufs[i], i == 0 ? flags | PyBUF_WRITABLE : flags) < 0) {
+        if (PyObject_GetBuffer(args[i], &bufs[i], i < writable ? flags | PyBUF_WRITABLE : flags) < 0) {
             while (--i >= 0)
                 PyBuffer_Release(&bufs[i]);
             return -1;
@@ -52,6 +120,8 @@ static int float_buffers(PyObject *const *args, int n, Py_buffer *bufs, const ch
     }
     return size;
 }
+
+#define float_buffers(args, n, bufs, what) float_buffers_w(args, n, 1, bufs, what)
 
 static PyObject *pass_where(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -192,28 +262,41 @@ static inline double exp_nonpositive(double y) /* exp(y) for y <= 0 (or NaN) */
  * built where it runs, but the binary may not be: no -march) */
 #if defined(__x86_64__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
-#define WIDE_LOOP __attribute__((target_clones("avx2", "default")))
+#define WIDE_LOOP __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
 #endif
 #ifndef WIDE_LOOP
 #define WIDE_LOOP
 #endif
 
-WIDE_LOOP static void gelu_forward_f32(float *po, const float *px, Py_ssize_t n, long kind)
+/* One pass's arrays (out, gy, x; gy unused forward) and kind, for the ranges of parallel_for */
+struct gelu_pass {
+    void *o;
+    const void *g, *x;
+    long kind;
+};
+
+WIDE_LOOP static void gelu_forward_f32(void *ctx, Py_ssize_t lo, Py_ssize_t hi)
 {
-    if (kind == 0)
-        for (Py_ssize_t i = 0; i < n; i++)
+    const struct gelu_pass *p = ctx;
+    float *po = p->o;
+    const float *px = p->x;
+    if (p->kind == 0)
+        for (Py_ssize_t i = lo; i < hi; i++)
             po[i] = (float)erf_rational((double)px[i]);
     else
-        for (Py_ssize_t i = 0; i < n; i++) {
+        for (Py_ssize_t i = lo; i < hi; i++) {
             double v = px[i];
             po[i] = (float)(v * 0.5 * (1.0 + erf_rational(v * M_SQRT1_2)));
         }
 }
 
-WIDE_LOOP static void gelu_backward_f32(float *po, const float *pg, const float *px, Py_ssize_t n)
+WIDE_LOOP static void gelu_backward_f32(void *ctx, Py_ssize_t lo, Py_ssize_t hi)
 {
-    for (Py_ssize_t i = 0; i < n; i++) {
+    const struct gelu_pass *p = ctx;
+    float *po = p->o;
+    const float *pg = p->g, *px = p->x;
+    for (Py_ssize_t i = lo; i < hi; i++) {
         double v = px[i];
         double cdf = 0.5 * (1.0 + erf_rational(v * M_SQRT1_2));
         double pdf = GELU_PDF_BETA * exp_nonpositive(v * v * -0.5);
@@ -224,38 +307,42 @@ WIDE_LOOP static void gelu_backward_f32(float *po, const float *pg, const float 
 #define GELU_KAPPA 0.044715
 #define GELU_TANH_BETA (M_SQRT2 * M_2_SQRTPI * 0.5)
 
-#define FORWARD_LOOP(T, ERF, TANH)                                                                              \
+/* the other passes, in the dtype's own libm functions: NAME_T(ctx, lo, hi) */
+#define FORWARD_RANGE(NAME, T, ERF, TANH)                                                                       \
+    static void NAME(void *ctx, Py_ssize_t lo, Py_ssize_t hi)                                                 \
     {                                                                                                         \
-        T *po = o.buf;                                                                                        \
-        const T *px = x.buf;                                                                                  \
-        if (kind == 0)                                                                                        \
-            for (Py_ssize_t i = 0; i < n; i++)                                                                \
+        const struct gelu_pass *p = ctx;                                                                      \
+        T *po = p->o;                                                                                         \
+        const T *px = p->x;                                                                                   \
+        if (p->kind == 0)                                                                                     \
+            for (Py_ssize_t i = lo; i < hi; i++)                                                              \
                 po[i] = ERF(px[i]);                                                                           \
-        else if (kind == 1)                                                                                   \
-            for (Py_ssize_t i = 0; i < n; i++)                                                                \
+        else if (p->kind == 1)                                                                                \
+            for (Py_ssize_t i = lo; i < hi; i++)                                                              \
                 po[i] = px[i] * (T)0.5 * ((T)1 + ERF(px[i] * (T)M_SQRT1_2));                                 \
         else                                                                                                  \
-            for (Py_ssize_t i = 0; i < n; i++) {                                                              \
+            for (Py_ssize_t i = lo; i < hi; i++) {                                                            \
                 T v = px[i];                                                                                  \
                 T inner = (T)GELU_TANH_BETA * (v + (T)GELU_KAPPA * (v * v * v));                              \
                 po[i] = (T)0.5 * v * ((T)1 + TANH(inner));                                                    \
             }                                                                                                 \
     }
 
-#define BACKWARD_LOOP(T, ERF, EXP, TANH)                                                                        \
+#define BACKWARD_RANGE(NAME, T, ERF, EXP, TANH)                                                                 \
+    static void NAME(void *ctx, Py_ssize_t lo, Py_ssize_t hi)                                                 \
     {                                                                                                         \
-        T *po = o.buf;                                                                                        \
-        const T *pg = g.buf;                                                                                  \
-        const T *px = x.buf;                                                                                  \
-        if (kind == 1)                                                                                        \
-            for (Py_ssize_t i = 0; i < n; i++) {                                                              \
+        const struct gelu_pass *p = ctx;                                                                      \
+        T *po = p->o;                                                                                         \
+        const T *pg = p->g, *px = p->x;                                                                       \
+        if (p->kind == 1)                                                                                     \
+            for (Py_ssize_t i = lo; i < hi; i++) {                                                            \
                 T v = px[i];                                                                                  \
                 T cdf = (T)0.5 * ((T)1 + ERF(v * (T)M_SQRT1_2));                                              \
                 T pdf = (T)GELU_PDF_BETA * EXP(v * v * (T)-0.5);                                              \
                 po[i] = pg[i] * (cdf + v * pdf);                                                              \
             }                                                                                                 \
         else                                                                                                  \
-            for (Py_ssize_t i = 0; i < n; i++) {                                                              \
+            for (Py_ssize_t i = lo; i < hi; i++) {                                                            \
                 T v = px[i];                                                                                  \
                 T x_sq = v * v;                                                                               \
                 T inner = (T)GELU_TANH_BETA * (v + (T)GELU_KAPPA * (x_sq * v));                               \
@@ -265,6 +352,15 @@ WIDE_LOOP static void gelu_backward_f32(float *po, const float *pg, const float 
                 po[i] = pg[i] * (left_derivative + right_derivative);                                         \
             }                                                                                                 \
     }
+
+FORWARD_RANGE(gelu_forward_libm_f32, float, erff, tanhf)
+FORWARD_RANGE(gelu_forward_f64, double, erf, tanh)
+BACKWARD_RANGE(gelu_backward_libm_f32, float, erff, expf, tanhf)
+BACKWARD_RANGE(gelu_backward_f64, double, erf, exp, tanh)
+
+/* elements per thread for the GELU passes: a thread costs ~50 us to start on the 2-core machine, a GELU element
+ * ~1 ns (PyTorch cuts from 32768, with threads that wait in a pool) */
+#define GELU_GRAIN 65536
 
 /* gelu(out, x, kind): kind 0 erf, 1 GELU, 2 GELU (tanh) */
 static PyObject *gelu(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -284,15 +380,11 @@ static PyObject *gelu(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int size = float_buffers(args, 2, bufs, "gelu");
     if (size < 0)
         return NULL;
-    Py_buffer o = bufs[0], x = bufs[1];
-    Py_ssize_t n = o.len / size;
+    Py_ssize_t n = bufs[0].len / size;
+    struct gelu_pass pass = {bufs[0].buf, NULL, bufs[1].buf, kind};
+    range_fn fn = size == 8 ? gelu_forward_f64 : kind == 2 ? gelu_forward_libm_f32 : gelu_forward_f32;
     Py_BEGIN_ALLOW_THREADS
-    if (size == 4 && kind != 2)
-        gelu_forward_f32(o.buf, x.buf, n, kind);
-    else if (size == 4)
-        FORWARD_LOOP(float, erff, tanhf)
-    else
-        FORWARD_LOOP(double, erf, tanh)
+    parallel_for(n, GELU_GRAIN, fn, &pass);
     Py_END_ALLOW_THREADS
     for (int i = 0; i < 2; i++)
         PyBuffer_Release(&bufs[i]);
@@ -317,19 +409,293 @@ static PyObject *gelu_backward(PyObject *module, PyObject *const *args, Py_ssize
     int size = float_buffers(args, 3, bufs, "gelu_backward");
     if (size < 0)
         return NULL;
-    Py_buffer o = bufs[0], g = bufs[1], x = bufs[2];
-    Py_ssize_t n = o.len / size;
+    Py_ssize_t n = bufs[0].len / size;
+    struct gelu_pass pass = {bufs[0].buf, bufs[1].buf, bufs[2].buf, kind};
+    range_fn fn = size == 8 ? gelu_backward_f64 : kind == 2 ? gelu_backward_libm_f32 : gelu_backward_f32;
     Py_BEGIN_ALLOW_THREADS
-    if (size == 4 && kind == 1)
-        gelu_backward_f32(o.buf, g.buf, x.buf, n);
-    else if (size == 4)
-        BACKWARD_LOOP(float, erff, expf, tanhf)
-    else
-        BACKWARD_LOOP(double, erf, exp, tanh)
+    parallel_for(n, GELU_GRAIN, fn, &pass);
     Py_END_ALLOW_THREADS
     for (int i = 0; i < 3; i++)
         PyBuffer_Release(&bufs[i]);
     Py_RETURN_NONE;
+}
+
+/* Layer norm over the last `cols` elements of each row of C-contiguous float32/float64 arrays, forward and the
+ * input's gradient, as engine/functions/reduction.py's NativeLayerNorm computes them in NumPy (which runs where
+ * this was not built): a row's mean and biased variance (two passes, summed in double), rstd = 1 / sqrt(var +
+ * eps), xhat = (x - mean) * rstd, out = xhat * weight + bias (either absent: NULL); backward, with g = gy *
+ * weight, gx = rstd * (g - mean(g) - xhat * mean(g * xhat)) (the means in double). Rows are cut across threads
+ * (each row's arithmetic is the same on any thread). */
+struct norm_pass {
+    void *out, *xhat, *rstd;
+    const void *x, *gy, *weight, *bias;
+    Py_ssize_t cols;
+    double eps;
+};
+
+/* Sums in 8 lanes (element j into lane j % 8, the lanes added pairwise at the end): a loop the compiler vectorises
+ * without reassociating, in the same order on any machine and thread. */
+#define LANES 8
+#define LANE_SUM(acc) (((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7])))
+
+#define LAYER_NORM_RANGES(SUFFIX, T)                                                                            \
+    WIDE_LOOP static void layer_norm_##SUFFIX(void *ctx, Py_ssize_t lo, Py_ssize_t hi)                        \
+    {                                                                                                         \
+        const struct norm_pass *p = ctx;                                                                      \
+        const Py_ssize_t c = p->cols, body = c - c % LANES;                                                   \
+        const T *w = p->weight, *b = p->bias;                                                                 \
+        for (Py_ssize_t r = lo; r < hi; r++) {                                                                \
+            const T *x = (const T *)p->x + r * c;                                                             \
+            T *xh = (T *)p->xhat + r * c, *o = (T *)p->out + r * c;                                           \
+            double acc[LANES] = {0}, sq[LANES] = {0};                                                         \
+            for (Py_ssize_t j = 0; j < body; j += LANES)                                                      \
+                for (int k = 0; k < LANES; k++)                                                               \
+                    acc[k] += x[j + k];                                                                       \
+            for (Py_ssize_t j = body; j < c; j++)                                                             \
+                acc[j - body] += x[j];                                                                        \
+            const double mean = LANE_SUM(acc) / (double)c;                                                    \
+            for (Py_ssize_t j = 0; j < body; j += LANES)                                                      \
+                for (int k = 0; k < LANES; k++) {                                                             \
+                    double d = x[j + k] - mean;                                                               \
+                    sq[k] += d * d;                                                                           \
+                }                                                                                             \
+            for (Py_ssize_t j = body; j < c; j++) {                                                           \
+                double d = x[j] - mean;                                                                       \
+                sq[j - body] += d * d;                                                                        \
+            }                                                                                                 \
+            const double rstd = 1.0 / sqrt(LANE_SUM(sq) / (double)c + p->eps);                                \
+            ((T *)p->rstd)[r] = (T)rstd;                                                                      \
+            for (Py_ssize_t j = 0; j < c; j++)                                                                \
+                xh[j] = (T)((x[j] - mean) * rstd);                                                            \
+            if (w && b)                                                                                       \
+                for (Py_ssize_t j = 0; j < c; j++)                                                            \
+                    o[j] = xh[j] * w[j] + b[j];                                                               \
+            else if (w)                                                                                       \
+                for (Py_ssize_t j = 0; j < c; j++)                                                            \
+                    o[j] = xh[j] * w[j];                                                                      \
+            else if (b)                                                                                       \
+                for (Py_ssize_t j = 0; j < c; j++)                                                            \
+                    o[j] = xh[j] + b[j];                                                                      \
+            else                                                                                              \
+                memcpy(o, xh, (size_t)c * sizeof(T));                                                         \
+        }                                                                                                     \
+    }                                                                                                         \
+                                                                                                              \
+    WIDE_LOOP static void layer_norm_backward_##SUFFIX(void *ctx, Py_ssize_t lo, Py_ssize_t hi)               \
+    {                                                                                                         \
+        const struct norm_pass *p = ctx;                                                                      \
+        const Py_ssize_t c = p->cols, body = c - c % LANES;                                                   \
+        const T *w = p->weight;                                                                               \
+        for (Py_ssize_t r = lo; r < hi; r++) {                                                                \
+            const T *gy = (const T *)p->gy + r * c, *xh = (const T *)p->xhat + r * c;                         \
+            T *gx = (T *)p->out + r * c;                                                                      \
+            double sg[LANES] = {0}, sgh[LANES] = {0};                                                         \
+            if (w) {                                                                                          \
+                for (Py_ssize_t j = 0; j < body; j += LANES)                                                  \
+                    for (int k = 0; k < LANES; k++) {                                                         \
+                        double g = (double)(gy[j + k] * w[j + k]);                                            \
+                        sg[k] += g;                                                                           \
+                        sgh[k] += g * xh[j + k];                                                              \
+                    }                                                                                         \
+                for (Py_ssize_t j = body; j < c; j++) {                                                       \
+                    double g = (double)(gy[j] * w[j]);                                                        \
+                    sg[j - body] += g;                                                                        \
+                    sgh[j - body] += g * xh[j];                                                               \
+                }                                                                                             \
+            } else {                                                                                          \
+                for (Py_ssize_t j = 0; j < body; j += LANES)                                                  \
+                    for (int k = 0; k < LANES; k++) {                                                         \
+                        sg[k] += gy[j + k];                                                                   \
+                        sgh[k] += (double)gy[j + k] * xh[j + k];                                              \
+                    }                                                                                         \
+                for (Py_ssize_t j = body; j < c; j++) {                                                       \
+                    sg[j - body] += gy[j];                                                                    \
+                    sgh[j - body] += (double)gy[j] * xh[j];                                                   \
+                }                                                                                             \
+            }                                                                                                 \
+            const double mg = LANE_SUM(sg) / (double)c, mgh = LANE_SUM(sgh) / (double)c;                      \
+            const double rstd = ((const T *)p->rstd)[r];                                                      \
+            if (w)                                                                                            \
+                for (Py_ssize_t j = 0; j < c; j++)                                                            \
+                    gx[j] = (T)(rstd * ((double)(gy[j] * w[j]) - mg - xh[j] * mgh));                          \
+            else                                                                                              \
+                for (Py_ssize_t j = 0; j < c; j++)                                                            \
+                    gx[j] = (T)(rstd * ((double)gy[j] - mg - xh[j] * mgh));                                   \
+        }                                                                                                     \
+    }
+
+LAYER_NORM_RANGES(f32, float)
+LAYER_NORM_RANGES(f64, double)
+
+/* rows of a pass over `cols` elements each, at least this many elements per thread (a layer norm element costs
+ * ~0.7 ns: two threads win from ~200,000 elements on the 2-core machine) */
+#define NORM_GRAIN 131072
+
+/* A buffer of args[i]: C-contiguous, of the float size `size` and `len` bytes (None: no buffer, *held 0), or -1
+ * with an exception set. */
+static int optional_buffer(PyObject *arg, Py_buffer *buf, int *held, int size, Py_ssize_t len, int writable,
+                           const char *what)
+{
+    *held = 0;
+    if (arg == Py_None)
+        return 0;
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(arg, buf, flags) < 0)
+        return -1;
+    *held = 1;
+    if (float_size(buf) != size || buf->len != len) {
+        PyErr_Format(PyExc_ValueError, "%s: an array's dtype or length does not match", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* The weight's and bias's gradients of layer norm, sum over rows of gy * xhat and of gy, each column summed in
+ * double in row order (one thread: the same bits for any thread count). gw or gb NULL: not wanted. */
+#define PARAM_GRADS(T)                                                                                          \
+    {                                                                                                         \
+        const T *pg = gy.buf, *ph = xhat.buf;                                                                 \
+        for (Py_ssize_t r = 0; r < rows; r++)                                                                 \
+            for (Py_ssize_t j = 0; j < cols; j++) {                                                           \
+                acc_w[j] += (double)pg[r * cols + j] * ph[r * cols + j];                                      \
+                acc_b[j] += pg[r * cols + j];                                                                 \
+            }                                                                                                 \
+        for (Py_ssize_t j = 0; j < cols; j++) {                                                               \
+            if (held_gw)                                                                                      \
+                ((T *)gw.buf)[j] = (T)acc_w[j];                                                               \
+            if (held_gb)                                                                                      \
+                ((T *)gb.buf)[j] = (T)acc_b[j];                                                               \
+        }                                                                                                     \
+    }
+
+/* layer_norm(out, xhat, rstd, x, weight, bias, cols, eps): out, xhat, x of rows * cols elements, rstd of rows,
+ * weight and bias of cols or None */
+static PyObject *layer_norm(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const char *what = "layer_norm";
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "layer_norm(out, xhat, rstd, x, weight, bias, cols, eps)");
+        return NULL;
+    }
+    Py_ssize_t cols = PyLong_AsSsize_t(args[6]);
+    if (cols == -1 && PyErr_Occurred())
+        return NULL;
+    double eps = PyFloat_AsDouble(args[7]);
+    if (eps == -1.0 && PyErr_Occurred())
+        return NULL;
+    Py_buffer main[3], rstd, weight, bias; /* out, xhat, x */
+    PyObject *const main_args[3] = {args[0], args[1], args[3]};
+    int size = float_buffers_w(main_args, 3, 2, main, what);
+    if (size < 0)
+        return NULL;
+    PyObject *result = NULL;
+    int held_r = 0, held_w = 0, held_b = 0;
+    Py_ssize_t n = main[0].len / size;
+    if (cols <= 0 || n % cols != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd elements are not rows of %zd", what, n, cols);
+        goto done;
+    }
+    Py_ssize_t rows = n / cols;
+    if (optional_buffer(args[2], &rstd, &held_r, size, rows * size, 1, what) < 0 ||
+        optional_buffer(args[4], &weight, &held_w, size, cols * size, 0, what) < 0 ||
+        optional_buffer(args[5], &bias, &held_b, size, cols * size, 0, what) < 0)
+        goto done;
+    if (!held_r) {
+        PyErr_Format(PyExc_ValueError, "%s: rstd is an array", what);
+        goto done;
+    }
+    struct norm_pass pass = {main[0].buf, main[1].buf, rstd.buf, main[2].buf, NULL,
+                             held_w ? weight.buf : NULL, held_b ? bias.buf : NULL, cols, eps};
+    Py_BEGIN_ALLOW_THREADS
+    parallel_for(rows, (NORM_GRAIN + cols - 1) / cols, size == 4 ? layer_norm_f32 : layer_norm_f64, &pass);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    for (int i = 0; i < 3; i++)
+        PyBuffer_Release(&main[i]);
+    if (held_r)
+        PyBuffer_Release(&rstd);
+    if (held_w)
+        PyBuffer_Release(&weight);
+    if (held_b)
+        PyBuffer_Release(&bias);
+    return result;
+}
+
+/* layer_norm_backward(gx, gw, gb, gy, xhat, rstd, weight, cols): gx (rows * cols; None: not wanted), gw and gb
+ * (cols, or None) from gy and xhat (rows * cols), rstd (rows) and weight (cols, or None) */
+static PyObject *layer_norm_backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const char *what = "layer_norm_backward";
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "layer_norm_backward(gx, gw, gb, gy, xhat, rstd, weight, cols)");
+        return NULL;
+    }
+    Py_ssize_t cols = PyLong_AsSsize_t(args[7]);
+    if (cols == -1 && PyErr_Occurred())
+        return NULL;
+    Py_buffer pair[2]; /* gy, xhat */
+    int size = float_buffers_w(args + 3, 2, 0, pair, what);
+    if (size < 0)
+        return NULL;
+    Py_buffer gy = pair[0], xhat = pair[1], gx, gw, gb, rstd, weight;
+    PyObject *result = NULL;
+    double *acc_w = NULL, *acc_b = NULL;
+    int held_gx = 0, held_gw = 0, held_gb = 0, held_r = 0, held_w = 0;
+    Py_ssize_t n = gy.len / size;
+    if (cols <= 0 || n % cols != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd elements are not rows of %zd", what, n, cols);
+        goto done;
+    }
+    Py_ssize_t rows = n / cols;
+    if (optional_buffer(args[0], &gx, &held_gx, size, n * size, 1, what) < 0 ||
+        optional_buffer(args[1], &gw, &held_gw, size, cols * size, 1, what) < 0 ||
+        optional_buffer(args[2], &gb, &held_gb, size, cols * size, 1, what) < 0 ||
+        optional_buffer(args[5], &rstd, &held_r, size, rows * size, 0, what) < 0 ||
+        optional_buffer(args[6], &weight, &held_w, size, cols * size, 0, what) < 0)
+        goto done;
+    if (held_gx && !held_r) {
+        PyErr_Format(PyExc_ValueError, "%s: rstd is an array", what);
+        goto done;
+    }
+    if (held_gw || held_gb) {
+        acc_w = PyMem_RawCalloc((size_t)cols, sizeof(double));
+        acc_b = PyMem_RawCalloc((size_t)cols, sizeof(double));
+        if (acc_w == NULL || acc_b == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    struct norm_pass pass = {held_gx ? gx.buf : NULL, xhat.buf, held_r ? rstd.buf : NULL, NULL, gy.buf,
+                             held_w ? weight.buf : NULL, NULL, cols, 0.0};
+    Py_BEGIN_ALLOW_THREADS
+    if (held_gx)
+        parallel_for(rows, (NORM_GRAIN + cols - 1) / cols,
+                     size == 4 ? layer_norm_backward_f32 : layer_norm_backward_f64, &pass);
+    if (acc_w != NULL) {
+        if (size == 4)
+            PARAM_GRADS(float)
+        else
+            PARAM_GRADS(double)
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyMem_RawFree(acc_w);
+    PyMem_RawFree(acc_b);
+    PyBuffer_Release(&gy);
+    PyBuffer_Release(&xhat);
+    if (held_gx)
+        PyBuffer_Release(&gx);
+    if (held_gw)
+        PyBuffer_Release(&gw);
+    if (held_gb)
+        PyBuffer_Release(&gb);
+    if (held_r)
+        PyBuffer_Release(&rstd);
+    if (held_w)
+        PyBuffer_Release(&weight);
+    return result;
 }
 
 /* 2-D max pooling over the last two dimensions of C-contiguous float32/float64 planes, the same picks as
@@ -530,6 +896,13 @@ static PyMethodDef methods[] = {
      "gelu(out, x, kind): out = erf(x) (kind 0), GELU(x) (1) or its tanh approximation (2)"},
     {"gelu_backward", (PyCFunction)(void (*)(void))gelu_backward, METH_FASTCALL,
      "gelu_backward(out, gy, x, kind): out = gy * GELU'(x) (kind 1) or of its tanh approximation (2)"},
+    {"layer_norm", (PyCFunction)(void (*)(void))layer_norm, METH_FASTCALL,
+     "layer_norm(out, xhat, rstd, x, weight, bias, cols, eps): each row of cols normalised, scaled and shifted"},
+    {"layer_norm_backward", (PyCFunction)(void (*)(void))layer_norm_backward, METH_FASTCALL,
+     "layer_norm_backward(gx, gy, xhat, rstd, weight, cols): the input's gradient of layer_norm"},
+    {"set_threads", (PyCFunction)set_threads, METH_O,
+     "set_threads(k): the threads a long pass (GELU, layer norm) is cut across"},
+    {"get_threads", (PyCFunction)get_threads, METH_NOARGS, "get_threads(): set_threads's count"},
     {"pass_where", (PyCFunction)(void (*)(void))pass_where, METH_FASTCALL,
      "pass_where(out, gy, x, lo, strict): out = gy where x >= lo (strict: where not x <= lo), +0.0 elsewhere"},
     {"zero_where", (PyCFunction)(void (*)(void))zero_where, METH_FASTCALL,

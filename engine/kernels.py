@@ -33,6 +33,35 @@ if os.environ.get("GRADSCOPE_PURE_PYTHON", "").strip() in ("", "0"):
         pass
 
 
+def _default_threads() -> int:
+    """The threads a long CPU pass of _ckernels is cut across until set_num_threads says: OMP_NUM_THREADS where
+    it is a positive integer (as PyTorch reads it), else the CPUs this process may run on."""
+    try:
+        n = int(os.environ.get("OMP_NUM_THREADS", "").strip())
+    except ValueError:
+        n = 0
+    if n > 0:
+        return n
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # (not on every platform)
+        return os.cpu_count() or 1
+
+
+def set_threads(n: int) -> None:
+    """The threads of _ckernels' long passes (GELU, layer norm): engine.threads.set_num_threads's count."""
+    if _ck is not None:
+        _ck.set_threads(int(n))
+
+
+def threads() -> int:
+    return 1 if _ck is None else _ck.get_threads()
+
+
+if _ck is not None:
+    _ck.set_threads(_default_threads())
+
+
 def implementation() -> str:
     """Which masked writes run on the CPU: "compiled" (_ckernels.c) or "python" (not built, or
     GRADSCOPE_PURE_PYTHON=1)."""
@@ -397,3 +426,39 @@ def max_pool2d_backward(gy, arg, shape, kernel, stride, pads, dilation):
     _ck.max_pool2d_backward(gx, gy, arg, shape[-2], shape[-1], gy.shape[-2], gy.shape[-1], kernel[0], kernel[1],
                             stride[0], stride[1], pads[0][0], pads[1][0], dilation[0], dilation[1])
     return gx
+
+
+def _norm_operand(t, x, cols):
+    """Whether ``t`` (a weight or bias, or None) can go with ``x`` to _ckernels' layer norm."""
+    return t is None or (t.__class__ is np.ndarray and t.dtype == x.dtype and t.size == cols
+                         and t.flags.c_contiguous)
+
+
+def layer_norm(x, weight, bias, cols, eps):
+    """``(out, xhat, rstd)`` of layer norm over each row of ``cols`` trailing elements of a NumPy float32/float64
+    array (rstd of shape ``x.shape[:-k] + (1,) * k``, k the normalised dimensions: the caller reshapes), in one
+    pass by engine/_ckernels.c; None where it was not built or the arrays are not its (NumPy then runs the same
+    steps)."""
+    if (_ck is None or x.__class__ is not np.ndarray or x.dtype.type not in _FLOATS or not x.flags.c_contiguous
+            or cols <= 0 or x.size == 0 or not _norm_operand(weight, x, cols) or not _norm_operand(bias, x, cols)):
+        return None
+    out, xhat = np.empty_like(x), np.empty_like(x)
+    rstd = np.empty(x.size // cols, x.dtype)
+    _ck.layer_norm(out, xhat, rstd, x, weight, bias, cols, float(eps))
+    return out, xhat, rstd
+
+
+def layer_norm_backward(gy, xhat, rstd, weight, cols, need_x=True, need_w=False, need_b=False):
+    """``(gx, gw, gb)`` of :func:`layer_norm` (each None where not needed): ``rstd * (g - mean(g) - xhat * mean(g *
+    xhat))`` with ``g = gy * weight``, and gy * xhat and gy summed over the rows (in double), by
+    engine/_ckernels.c; None where it does not apply."""
+    if (_ck is None or gy.__class__ is not np.ndarray or gy.dtype != xhat.dtype or not gy.flags.c_contiguous
+            or gy.shape != xhat.shape or xhat.__class__ is not np.ndarray or not xhat.flags.c_contiguous
+            or rstd.__class__ is not np.ndarray or not rstd.flags.c_contiguous or rstd.dtype != xhat.dtype
+            or rstd.size * cols != xhat.size or xhat.size == 0 or not _norm_operand(weight, xhat, cols)):
+        return None
+    gx = np.empty_like(gy) if need_x else None
+    gw = np.empty(cols, gy.dtype) if need_w else None
+    gb = np.empty(cols, gy.dtype) if need_b else None
+    _ck.layer_norm_backward(gx, gw, gb, gy, xhat, rstd, weight, cols)
+    return gx, gw, gb

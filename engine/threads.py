@@ -49,13 +49,17 @@ def _update() -> None:
 
 
 def set_num_threads(n: int) -> None:
-    """The number of threads the engine's CPU matrix products use (PyTorch's torch.set_num_threads)."""
+    """The number of threads the engine's CPU matrix products use (PyTorch's torch.set_num_threads), and its long
+    compiled passes (GELU, layer norm: engine/_ckernels.c cuts them across this many)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise RuntimeError(f"set_num_threads: the number of threads must be a positive integer, got {n!r}")
     global _threads
     _controllers()
     _threads = int(n)
     _update()
+    from . import kernels
+
+    kernels.set_threads(_threads)
 
 
 def get_num_threads() -> int:

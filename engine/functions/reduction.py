@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from .. import kernels
 from ..autograd.function import Function, apply_several
 from ..backend import fill, xp_of
 
@@ -251,14 +252,20 @@ class NativeLayerNorm(Function):
         xp = xp_of(x)
         ctx.op_label = "LayerNorm"
         axes = tuple(range(x.ndim - nd, x.ndim))
-        mean = x.mean(axis=axes, keepdims=True)
-        centred = x - mean
-        rstd = 1 / xp.sqrt((centred * centred).mean(axis=axes, keepdims=True) + eps)
-        xhat = centred * rstd
-        if weight is None:  # (a copy where there is no affine part: the output is the caller's to write in place,
-            out = xhat.copy() if bias is None else xhat + bias  # and PyTorch's saves no output to refuse that)
+        cols = math.prod(x.shape[x.ndim - nd:])
+        fused = kernels.layer_norm(x, weight, bias, cols, eps)  # (C, where built: one pass, rows across threads)
+        if fused is not None:
+            out, xhat, rstd = fused
+            rstd = rstd.reshape(x.shape[:x.ndim - nd] + (1,) * nd)
         else:
-            out = xhat * weight if bias is None else xhat * weight + bias
+            mean = x.mean(axis=axes, keepdims=True)
+            centred = x - mean
+            rstd = 1 / xp.sqrt((centred * centred).mean(axis=axes, keepdims=True) + eps)
+            xhat = centred * rstd
+            if weight is None:  # (a copy where there is no affine part: the output is the caller's to write in
+                out = xhat.copy() if bias is None else xhat + bias  # place, and PyTorch's saves no output)
+            else:
+                out = xhat * weight if bias is None else xhat * weight + bias
         ctx.saved = (xhat, rstd, weight)
         ctx.meta = (axes, x.ndim - nd)
         ctx.eps = eps  # (for the recorded backward of create_graph=True: engine.autograd.higher)
@@ -269,9 +276,14 @@ class NativeLayerNorm(Function):
         xhat, rstd, weight = ctx.saved
         axes, lead = ctx.meta
         need_x, need_w, need_b = ctx.needs_input_grad
-        g = gy if weight is None else gy * weight
+        shape = xhat.shape[lead:]
+        fused = kernels.layer_norm_backward(gy, xhat, rstd, weight, math.prod(shape), need_x, need_w, need_b)
+        if fused is not None:  # (C, where built: one pass, the parameters' sums in double)
+            gx, gw, gb = fused
+            return gx, None if gw is None else gw.reshape(shape), None if gb is None else gb.reshape(shape)
         gx = None
         if need_x:
+            g = gy if weight is None else gy * weight
             gx = rstd * (g - g.mean(axis=axes, keepdims=True) - xhat * (g * xhat).mean(axis=axes, keepdims=True))
         samples = tuple(range(lead))
         gw = (gy * xhat).sum(axis=samples) if need_w else None

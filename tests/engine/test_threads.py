@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 
 import engine
-from engine import threads
+from engine import kernels, threads
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
 
 @pytest.fixture(autouse=True)
 def _default_choice():
+    before = kernels.threads()
     yield
+    kernels.set_threads(before)
     threads._threads = None
     threads._threshold = 0
     threads._update()
