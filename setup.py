@@ -1,7 +1,8 @@
 """The compiled parts, each the same steps as the Python it stands for: the autograd graph's two hot paths
 (engine/autograd/_cgraph.c: recording a built-in's node, and Tensor.backward()'s walk) and the CPU backward's
 masked writes, GELU and layer norm (engine/_ckernels.c: the ReLU's and clamp's gradient, grad_h[h < 0] = 0; erf
-and GELU, forward and backward; layer norm's rows, forward and backward; the long passes cut across threads). Everything else is in pyproject.toml.
+and GELU, forward and backward; layer norm's rows, forward and backward; the long passes cut across threads).
+Everything else is in pyproject.toml.
 
 ``optional=True``: where no C compiler is at hand the install goes on, and the engine runs those paths in Python
 (engine/autograd/_compiled.py and engine/kernels.py say which).
