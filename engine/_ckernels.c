@@ -698,6 +698,138 @@ done:
     return result;
 }
 
+/* Attention's softmax over each row of scores (C-contiguous float32/float64, rows of `cols`), in place: the scores
+ * times `scale`, the keys after a causal query's position hidden (`causal` >= 0: the row's query is its index modulo
+ * `causal`, the number of queries; top left aligned, as PyTorch's), then exp(x - max) / sum, a row that sees no key
+ * (all -inf) giving zeros. float32's exp is exp_nonpositive in double (5e-9 relative: below float32's rounding),
+ * float64's libm's. The backward, in place on dP = dO V^T: scale * P (dP - rowsum(dP P)), summed in double. */
+struct softmax_pass {
+    void *s;
+    const void *p;
+    Py_ssize_t cols, causal;
+    double scale;
+};
+
+#define ATTENTION_SOFTMAX_RANGES(SUFFIX, T, EXP)                                                                \
+    WIDE_LOOP static void attention_softmax_##SUFFIX(void *ctx, Py_ssize_t lo, Py_ssize_t hi)                 \
+    {                                                                                                         \
+        const struct softmax_pass *p = ctx;                                                                   \
+        const Py_ssize_t c = p->cols;                                                                         \
+        const T scale = (T)p->scale;                                                                          \
+        for (Py_ssize_t r = lo; r < hi; r++) {                                                                \
+            T *x = (T *)p->s + r * c;                                                                         \
+            Py_ssize_t seen = p->causal >= 0 ? r % p->causal + 1 : c;                                         \
+            if (seen > c)                                                                                     \
+                seen = c;                                                                                     \
+            T top = -INFINITY;                                                                                \
+            for (Py_ssize_t j = 0; j < seen; j++) {                                                           \
+                x[j] *= scale;                                                                                \
+                top = x[j] > top ? x[j] : top;                                                                \
+            }                                                                                                 \
+            if (top == -INFINITY)                                                                             \
+                top = 0;                                                                                      \
+            double acc[LANES] = {0};                                                                          \
+            Py_ssize_t body = seen - seen % LANES;                                                            \
+            for (Py_ssize_t j = 0; j < body; j += LANES)                                                      \
+                for (int k = 0; k < LANES; k++) {                                                             \
+                    double e = EXP((double)x[j + k] - (double)top);                                           \
+                    x[j + k] = (T)e;                                                                          \
+                    acc[k] += e;                                                                              \
+                }                                                                                             \
+            for (Py_ssize_t j = body; j < seen; j++) {                                                        \
+                double e = EXP((double)x[j] - (double)top);                                                   \
+                x[j] = (T)e;                                                                                  \
+                acc[j - body] += e;                                                                           \
+            }                                                                                                 \
+            double total = LANE_SUM(acc);                                                                     \
+            double inv = total > 0 ? 1.0 / total : 0.0;                                                       \
+            for (Py_ssize_t j = 0; j < seen; j++)                                                             \
+                x[j] = (T)((double)x[j] * inv);                                                               \
+            for (Py_ssize_t j = seen; j < c; j++)                                                             \
+                x[j] = 0;                                                                                     \
+        }                                                                                                     \
+    }                                                                                                         \
+                                                                                                              \
+    WIDE_LOOP static void attention_softmax_backward_##SUFFIX(void *ctx, Py_ssize_t lo, Py_ssize_t hi)        \
+    {                                                                                                         \
+        const struct softmax_pass *p = ctx;                                                                   \
+        const Py_ssize_t c = p->cols, body = c - c % LANES;                                                   \
+        for (Py_ssize_t r = lo; r < hi; r++) {                                                                \
+            T *d = (T *)p->s + r * c;                                                                         \
+            const T *w = (const T *)p->p + r * c;                                                             \
+            double acc[LANES] = {0};                                                                          \
+            for (Py_ssize_t j = 0; j < body; j += LANES)                                                      \
+                for (int k = 0; k < LANES; k++)                                                               \
+                    acc[k] += (double)d[j + k] * w[j + k];                                                    \
+            for (Py_ssize_t j = body; j < c; j++)                                                             \
+                acc[j - body] += (double)d[j] * w[j];                                                         \
+            const double dot = LANE_SUM(acc);                                                                 \
+            for (Py_ssize_t j = 0; j < c; j++)                                                                \
+                d[j] = (T)(p->scale * ((double)w[j] * ((double)d[j] - dot)));                                 \
+        }                                                                                                     \
+    }
+
+static inline double exp_f32_safe(double y) /* exp of y <= 0 (or -inf: 0) for a float32 result */
+{
+    return y == -INFINITY ? 0.0 : exp_nonpositive(y);
+}
+
+ATTENTION_SOFTMAX_RANGES(f32, float, exp_f32_safe)
+ATTENTION_SOFTMAX_RANGES(f64, double, exp)
+
+/* attention_softmax(s, cols, scale, causal) and attention_softmax_backward(d, p, cols, scale) */
+static PyObject *attention_softmax_pass(PyObject *const *args, Py_ssize_t nargs, int backward)
+{
+    const char *what = backward ? "attention_softmax_backward" : "attention_softmax";
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, backward ? "attention_softmax_backward(d, p, cols, scale)"
+                                                  : "attention_softmax(s, cols, scale, causal)");
+        return NULL;
+    }
+    Py_ssize_t cols = PyLong_AsSsize_t(args[backward ? 2 : 1]);
+    if (cols == -1 && PyErr_Occurred())
+        return NULL;
+    double scale = PyFloat_AsDouble(args[backward ? 3 : 2]);
+    if (scale == -1.0 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t causal = -1;
+    if (!backward) {
+        causal = PyLong_AsSsize_t(args[3]);
+        if (causal == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    Py_buffer bufs[2];
+    int size = float_buffers(args, backward ? 2 : 1, bufs, what);
+    if (size < 0)
+        return NULL;
+    Py_ssize_t n = bufs[0].len / size;
+    PyObject *result = NULL;
+    if (cols <= 0 || n % cols != 0 || causal == 0 || causal < -1) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd elements are not rows of %zd (causal %zd)", what, n, cols, causal);
+    } else {
+        struct softmax_pass pass = {bufs[0].buf, backward ? bufs[1].buf : NULL, cols, causal, scale};
+        range_fn fn = backward ? (size == 4 ? attention_softmax_backward_f32 : attention_softmax_backward_f64)
+                               : (size == 4 ? attention_softmax_f32 : attention_softmax_f64);
+        Py_BEGIN_ALLOW_THREADS
+        parallel_for(n / cols, (NORM_GRAIN + cols - 1) / cols, fn, &pass);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    for (int i = 0; i < (backward ? 2 : 1); i++)
+        PyBuffer_Release(&bufs[i]);
+    return result;
+}
+
+static PyObject *attention_softmax(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return attention_softmax_pass(args, nargs, 0);
+}
+
+static PyObject *attention_softmax_backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return attention_softmax_pass(args, nargs, 1);
+}
+
 /* 2-D max pooling over the last two dimensions of C-contiguous float32/float64 planes, the same picks as
  * engine/functions/conv.py's NumPy spelling (which pads with -inf): the kernel's offsets in row-major order, an
  * offset that falls in the padding reading -inf; an offset's value taken where it is greater than the best so far
@@ -900,6 +1032,10 @@ static PyMethodDef methods[] = {
      "layer_norm(out, xhat, rstd, x, weight, bias, cols, eps): each row of cols normalised, scaled and shifted"},
     {"layer_norm_backward", (PyCFunction)(void (*)(void))layer_norm_backward, METH_FASTCALL,
      "layer_norm_backward(gx, gy, xhat, rstd, weight, cols): the input's gradient of layer_norm"},
+    {"attention_softmax", (PyCFunction)(void (*)(void))attention_softmax, METH_FASTCALL,
+     "attention_softmax(s, cols, scale, causal): each row's softmax of scale * s, in place (causal >= 0: queries)"},
+    {"attention_softmax_backward", (PyCFunction)(void (*)(void))attention_softmax_backward, METH_FASTCALL,
+     "attention_softmax_backward(d, p, cols, scale): d = scale * p * (d - rowsum(d * p)), in place"},
     {"set_threads", (PyCFunction)set_threads, METH_O,
      "set_threads(k): the threads a long pass (GELU, layer norm) is cut across"},
     {"get_threads", (PyCFunction)get_threads, METH_NOARGS, "get_threads(): set_threads's count"},

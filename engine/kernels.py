@@ -33,21 +33,6 @@ if os.environ.get("GRADSCOPE_PURE_PYTHON", "").strip() in ("", "0"):
         pass
 
 
-def _default_threads() -> int:
-    """The threads a long CPU pass of _ckernels is cut across until set_num_threads says: OMP_NUM_THREADS where
-    it is a positive integer (as PyTorch reads it), else the CPUs this process may run on."""
-    try:
-        n = int(os.environ.get("OMP_NUM_THREADS", "").strip())
-    except ValueError:
-        n = 0
-    if n > 0:
-        return n
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):  # (not on every platform)
-        return os.cpu_count() or 1
-
-
 def set_threads(n: int) -> None:
     """The threads of _ckernels' long passes (GELU, layer norm): engine.threads.set_num_threads's count."""
     if _ck is not None:
@@ -58,10 +43,9 @@ def threads() -> int:
     return 1 if _ck is None else _ck.get_threads()
 
 
-if _ck is not None:
-    _ck.set_threads(_default_threads())
-
-
+# One thread unless torch.set_num_threads says: OpenBLAS's threads spin for a while after each product, and a pass
+# that starts threads of its own right after one competes with them for the cores (on the 2-core machine, the GPT
+# step's GELU after a Linear took 0.4 ms on one thread and 2-3 ms on two, though alone two take 0.26 against 0.39).
 def implementation() -> str:
     """Which masked writes run on the CPU: "compiled" (_ckernels.c) or "python" (not built, or
     GRADSCOPE_PURE_PYTHON=1)."""
@@ -462,3 +446,25 @@ def layer_norm_backward(gy, xhat, rstd, weight, cols, need_x=True, need_w=False,
     gb = np.empty(cols, gy.dtype) if need_b else None
     _ck.layer_norm_backward(gx, gw, gb, gy, xhat, rstd, weight, cols)
     return gx, gw, gb
+
+
+def attention_softmax(s, scale: float, causal_rows: int) -> bool:
+    """Attention's softmax of ``scale * s`` over the last axis of a NumPy float32/float64 C-contiguous array, in
+    place, by engine/_ckernels.c (``causal_rows`` > 0: the keys after each of that many queries' position hidden;
+    a row that sees no key: zeros). False where it does not apply (the caller computes it with NumPy)."""
+    if _ck is None or s.__class__ is not np.ndarray or s.dtype.type not in _FLOATS or not s.flags.c_contiguous \
+            or s.size == 0:
+        return False
+    _ck.attention_softmax(s, s.shape[-1], float(scale), causal_rows if causal_rows > 0 else -1)
+    return True
+
+
+def attention_softmax_backward(d, p, scale: float) -> bool:
+    """``d = scale * p * (d - rowsum(d * p))`` in place over the last axis (the scores' gradient from the weights'),
+    by engine/_ckernels.c; False where it does not apply."""
+    if (_ck is None or d.__class__ is not np.ndarray or p.__class__ is not np.ndarray or d.dtype != p.dtype
+            or d.dtype.type not in _FLOATS or d.shape != p.shape or not d.flags.c_contiguous
+            or not p.flags.c_contiguous or d.size == 0):
+        return False
+    _ck.attention_softmax_backward(d, p, d.shape[-1], float(scale))
+    return True

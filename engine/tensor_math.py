@@ -1392,9 +1392,16 @@ class TensorMath:
         d = 0 if dim is None else _dims(dim, self._data.ndim, "repeat_interleave")[0]
         n = x._data.shape[d]
         xp = xp_of(x._data)
+        if isinstance(repeats, (int, np.integer)) and not isinstance(repeats, bool):  # ATen's: no index
+            if repeats < 0:
+                raise RuntimeError("Repeats must be non-negative")
+            wide = x.unsqueeze(d + 1)
+            shape = list(wide.shape)
+            shape[d + 1] = int(repeats)
+            return wide.expand(*shape).clone().flatten(d, d + 1)
         counts = repeats._data if isinstance(repeats, _t.Tensor) else repeats
-        if isinstance(counts, (int, np.integer)) or getattr(counts, "ndim", 1) == 0:
-            index = xp.repeat(xp.arange(n), int(counts))
+        if getattr(counts, "ndim", 1) == 0 or getattr(counts, "shape", (0,)) == (1,):  # one count for all
+            index = xp.repeat(xp.arange(n), int(counts.reshape(())))
         else:
             if counts.shape[0] != n:
                 raise RuntimeError(f"repeats must have the same size as input along dim, but got "

@@ -26,6 +26,7 @@ import numpy as np
 from .. import functions as F
 from ..backend import xp_of
 from ..errors import FREED_GRAPH
+from ..functions import attention as _attention
 from ..functions import conv as _conv
 from ..functions.activation import ACTIVATIONS, ArrayMath
 from ..functions.elementwise import BINARY, UNARY, _RefusedGradient
@@ -420,7 +421,7 @@ def _softmax(node, gy):
         raise _refused(node)
     if node.log:
         return gy - x.log_softmax(dim).exp() * gy.sum(dim, keepdim=True)
-    out = x.softmax(dim)
+    out = F.Softmax.apply(x, dim, safe=True) if node.safe else x.softmax(dim)
     return out * (gy - (gy * out).sum(dim, keepdim=True))
 
 
@@ -866,6 +867,44 @@ def _nll_loss(node, gy):
     if len(shape) > 2:
         return out.reshape(shape[0], *shape[2:], shape[1]).movedim(-1, 1), None
     return out, None
+
+
+def _flash_attention(node, gy):
+    """The CPU flash attention node's backward in Tensor ops (the weights recomputed from the inputs, so that the
+    gradients reach them): where PyTorch 2.13 refuses a second derivative here, the engine gives it."""
+    q, k, v, _ = node.saved
+    groups, scale, dtype, mask, causal = node.meta
+    need_q, need_k, need_v = node.needs_input_grad
+    Q, K, V = _operand(node, 0, q), _operand(node, 1, k), _operand(node, 2, v)  # noqa: N806 - the formula's names
+    if gy.dtype != Q.dtype:
+        gy = gy.to(Q.dtype)
+    if groups > 1:
+        K, V = K.repeat_interleave(groups, 1), V.repeat_interleave(groups, 1)  # noqa: N806
+    s = (Q @ K.transpose(-2, -1)) * scale
+    if mask is not None:
+        s = s + _const(mask)
+    if causal:
+        s = s.masked_fill(_const(xp_of(q).asarray(_attention.causal_hidden(s.shape[-2], s.shape[-1]))), -math.inf)
+    p = F.Softmax.apply(s, 3, safe=True)
+
+    def heads(g):  # the gradient of the repeated heads: each head's copies summed
+        if groups == 1:
+            return g
+        b, h, n, e = g.shape
+        return g.reshape(b, h // groups, groups, n, e).sum(2)
+
+    def back(g):
+        return None if g is None else g if g.dtype == dtype else g.to(dtype)
+
+    gq = gk = gv = None
+    if need_v:
+        gv = heads(p.transpose(-2, -1) @ gy)
+    if need_q or need_k:
+        dp = gy @ V.transpose(-2, -1)
+        ds = p * (dp - (dp * p).sum(-1, keepdim=True)) * scale
+        gq = ds @ K if need_q else None
+        gk = heads(ds.transpose(-2, -1) @ Q) if need_k else None
+    return back(gq), back(gk), back(gv)
 
 
 def _layer_norm(node, gy):
@@ -1350,7 +1389,7 @@ DOUBLE = {
     F.MultiMarginLoss: _margin_loss_refused("aten::multi_margin_loss_backward"),
     F.MultilabelMarginLoss: _margin_loss_refused("aten::multilabel_margin_loss_backward"), F.Renorm: _renorm,
     F.AffineGrid: _affine_grid, F.MaxUnpool: _max_unpool, F.Trilinear: _trilinear,
-    F.MaskedScatter: _masked_scatter, F.Put: _put,
+    F.MaskedScatter: _masked_scatter, F.Put: _put, F.FlashAttentionCpu: _flash_attention,
 }
 
 
@@ -1362,7 +1401,7 @@ _READS_INPUTS = frozenset({
     F.Activation, F.Addmm, F.MseLoss, F.NativeBatchNorm, F.RegressionLoss, F.BinaryCrossEntropyWithLogits, F.VarStd,
     F.VarMean,
     F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm, F.Abs, F.LogCumSumExp, F.Cross,
-    F.AddProduct, F.Prelu, F.Dist, F.Cdist, F.EuclideanDist, F.Pdist, F.Renorm, F.Trilinear,
+    F.AddProduct, F.Prelu, F.Dist, F.Cdist, F.EuclideanDist, F.Pdist, F.Renorm, F.Trilinear, F.FlashAttentionCpu,
 })
 
 

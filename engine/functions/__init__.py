@@ -24,6 +24,7 @@ from .arithmetic import (
     Sub,
     Trilinear,
 )
+from .attention import FlashAttentionCpu
 from .conv import AdaptiveAvgPool, AdaptiveMaxPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool, Resample
 from .distance import Cdist, Dist, EuclideanDist, Pdist
 from .elementwise import (
@@ -129,6 +130,6 @@ __all__ = [
     "AsStrided", "CtcLoss", "Resample", "Pad", "AdaptiveMaxPool", "VarMean", "AMinMax", "DiagEmbed", "Take",
     "LogCumSumExp", "Nansum", "Cross", "AddProduct", "Rearrange", "BlockDiag", "Prelu", "Dist", "Cdist", "CopyFrom",
     "SoftMarginLoss", "MultiMarginLoss", "MultilabelMarginLoss", "Renorm", "AffineGrid", "MaxUnpool", "Trilinear",
-    "MaskedScatter", "Put",
+    "MaskedScatter", "Put", "FlashAttentionCpu",
     "EuclideanDist", "Pdist",
 ]

@@ -202,12 +202,12 @@ class Softmax(Function):
     raw = True
 
     def backward_name(self):
-        return "LogSoftmaxBackward0" if self.log else "SoftmaxBackward0"
+        return "LogSoftmaxBackward0" if self.log else "SafeSoftmaxBackward0" if self.safe else "SoftmaxBackward0"
 
     @staticmethod
-    def forward(ctx, x, dim, log=False):
+    def forward(ctx, x, dim, log=False, safe=False):
         xp = xp_of(x)
-        ctx.log, ctx.meta = log, dim
+        ctx.log, ctx.meta, ctx.safe = log, dim, safe
         ctx.op_label = "LogSoftmax" if log else "Softmax"  # what the graph panel calls the node
         scalar = x.ndim == 0
         if scalar:  # one element: the dimension PyTorch takes is the element itself
@@ -220,6 +220,8 @@ class Softmax(Function):
                 e = xp.exp(shifted)
                 total = e.sum(axis=dim, keepdims=True)
                 out = shifted - xp.log(total) if log else e / total
+            if safe:  # ATen's _safe_softmax (attention's): a row of -inf only gives zeros, not NaN
+                out = xp.where((x == -np.inf).all(axis=dim, keepdims=True), out.dtype.type(0), out)
         ctx.saved = (out,)
         return out.reshape(()) if scalar else out
 

@@ -440,8 +440,8 @@ def view_step(node, out_shape):
         return ("swap", node.dims)
     if cls is Permute:
         return ("permute", node.dims)
-    if cls is Reshape:
-        return ("reshape", out_shape)
+    if cls is Reshape:  # (ATen's _unsafe_view, a Reshape so named, makes no view: an in-place write is its own node)
+        return None if node.backward_name == "UnsafeViewBackward0" else ("reshape", out_shape)
     if cls is Expand:
         return ("expand", out_shape) if node.repeats else ("reshape", out_shape)
     if cls is Diagonal and not node.copy:

@@ -29,11 +29,13 @@ from ..functions import (
     ReLU,
     Sigmoid,
     SoftMarginLoss,
+    Softmax,
     Tanh,
     Trilinear,
     Unary,
 )
 from ..functions.activation import Activation, Glu, Prelu, elu_params
+from ..functions.attention import FlashAttentionCpu
 from ..functions.conv import (
     AdaptiveAvgPool,
     AdaptiveMaxPool,
@@ -289,28 +291,104 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
     """``softmax(query @ key^T * scale + mask) @ value`` over the last two dimensions (scale ``1/sqrt(E)`` unless
-    given), as PyTorch's reference implementation writes it: ``is_causal`` lets each query see its own position
-    and the ones before; a bool ``attn_mask`` says where a query may look, a float one is added. The engine has
-    no fused kernel: this is the sum of its parts, with their nodes."""
+    given): ``is_causal`` lets each query see its own position and the ones before; a bool ``attn_mask`` says where
+    a query may look, a float one is added; ``enable_gqa`` lets keys and values of fewer heads serve groups of query
+    heads. A query that sees no key gives zeros. As PyTorch chooses on the CPU: one node
+    (``ScaledDotProductFlashAttentionForCpuBackward0``) where its flash kernel applies (4-D inputs, no dropout, a 2-D
+    or 4-D mask that needs no gradient, ...), else ATen's composite, node for node (the query and the key each
+    scaled by ``sqrt(scale)``, the mask added in place, ``_safe_softmax``, dropout, the product with the values).
+    On a GPU the composite runs (PyTorch's CUDA kernels are not the engine's)."""
+    _check_attention(query, key, value, attn_mask)
+    check_dropout_probability(dropout_p)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
-    if enable_gqa:
-        raise RuntimeError("scaled_dot_product_attention: enable_gqa (grouped-query attention) is PyTorch's but not "
-                           "the engine's")
-    check_dropout_probability(dropout_p)
-    queries, keys = query.shape[-2], key.shape[-2]
-    weights = query @ key.transpose(-2, -1) * (query.shape[-1] ** -0.5 if scale is None else scale)
-    if is_causal:
-        attn_mask = creation.ones(queries, keys, dtype=dtypes.bool_, device=query.device).tril()
+    if _flash_on_cpu(query, key, value, attn_mask, dropout_p, enable_gqa):
+        mask = None if attn_mask is None else _additive_mask(attn_mask, query.dtype)._data
+        return FlashAttentionCpu.apply(query, key, value, mask=mask, causal=bool(is_causal), scale=scale)
+    return _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+def _check_attention(query, key, value, attn_mask) -> None:
+    """ATen's validate_sdpa_input, in its words."""
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
+    if not (query.device == key.device == value.device):
+        raise RuntimeError(f"Expected query, key, and value to have the same device type, but got query.device: "
+                           f"{query.device} key.device: {key.device} and value.device: {value.device} instead.")
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead.")
+    if attn_mask is not None and attn_mask.dtype not in (dtypes.bool_, dtypes.float32, query.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {attn_mask.dtype} and  query.dtype: {query.dtype} instead.")
+
+
+def _flash_on_cpu(query, key, value, attn_mask, dropout_p, enable_gqa) -> bool:
+    """Whether PyTorch's CPU would take its flash kernel (sdp_utils_cpp's use_flash_attention_cpp): 4-D inputs on
+    the CPU, no dropout, one batch size, the same heads (or, with enable_gqa, keys' and values' equal and dividing
+    the queries'), one head size, non-empty sequences, a last dimension of stride 1, and a mask (if any) that needs
+    no gradient, of 2 or 4 dimensions, each broadcastable to the attention's."""
+    if query.device.type != "cpu" or dropout_p > 0 or not query.dtype.is_floating_point:
+        return False
+    q, k, v = query._data, key._data, value._data
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        return False
+    (b, h, rows, e), (kb, kh, cols, ke), (vb, vh, _, ve) = q.shape, k.shape, v.shape
+    if not (b == kb == vb) or not (e == ke == ve) or rows == 0 or cols == 0:
+        return False
+    if not (h == kh == vh) and not (enable_gqa and kh == vh and h % kh == 0):
+        return False
+    if any(a.strides[-1] != a.itemsize for a in (q, k, v)):
+        return False
     if attn_mask is not None:
-        if attn_mask.dtype == dtypes.bool_:
-            weights = weights.masked_fill(~attn_mask, float("-inf"))
-        else:
-            weights = weights + attn_mask
-    weights = softmax(weights, -1)
+        m = attn_mask.shape
+        if attn_mask.requires_grad or attn_mask.dim() not in (2, 4) or m[-2] not in (rows, 1) or m[-1] not in (cols, 1):
+            return False
+        if attn_mask.dim() == 4 and (m[0] not in (1, b) or m[1] not in (1, h)):
+            return False
+    return True
+
+
+def _additive_mask(attn_mask: Tensor, dtype) -> Tensor:
+    """ATen's convert_boolean_attn_mask: a bool mask as 0 where a query may look and -inf where not, in ``dtype``; a
+    float mask as it is."""
+    if attn_mask.dtype != dtypes.bool_:
+        return attn_mask
+    data = attn_mask._data
+    xp = xp_of(data)
+    kind = dtype.np.type
+    return _wrap(xp.where(data, kind(0), kind(-np.inf)))
+
+
+def _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa) -> Tensor:
+    """ATen's _scaled_dot_product_attention_math, node for node."""
+    origin = query.dtype
+    if origin == dtypes.float16:  # (kept in float32 for the sums, as PyTorch's)
+        query, key, value = query.float(), key.float(), value.float()
+    negative = scale is not None and scale < 0
+    factor = math.sqrt(abs(scale) if negative else 1 / math.sqrt(query.shape[-1]) if scale is None else scale)
+    q = _scalar_node(query * (-factor if negative else factor), "MulBackward1")
+    if is_causal:
+        rows, cols = q.shape[-2], key.shape[-2]
+        attn_mask = creation.ones(rows, cols, dtype=dtypes.bool_, device=q.device).tril()
+    if attn_mask is not None:
+        attn_mask = _additive_mask(attn_mask, q.dtype)
+    if enable_gqa:
+        heads, key_heads, value_heads = q.shape[-3], key.shape[-3], value.shape[-3]
+        if not (heads == key_heads == value_heads):
+            if heads % key_heads or heads % value_heads:
+                raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
+            key = key.repeat_interleave(heads // key_heads, -3)
+            value = value.repeat_interleave(heads // value_heads, -3)
+    attn = q @ _scalar_node(key.transpose(-2, -1) * factor, "MulBackward1")
+    if attn_mask is not None:
+        attn.add_(attn_mask)
+    attn = Softmax.apply(attn, attn.dim() - 1, safe=True)
     if dropout_p > 0:
-        weights = dropout(weights, dropout_p, training=True)
-    return weights @ value
+        attn = dropout(attn, dropout_p, training=True)
+    out = attn @ value
+    return out if out.dtype == origin else out.to(origin)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002

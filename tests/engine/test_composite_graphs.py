@@ -48,6 +48,14 @@ GRAPHS = [
     ('torch.linalg.multi_dot([v, v])', 'ViewBackward0(MmBackward0(UnsqueezeBackward0(Acc),UnsqueezeBackward0(Acc)))'),
     ('torch.chain_matmul(a, m, m)', 'ViewBackward0(MmBackward0(MmBackward0(Acc,AddBackward0(Acc,None)),AddBackward0(Ac'
                                     'c,None)))'),
+    ('a.repeat_interleave(2, dim=1)', 'ViewBackward0(CloneBackward0(ExpandBackward0(UnsqueezeBackward0(Acc))))'),
+    ('a.repeat_interleave(3)',
+     'ViewBackward0(CloneBackward0(ExpandBackward0(UnsqueezeBackward0(ViewBackward0(Acc)))))'),
+    ('a.repeat_interleave(torch.tensor([2]), dim=0)', 'IndexSelectBackward0(Acc)'),
+    ('(a @ b.t()).add_(1.5)', 'AddBackward0(MmBackward0(Acc,TBackward0(Acc)),None)'),
+    ('torch.matmul(a.unsqueeze(0) * 2, b.t()).mul_(a[0, 0])',  # (_unsafe_view makes no view: no CopySlices)
+     'MulBackward0(UnsafeViewBackward0(MmBackward0(ViewBackward0(MulBackward0(UnsqueezeBackward0(Acc),None)),TBackwa'
+     'rd0(Acc))),SelectBackward0(SelectBackward0(Acc)))'),
     ('torch.atleast_1d(v[0])', 'ViewBackward0(SelectBackward0(Acc))'),
     ('torch.atleast_2d(v[0])', 'ViewBackward0(SelectBackward0(Acc))'),
     ('torch.atleast_2d(v)', 'UnsqueezeBackward0(Acc)'),

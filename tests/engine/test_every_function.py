@@ -131,6 +131,8 @@ EXAMPLES = {
     "Cdist": (lambda g: (_x(g), _x(g, (4, 3)) * 2, 2.0), {}),
     "EuclideanDist": (lambda g: (_x(g), _x(g, (4, 3)) * 2), {}),
     "Pdist": (lambda g: (_x(g, (4, 3)), 1.5), {}),
+    "FlashAttentionCpu": (lambda g: (_x(g, (1, 2, 3, 4)), _x(g, (1, 1, 5, 4)), _x(g, (1, 1, 5, 4))),
+                          {"mask": np.zeros((3, 5)), "causal": True, "scale": 0.5}),
     "Prelu": (lambda g: (_x(g, low=-1.0), _x(g, (1, 3)) * 0.25), {}),
     "AddProduct": (lambda g: (_x(g, (2,)), _x(g, (2, 3)), _x(g, (3,)), "mv"), {"beta": 0.5, "alpha": 2.0}),
     "Cumprod": (lambda g: (_x(g),), {"dim": 0}),
