@@ -5,9 +5,9 @@ The model is GPT-2's as nanoGPT builds it (:func:`gpt2`: pre-norm blocks of caus
 of -1), at the size of nanoGPT's README command for a CPU (4 layers, 4 heads, 128 wide, 12 sequences of 64
 characters, a vocabulary of 65). A step is forward, backward, ``clip_grad_norm_`` and AdamW with decay groups.
 Both libraries with their default threads, float32, each in processes of its own (alternating), the median of
-rounds; then the parts that the engine does in one pass (GELU forward and backward, a Linear on a batch of
-sequences) beside PyTorch's. Writes benchmarks/results/cpu-gpt-step.txt. tests/engine/test_gpt2_parts.py trains
-the same model from PyTorch's weights and checks the losses agree.
+rounds; then the parts that the engine does in one pass (GELU, LayerNorm and causal attention, forward and
+backward; a Linear on a batch of sequences) beside PyTorch's. Writes benchmarks/results/cpu-gpt-step.txt.
+tests/engine/test_gpt2_parts.py trains the same model from PyTorch's weights and checks the losses agree.
 """
 
 from __future__ import annotations
@@ -143,9 +143,20 @@ def _one_library(name: str, rounds: int, reps: int) -> dict:
     h = lib.tensor(hidden, requires_grad=True)
     w = lib.tensor(weight, requires_grad=True)
     g = lib.ones(hidden.shape)
+    heads, width = size["n_head"], size["n_embd"] // size["n_head"]
+    qkv = [lib.tensor(rng.standard_normal((size["batch"], heads, size["block"], width)).astype(np.float32),
+                      requires_grad=True) for _ in range(3)]
+    g_att = lib.ones(qkv[0].shape)
+    x = lib.tensor(rng.standard_normal((size["batch"], size["block"], size["n_embd"])).astype(np.float32),
+                   requires_grad=True)
+    norm, g_norm = lib.nn.LayerNorm(size["n_embd"]), lib.ones(x.shape)
+    F = lib.nn.functional  # noqa: N806 - torch's name
     out = _median_ms({"step": _stepper(lib, size, idx, targets)}, rounds, reps)
-    out |= _median_ms({"gelu": lambda: lib.nn.functional.gelu(h).backward(g),
-                       "linear": lambda: (h @ w).sum().backward()}, rounds, reps * 3)
+    out |= _median_ms({"gelu": lambda: F.gelu(h).backward(g),
+                       "linear": lambda: (h @ w).sum().backward(),
+                       "layer_norm": lambda: norm(x).backward(g_norm),
+                       "attention": lambda: F.scaled_dot_product_attention(*qkv, is_causal=True).backward(g_att)},
+                      rounds, reps * 3)
     out["threads"] = lib.get_num_threads()
     out["version"] = getattr(lib, "__version__", "")
     return out
@@ -160,6 +171,8 @@ def measure(rounds: int = 5, reps: int = 3, processes: int = 2) -> list[str]:
             f"(each library in its own process, {processes} processes each, alternating; in each the median of "
             f"{rounds} rounds)"] + paired.table(runs, (("step", "step (forward, backward, clip, AdamW)"),
                                                        ("gelu", "GELU forward+backward, 12x64x512"),
+                                                       ("layer_norm", "LayerNorm(128) f+b, 12x64x128"),
+                                                       ("attention", "causal attention f+b, 12x4x64x32"),
                                                        ("linear", "(12x64x512) @ (512x128) f+b")))
 
 
