@@ -835,6 +835,128 @@ static PyObject *attention_softmax_backward(PyObject *module, PyObject *const *a
     return attention_softmax_pass(args, nargs, 1);
 }
 
+/* Batch norm's backward over C-contiguous (N, C, inner) float32/float64 arrays, as engine/functions/reduction.py's
+ * NativeBatchNorm writes it in NumPy: per channel sum(gy) and dotp = sum(gy (x - mean)) (in double, 8 lanes),
+ * then, where gx is wanted, in training gx = (gy - sum(gy) / n - (x - mean) dotp invstd^2 / n) * scale, else
+ * gx = gy * scale (scale = invstd * weight); sum_gy and dotp written out (float64) for the parameters. */
+struct batch_norm_pass {
+    void *gx;
+    const void *gy, *x;
+    const double *mean, *invstd, *scale;
+    double *sum_gy, *dotp;
+    Py_ssize_t batch, channels, inner;
+    int training;
+};
+
+#define BATCH_NORM_BACKWARD_RANGE(SUFFIX, T)                                                                    \
+    WIDE_LOOP static void batch_norm_backward_##SUFFIX(void *ctx, Py_ssize_t lo, Py_ssize_t hi)               \
+    {                                                                                                         \
+        const struct batch_norm_pass *p = ctx;                                                                \
+        const Py_ssize_t m = p->inner, body = m - m % LANES, chans = p->channels;                             \
+        const double n = (double)(p->batch * m);                                                              \
+        for (Py_ssize_t c = lo; c < hi; c++) {                                                                \
+            const double mean = p->mean[c];                                                                   \
+            double sg[LANES] = {0}, dp[LANES] = {0};                                                          \
+            for (Py_ssize_t b = 0; b < p->batch; b++) {                                                       \
+                const T *gy = (const T *)p->gy + (b * chans + c) * m, *x = (const T *)p->x + (b * chans + c) * m; \
+                for (Py_ssize_t j = 0; j < body; j += LANES)                                                  \
+                    for (int k = 0; k < LANES; k++) {                                                         \
+                        sg[k] += gy[j + k];                                                                   \
+                        dp[k] += (double)gy[j + k] * ((double)x[j + k] - mean);                               \
+                    }                                                                                         \
+                for (Py_ssize_t j = body; j < m; j++) {                                                       \
+                    sg[j - body] += gy[j];                                                                    \
+                    dp[j - body] += (double)gy[j] * ((double)x[j] - mean);                                    \
+                }                                                                                             \
+            }                                                                                                 \
+            const double sum_gy = LANE_SUM(sg), dotp = LANE_SUM(dp);                                          \
+            p->sum_gy[c] = sum_gy;                                                                            \
+            p->dotp[c] = dotp;                                                                                \
+            if (p->gx == NULL)                                                                                \
+                continue;                                                                                     \
+            const double scale = p->scale[c], invstd = p->invstd[c];                                          \
+            const double mg = n > 0 ? sum_gy / n : 0.0, k = n > 0 ? dotp * invstd * invstd / n : 0.0;        \
+            for (Py_ssize_t b = 0; b < p->batch; b++) {                                                       \
+                const T *gy = (const T *)p->gy + (b * chans + c) * m, *x = (const T *)p->x + (b * chans + c) * m; \
+                T *gx = (T *)p->gx + (b * chans + c) * m;                                                     \
+                if (p->training)                                                                              \
+                    for (Py_ssize_t j = 0; j < m; j++)                                                        \
+                        gx[j] = (T)(((double)gy[j] - mg - ((double)x[j] - mean) * k) * scale);                \
+                else                                                                                          \
+                    for (Py_ssize_t j = 0; j < m; j++)                                                        \
+                        gx[j] = (T)((double)gy[j] * scale);                                                   \
+            }                                                                                                 \
+        }                                                                                                     \
+    }
+
+BATCH_NORM_BACKWARD_RANGE(f32, float)
+BATCH_NORM_BACKWARD_RANGE(f64, double)
+
+/* batch_norm_backward(gx, sum_gy, dotp, gy, x, mean, invstd, scale, batch, channels, training): gx, gy, x of batch *
+ * channels * inner elements (gx None: not wanted); sum_gy, dotp (written), mean, invstd, scale: float64 of
+ * channels. Channels are cut across threads (each channel's sums in one thread, in one order). */
+static PyObject *batch_norm_backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const char *what = "batch_norm_backward";
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError,
+                        "batch_norm_backward(gx, sum_gy, dotp, gy, x, mean, invstd, scale, batch, channels, training)");
+        return NULL;
+    }
+    Py_ssize_t batch = PyLong_AsSsize_t(args[8]);
+    if (batch == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t channels = PyLong_AsSsize_t(args[9]);
+    if (channels == -1 && PyErr_Occurred())
+        return NULL;
+    int training = PyObject_IsTrue(args[10]);
+    if (training < 0)
+        return NULL;
+    Py_buffer pair[2]; /* gy, x */
+    int size = float_buffers_w(args + 3, 2, 0, pair, what);
+    if (size < 0)
+        return NULL;
+    Py_buffer stats[5], gx; /* sum_gy, dotp, mean, invstd, scale */
+    int held[5] = {0}, held_gx = 0;
+    PyObject *result = NULL;
+    Py_ssize_t n = pair[0].len / size;
+    PyObject *const stat_args[5] = {args[1], args[2], args[5], args[6], args[7]};
+    if (channels <= 0 || batch <= 0 || n % (channels * batch) != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd elements are not %zd samples of %zd channels", what, n, batch,
+                     channels);
+        goto done;
+    }
+    for (int i = 0; i < 5; i++) {
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (i < 2 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(stat_args[i], &stats[i], flags) < 0)
+            goto done;
+        held[i] = 1;
+        if (float_size(&stats[i]) != 8 || stats[i].len != channels * 8) {
+            PyErr_Format(PyExc_ValueError, "%s: the channels' statistics are float64 arrays of %zd", what, channels);
+            goto done;
+        }
+    }
+    if (optional_buffer(args[0], &gx, &held_gx, size, n * size, 1, what) < 0)
+        goto done;
+    struct batch_norm_pass pass = {held_gx ? gx.buf : NULL, pair[0].buf, pair[1].buf, stats[2].buf, stats[3].buf,
+                                   stats[4].buf, stats[0].buf, stats[1].buf, batch, channels, n / (batch * channels),
+                                   training};
+    Py_BEGIN_ALLOW_THREADS
+    parallel_for(channels, (NORM_GRAIN + n / channels - 1) / (n / channels > 0 ? n / channels : 1),
+                 size == 4 ? batch_norm_backward_f32 : batch_norm_backward_f64, &pass);
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&pair[0]);
+    PyBuffer_Release(&pair[1]);
+    for (int i = 0; i < 5; i++)
+        if (held[i])
+            PyBuffer_Release(&stats[i]);
+    if (held_gx)
+        PyBuffer_Release(&gx);
+    return result;
+}
+
 /* 2-D max pooling over the last two dimensions of C-contiguous float32/float64 planes, the same picks as
  * engine/functions/conv.py's NumPy spelling (which pads with -inf): the kernel's offsets in row-major order, an
  * offset that falls in the padding reading -inf; an offset's value taken where it is greater than the best so far
@@ -1041,6 +1163,8 @@ static PyMethodDef methods[] = {
      "attention_softmax(s, cols, scale, causal): each row's softmax of scale * s, in place (causal >= 0: queries)"},
     {"attention_softmax_backward", (PyCFunction)(void (*)(void))attention_softmax_backward, METH_FASTCALL,
      "attention_softmax_backward(d, p, cols, scale): d = scale * p * (d - rowsum(d * p)), in place"},
+    {"batch_norm_backward", (PyCFunction)(void (*)(void))batch_norm_backward, METH_FASTCALL,
+     "batch_norm_backward(gx, sum_gy, dotp, gy, x, mean, invstd, scale, batch, channels, training): per channel"},
     {"set_threads", (PyCFunction)set_threads, METH_O,
      "set_threads(k): the threads a long pass (GELU, layer norm) is cut across"},
     {"get_threads", (PyCFunction)get_threads, METH_NOARGS, "get_threads(): set_threads's count"},

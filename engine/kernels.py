@@ -468,3 +468,22 @@ def attention_softmax_backward(d, p, scale: float) -> bool:
         return False
     _ck.attention_softmax_backward(d, p, d.shape[-1], float(scale))
     return True
+
+
+def batch_norm_backward(gy, x, mean, invstd, weight, training: bool, need_x: bool):
+    """``(gx, sum_gy, dotp)`` of batch norm's backward over ``(N, C, ...)`` NumPy float32/float64 C-contiguous
+    arrays (gx None where not needed; the sums per channel, float64), by engine/_ckernels.c: one pass for the sums,
+    one for gx. None where it does not apply (the caller's NumPy runs the same formulas)."""
+    if (_ck is None or gy.__class__ is not np.ndarray or x.__class__ is not np.ndarray or gy.dtype != x.dtype
+            or x.dtype.type not in _FLOATS or gy.shape != x.shape or x.ndim < 2 or x.size == 0
+            or not gy.flags.c_contiguous or not x.flags.c_contiguous):
+        return None
+    channels = x.shape[1]
+    mean64 = np.ascontiguousarray(mean, dtype=np.float64).reshape(channels)
+    invstd64 = np.ascontiguousarray(invstd, dtype=np.float64).reshape(channels)
+    scale = invstd64 if weight is None else invstd64 * np.asarray(weight, dtype=np.float64).reshape(channels)
+    sum_gy, dotp = np.empty(channels), np.empty(channels)
+    gx = np.empty_like(gy) if need_x else None
+    _ck.batch_norm_backward(gx, sum_gy, dotp, gy, x, mean64, invstd64, np.ascontiguousarray(scale), x.shape[0],
+                            channels, bool(training))
+    return gx, sum_gy, dotp

@@ -500,6 +500,11 @@ class NativeBatchNorm(Function):
         x, weight = ctx.saved
         mean, invstd, training, _ = ctx.meta
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        fused = kernels.batch_norm_backward(gy, x, mean, invstd, weight, training, need_x)
+        if fused is not None:  # (C, where built: the channels' sums in double, then gx, in two passes)
+            gx, sum_gy, dotp = fused
+            gw = (dotp * invstd).astype(x.dtype) if need_w else None
+            return gx, gw, sum_gy.astype(x.dtype) if need_b else None, None, None
         shape = (1, -1) + (1,) * (x.ndim - 2)
         axes = (0,) + tuple(range(2, x.ndim))
         sum_gy = gy.sum(axis=axes)

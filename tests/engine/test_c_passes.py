@@ -244,3 +244,68 @@ def test_layer_norm_is_pytorchs_at_the_gpt_size():
             y.grad_fn.name() == "NativeLayerNormBackward0"
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4)
+
+
+# --------------------------------------------------------------------------- batch norm's backward
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(6, 3, 5, 7), (4, 5), (3, 2, 9), (1, 4, 2, 2, 3)])
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("path", ["compiled", "python"])
+def test_batch_norms_gradients_are_the_formulas(dtype, shape, training, path):
+    if path == "compiled" and ck is None:
+        pytest.skip("engine/_ckernels.c is not built here")
+    x_np = (RNG.standard_normal(shape) * 2 + 0.5).astype(dtype)
+    gy_np = RNG.standard_normal(shape).astype(dtype)
+    w_np, b_np = RNG.standard_normal(shape[1]).astype(dtype), RNG.standard_normal(shape[1]).astype(dtype)
+    running_mean, running_var = RNG.standard_normal(shape[1]), RNG.random(shape[1]) + 0.5
+    with python_paths() if path == "python" else _nothing():
+        x = engine.tensor(x_np, requires_grad=True)
+        w, b = engine.tensor(w_np, requires_grad=True), engine.tensor(b_np, requires_grad=True)
+        rm, rv = engine.tensor(running_mean.astype(dtype)), engine.tensor(running_var.astype(dtype))
+        y = engine.nn.functional.batch_norm(x, rm, rv, w, b, training=training, eps=1e-5)
+        y.backward(engine.tensor(gy_np))
+    axes = (0,) + tuple(range(2, len(shape)))
+    view = (1, -1) + (1,) * (len(shape) - 2)
+    x64, gy = x_np.astype(np.float64), gy_np.astype(np.float64)
+    if training:
+        mean, var = x64.mean(axis=axes), x64.var(axis=axes)
+    else:
+        mean, var = running_mean.astype(dtype).astype(np.float64), running_var.astype(dtype).astype(np.float64)
+    invstd = 1 / np.sqrt(var + 1e-5)
+    xhat = (x64 - mean.reshape(view)) * invstd.reshape(view)
+    g = gy * w_np.astype(np.float64).reshape(view)
+    if training:
+        gx = (g - g.mean(axis=axes, keepdims=True) - xhat * (g * xhat).mean(axis=axes, keepdims=True)) \
+            * invstd.reshape(view)
+    else:
+        gx = g * invstd.reshape(view)
+    tol = dict(rtol=3e-4, atol=3e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(x.grad.numpy(), gx, **tol)
+    np.testing.assert_allclose(w.grad.numpy(), (gy * xhat).sum(axis=axes), **tol)
+    np.testing.assert_allclose(b.grad.numpy(), gy.sum(axis=axes), **tol)
+
+
+@needs_c
+def test_batch_norms_backward_is_the_same_bits_on_any_number_of_threads():
+    x = RNG.standard_normal((8, 12, 40, 40)).astype(np.float32)
+    gy = RNG.standard_normal(x.shape).astype(np.float32)
+    mean, invstd = x.mean(axis=(0, 2, 3)), 1 / np.sqrt(x.var(axis=(0, 2, 3)) + 1e-5)
+    weight = RNG.standard_normal(12).astype(np.float32)
+    runs = _each_thread_count(lambda: kernels.batch_norm_backward(gy, x, mean, invstd, weight, True, True))
+    for run in runs[1:]:
+        for a, ref in zip(run, runs[0]):
+            np.testing.assert_array_equal(a, ref)
+    np.testing.assert_allclose(runs[0][1], gy.astype(np.float64).sum(axis=(0, 2, 3)), rtol=1e-12)
+
+
+@needs_c
+def test_batch_norms_c_pass_refuses_what_does_not_fit():
+    x = np.ones((2, 3, 4), np.float32)
+    stats = [np.zeros(3) for _ in range(5)]
+    with pytest.raises(ValueError, match="24 elements are not 2 samples of 5 channels"):
+        ck.batch_norm_backward(None, *stats[:2], x, x, *stats[2:], 2, 5, True)
+    with pytest.raises(ValueError, match="float64 arrays of 3"):
+        ck.batch_norm_backward(None, np.zeros(3, np.float32), *stats[1:2], x, x, *stats[2:], 2, 3, True)
+    assert kernels.batch_norm_backward(x, x.astype(np.float64), stats[0], stats[1], None, True, True) is None
