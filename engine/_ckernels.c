@@ -957,6 +957,74 @@ done:
     return result;
 }
 
+/* add_rows(out, index, src): out[index[i]] += src[i] for i in order, each a row of `cols` (C-contiguous float32 or
+ * float64 out (rows, cols) and src (n, cols), int64 index of n; a negative index counts from the end): NumPy's
+ * np.add.at(out, index, src) bit for bit (the same additions in the same order, as PyTorch's index_add_ and
+ * embedding backward on the CPU), without add.at's per-element dispatch (0.85 ms -> ~0.02 for a GPT's 768 x 128
+ * token gradient). An index out of range raises IndexError before anything is written. */
+#define ADD_ROWS_LOOP(T)                                                                                        \
+    {                                                                                                         \
+        T *po = out.buf;                                                                                      \
+        const T *ps = src.buf;                                                                                \
+        for (Py_ssize_t i = 0; i < n; i++) {                                                                  \
+            int64_t r = pi[i] < 0 ? pi[i] + rows : pi[i];                                                     \
+            T *dst = po + r * cols;                                                                           \
+            const T *from = ps + i * cols;                                                                    \
+            for (Py_ssize_t j = 0; j < cols; j++)                                                             \
+                dst[j] += from[j];                                                                            \
+        }                                                                                                     \
+    }
+
+static PyObject *add_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "add_rows(out, index, src)");
+        return NULL;
+    }
+    Py_buffer out, index, src;
+    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND;
+    if (PyObject_GetBuffer(args[0], &out, flags | PyBUF_WRITABLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &index, flags) < 0) {
+        PyBuffer_Release(&out);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[2], &src, flags) < 0) {
+        PyBuffer_Release(&out);
+        PyBuffer_Release(&index);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    int size = float_size(&out);
+    if (size == 0 || float_size(&src) != size || out.ndim != 2 || src.ndim != 2 || out.shape[1] != src.shape[1] ||
+        index.ndim != 1 || index.itemsize != 8 || index.format == NULL || strchr("qlL", index.format[0]) == NULL ||
+        index.format[1] != '\0' || index.shape[0] != src.shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "add_rows: float32/float64 out (rows, cols) and src (n, cols) of one dtype, "
+                                          "and an int64 index of n");
+        goto done;
+    }
+    Py_ssize_t rows = out.shape[0], cols = out.shape[1], n = src.shape[0];
+    const int64_t *pi = index.buf;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (pi[i] >= rows || pi[i] < -rows) {
+            PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension 0 with size %zd",
+                         (long long)pi[i], rows);
+            goto done;
+        }
+    Py_BEGIN_ALLOW_THREADS
+    if (size == 4)
+        ADD_ROWS_LOOP(float)
+    else
+        ADD_ROWS_LOOP(double)
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&index);
+    PyBuffer_Release(&src);
+    return result;
+}
+
 /* 2-D max pooling over the last two dimensions of C-contiguous float32/float64 planes, the same picks as
  * engine/functions/conv.py's NumPy spelling (which pads with -inf): the kernel's offsets in row-major order, an
  * offset that falls in the padding reading -inf; an offset's value taken where it is greater than the best so far
@@ -1165,6 +1233,8 @@ static PyMethodDef methods[] = {
      "attention_softmax_backward(d, p, cols, scale): d = scale * p * (d - rowsum(d * p)), in place"},
     {"batch_norm_backward", (PyCFunction)(void (*)(void))batch_norm_backward, METH_FASTCALL,
      "batch_norm_backward(gx, sum_gy, dotp, gy, x, mean, invstd, scale, batch, channels, training): per channel"},
+    {"add_rows", (PyCFunction)(void (*)(void))add_rows, METH_FASTCALL,
+     "add_rows(out, index, src): out[index[i]] += src[i] in order (np.add.at on rows)"},
     {"set_threads", (PyCFunction)set_threads, METH_O,
      "set_threads(k): the threads a long pass (GELU, layer norm) is cut across"},
     {"get_threads", (PyCFunction)get_threads, METH_NOARGS, "get_threads(): set_threads's count"},

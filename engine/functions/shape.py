@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .. import kernels
 from ..autograd.function import Function, apply_several
 from ..backend import device_of_array, to_device_array, xp_of
 
@@ -410,7 +411,9 @@ class GetItem(Function):
         gx = xp.zeros(shape, dtype=gy.dtype)
         if _has_integer_arrays(index):
             # a repeated index must add up, not overwrite (cupyx.scatter_add is deprecated in CuPy 14)
-            xp.add.at(gx, index, gy)
+            rows = index[0] if isinstance(index, tuple) and len(index) == 1 else index
+            if not kernels.add_rows(gx, rows, gy):  # (rows picked by one index array: C, where built)
+                xp.add.at(gx, index, gy)
         else:
             gx[index] = gy
         return gx
@@ -778,7 +781,9 @@ class Embedding(Function):
         xp = xp_of(gy)
         flat = indices.reshape(-1)
         gw = xp.zeros(shape, dtype=gy.dtype)
-        xp.add.at(gw, flat, gy.reshape(-1, shape[1]))  # a row picked twice gets both gradients
+        rows = gy.reshape(-1, shape[1])
+        if not kernels.add_rows(gw, flat, rows):  # (C, where built: add.at's sums, in one pass)
+            xp.add.at(gw, flat, rows)  # a row picked twice gets both gradients
         if scale:
             counts = xp.zeros(shape[0], dtype=gy.dtype)
             xp.add.at(counts, flat, gy.dtype.type(1))

@@ -309,3 +309,50 @@ def test_batch_norms_c_pass_refuses_what_does_not_fit():
     with pytest.raises(ValueError, match="float64 arrays of 3"):
         ck.batch_norm_backward(None, np.zeros(3, np.float32), *stats[1:2], x, x, *stats[2:], 2, 3, True)
     assert kernels.batch_norm_backward(x, x.astype(np.float64), stats[0], stats[1], None, True, True) is None
+
+
+# --------------------------------------------------------------------------- rows added at an index
+
+
+@needs_c
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_add_rows_is_numpys_add_at_bit_for_bit(dtype):
+    out = RNG.standard_normal((65, 3, 5)).astype(dtype)
+    index = RNG.integers(-65, 65, 700)
+    src = RNG.standard_normal((700, 3, 5)).astype(dtype)
+    expected = out.copy()
+    np.add.at(expected, index, src)
+    assert kernels.add_rows(out, index, src)
+    np.testing.assert_array_equal(out, expected)
+
+
+@needs_c
+def test_add_rows_refuses_an_index_out_of_range_and_writes_nothing():
+    out = np.zeros((4, 2), np.float32)
+    with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 0 with size 4"):
+        kernels.add_rows(out, np.array([0, 4]), np.ones((2, 2), np.float32))
+    with pytest.raises(IndexError, match="index -5 is out of bounds"):
+        kernels.add_rows(out, np.array([-5]), np.ones((1, 2), np.float32))
+    np.testing.assert_array_equal(out, 0.0)
+    with pytest.raises(ValueError, match="int64 index of n"):
+        ck.add_rows(out, np.array([0, 1], np.int32), np.ones((2, 2), np.float32))
+    assert not kernels.add_rows(out, np.array([[0]]), np.ones((1, 1, 2), np.float32))  # (NumPy's add.at then)
+
+
+@pytest.mark.parametrize("path", ["compiled", "python"])
+def test_embedding_and_index_select_gradients_add_each_pick_in_order(path):
+    """PyTorch's CPU embedding backward adds the picks one by one in order: the same float32 sums, bit for bit."""
+    if path == "compiled" and ck is None:
+        pytest.skip("engine/_ckernels.c is not built here")
+    idx = RNG.integers(0, 9, (6, 7))
+    gy = RNG.standard_normal((6, 7, 4)).astype(np.float32)
+    expected = np.zeros((9, 4), np.float32)
+    for i, row in enumerate(idx.reshape(-1)):
+        expected[row] += gy.reshape(-1, 4)[i]
+    with python_paths() if path == "python" else _nothing():
+        w = engine.zeros(9, 4, requires_grad=True)
+        engine.nn.functional.embedding(engine.tensor(idx), w).backward(engine.tensor(gy))
+        x = engine.zeros(9, 4, requires_grad=True)
+        x.index_select(0, engine.tensor(idx.reshape(-1))).backward(engine.tensor(gy.reshape(-1, 4)))
+    np.testing.assert_array_equal(w.grad.numpy(), expected)
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
