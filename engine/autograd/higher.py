@@ -346,7 +346,7 @@ class _ActivationMath:
 
 
 # the activations whose gradient is piecewise linear in the input: a PiecewiseGrad each, as PyTorch's
-_PIECEWISE = frozenset({"leaky_relu", "hardtanh", "softshrink", "hardshrink", "threshold"})
+_PIECEWISE = frozenset({"leaky_relu", "hardtanh", "softshrink", "hardshrink", "threshold", "hardsigmoid"})
 
 
 def _activation(node, gy):

@@ -216,6 +216,17 @@ def test_the_connected_gradients_are_torchs(name):
     np.testing.assert_array_equal(ours.detach().numpy(), g.detach().numpy())
 
 
+def test_hardsigmoids_gradient_stays_connected_where_pytorch_has_a_refusing_node():
+    """PyTorch 2.13 records a NotImplemented node for hardsigmoid's gradient and refuses to differentiate it; the
+    engine's is piecewise linear like the others above: connected, its own gradient zeros."""
+    x = engine.tensor(_X, dtype=engine.float64, requires_grad=True)
+    (g,) = engine.autograd.grad(engine.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
+    assert g.requires_grad and g.grad_fn.name() == "HardsigmoidBackwardBackward0"
+    np.testing.assert_allclose(g.detach().numpy(), [[1 / 6] * 3, [1 / 6, 0.0, 1 / 6]], rtol=1e-15)  # (0 at -3)
+    (gg,) = engine.autograd.grad((g * g).sum(), x)
+    assert gg.tolist() == [[0.0] * 3] * 2
+
+
 def test_the_hessian_of_a_relu_network_in_its_input_is_zeros_and_in_its_weights_its_own():
     """f(x) = sum(relu(x @ w1) @ w2): piecewise linear in x, so its Hessian in x is zeros (PyTorch's; it was a
     refusal here); in (w1, x) jointly the mixed block is w2's pattern on the active units, worked out by hand."""
