@@ -232,14 +232,101 @@ def _sqrt(node, gy):
     return gy / (2 * node._inputs[0].sqrt())
 
 
+def _output_of(node, array):
+    """The output ``array`` of ``node`` as a Tensor made by it (its first output): an edge back to the op's own node,
+    as PyTorch's double-backward nodes read the op's result."""
+    t = _wrap(array, True)
+    t.grad_fn, t._out_index = node, 0
+    return t
+
+
+def _sum_keep(a, dim):
+    return a.sum(axis=dim, keepdims=True)
+
+
+# (the gradient from (gy, y), the output's gradient from (g, gy, y)) in arrays, for OutputGrad
+_OUTPUT_GRADS = {
+    "tanh": (lambda gy, y, dim: gy * (1 - y * y), lambda g, gy, y, dim: g * (-2 * y * gy)),
+    "sigmoid": (lambda gy, y, dim: gy * (1 - y) * y, lambda g, gy, y, dim: g * gy * (-2 * y + 1)),
+    "softmax": (lambda gy, y, dim: y * (gy - _sum_keep(gy * y, dim)),
+                lambda g, gy, y, dim: gy * g - _sum_keep(y * gy, dim) * g - gy * _sum_keep(y * g, dim)),
+    "log_softmax": (lambda gy, y, dim: gy - xp_of(y).exp(y) * _sum_keep(gy, dim),
+                    lambda g, gy, y, dim: -_sum_keep(gy, dim) * xp_of(y).exp(y) * g),
+}
+_OUTPUT_GRAD_LABELS = {"tanh": "TanhGrad", "sigmoid": "SigmoidGrad", "softmax": "SoftmaxGrad",
+                       "log_softmax": "LogSoftmaxGrad"}
+_OUTPUT_GRAD_NAMES = {"tanh": "TanhBackwardBackward0", "sigmoid": "SigmoidBackwardBackward0",
+                      "softmax": "SoftmaxBackwardDataBackward0", "log_softmax": "LogSoftmaxBackwardDataBackward0"}
+
+
+class OutputGrad(Function):
+    """The gradient of tanh, sigmoid, softmax or log_softmax under create_graph as PyTorch records it: one node
+    (``TanhBackwardBackward0``, ``SigmoidBackwardBackward0``, ``SoftmaxBackwardDataBackward0``,
+    ``LogSoftmaxBackwardDataBackward0``) with an edge to the gradient and one to the op's output (its own node:
+    these backwards read the result), and PyTorch's formulas for both (derivatives.yaml: ``tanh_backward``,
+    ``sigmoid_backward``, ``softmax_double_backward``, ``_log_softmax_backward_data``)."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, gy, y, kind, dim=None):
+        ctx.backward_name = _OUTPUT_GRAD_NAMES[kind]
+        ctx.op_label = _OUTPUT_GRAD_LABELS[kind]  # (the graph panel's and the profile's name)
+        ctx.meta = (kind, dim)
+        ctx.saved = (gy, y)
+        return _OUTPUT_GRADS[kind][0](gy, y, dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        gy, y = ctx.saved
+        kind, dim = ctx.meta
+        need_gy, need_y = ctx.needs_input_grad[:2]
+        if not need_gy:
+            ggy = None
+        elif kind == "log_softmax":  # (not the same form: g - sum(g exp(y)))
+            ggy = g - _sum_keep(g * xp_of(y).exp(y), dim)
+        else:
+            ggy = _OUTPUT_GRADS[kind][0](g, y, dim)
+        return ggy, (_OUTPUT_GRADS[kind][1](g, gy, y, dim) if need_y else None)
+
+
+def _output_grad(node, g):
+    """OutputGrad's own backward in Tensor ops (third derivatives): PyTorch's, the node again for the gradient's
+    edge (log_softmax's a composite), composites for the output's."""
+    gy_saved, y_saved = node.saved
+    kind, dim = node.meta
+    need_gy, need_y = node.needs_input_grad[:2]
+    GY, Y = _operand(node, 0, gy_saved), _operand(node, 1, y_saved)  # noqa: N806 - the formula's names
+    ggy = gyy = None
+    if need_gy:
+        ggy = (g - (g * Y.exp()).sum(dim, keepdim=True) if kind == "log_softmax"
+               else OutputGrad.apply(g, Y, kind=kind, dim=dim))
+    if need_y:
+        if kind == "tanh":
+            gyy = g * (-2 * Y * GY)
+        elif kind == "sigmoid":
+            gyy = g * GY * (-2 * Y + 1)
+        elif kind == "softmax":
+            gyy = GY * g - (Y * GY).sum(dim, keepdim=True) * g - GY * (Y * g).sum(dim, keepdim=True)
+        else:
+            gyy = -GY.sum(dim, keepdim=True) * Y.exp() * g
+    return ggy, gyy
+
+
+def _by_output(node, gy, kind, dim=None):
+    """``node``'s gradient as one OutputGrad node on ``gy`` and the node's output (saved first)."""
+    x = node._inputs[0]
+    y = node.saved[0]
+    return OutputGrad.apply(gy, _output_of(node, y) if x is not None and x.requires_grad else _const(y), kind=kind,
+                            dim=dim)
+
+
 def _sigmoid(node, gy):
-    s = node._inputs[0].sigmoid()
-    return gy * s * (1 - s)
+    return _by_output(node, gy, "sigmoid")
 
 
 def _tanh(node, gy):
-    t = node._inputs[0].tanh()
-    return gy * (1 - t * t)
+    return _by_output(node, gy, "tanh")
 
 
 class PiecewiseGrad(Function):
@@ -419,10 +506,7 @@ def _softmax(node, gy):
     x, dim = node._inputs[0], node.meta
     if x.dim() == 0:
         raise _refused(node)
-    if node.log:
-        return gy - x.log_softmax(dim).exp() * gy.sum(dim, keepdim=True)
-    out = F.Softmax.apply(x, dim, safe=True) if node.safe else x.softmax(dim)
-    return out * (gy - (gy * out).sum(dim, keepdim=True))
+    return _by_output(node, gy, "log_softmax" if node.log else "softmax", dim)
 
 
 def _vector_norm(node, gy):
@@ -1389,7 +1473,7 @@ DOUBLE = {
     F.MultiMarginLoss: _margin_loss_refused("aten::multi_margin_loss_backward"),
     F.MultilabelMarginLoss: _margin_loss_refused("aten::multilabel_margin_loss_backward"), F.Renorm: _renorm,
     F.AffineGrid: _affine_grid, F.MaxUnpool: _max_unpool, F.Trilinear: _trilinear,
-    F.MaskedScatter: _masked_scatter, F.Put: _put, F.FlashAttentionCpu: _flash_attention,
+    F.MaskedScatter: _masked_scatter, F.Put: _put, F.FlashAttentionCpu: _flash_attention, OutputGrad: _output_grad,
 }
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import engine
+from tests.engine.helpers import walk
 from tests.engine.test_gradient_edges import ACTIVATIONS, BINARY, UNARY, _binary, _unary
 
 OTHERS = {
@@ -242,3 +243,59 @@ def test_the_hessian_of_a_relu_network_in_its_input_is_zeros_and_in_its_weights_
     h = (x @ w1).detach()  # (0.5, 2.5, -5.0): units 0 and 1 active
     assert h.tolist() == [0.5, 2.5, -5.0]
     assert gw.tolist() == [[2.0, -3.0, 0.0], [0.0, 0.0, 0.0]]
+
+
+# the gradient of tanh, sigmoid, softmax and log_softmax under create_graph is PyTorch's one node on the gradient and
+# the op's output (an edge to the op's own node), with PyTorch's formulas; their own gradients (third derivatives)
+# are PyTorch's too. Graphs printed by torch 2.13.0.
+OUTPUT_GRADS = {
+    "tanh": (lambda L, x: x.tanh(), "TanhBackwardBackward0(None,TanhBackward0(Acc))"),
+    "sigmoid": (lambda L, x: x.sigmoid(), "SigmoidBackwardBackward0(None,SigmoidBackward0(Acc))"),
+    "softmax": (lambda L, x: L.softmax(x, -1), "SoftmaxBackwardDataBackward0(None,SoftmaxBackward0(Acc))"),
+    "log_softmax": (lambda L, x: L.log_softmax(x, 0),
+                    "LogSoftmaxBackwardDataBackward0(None,LogSoftmaxBackward0(Acc))"),
+    "tanh_of_sigmoid": (lambda L, x: x.sigmoid().tanh(),
+                        "SigmoidBackwardBackward0(TanhBackwardBackward0(None,TanhBackward0(SigmoidBackward0(Acc))),"
+                        "SigmoidBackward0(Acc))"),
+}
+
+
+def _three_orders(lib, name):
+    x = lib.tensor(_X, dtype=lib.float64, requires_grad=True)
+    out = OUTPUT_GRADS[name][0](lib, x)
+    weights = lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)) / 4 - 0.6)
+    (g,) = lib.autograd.grad((out * weights).sum(), x, create_graph=True)
+    (gg,) = lib.autograd.grad((g * g * weights).sum(), x, create_graph=True)
+    (ggg,) = lib.autograd.grad((gg * weights).sum(), x)
+    return g, gg, ggg
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUT_GRADS))
+def test_the_gradient_of_an_op_that_reads_its_output_is_pytorchs_node(name):
+    g, gg, ggg = _three_orders(engine, name)
+    assert walk(g.grad_fn) == OUTPUT_GRADS[name][1]
+    assert gg.requires_grad and ggg.shape == (2, 3)
+
+
+def test_tanhs_second_and_third_derivatives_by_hand():
+    """t = tanh x: t' = 1 - t^2, t'' = -2 t t', t''' = -2 t'^2 - 2 t t'' (the sums' gradients, term by term)."""
+    x = engine.tensor(_X, dtype=engine.float64, requires_grad=True)
+    (g,) = engine.autograd.grad(x.tanh().sum(), x, create_graph=True)
+    (gg,) = engine.autograd.grad(g.sum(), x, create_graph=True)
+    (ggg,) = engine.autograd.grad(gg.sum(), x)
+    t = np.tanh(np.array(_X))
+    d1 = 1 - t * t
+    d2 = -2 * t * d1
+    np.testing.assert_allclose(g.detach().numpy(), d1, rtol=1e-14)
+    np.testing.assert_allclose(gg.detach().numpy(), d2, rtol=1e-14)
+    np.testing.assert_allclose(ggg.numpy(), -2 * d1 * d1 - 2 * t * d2, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(OUTPUT_GRADS))
+def test_three_orders_of_derivatives_are_torchs(name):
+    torch = pytest.importorskip("torch")
+    theirs, ours = _three_orders(torch, name), _three_orders(engine, name)
+    assert walk(theirs[0].grad_fn) == OUTPUT_GRADS[name][1]
+    for t, o in zip(theirs, ours):
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-14)
