@@ -24,6 +24,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from .. import functions as F
+from .. import kernels as _kernels
 from ..backend import xp_of
 from ..errors import FREED_GRAPH
 from ..functions import attention as _attention
@@ -412,6 +413,8 @@ def _not_implemented(node, gy):
 
 def _gelu(node, gy):
     x = node._inputs[0]
+    if x is not None and x.requires_grad:  # (PyTorch's GeluBackwardBackward0)
+        return SmoothGrad.apply(gy, x, op="gelu", params=(node.approximate,))
     if node.approximate == "tanh":
         k, c = math.sqrt(2 / math.pi), 0.044715
         t = (k * (x + c * x * x * x)).tanh()
@@ -436,8 +439,85 @@ class _ActivationMath:
 _PIECEWISE = frozenset({"leaky_relu", "hardtanh", "softshrink", "hardshrink", "threshold", "hardsigmoid"})
 
 
+def _elu_second(m, gg, x, alpha, scale, input_scale):  # (ATen's: elu_backward(...) * (x < 0): 0 at x = 0)
+    return m.where(x < 0, gg * (input_scale * input_scale * alpha * scale) * m.exp(m.nonpositive(x) * input_scale), 0)
+
+
+def _softplus_second(m, gg, x, beta, threshold):
+    z = m.exp(x * beta)
+    return m.where(x * beta > threshold, 0, gg * beta * z / ((z + 1) * (z + 1)))
+
+
+def _gelu_second(m, gg, x, approximate):
+    if approximate == "tanh":  # u = k (x + c x^3), f = x (1 + tanh u) / 2
+        k, c = math.sqrt(2 / math.pi), 0.044715
+        t = m.tanh((x + x * x * x * c) * k)
+        sech2 = 1 - t * t
+        du = (x * x * (3 * c) + 1) * k
+        return gg * (sech2 * du + x * 0.5 * (x * (6 * k * c) * sech2 - t * sech2 * du * du * 2))
+    pdf = m.exp(x * x * -0.5) * (1 / math.sqrt(2 * math.pi))  # f' = Phi + x phi, f'' = phi (2 - x^2)
+    return gg * pdf * (2 - x * x)
+
+
+# ``g * gy * f''(x)`` of the smooth activations whose gradient PyTorch records as one node (ATen's
+# elu_double_backward, softplus_double_backward, gelu_double_backward, hardswish_backward's derivative), in
+# either math
+_SECOND = {"elu": _elu_second, "celu": _elu_second, "softplus": _softplus_second, "gelu": _gelu_second,
+           "hardswish": lambda m, gg, x: m.where((x > -3) & (x < 3), gg / 3, 0)}
+_SMOOTH_NAMES = {"elu": "EluBackwardBackward0", "celu": "EluBackwardBackward0", "gelu": "GeluBackwardBackward0",
+                 "softplus": "SoftplusBackwardBackward0", "hardswish": "HardswishBackwardBackward0"}
+
+
+class SmoothGrad(Function):
+    """The gradient of elu (celu, selu), softplus or hardswish under create_graph as PyTorch records it: one node
+    (``EluBackwardBackward0``, ...) with an edge to the gradient and one to the input: ``gy f'(x)``, whose own
+    gradients are ``g f'(x)`` and ``g gy f''(x)`` (ATen's double backwards)."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, gy, x, op, params):
+        ctx.backward_name = _SMOOTH_NAMES[op]
+        ctx.op_label = _SMOOTH_NAMES[op][:-len("BackwardBackward0")] + "Grad"  # (EluGrad, ...)
+        ctx.meta = (op, params)
+        ctx.saved = (gy, x)
+        return _smooth(ArrayMath(xp_of(gy)), op, gy, x, params, 2)
+
+    @staticmethod
+    def backward(ctx, g):
+        gy, x = ctx.saved
+        op, params = ctx.meta
+        need_gy, need_x = ctx.needs_input_grad[:2]
+        m = ArrayMath(xp_of(g))
+        return (_smooth(m, op, g, x, params, 2) if need_gy else None,
+                _smooth(m, op, g * gy, x, params, _SECOND) if need_x else None)
+
+
+def _smooth(m, op, gy, x, params, table):
+    """An activation's first (``table`` 2: the ACTIVATIONS entry) or second (:data:`_SECOND`) derivative formula on
+    arrays, in the gradient's dtype."""
+    if table != 2:
+        out = table[op](m, gy, x, *params)
+    elif op == "gelu":
+        out = _kernels.gelu_backward(gy, x, *params)
+    else:
+        out = ACTIVATIONS[op][2](m, gy, x, *params)
+    return out.astype(gy.dtype, copy=False) if out.dtype != gy.dtype else out
+
+
+def _smooth_grad(node, g):
+    gy_saved, x_saved = node.saved
+    op, params = node.meta
+    need_gy, need_x = node.needs_input_grad[:2]
+    GY, X = _operand(node, 0, gy_saved), _operand(node, 1, x_saved)  # noqa: N806 - the formula's names
+    return (SmoothGrad.apply(g, X, op=op, params=params) if need_gy else None,
+            _SECOND[op](_ActivationMath, g * GY, X, *params) if need_x else None)
+
+
 def _activation(node, gy):
     x = node._inputs[0]
+    if node.op in _SECOND and x is not None and x.requires_grad:
+        return SmoothGrad.apply(gy, x, op=node.op, params=node.params)
     if node.op in _PIECEWISE and x is not None and x.requires_grad:
         formula, saved, params = ACTIVATIONS[node.op][2], node.saved[0], node.params
         name = node.name().replace("Backward0", "BackwardBackward0")  # (LeakyReluBackwardBackward0, ...)
@@ -1474,6 +1554,7 @@ DOUBLE = {
     F.MultilabelMarginLoss: _margin_loss_refused("aten::multilabel_margin_loss_backward"), F.Renorm: _renorm,
     F.AffineGrid: _affine_grid, F.MaxUnpool: _max_unpool, F.Trilinear: _trilinear,
     F.MaskedScatter: _masked_scatter, F.Put: _put, F.FlashAttentionCpu: _flash_attention, OutputGrad: _output_grad,
+    SmoothGrad: _smooth_grad,
 }
 
 

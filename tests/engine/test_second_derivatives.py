@@ -246,8 +246,9 @@ def test_the_hessian_of_a_relu_network_in_its_input_is_zeros_and_in_its_weights_
 
 
 # the gradient of tanh, sigmoid, softmax and log_softmax under create_graph is PyTorch's one node on the gradient and
-# the op's output (an edge to the op's own node), with PyTorch's formulas; their own gradients (third derivatives)
-# are PyTorch's too. Graphs printed by torch 2.13.0.
+# the op's output (an edge to the op's own node), that of elu, celu, selu, softplus, hardswish and gelu one node on
+# the gradient and the input, with PyTorch's formulas; their own gradients (third derivatives) are PyTorch's too.
+# Graphs printed by torch 2.13.0.
 OUTPUT_GRADS = {
     "tanh": (lambda L, x: x.tanh(), "TanhBackwardBackward0(None,TanhBackward0(Acc))"),
     "sigmoid": (lambda L, x: x.sigmoid(), "SigmoidBackwardBackward0(None,SigmoidBackward0(Acc))"),
@@ -257,6 +258,15 @@ OUTPUT_GRADS = {
     "tanh_of_sigmoid": (lambda L, x: x.sigmoid().tanh(),
                         "SigmoidBackwardBackward0(TanhBackwardBackward0(None,TanhBackward0(SigmoidBackward0(Acc))),"
                         "SigmoidBackward0(Acc))"),
+    # and the smooth activations', whose backward reads the input: one node on the gradient and the input
+    "elu": (lambda L, x: L.nn.functional.elu(x, 0.7), "EluBackwardBackward0(None,Acc)"),
+    "celu": (lambda L, x: L.nn.functional.celu(x, 1.5), "EluBackwardBackward0(None,Acc)"),
+    "selu": (lambda L, x: L.nn.functional.selu(x), "EluBackwardBackward0(None,Acc)"),
+    "softplus": (lambda L, x: L.nn.functional.softplus(x, 2.0, 3.0), "SoftplusBackwardBackward0(None,Acc)"),
+    "hardswish": (lambda L, x: L.nn.functional.hardswish(x * 1.3),
+                  "MulBackward0(HardswishBackwardBackward0(None,MulBackward0(Acc,None)),None)"),
+    "gelu": (lambda L, x: L.nn.functional.gelu(x), "GeluBackwardBackward0(None,Acc)"),
+    "gelu_tanh": (lambda L, x: L.nn.functional.gelu(x, approximate="tanh"), "GeluBackwardBackward0(None,Acc)"),
 }
 
 
