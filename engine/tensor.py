@@ -584,6 +584,11 @@ def _named(t: Tensor, name: str) -> Tensor:
     return t
 
 
+# the threads running a built-in's recorded backward (engine.autograd.higher): there ``t * 2`` and ``2 * t`` record as
+# ATen's formulas do in C++, the number a Scalar argument (MulBackward1, one edge), not as Python's ``t * 2`` does
+_aten_scalars: set = set()
+
+
 def _scalar_node(t: Tensor, name: str) -> Tensor:
     """``t``, made by an op of a tensor and a number, its node named as PyTorch's op of a Tensor and a Scalar
     (``AddBackward1``, ``MulBackward1``: what ATen's own formulas record) with the tensor's edge alone (a Python
@@ -696,6 +701,7 @@ def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None
     wrap, with no other Python call (at the tiny size an op's Python costs more than its arithmetic)."""
 
     true_divide = fn_name == "Div"
+    scalar_name = fn_name + "Backward1"  # (AddBackward1, ...: PyTorch's op of a Tensor and a Scalar)
     # ``2 * a`` records as ``a * 2``, as PyTorch's (its __rmul__ is mul(a, 2)): the node's edges in its order
     swap = reflected and fn_name in ("Add", "Mul")
     # ``1 - a`` is PyTorch's rsub(a, 1), whose 1 is a Scalar argument: no edge of RsubBackward1 (Function.nondiff)
@@ -731,6 +737,8 @@ def _binary(fn_name: str, op, reflected: bool = False, backward_name: str | None
                     if tensor_edge_only:
                         out.grad_fn._edges = (1,)
                     return _named(out, backward_name) if backward_name else out
+                if _aten_scalars and _get_ident() in _aten_scalars:  # (a built-in's recorded backward: ATen's
+                    return _scalar_node(fn.apply(self, other), scalar_name)  # C++ takes the number as a Scalar)
                 return fn.apply(self, other)
             o = other
             cls = o.__class__

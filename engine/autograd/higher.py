@@ -20,11 +20,13 @@ from __future__ import annotations
 import functools
 import math
 from heapq import heappop, heappush
+from threading import get_ident
 
 import numpy as np
 
 from .. import functions as F
 from .. import kernels as _kernels
+from .. import tensor as _tensor
 from ..backend import xp_of
 from ..errors import FREED_GRAPH
 from ..functions import attention as _attention
@@ -104,16 +106,25 @@ def _sub(node, gy):
     return gy, (-gy if node.needs_input_grad[1] else None)
 
 
+def _as_wrapped(v, like):
+    """A number that was an operand as the tensor PyTorch wraps it in (a 0-d constant on ``like``'s device): its
+    gradient's arithmetic records Tensor ops (MulBackward0, an edge to nothing), as PyTorch's mul/div formulas."""
+    if v.__class__ in (int, float, bool):
+        return _wrap(xp_of(like._data).asarray(v))
+    return v
+
+
 def _mul(node, gy):
     a, b = node.saved
     need_a, need_b = node.needs_input_grad
-    return (gy * _operand(node, 1, b) if need_a else None), (gy * _operand(node, 0, a) if need_b else None)
+    return ((gy * _as_wrapped(_operand(node, 1, b), gy) if need_a else None),
+            (gy * _as_wrapped(_operand(node, 0, a), gy) if need_b else None))
 
 
 def _div(node, gy):
     a, b = node.saved
     need_a, need_b = node.needs_input_grad
-    B = _operand(node, 1, b)
+    B = _as_wrapped(_operand(node, 1, b), gy)  # noqa: N806 - the formula's names
     ga = gy / B if need_a else None
     gb = -gy * _operand(node, 0, a) / (B * B) if need_b else None
     return ga, gb
@@ -219,7 +230,7 @@ def _sin(node, gy):
 
 
 def _cos(node, gy):
-    return -gy * node._inputs[0].sin()
+    return gy * -node._inputs[0].sin()
 
 
 def _abs(node, gy):
@@ -363,7 +374,8 @@ def _relu(node, gy):
     x = node._inputs[0]
     if x is None or not x.requires_grad:
         return _where(keep, gy, 0)
-    return PiecewiseGrad.apply(gy, x, grad=lambda g: xp_of(g).where(keep, g, 0), name="ThresholdBackwardBackward0")
+    return PiecewiseGrad.apply(gy, _output_of(node, node.saved[0]), grad=lambda g: xp_of(g).where(keep, g, 0),
+                               name="ThresholdBackwardBackward0")  # (an edge to the result, as PyTorch's)
 
 
 def _clamp(node, gy):
@@ -1611,7 +1623,14 @@ def _node_backward(node, gouts):
     rule = DOUBLE.get(type(node))
     if rule is None:
         raise _refused(node)
-    gins = rule(node, *gouts)
+    me = get_ident()
+    nested = me in _tensor._aten_scalars
+    _tensor._aten_scalars.add(me)  # (a number in the rule's arithmetic is a Scalar, as in derivatives.yaml)
+    try:
+        gins = rule(node, *gouts)
+    finally:
+        if not nested:
+            _tensor._aten_scalars.discard(me)
     return gins if gins.__class__ is tuple else (gins,)
 
 

@@ -376,7 +376,14 @@ _LN2, _LN10, _DEG = 0.6931471805599453, 2.302585092994046, 0.017453292519943295 
 
 
 def _rsqrt(xp, x):
-    return 1 / xp.sqrt(x)
+    rsqrt = getattr(x, "rsqrt", None)  # (a Tensor, in a recorded gradient formula: PyTorch's RsqrtBackward0)
+    return rsqrt() if rsqrt is not None else 1 / xp.sqrt(x)
+
+
+def _wrapped(xp, value, like):
+    """``value`` as PyTorch's formulas write a number that is a Tensor operand (``1 - x.pow(2)``: SubBackward0 with an
+    edge to nothing): a 0-d constant beside a Tensor, the number itself beside an array."""
+    return value if not hasattr(like, "grad_fn") else like.new_tensor(value)
 
 
 def _sinc(xp, x):
@@ -402,22 +409,22 @@ UNARY = {
     "log2": ("Log2Backward0", lambda xp, x: xp.log2(x), lambda xp, gy, x, out: gy / (x * _LN2)),
     "log10": ("Log10Backward0", lambda xp, x: xp.log10(x), lambda xp, gy, x, out: gy / (x * _LN10)),
     "exp2": ("Exp2Backward0", lambda xp, x: xp.exp2(x), lambda xp, gy, x, out: gy * out * _LN2),
-    "rsqrt": ("RsqrtBackward0", _rsqrt, lambda xp, gy, x, out: -0.5 * gy * out * out * out),
-    "reciprocal": ("ReciprocalBackward0", lambda xp, x: 1 / x, lambda xp, gy, x, out: -gy * out * out),
-    "tan": ("TanBackward0", lambda xp, x: xp.tan(x), lambda xp, gy, x, out: gy * (1 + out * out)),
+    "rsqrt": ("RsqrtBackward0", _rsqrt, lambda xp, gy, x, out: -0.5 * gy * out ** 3),
+    "reciprocal": ("ReciprocalBackward0", lambda xp, x: 1 / x, lambda xp, gy, x, out: -gy * (out * out)),
+    "tan": ("TanBackward0", lambda xp, x: xp.tan(x), lambda xp, gy, x, out: gy * (1 + out ** 2)),
     "sinh": ("SinhBackward0", lambda xp, x: xp.sinh(x), lambda xp, gy, x, out: gy * xp.cosh(x)),
     "cosh": ("CoshBackward0", lambda xp, x: xp.cosh(x), lambda xp, gy, x, out: gy * xp.sinh(x)),
-    "asin": ("AsinBackward0", lambda xp, x: xp.arcsin(x), lambda xp, gy, x, out: gy * _rsqrt(xp, 1 - x * x)),
-    "acos": ("AcosBackward0", lambda xp, x: xp.arccos(x), lambda xp, gy, x, out: -gy * _rsqrt(xp, 1 - x * x)),
+    "asin": ("AsinBackward0", lambda xp, x: xp.arcsin(x), lambda xp, gy, x, out: gy * _rsqrt(xp, -x * x + 1)),
+    "acos": ("AcosBackward0", lambda xp, x: xp.arccos(x), lambda xp, gy, x, out: gy * -_rsqrt(xp, -x * x + 1)),
     "atan": ("AtanBackward0", lambda xp, x: xp.arctan(x), lambda xp, gy, x, out: gy / (x * x + 1)),
-    "asinh": ("AsinhBackward0", lambda xp, x: xp.arcsinh(x), lambda xp, gy, x, out: gy * _rsqrt(xp, x * x + 1)),
+    "asinh": ("AsinhBackward0", lambda xp, x: xp.arcsinh(x), lambda xp, gy, x, out: gy * _rsqrt(xp, x ** 2 + 1)),
     "acosh": ("AcoshBackward0", lambda xp, x: xp.arccosh(x), lambda xp, gy, x, out: gy * _rsqrt(xp, x * x - 1)),
-    "atanh": ("AtanhBackward0", lambda xp, x: xp.arctanh(x), lambda xp, gy, x, out: gy / (1 - x * x)),
+    "atanh": ("AtanhBackward0", lambda xp, x: xp.arctanh(x), lambda xp, gy, x, out: gy / (_wrapped(xp, 1, x) - x ** 2)),
     "frac": ("FracBackward0", lambda xp, x: x - xp.trunc(x), lambda xp, gy, x, out: gy),
     "deg2rad": ("Deg2RadBackward0", lambda xp, x: x * _DEG, lambda xp, gy, x, out: gy * _DEG),
     "rad2deg": ("Rad2DegBackward0", lambda xp, x: x / _DEG, lambda xp, gy, x, out: gy / _DEG),
     "erf": ("ErfBackward0", lambda xp, x: _kernels.erf(x),
-            lambda xp, gy, x, out: gy * (_kernels.TWO_OVER_SQRT_PI * xp.exp(-x * x))),
+            lambda xp, gy, x, out: _kernels.TWO_OVER_SQRT_PI * xp.exp(-(x ** 2)) * gy),
     # log(sigmoid(x)) without the overflow of exp(-x): min(x, 0) - log1p(exp(-|x|))
     "log_sigmoid": ("LogSigmoidBackward0",
                     lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-abs(x))),
@@ -428,9 +435,9 @@ UNARY = {
     "digamma": ("DigammaBackward0", lambda xp, x: _special.digamma(xp, x),
                 lambda xp, gy, x, out: gy * _polygamma_of(xp, 1, x)),
     "erfc": ("ErfcBackward0", lambda xp, x: _special.erfc(xp, x, _kernels.erf),
-             lambda xp, gy, x, out: -gy * (_kernels.TWO_OVER_SQRT_PI * xp.exp(-x * x))),
+             lambda xp, gy, x, out: -_kernels.TWO_OVER_SQRT_PI * xp.exp(-(x ** 2)) * gy),
     "erfinv": ("ErfinvBackward0", lambda xp, x: _special.erfinv(xp, x, _kernels.erf),
-               lambda xp, gy, x, out: gy * (_HALF_SQRT_PI * xp.exp(out * out))),
+               lambda xp, gy, x, out: _HALF_SQRT_PI * xp.exp(out ** 2) * gy),
     "sinc": ("SincBackward0", _sinc, _sinc_grad),
     # the argument of a real number: pi below 0, else 0 (NaN stays NaN); piecewise constant, a zero gradient
     "angle": ("AngleBackward0", lambda xp, x: xp.where(x < 0, np.pi, xp.where(x != x, x, 0.0)).astype(x.dtype),
@@ -475,7 +482,7 @@ def _polygamma_of(xp, n, x):
     """polygamma(n, x) of an array, or of a Tensor (the gradient formulas run on both: recorded for a second
     derivative)."""
     if hasattr(x, "polygamma"):
-        return x.polygamma(n)
+        return x.digamma() if n == 0 else x.polygamma(n)
     return _special.digamma(xp, x) if n == 0 else _special.polygamma(xp, n, x)
 
 
