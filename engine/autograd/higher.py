@@ -126,7 +126,7 @@ def _div(node, gy):
     need_a, need_b = node.needs_input_grad
     B = _as_wrapped(_operand(node, 1, b), gy)  # noqa: N806 - the formula's names
     ga = gy / B if need_a else None
-    gb = -gy * _operand(node, 0, a) / (B * B) if need_b else None
+    gb = -gy * ((_as_wrapped(_operand(node, 0, a), gy) / B) / B) if need_b else None
     return ga, gb
 
 
@@ -445,6 +445,7 @@ class _ActivationMath:
     log1p = staticmethod(lambda t: t.log1p())
     sigmoid = staticmethod(lambda t: t.sigmoid())
     nonpositive = staticmethod(lambda t: t.clamp(max=0))
+    one_minus = staticmethod(lambda t: t.new_tensor(1) - t)  # (a wrapped 1: SubBackward0, as PyTorch's C++)
 
 
 # the activations whose gradient is piecewise linear in the input: a PiecewiseGrad each, as PyTorch's

@@ -44,6 +44,11 @@ class ArrayMath:
         """``min(x, 0)``: an exponential of it cannot overflow in a branch ``where`` does not take."""
         return self.xp.minimum(x, 0)
 
+    @staticmethod
+    def one_minus(x):
+        """``1 - x`` (on Tensors, recorded as PyTorch's C++ ``1 - t``: SubBackward0 with an edge to nothing)."""
+        return 1 - x
+
 
 def _elu_forward(xp, x, alpha, scale, input_scale):
     neg = xp.expm1(xp.minimum(x, 0) * input_scale) * (alpha * scale)
@@ -67,13 +72,13 @@ def _softplus_grad(m, gy, x, beta, threshold):  # z = exp(x * beta); grad * z / 
 
 def _silu_grad(m, gy, x):  # grad * sigmoid * (1 + x * (1 - sigmoid))
     s = m.sigmoid(x)
-    return gy * s * (1 + x * (1 - s))
+    return gy * s * (1 + x * m.one_minus(s))
 
 
 def _mish_grad(m, gy, x):
     s = m.sigmoid(x)
     t = m.tanh(m.log1p(m.exp(x)))
-    return gy * (t + x * s * (1 - t * t))
+    return gy * (t + x * s * m.one_minus(t * t))
 
 
 def _inside(x, lo, hi):

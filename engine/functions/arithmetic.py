@@ -84,7 +84,7 @@ class Div(Function):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
         ga = gy / b if need_a else None
-        gb = -gy * a / (b * b) if need_b else None
+        gb = -gy * ((a / b) / b) if need_b else None  # (derivatives.yaml's order: PyTorch's bits)
         return ga, gb
 
 

@@ -576,12 +576,22 @@ def _xlogy_grads(xp, gy, a, b, out):  # PyTorch's: xlogy(gy, b), 0 where a == 0 
     return ga, gy * a / b
 
 
+def _divided(xp, a, b, mode):
+    """``a.div(b, rounding_mode=mode)``, as PyTorch's remainder and fmod gradients take it (floor: Python's floor
+    division, 1.0 // 0.1 = 9), on arrays or recorded on Tensors (DivBackward2)."""
+    if hasattr(a, "_data"):
+        return a.div(b, rounding_mode=mode)
+    if hasattr(b, "_data"):
+        return b.new_tensor(a).div(b, rounding_mode=mode)
+    return xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)
+
+
 def _remainder_grads(xp, gy, a, b, out):  # a - floor(a / b) * b
-    return gy, -gy * xp.floor(a / b)
+    return gy, -gy * _divided(xp, a, b, "floor")
 
 
 def _fmod_grads(xp, gy, a, b, out):  # a - trunc(a / b) * b
-    return gy, -gy * xp.trunc(a / b)
+    return gy, -gy * _divided(xp, a, b, "trunc")
 
 
 def _igamma_grads(upper):

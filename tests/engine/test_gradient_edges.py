@@ -115,3 +115,18 @@ def test_values_and_gradients_at_the_edges_are_pytorchs(name):
                 g, h = np.where(minus_zero, 0.0, g), np.where(minus_zero, 0.0, h)
             if g is not None:
                 np.testing.assert_allclose(h, g, rtol=1e-8, atol=1e-11, equal_nan=True)
+
+
+def test_remainders_gradient_in_its_divisor_is_minus_the_floor_division():
+    """PyTorch's remainder_backward: -grad * a.div(b, rounding_mode='floor'), Python's floor division (1.0 // 0.1 is
+    9: floor(1.0 / 0.1) is 10, which the engine took); fmod's the truncated division. Recorded: DivBackward2."""
+    a_vals, b_vals = [1.0, -7.5, 3.0, 0.3], [0.1, 2.0, -0.7, 0.1]
+    a, b = _t(a_vals), _t(b_vals)
+    engine.remainder(a, b).sum().backward()
+    assert b.grad.tolist() == [-(x // y) for x, y in zip(a_vals, b_vals)] == [-9.0, 4.0, 5.0, -2.0]
+    a, b = _t(a_vals), _t(b_vals)
+    engine.fmod(a, b).sum().backward()
+    assert b.grad.tolist() == [-math.trunc(x / y) for x, y in zip(a_vals, b_vals)]
+    a, b = _t(a_vals), _t(b_vals)
+    (gb,) = engine.autograd.grad(engine.remainder(a, b).sum(), b, create_graph=True)
+    assert gb.grad_fn.name() == "MulBackward0" and gb.grad_fn.next_functions[1][0].name() == "DivBackward2"
