@@ -13,8 +13,9 @@ SMALL = {"vocab": 11, "block": 8, "n_embd": 16, "n_head": 2, "n_layer": 1, "batc
 def test_one_library_times_the_step_and_the_parts(monkeypatch):
     monkeypatch.setattr(gpt_step, "CPU_SIZE", SMALL)
     figures = gpt_step._one_library("engine", rounds=1, reps=1)
-    assert set(figures) == {"step", "gelu", "linear", "threads", "version"}
-    assert all(figures[k] > 0 for k in ("step", "gelu", "linear")) and figures["threads"] >= 1
+    assert set(figures) == {"step", "gelu", "layer_norm", "attention", "linear", "threads", "version"}
+    assert all(figures[k] > 0 for k in ("step", "gelu", "layer_norm", "attention", "linear"))
+    assert figures["threads"] >= 1
 
 
 def test_the_table_has_a_ratio_per_row_when_torch_is_there(monkeypatch, tmp_path):
