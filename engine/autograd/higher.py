@@ -476,9 +476,11 @@ def _gelu_second(m, gg, x, approximate):
 # elu_double_backward, softplus_double_backward, gelu_double_backward, hardswish_backward's derivative), in
 # either math
 _SECOND = {"elu": _elu_second, "celu": _elu_second, "softplus": _softplus_second, "gelu": _gelu_second,
-           "hardswish": lambda m, gg, x: m.where((x > -3) & (x < 3), gg / 3, 0)}
+           "hardswish": lambda m, gg, x: m.where((x > -3) & (x < 3), gg / 3, 0),
+           "log_sigmoid": lambda m, gg, x: gg * (m.sigmoid(x) - 1) * m.sigmoid(x)}
 _SMOOTH_NAMES = {"elu": "EluBackwardBackward0", "celu": "EluBackwardBackward0", "gelu": "GeluBackwardBackward0",
-                 "softplus": "SoftplusBackwardBackward0", "hardswish": "HardswishBackwardBackward0"}
+                 "softplus": "SoftplusBackwardBackward0", "hardswish": "HardswishBackwardBackward0",
+                 "log_sigmoid": "LogSigmoidBackwardBackward0"}
 
 
 class SmoothGrad(Function):
@@ -513,6 +515,9 @@ def _smooth(m, op, gy, x, params, table):
         out = table[op](m, gy, x, *params)
     elif op == "gelu":
         out = _kernels.gelu_backward(gy, x, *params)
+    elif op == "log_sigmoid":  # (the Unary op's own gradient, from its output)
+        _, forward, grad = UNARY[op]
+        out = grad(m.xp, gy, x, forward(m.xp, x))
     else:
         out = ACTIVATIONS[op][2](m, gy, x, *params)
     return out.astype(gy.dtype, copy=False) if out.dtype != gy.dtype else out
@@ -547,6 +552,8 @@ def _glu(node, gy):
 
 def _unary(node, gy):
     x = node._inputs[0]
+    if node.op in _SECOND and x is not None and x.requires_grad:  # (log_sigmoid: PyTorch's one node)
+        return SmoothGrad.apply(gy, x, op=node.op, params=())
     return UNARY[node.op][2](_TensorMath, gy, x, F.Unary.apply(x, op=node.op))
 
 

@@ -428,7 +428,7 @@ UNARY = {
     # log(sigmoid(x)) without the overflow of exp(-x): min(x, 0) - log1p(exp(-|x|))
     "log_sigmoid": ("LogSigmoidBackward0",
                     lambda xp, x: xp.minimum(x, 0) - xp.log1p(xp.exp(-abs(x))),
-                    lambda xp, gy, x, out: gy * (1 - xp.exp(out))),
+                    lambda xp, gy, x, out: gy * _log_sigmoid_slope(xp, x)),
     # the special functions NumPy has not (functions/special.py)
     "lgamma": ("LgammaBackward0", lambda xp, x: _special.lgamma(xp, x),
                lambda xp, gy, x, out: gy * _polygamma_of(xp, 0, x)),
@@ -522,7 +522,7 @@ def polygamma_op(n: int) -> str:
 # The ops whose gradient formula above reads the output, and those that read neither the input nor the output; the
 # rest read the input. A node keeps only what its formula reads, as PyTorch's does (tan saves its result, sinh its
 # input): less memory held, and an in-place write to the value it does not read leaves its backward free to run.
-_READS_OUT = frozenset({"expm1", "exp2", "rsqrt", "reciprocal", "tan", "log_sigmoid", "erfinv", "ndtri"})
+_READS_OUT = frozenset({"expm1", "exp2", "rsqrt", "reciprocal", "tan", "erfinv", "ndtri"})
 _READS_NONE = frozenset({"frac", "deg2rad", "rad2deg", "angle"})
 
 
@@ -584,6 +584,14 @@ def _divided(xp, a, b, mode):
     if hasattr(b, "_data"):
         return b.new_tensor(a).div(b, rounding_mode=mode)
     return xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)
+
+
+def _log_sigmoid_slope(xp, x):
+    """ATen's log_sigmoid_backward: with z = exp(-|x|), 1 - z / (1 + z) below 0 and z / (1 + z) from 0 (the tiny
+    slope far right is z itself, where 1 - exp(log_sigmoid(x)) rounds to 0)."""
+    z = xp.exp(-abs(x))
+    share = z / (z + 1)
+    return xp.where(x < 0, 1 - share, share)
 
 
 def _remainder_grads(xp, gy, a, b, out):  # a - floor(a / b) * b

@@ -10,6 +10,7 @@ Left: PyTorch refuses ``cdist``'s second derivative, which the engine gives.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -267,6 +268,7 @@ OUTPUT_GRADS = {
                   "MulBackward0(HardswishBackwardBackward0(None,MulBackward0(Acc,None)),None)"),
     "gelu": (lambda L, x: L.nn.functional.gelu(x), "GeluBackwardBackward0(None,Acc)"),
     "gelu_tanh": (lambda L, x: L.nn.functional.gelu(x, approximate="tanh"), "GeluBackwardBackward0(None,Acc)"),
+    "logsigmoid": (lambda L, x: L.nn.functional.logsigmoid(x), "LogSigmoidBackwardBackward0(None,Acc)"),
 }
 
 
@@ -370,3 +372,17 @@ def test_divisions_recorded_gradient_is_pytorchs_formula():
     b = engine.tensor(y, requires_grad=True)
     (engine.tensor(x) / b).backward(engine.ones(1000))
     np.testing.assert_array_equal(b.grad.numpy(), -np.ones(1000, np.float32) * ((x / y) / y))
+
+
+def test_log_sigmoids_slope_far_right_is_exp_of_minus_x_not_zero():
+    """ATen's log_sigmoid_backward: z / (1 + z), z = exp(-|x|), from 0 up (1 - exp(log_sigmoid(x)) rounded to 0 past
+    x ~ 37 in float64, ~17 in float32); 1 - z / (1 + z) below 0."""
+    x = engine.tensor([40.0, 100.0, -3.0, 0.0], dtype=engine.float64, requires_grad=True)
+    engine.nn.functional.logsigmoid(x).sum().backward()
+    z = np.exp(-np.abs([40.0, 100.0, -3.0, 0.0]))
+    np.testing.assert_allclose(x.grad.numpy(), [z[0] / (1 + z[0]), z[1] / (1 + z[1]), 1 - z[2] / (1 + z[2]), 0.5],
+                               rtol=1e-15)
+    assert x.grad[1].item() > 0
+    f = engine.tensor([20.0], requires_grad=True)  # float32
+    engine.nn.functional.logsigmoid(f).sum().backward()
+    assert f.grad.item() == pytest.approx(math.exp(-20.0), rel=1e-6)
