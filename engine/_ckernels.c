@@ -1172,6 +1172,91 @@ static PyObject *max_pool2d(PyObject *module, PyObject *const *args, Py_ssize_t 
     Py_RETURN_NONE;
 }
 
+/* adaptive_max_pool2d(best, where, x, H, W, OH, OW): each of OH x OW windows of every H x W plane (PyTorch's
+ * bounds: rows floor(i H / OH) to ceil((i + 1) H / OH), columns likewise), its first maximum (a NaN taken where the
+ * best so far is not NaN: the first NaN, as PyTorch's CPU kernel) and that place's flat index in the plane (int64).
+ * engine/functions/conv.py's NumPy spelling (a slice, argmax and take per window) runs where this was not built. */
+#define ADAPTIVE_MAX_LOOP(T)                                                                                    \
+    {                                                                                                         \
+        const T *px = x.buf;                                                                                  \
+        T *pb = best.buf;                                                                                     \
+        int64_t *pw = where.buf;                                                                              \
+        for (Py_ssize_t p = 0; p < planes; p++) {                                                             \
+            const T *plane = px + p * H * W;                                                                  \
+            for (long i = 0; i < OH; i++) {                                                                   \
+                long r0 = i * H / OH, r1 = ((i + 1) * H + OH - 1) / OH;                                       \
+                for (long j = 0; j < OW; j++) {                                                               \
+                    long c0 = j * W / OW, c1 = ((j + 1) * W + OW - 1) / OW;                                   \
+                    T top = plane[r0 * W + c0];                                                               \
+                    int64_t at = r0 * W + c0;                                                                 \
+                    for (long r = r0; r < r1; r++)                                                            \
+                        for (long c = c0; c < c1; c++) {                                                      \
+                            T v = plane[r * W + c];                                                           \
+                            int take = (v > top) | ((v != v) & (top == top));                                 \
+                            top = take ? v : top;                                                             \
+                            at = take ? r * W + c : at;                                                       \
+                        }                                                                                     \
+                    pb[(p * OH + i) * OW + j] = top;                                                          \
+                    pw[(p * OH + i) * OW + j] = at;                                                           \
+                }                                                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
+    }
+
+static PyObject *adaptive_max_pool2d(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "adaptive_max_pool2d(best, where, x, H, W, OH, OW)");
+        return NULL;
+    }
+    long dims[4];
+    for (int i = 0; i < 4; i++) {
+        dims[i] = PyLong_AsLong(args[3 + i]);
+        if (dims[i] == -1 && PyErr_Occurred())
+            return NULL;
+        if (dims[i] <= 0) {
+            PyErr_SetString(PyExc_ValueError, "adaptive_max_pool2d: positive sizes");
+            return NULL;
+        }
+    }
+    long H = dims[0], W = dims[1], OH = dims[2], OW = dims[3];
+    Py_buffer best, where, x;
+    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
+    if (PyObject_GetBuffer(args[0], &best, flags | PyBUF_WRITABLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &where, flags | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&best);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[2], &x, flags) < 0) {
+        PyBuffer_Release(&best);
+        PyBuffer_Release(&where);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    int size = float_size(&x);
+    Py_ssize_t planes = size ? x.len / size / (H * W) : 0;
+    if (!size || float_size(&best) != size || planes * H * W * size != x.len || planes * OH * OW * size != best.len ||
+        where.itemsize != 8 || where.format == NULL || strchr("qlL", where.format[0]) == NULL ||
+        where.len != planes * OH * OW * 8) {
+        PyErr_SetString(PyExc_ValueError, "adaptive_max_pool2d: contiguous float32/float64 planes of H x W, best of "
+                                          "OH x OW of their dtype and int64 where");
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (size == 4)
+        ADAPTIVE_MAX_LOOP(float)
+    else
+        ADAPTIVE_MAX_LOOP(double)
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&best);
+    PyBuffer_Release(&where);
+    PyBuffer_Release(&x);
+    return result;
+}
+
 /* max_pool2d_backward(gx, gy, arg, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw): gx (zeros) += gy at each pick */
 static PyObject *max_pool2d_backward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1235,6 +1320,8 @@ static PyMethodDef methods[] = {
      "batch_norm_backward(gx, sum_gy, dotp, gy, x, mean, invstd, scale, batch, channels, training): per channel"},
     {"add_rows", (PyCFunction)(void (*)(void))add_rows, METH_FASTCALL,
      "add_rows(out, index, src): out[index[i]] += src[i] in order (np.add.at on rows)"},
+    {"adaptive_max_pool2d", (PyCFunction)(void (*)(void))adaptive_max_pool2d, METH_FASTCALL,
+     "adaptive_max_pool2d(best, where, x, H, W, OH, OW): each adaptive window's first maximum and its place"},
     {"set_threads", (PyCFunction)set_threads, METH_O,
      "set_threads(k): the threads a long pass (GELU, layer norm) is cut across"},
     {"get_threads", (PyCFunction)get_threads, METH_NOARGS, "get_threads(): set_threads's count"},

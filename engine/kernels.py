@@ -503,3 +503,19 @@ def add_rows(out, index, src) -> bool:
     _ck.add_rows(out.reshape(out.shape[0], cols), index.astype(np.int64, copy=False).reshape(-1),
                  np.ascontiguousarray(src).reshape(index.shape[0], cols))
     return True
+
+
+def adaptive_max_pool2d(x, out):
+    """``(maxima, flat places)`` of adaptive max pooling over a NumPy float32/float64 array's last two dimensions
+    (``out``: the output's two sizes), by engine/_ckernels.c in one pass over the planes: the picks of
+    :class:`engine.functions.conv.AdaptiveMaxPool`'s NumPy spelling (the first maximum, the first NaN). None where it
+    does not apply."""
+    if (_ck is None or x.__class__ is not np.ndarray or x.dtype.type not in _FLOATS or x.ndim < 2 or x.size == 0
+            or min(out) <= 0):
+        return None
+    x = np.ascontiguousarray(x)
+    lead = x.shape[:-2]
+    best = np.empty(lead + tuple(out), dtype=x.dtype)
+    where = np.empty(lead + tuple(out), dtype=np.int64)
+    _ck.adaptive_max_pool2d(best, where, x, x.shape[-2], x.shape[-1], out[0], out[1])
+    return best.reshape(lead + (-1,)), where.reshape(lead + (-1,))

@@ -519,6 +519,25 @@ def resample_tap(xp, index, weight=None, shape=None, dtype=None):
             None if weight is None else weight.astype(dtype).astype(np.float64))
 
 
+def _adaptive_max_windows(xp, x, sizes, out, lead, cells):
+    """(values, flat places) of adaptive max pooling, a window at a time: its slice, its first maximum (the first
+    NaN, as PyTorch's) and that place as a flat index of the input's last dimensions."""
+    windows = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)] for n, o in zip(sizes, out)]
+    values = xp.empty(lead + (cells,), dtype=x.dtype)
+    where = xp.empty(lead + (cells,), dtype=np.int64)
+    for j, spans in enumerate(itertools.product(*windows)):
+        part = x[(Ellipsis,) + tuple(slice(a, b) for a, b in spans)]
+        flat = part.reshape(lead + (-1,))
+        local = flat.argmax(-1)  # (the first maximum; the first NaN, as PyTorch's)
+        values[..., j] = xp.take_along_axis(flat, local[..., None], -1)[..., 0]
+        index = 0
+        for k, ((a, b), n) in enumerate(zip(spans, sizes)):  # the window's place as a flat index of the input's
+            inner = math.prod(b2 - a2 for a2, b2 in spans[k + 1:])
+            index = index * n + (local // inner) % (b - a) + a
+        where[..., j] = index
+    return values, where
+
+
 class AdaptiveMaxPool(Function):
     """``adaptive_max_pool2d/3d``: the maximum of each of ``out`` windows spread over the last dimensions (their
     starts and ends PyTorch's: ``floor(i n / o)`` to ``ceil((i + 1) n / o)``), one node as PyTorch's
@@ -536,20 +555,12 @@ class AdaptiveMaxPool(Function):
         xp = xp_of(x)
         nd = len(out)
         sizes, lead = x.shape[-nd:], x.shape[:-nd]
-        windows = [[(i * n // o, -(-(i + 1) * n // o)) for i in range(o)] for n, o in zip(sizes, out)]
         cells = math.prod(out)
-        values = xp.empty(lead + (cells,), dtype=x.dtype)
-        where = xp.empty(lead + (cells,), dtype=np.int64)
-        for j, spans in enumerate(itertools.product(*windows)):
-            part = x[(Ellipsis,) + tuple(slice(a, b) for a, b in spans)]
-            flat = part.reshape(lead + (-1,))
-            local = flat.argmax(-1)  # (the first maximum; the first NaN, as PyTorch's)
-            values[..., j] = xp.take_along_axis(flat, local[..., None], -1)[..., 0]
-            index = 0
-            for k, ((a, b), n) in enumerate(zip(spans, sizes)):  # the window's place as a flat index of the input's
-                inner = math.prod(b2 - a2 for a2, b2 in spans[k + 1:])
-                index = index * n + (local // inner) % (b - a) + a
-            where[..., j] = index
+        fused = _kernels.adaptive_max_pool2d(x, out) if nd == 2 else None  # (C, where built: one pass)
+        if fused is not None:
+            values, where = fused
+        else:
+            values, where = _adaptive_max_windows(xp, x, sizes, out, lead, cells)
         ctx.out = tuple(out)
         ctx.shape = x.shape
         ctx.indices = where.reshape(lead + tuple(out))
