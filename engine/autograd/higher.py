@@ -496,7 +496,7 @@ class SmoothGrad(Function):
         ctx.op_label = _SMOOTH_NAMES[op][:-len("BackwardBackward0")] + "Grad"  # (EluGrad, ...)
         ctx.meta = (op, params)
         ctx.saved = (gy, x)
-        return _smooth(ArrayMath(xp_of(gy)), op, gy, x, params, 2)
+        return _smooth_first(ArrayMath(xp_of(gy)), op, gy, x, params)
 
     @staticmethod
     def backward(ctx, g):
@@ -504,23 +504,25 @@ class SmoothGrad(Function):
         op, params = ctx.meta
         need_gy, need_x = ctx.needs_input_grad[:2]
         m = ArrayMath(xp_of(g))
-        return (_smooth(m, op, g, x, params, 2) if need_gy else None,
-                _smooth(m, op, g * gy, x, params, _SECOND) if need_x else None)
+        return (_smooth_first(m, op, g, x, params) if need_gy else None,
+                _in_dtype(_SECOND[op](m, g * gy, x, *params), g) if need_x else None)
 
 
-def _smooth(m, op, gy, x, params, table):
-    """An activation's first (``table`` 2: the ACTIVATIONS entry) or second (:data:`_SECOND`) derivative formula on
-    arrays, in the gradient's dtype."""
-    if table != 2:
-        out = table[op](m, gy, x, *params)
-    elif op == "gelu":
+def _smooth_first(m, op, gy, x, params):
+    """``gy f'(x)`` of one of :data:`_SECOND`'s activations on arrays, in the gradient's dtype: the op's own
+    first-order backward."""
+    if op == "gelu":
         out = _kernels.gelu_backward(gy, x, *params)
     elif op == "log_sigmoid":  # (the Unary op's own gradient, from its output)
         _, forward, grad = UNARY[op]
         out = grad(m.xp, gy, x, forward(m.xp, x))
     else:
         out = ACTIVATIONS[op][2](m, gy, x, *params)
-    return out.astype(gy.dtype, copy=False) if out.dtype != gy.dtype else out
+    return _in_dtype(out, gy)
+
+
+def _in_dtype(out, like):
+    return out.astype(like.dtype, copy=False) if out.dtype != like.dtype else out
 
 
 def _smooth_grad(node, g):
@@ -1071,23 +1073,17 @@ def _flash_attention(node, gy):
         s = s.masked_fill(_const(xp_of(q).asarray(_attention.causal_hidden(s.shape[-2], s.shape[-1]))), -math.inf)
     p = F.Softmax.apply(s, 3, safe=True)
 
-    def heads(g):  # the gradient of the repeated heads: each head's copies summed
-        if groups == 1:
-            return g
-        b, h, n, e = g.shape
-        return g.reshape(b, h // groups, groups, n, e).sum(2)
-
     def back(g):
         return None if g is None else g if g.dtype == dtype else g.to(dtype)
 
     gq = gk = gv = None
     if need_v:
-        gv = heads(p.transpose(-2, -1) @ gy)
+        gv = _attention.sum_heads(p.transpose(-2, -1) @ gy, groups)
     if need_q or need_k:
         dp = gy @ V.transpose(-2, -1)
         ds = p * (dp - (dp * p).sum(-1, keepdim=True)) * scale
         gq = ds @ K if need_q else None
-        gk = heads(ds.transpose(-2, -1) @ Q) if need_k else None
+        gk = _attention.sum_heads(ds.transpose(-2, -1) @ Q, groups) if need_k else None
     return back(gq), back(gk), back(gv)
 
 

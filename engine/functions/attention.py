@@ -31,8 +31,9 @@ def _repeat_heads(a, groups: int):
     return a if groups == 1 else xp_of(a).repeat(a, groups, axis=1)
 
 
-def _sum_heads(g, groups: int):
-    """The gradient of :func:`_repeat_heads`: each head's copies summed."""
+def sum_heads(g, groups: int):
+    """The gradient of :func:`_repeat_heads`: each head's copies summed (an array, or a Tensor in the recorded
+    backward)."""
     if groups == 1:
         return g
     b, h, s, e = g.shape
@@ -100,7 +101,7 @@ class FlashAttentionCpu(Function):
         gy = gy.astype(p.dtype, copy=False)
         gq = gk = gv = None
         if need_v:
-            gv = _sum_heads(xp.matmul(p.swapaxes(-1, -2), gy), groups).astype(dtype, copy=False)
+            gv = sum_heads(xp.matmul(p.swapaxes(-1, -2), gy), groups).astype(dtype, copy=False)
         if need_q or need_k:
             ds = xp.matmul(gy, values.swapaxes(-1, -2))
             if not kernels.attention_softmax_backward(ds, p, scale):
@@ -110,5 +111,5 @@ class FlashAttentionCpu(Function):
             if need_q:
                 gq = xp.matmul(ds, keys).astype(dtype, copy=False)
             if need_k:
-                gk = _sum_heads(xp.matmul(ds.swapaxes(-1, -2), q), groups).astype(dtype, copy=False)
+                gk = sum_heads(xp.matmul(ds.swapaxes(-1, -2), q), groups).astype(dtype, copy=False)
         return gq, gk, gv

@@ -383,7 +383,7 @@ def _rsqrt(xp, x):
 def _wrapped(xp, value, like):
     """``value`` as PyTorch's formulas write a number that is a Tensor operand (``1 - x.pow(2)``: SubBackward0 with an
     edge to nothing): a 0-d constant beside a Tensor, the number itself beside an array."""
-    return value if not hasattr(like, "grad_fn") else like.new_tensor(value)
+    return like.new_tensor(value) if hasattr(like, "_data") else value
 
 
 def _sinc(xp, x):
