@@ -121,8 +121,13 @@ def _product(a, b):
     return _t._fn.MatMul.apply(a, b)
 
 
+def _dtype_name(arr) -> str:
+    """An array's dtype as PyTorch's messages name it (Float, Long, ...)."""
+    return _DTYPE_NAMES.get(str(arr.dtype), str(arr.dtype))
+
+
 def _dtype_names(a, b):
-    return _DTYPE_NAMES.get(str(a.dtype), str(a.dtype)), _DTYPE_NAMES.get(str(b.dtype), str(b.dtype))
+    return _dtype_name(a), _dtype_name(b)
 
 
 _DTYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
@@ -1042,9 +1047,9 @@ class TensorMath:
         ``PutBackward0``, PyTorch's checks in its words."""
         if index._data.dtype != np.int64:
             raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
-                               f"{_DTYPE_NAMES.get(str(index._data.dtype), str(index._data.dtype))}")
+                               f"{_dtype_name(index._data)}")
         if source._data.dtype != self._data.dtype:
-            names = [_DTYPE_NAMES.get(str(t._data.dtype), str(t._data.dtype)) for t in (self, source)]
+            names = [_dtype_name(t._data) for t in (self, source)]
             raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
                                f"{names[0]} and source.dtype = {names[1]}")
         if source.numel() != index.numel():
@@ -1337,9 +1342,9 @@ class TensorMath:
             raise RuntimeError(f"size mismatch, got input ({', '.join(map(str, self._data.shape))}), mat "
                                f"({rows}x{k}), vec ({vec._data.shape[0]})")
         if not self._data.dtype == mat._data.dtype == vec._data.dtype:
-            names = ", ".join(_DTYPE_NAMES.get(str(t._data.dtype), str(t._data.dtype)) for t in (self, mat))
+            names = ", ".join(_dtype_name(t._data) for t in (self, mat))
             raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names}, and "
-                               f"{_DTYPE_NAMES.get(str(vec._data.dtype), str(vec._data.dtype))}")
+                               f"{_dtype_name(vec._data)}")
         return _t._fn.AddProduct.apply(self, mat, vec, "mv", beta=beta, alpha=alpha)
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
@@ -1736,9 +1741,9 @@ class TensorMath:
         ones: one ``MaskedScatterBackward0``, PyTorch's checks in its words."""
         if mask._data.dtype != np.bool_:
             raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
-                               f"{_DTYPE_NAMES.get(str(mask._data.dtype), str(mask._data.dtype))}")
+                               f"{_dtype_name(mask._data)}")
         if source._data.dtype != self._data.dtype:
-            names = [_DTYPE_NAMES.get(str(t._data.dtype), str(t._data.dtype)) for t in (self, source)]
+            names = [_dtype_name(t._data) for t in (self, source)]
             raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got{names[0]} and "
                                f"{names[1]}")  # (PyTorch's words, its missing space too)
         error = broadcast_error(self._data, mask._data)
@@ -1928,7 +1933,7 @@ class TensorMath:
                                    f"{weights.dim()} dimensions")
             if weights._data.dtype.kind not in kind:
                 raise RuntimeError(f"cov(): expected {name} to have {'integral' if kind == 'iu' else 'floating point'}"
-                                   f" dtype but got {name} with {_DTYPE_NAMES.get(str(weights._data.dtype))} dtype")
+                                   f" dtype but got {name} with {_dtype_name(weights._data)} dtype")
             if weights.numel() != n:
                 raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the "
                                    f"input but got {weights.numel()} != {n}")
