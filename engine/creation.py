@@ -295,9 +295,7 @@ def stack(tensors, dim=0, *, axis=None) -> Tensor:
     from .functions import Stack
 
     dim = dim if axis is None else axis  # NumPy's name, which PyTorch takes too
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty list of tensors")
+    tensors = _joined_tensors(tensors, "stack")
     return Stack.apply(*tensors, dim=dim)
 
 
@@ -305,10 +303,26 @@ def cat(tensors, dim=0, *, axis=None) -> Tensor:
     from .functions import Cat
 
     dim = dim if axis is None else axis  # NumPy's name, which PyTorch takes too
+    tensors = _joined_tensors(tensors, "cat")
+    return Cat.apply(*tensors, dim=dim)
+
+
+def _joined_tensors(tensors, fn):
+    """``cat``'s and ``stack``'s list: not empty, Tensors only, on one device (PyTorch's refusals)."""
+    from .tensor import _check_same_device
+
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("cat expects a non-empty list of tensors")
-    return Cat.apply(*tensors, dim=dim)
+        if fn == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    _check_same_device(*tensors)
+    return tensors
 
 
 def where(condition, input=None, other=None) -> Tensor:  # noqa: A002

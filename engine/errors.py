@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 FREED_GRAPH = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -92,3 +94,29 @@ def expanded_shape(shape, sizes, type_name: str) -> tuple:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {out}")
     return tuple(out)
+
+
+_NUMPY_INDEX_ERRORS = (
+    (re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)"),
+     "index {0} is out of bounds for dimension {1} with size {2}"),
+    (re.compile(r"too many indices for array: array is (\d+)-dimensional, but \d+ were indexed"),
+     "too many indices for tensor of dimension {0}"),
+    (re.compile(r"boolean index did not match indexed array along (?:axis|dimension) (\d+); size of (?:axis|dimension) "
+                r"is (\d+) but size of corresponding boolean (?:axis|dimension) is (\d+)"),
+     "The shape of the mask at index {0} (size {2}) does not match the shape of the indexed tensor {shape} at index "
+     "{0} (size {1})"),
+    (re.compile(r"arrays used as indices must be of integer \(or boolean\) type"),
+     "tensors used as indices must be long, int, byte or bool tensors"),
+    (re.compile(r"only integers, slices .* are valid indices"),
+     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices"),
+)
+
+
+def index_error(error: IndexError, shape) -> IndexError:
+    """NumPy's (and CuPy's) indexing error in PyTorch's words ("dimension", "tensor"), else the error itself."""
+    text = str(error)
+    for pattern, words in _NUMPY_INDEX_ERRORS:
+        found = pattern.match(text)
+        if found:
+            return IndexError(words.format(*found.groups(), shape=list(shape)))
+    return error

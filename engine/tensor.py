@@ -20,7 +20,7 @@ from . import random as _random
 from . import threads as _threads
 from .backend import CPU, device_of_array, resolve, to_host, xp_of
 from .dtypes import promote as _promote
-from .errors import broadcast_error, expanded_shape, product_dtypes_error, shapes_error
+from .errors import broadcast_error, c_type_name, expanded_shape, index_error, product_dtypes_error, shapes_error
 from .legacy import LegacyTensorType, parse_legacy_name
 from .tensor_math import TensorMath
 
@@ -978,7 +978,10 @@ class Tensor(TensorMath):
         return self.permute(*reversed(range(nd)))
 
     @property
-    def mT(self) -> Tensor:
+    def mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+        if self._data.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                               f"{self._data.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
     def is_floating_point(self) -> bool:
@@ -1767,6 +1770,11 @@ class Tensor(TensorMath):
     def masked_fill(self, mask, value):
         """``value`` (a number or a 0-d tensor) where ``mask`` is true; the result keeps this tensor's dtype, as in
         PyTorch (1.5 into an int64 tensor is 1)."""
+        if not isinstance(mask, Tensor):
+            raise TypeError(f"masked_fill(): argument 'mask' (position 1) must be Tensor, not {type(mask).__name__}")
+        if mask._data.dtype != np.bool_:  # (an integer mask was read as a bool one: an int 0/1 mask did nothing)
+            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                               f"{c_type_name(mask._data.dtype)}")
         if isinstance(value, Tensor) and value._data.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._data.ndim} dimension(s).")
@@ -1817,7 +1825,8 @@ class Tensor(TensorMath):
         if self._data.dtype.kind not in "fc":
             raise RuntimeError("std and var only support floating point and complex dtypes")
         shape = self._data.shape
-        if dim is None or (not shape and dim in (0, -1, (0,), (-1,), [0], [-1], ())):
+        if (dim is None or (not isinstance(dim, _int) and not len(dim))  # (no dims named: all, as PyTorch's)
+                or (not shape and dim in (0, -1, (0,), (-1,), [0], [-1]))):
             axes = None
         else:
             nd = len(shape)
@@ -1842,11 +1851,15 @@ class Tensor(TensorMath):
 
     def _softmax(self, dim, axis, dtype, log: bool):
         dim = _required_dim(dim, axis, "log_softmax" if log else "softmax")
-        t = (self if dtype is None else self.to(dtype))._floating()
+        t = self if dtype is None else self.to(dtype)
         nd = t._data.ndim
         if not -max(nd, 1) <= dim < max(nd, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], "
                              f"but got {dim})")
+        if t._data.dtype.kind not in "fc":  # (PyTorch has no integer softmax: dtype= converts first)
+            kernel = "softmax_lastdim_kernel_impl" if dim % max(nd, 1) == max(nd, 1) - 1 else "softmax_kernel_impl"
+            raise NotImplementedError(f'"{"log_" if log else ""}{kernel}" not implemented for '
+                                      f"'{_dtypes.scalar_name(t._data.dtype)}'")
         return _fn.Softmax.apply(t, dim % nd if nd else 0, log=log)
 
     def log_softmax(self, dim=None, dtype=None, *, axis=None):
@@ -1893,6 +1906,7 @@ class Tensor(TensorMath):
             _fn.reduction._axes(dim, 0)
             return self.reshape(1)._maxmin(0, False, mode)
         values = _fn.MaxMinDim.apply(self, dim, keepdim=keepdim, mode=mode)
+        dim = self._dim_of(dim)
         xp = xp_of(self._data)
         idx = (xp.argmax if mode == "max" else xp.argmin)(self._data, axis=dim)
         if keepdim:
@@ -1974,7 +1988,7 @@ class Tensor(TensorMath):
         index tensor of the same rank, no larger than ``self`` in the other dimensions; the gradient adds back."""
         if not isinstance(index, Tensor) or index.dtype not in (_dtypes.int64, _dtypes.int32):
             got = index.dtype if isinstance(index, Tensor) else type(index).__name__
-            raise RuntimeError(f"gather(): Expected dtype int64 for index, but got {got}")
+            raise RuntimeError(f"gather(): Expected dtype int32/int64 for index, but got {got}")
         a, idx = self._data, index._data
         nd = a.ndim
         dim = self._sort_dim(dim)
@@ -1998,8 +2012,12 @@ class Tensor(TensorMath):
             dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         xp = xp_of(self._data)
         if dim is None:
+            if not self._data.size:
+                raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
             return _wrap(xp.asarray(self._data.argmax()))
-        out = self._data.argmax(axis=dim)
+        dim = self._dim_of(dim)
+        _fn.reduction._nonempty(self._data.shape, (dim,) if self._data.ndim else (), "argmax")
+        out = self._data.argmax(axis=dim if self._data.ndim else None)
         return _wrap(xp.expand_dims(out, dim) if keepdim and self._data.ndim else out)
 
     def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -2007,8 +2025,12 @@ class Tensor(TensorMath):
             dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         xp = xp_of(self._data)
         if dim is None:
+            if not self._data.size:
+                raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
             return _wrap(xp.asarray(self._data.argmin()))
-        out = self._data.argmin(axis=dim)
+        dim = self._dim_of(dim)
+        _fn.reduction._nonempty(self._data.shape, (dim,) if self._data.ndim else (), "argmin")
+        out = self._data.argmin(axis=dim if self._data.ndim else None)
         return _wrap(xp.expand_dims(out, dim) if keepdim and self._data.ndim else out)
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
@@ -2130,8 +2152,11 @@ class Tensor(TensorMath):
         shape = self._data.shape
         nd = len(shape)
         if nd == 0:
+            self._dim_of(start_dim), self._dim_of(end_dim)  # (0 or -1, as PyTorch's)
             return self.reshape(1)
-        s, e = start_dim % nd, end_dim % nd
+        s, e = self._dim_of(start_dim), self._dim_of(end_dim)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if s == e:
             return self  # as PyTorch: nothing to flatten, the tensor itself
         n = 1
@@ -2245,7 +2270,13 @@ class Tensor(TensorMath):
     def permute(self, *dims):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
-        dims = tuple(d % self._data.ndim for d in dims)
+        if len(dims) != self._data.ndim:
+            raise RuntimeError("permute(): number of dimensions in the tensor input does not match the length of the "
+                               f"desired ordering of dimensions i.e. input.dim() = {self._data.ndim} is not equal to "
+                               f"len(dims) = {len(dims)}")
+        dims = tuple(self._dim_of(d) for d in dims)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
         return _viewed(self, _fn.Permute.apply(self, dims))
 
     def unsqueeze(self, dim=None, *, axis=None):
@@ -2264,7 +2295,7 @@ class Tensor(TensorMath):
         if dim is None:
             new = tuple(n for n in shape if n != 1)
         else:
-            dims = {d % max(len(shape), 1) for d in ((dim,) if isinstance(dim, _int) else dim)}
+            dims = set(_fn.reduction._axes(dim, len(shape)) if isinstance(dim, _int) or len(dim) else ())
             new = tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1))
         # a new tensor even where nothing is squeezed, as PyTorch's view; its node named by PyTorch's overload
         name = "SqueezeBackward" + ("0" if dim is None else "1" if isinstance(dim, _int) else "2")
@@ -2334,8 +2365,10 @@ class Tensor(TensorMath):
                             f"{type(split).__name__}")
         return self._pieces(sizes, d, unsafe + name)
 
-    def _dim_of(self, dim) -> int:
+    def _dim_of(self, dim, fn=None) -> int:
         nd = self._data.ndim
+        if not isinstance(dim, (_int, np.integer)):
+            raise TypeError(f"{fn + '(): ' if fn else ''}argument 'dim' must be int, not {type(dim).__name__}")
         if not -builtins.max(nd, 1) <= dim < builtins.max(nd, 1):
             _dim_error(dim, nd)
         return _int(dim) % builtins.max(nd, 1)
@@ -2402,24 +2435,27 @@ class Tensor(TensorMath):
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, index):
-        if index.__class__ is not _int:
-            if index.__class__ is slice:
-                if index.step is not None:
-                    _check_step(index)
-            else:
-                index = _convert_index(index, xp_of(self._data))
-                parts = _ints_first(index, self._data.shape if self._records() else None)
-                if parts is not None:
-                    return self[parts[0]][parts[1]]
-                if index.__class__ is tuple and len(index) > 1 and self._records():
-                    steps = _index_steps(index, self._data.shape)
-                    if steps is not None:  # (PyTorch's graph: one select, slice or unsqueeze a part)
-                        t = self
-                        for step in steps:
-                            t = t[step]
-                        return t
-        return _viewed(self, _fn.GetItem.apply(self, index=index),
-                       index.__class__ is slice or index.__class__ is _int or _fn.shape.is_basic_index(index))
+        try:
+            if index.__class__ is not _int:
+                if index.__class__ is slice:
+                    if index.step is not None:
+                        _check_step(index)
+                else:
+                    index = _convert_index(index, xp_of(self._data))
+                    parts = _ints_first(index, self._data.shape if self._records() else None)
+                    if parts is not None:
+                        return self[parts[0]][parts[1]]
+                    if index.__class__ is tuple and len(index) > 1 and self._records():
+                        steps = _index_steps(index, self._data.shape)
+                        if steps is not None:  # (PyTorch's graph: one select, slice or unsqueeze a part)
+                            t = self
+                            for step in steps:
+                                t = t[step]
+                            return t
+            return _viewed(self, _fn.GetItem.apply(self, index=index),
+                           index.__class__ is slice or index.__class__ is _int or _fn.shape.is_basic_index(index))
+        except IndexError as error:  # (NumPy's words for it: PyTorch's, with "dimension" for "axis")
+            raise index_error(error, self._data.shape) from None
 
     def __setitem__(self, index, value):
         written = index  # (as given: where a refusal says PyTorch writes, _piece_refusal)
@@ -2456,6 +2492,8 @@ class Tensor(TensorMath):
             if value.__class__ is not _int:
                 raise
             _fn.shape.assign(data, index, _dtypes.wrapped_int(value, data.dtype))
+        except IndexError as error:
+            raise index_error(error, data.shape) from None
         # (as in _inplace_op: held by this tensor alone, nothing saved it)
         if data.base is not None or _getrefcount(data) > _SOLE_REFS or "_shares" in self.__dict__:
             _writes.wrote(data)

@@ -734,7 +734,7 @@ class TensorMath:
         return self._apply_in_place(lambda t: t.baddbmm(batch1, batch2, beta=beta, alpha=alpha), batch1, batch2)
 
     def count_nonzero(self, dim=None):
-        d = None if dim is None else _dims(dim, self._data.ndim, "count_nonzero")
+        d = None if dim is None else _dims(dim, self._data.ndim, "count_nonzero") or None  # (no dims: all)
         return _t._wrap((self._data != 0).sum(axis=d if self._data.ndim else None).astype(np.int64))
 
     # ------------------------------------------------------------------ reductions
@@ -754,14 +754,14 @@ class TensorMath:
         """``(min, max)`` over ``dim`` (every element by default), two outputs of one ``AminmaxBackward0``, as
         PyTorch's; ties share each gradient evenly."""
         if dim is not None:
-            dim = self._dim_of(dim)
+            dim = self._dim_of(dim, "aminmax")
         return return_types_aminmax(*_t._fn.AMinMax.apply(self, dim, keepdim))
 
     def logsumexp(self, dim, keepdim=False):
         """``log(sum(exp(self)))`` over ``dim``, shifted by the maximum so that it neither overflows nor
         underflows; its gradient is the softmax."""
         t = self._floating()
-        dims = _dims(dim, t._data.ndim, "logsumexp")
+        dims = _dims(dim, t._data.ndim, "logsumexp") or tuple(range(t._data.ndim))  # (no dims: all, as sum's)
         if t._data.ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's: one element along it)
             return t.reshape(1).logsumexp(0) if dims else t.clone()
         return _t._fn.Logsumexp.apply(t, tuple(sorted(set(dims))), keepdim=keepdim)  # one LogsumexpBackward0
@@ -773,6 +773,9 @@ class TensorMath:
         return _t._fn.Nansum.apply(self, dim, keepdim)
 
     def nanmean(self, dim=None, keepdim=False):
+        if self._data.dtype.kind not in "fc":
+            raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                               f"{_dtypes.scalar_name(self._data.dtype)}")
         kept = (~self.isnan()).sum(dim, keepdim)
         return self.nansum(dim, keepdim) / kept
 
@@ -780,7 +783,7 @@ class TensorMath:
         """The lower median (of every element, or along ``dim`` with its indices), NaN where a NaN is among
         them, as PyTorch's; the gradient goes to the element picked."""
         if dim is None:  # (the gradient shared evenly among the elements equal to it, as PyTorch's)
-            value = self.detach().reshape(-1).median(0).values._data
+            value = self._empty_median() if not self._data.size else self.detach().reshape(-1).median(0).values._data
             return _t._fn.MaxMin.apply(self, mode="median", value=value)
         d = _dims(dim, self._data.ndim, "median")[0]
         if self._data.ndim == 0:  # (dim 0 or -1 of a 0-d tensor, as PyTorch's: one element along it, itself)
@@ -790,7 +793,7 @@ class TensorMath:
         xp = xp_of(x)
         n = x.shape[d]
         if n == 0:
-            raise IndexError("median(): Expected reduction dim 0 to have non-zero size.")
+            raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
         order = self._sort_order(d, False)
         pick = xp.take(order, [(n - 1) // 2], axis=d)
         if x.dtype.kind == "f":  # a NaN along the dim: its first place (NaN sorts last)
@@ -798,10 +801,17 @@ class TensorMath:
             pick = xp.where(nans.any(axis=d, keepdims=True), xp.expand_dims(nans.argmax(axis=d), d), pick)
         return return_types_median(*self._picked(pick, d, keepdim, "MedianBackward1"))
 
+    def _empty_median(self):
+        """The median of no elements: NaN, as PyTorch's (which has no NaN for integers to give)."""
+        if self._data.dtype.kind != "f":
+            raise RuntimeError("median(): the median of an empty integer tensor is undefined (PyTorch returns an "
+                               "arbitrary number)")
+        return xp_of(self._data).asarray(np.nan, dtype=self._data.dtype)
+
     def nanmedian(self, dim=None, keepdim=False):
         """:meth:`median` of the values that are not NaN (NaN where all are), as PyTorch's."""
         if dim is None:
-            value = self.detach().reshape(-1).nanmedian(0).values._data
+            value = self._empty_median() if not self._data.size else self.detach().reshape(-1).nanmedian(0).values._data
             return _t._fn.MaxMin.apply(self, mode="nanmedian", value=value)
         d = _dims(dim, self._data.ndim, "nanmedian")[0]
         if self._data.ndim == 0:
@@ -810,7 +820,7 @@ class TensorMath:
         x = self._data
         xp = xp_of(x)
         if x.shape[d] == 0:
-            raise IndexError("nanmedian(): Expected reduction dim 0 to have non-zero size.")
+            raise IndexError(f"nanmedian(): Expected reduction dim {d} to have non-zero size.")
         order = self._sort_order(d, False)  # (NaN last)
         valid = (~xp.isnan(x)).sum(axis=d, keepdims=True) if x.dtype.kind == "f" else x.shape[d]
         k = xp.maximum(xp.asarray(valid) - 1, 0) // 2
@@ -943,13 +953,19 @@ class TensorMath:
         return self.repeat(*dims)
 
     def narrow(self, dim, start, length):
+        if not self._data.ndim:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         d = _dims(dim, self._data.ndim, "narrow")[0]
         size = self._data.shape[d]
         start = int(start.item() if isinstance(start, _t.Tensor) else start)
+        if not -size <= start <= size:
+            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
         if start < 0:
             start += size
-        if not 0 <= start <= size or length < 0 or start + length > size:
-            raise IndexError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        if start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
         return self[(slice(None),) * d + (slice(start, start + length),)]
 
     def select(self, dim, index):
@@ -1440,6 +1456,8 @@ class TensorMath:
         """The ``k``-th smallest along ``dim`` and where it is; the gradient goes to that element."""
         d = _dims(dim, self._data.ndim, "kthvalue")[0]
         n = self._data.shape[d] if self._data.ndim else 1
+        if not n:
+            raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
         if not 1 <= k <= n:
             raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
         if not self._data.ndim:  # (a 0-d tensor is its own k-th value, at 0)
@@ -1474,7 +1492,7 @@ class TensorMath:
         d = 0 if dim is None else _dims(dim, self._data.ndim, "quantile")[0]
         n = x._data.shape[d]
         if n == 0:
-            raise IndexError("quantile() input tensor must be non-empty")
+            raise RuntimeError("quantile() input tensor must be non-empty")
         ordered = x.sort(d).values.movedim(d, -1)  # (..., n), NaN last
         nan = xp.isnan(ordered._data)
         if skip_nan:

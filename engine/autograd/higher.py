@@ -763,18 +763,26 @@ def _diag_embed(node, gy):
     return gy.diagonal(*node.args)
 
 
+def _to_dtype(piece, dtype):
+    """A joined tensor's gradient piece back in its input's dtype (``cat``/``stack`` promote)."""
+    return piece if piece._data.dtype == dtype else F.Cast.apply(piece, dtype)
+
+
 def _cat(node, gy):
     out, start = [], 0
     lead = (slice(None),) * node.axis
-    for size in node.sizes:
-        out.append(gy[lead + (slice(start, start + size),)])
+    for size, dtype in zip(node.sizes, node.dtypes):
+        if size is None:  # (an empty 1-D tensor, skipped)
+            out.append(_const(xp_of(gy._data).zeros((0,), dtype=dtype)))
+            continue
+        out.append(_to_dtype(gy[lead + (slice(start, start + size),)], dtype))
         start += size
     return tuple(out)
 
 
 def _stack(node, gy):
     lead = (slice(None),) * node.axis
-    return tuple(gy[lead + (i,)] for i in range(node.count))
+    return tuple(_to_dtype(gy[lead + (i,)], dtype) for i, dtype in enumerate(node.dtypes))
 
 
 def _split(node, *gys):

@@ -17,6 +17,8 @@ def _axes(dim, ndim):
         return None
     if isinstance(dim, int):
         dim = (dim,)
+    elif not len(dim):  # PyTorch's reductions read an empty list of dimensions as all of them
+        return tuple(range(ndim))
     out, seen = [], set()
     for d in dim:
         if not -max(ndim, 1) <= d < max(ndim, 1):
@@ -28,6 +30,17 @@ def _axes(dim, ndim):
         if ndim:  # (a 0-d tensor takes dim 0 or -1, as PyTorch's: reduced over no axis, it stays itself)
             out.append(d % ndim)
     return tuple(out)
+
+
+def _nonempty(shape, axes, fn):
+    """PyTorch's refusal of a max/min-like reduction over an empty dimension (which has no identity)."""
+    for a in axes:
+        if shape[a] == 0:
+            raise IndexError(f"{fn}(): Expected reduction dim {a} to have non-zero size.")
+
+
+_NO_DIM = ("(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the "
+           "'dim' argument.")
 
 
 def _expand_back(gy, shape, axes, keepdim):
@@ -148,7 +161,7 @@ class MaxMin(Function):
             out = value
         else:
             if x.size == 0:
-                raise RuntimeError(f"{mode}(): Expected reduction dim to be specified for input.numel() == 0.")
+                raise RuntimeError(mode + _NO_DIM)
             out = x.max() if mode == "max" else x.min()
         ctx.saved = (x, out)
         ctx.mode = mode
@@ -173,6 +186,7 @@ class MaxMinDim(Function):
     def forward(ctx, x, dim, keepdim=False, mode="max"):
         xp = xp_of(x)
         (axis,) = _axes(dim, x.ndim)
+        _nonempty(x.shape, (axis,), mode)
         idx = (x.argmax if mode == "max" else x.argmin)(axis=axis)
         idx_k = xp.expand_dims(idx, axis)
         values = xp.take_along_axis(x, idx_k, axis=axis)
@@ -309,7 +323,8 @@ class Logsumexp(Function):
         else:
             m = x.max(axis=axes, keepdims=True)
             m = xp.where(xp.isinf(m), x.dtype.type(0), m)
-        out = xp.log(xp.exp(x - m).sum(axis=axes, keepdims=True)) + m
+        with np.errstate(divide="ignore"):  # (log(0) = -inf: an empty sum, or every element -inf)
+            out = xp.log(xp.exp(x - m).sum(axis=axes, keepdims=True)) + m
         if not keepdim:
             out = out.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
         ctx.saved = (x, out)
@@ -341,9 +356,16 @@ class VarStd(Function):
     def forward(ctx, x, axes=None, correction=1, keepdim=False, std=False):
         xp = xp_of(x)
         n = x.size if axes is None else math.prod(x.shape[a] for a in axes)
-        centred = x - x.mean(axis=axes, keepdims=True)
-        total = (centred * centred).sum(axis=axes, keepdims=keepdim)
+        if n:
+            centred = x - x.mean(axis=axes, keepdims=True)
+            total = (centred * centred).sum(axis=axes, keepdims=keepdim)
+        else:  # (no element to take the mean of: NaN, without NumPy's warning about an empty mean)
+            total = fill(xp.empty(x.sum(axis=axes, keepdims=keepdim).shape, dtype=x.dtype), np.nan)
         out = xp.asarray(total * (1.0 / (n - correction) if n > correction else float("nan")), dtype=x.dtype)
+        if x.size // max(out.size, 1) <= correction:  # PyTorch's warning, with its reduction factor
+            warnings.warn(f"{'std' if std else 'var'}(): degrees of freedom is <= 0. Correction should be strictly "
+                          "less than the reduction factor (input numel divided by output numel).", UserWarning,
+                          stacklevel=2)
         if std:
             out = xp.sqrt(out)
         ctx.saved = (x, out if std else None)
@@ -622,6 +644,15 @@ class VectorNorm(Function):
     @staticmethod
     def forward(ctx, x, ord=2.0, dim=None, keepdim=False):  # noqa: A002 - PyTorch's name
         axes = _axes(dim, x.ndim)
+        if x.size == 0 and (ord < 0 or ord == np.inf):  # (a maximum, a minimum or 1/0 of nothing: no identity)
+            p = str(int(ord)) if math.isfinite(ord) and ord == int(ord) else f"{ord:g}"
+            if axes is None or (not x.ndim and axes == ()):
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on an empty tensor because the "
+                                   "operation does not have an identity")
+            empty = [a for a in axes if x.shape[a] == 0]
+            if empty:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on the dimension {empty[0]} "
+                                   "because this dimension is empty and the operation does not have an identity")
         out = vector_norm(x, ord, axes, keepdim)
         ctx.saved = (x, out)
         ctx.meta = (ord, axes, keepdim)
@@ -648,8 +679,9 @@ class AMaxMin(Function):
     def forward(ctx, x, dim=None, keepdim=False, mode="max"):
         axes = _axes(dim, x.ndim) if dim is not None and dim != () else None
         if x.size == 0:
-            raise RuntimeError(f"a{mode}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
-                               "the reduction dim with the 'dim' argument.")
+            if axes is None:
+                raise RuntimeError(f"a{mode}" + _NO_DIM)
+            _nonempty(x.shape, axes, f"a{mode}")
         out = (x.max if mode == "max" else x.min)(axis=axes, keepdims=keepdim)
         ctx.saved = (x, out)
         ctx.meta = (axes, keepdim)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .. import kernels
+from .. import dtypes, kernels
 from ..autograd.function import Function, apply_several
 from ..backend import device_of_array, to_device_array, xp_of
 
@@ -20,15 +20,29 @@ class Reshape(Function):
     def forward(ctx, x, shape):
         ctx.shape = x.shape
         try:
+            if shape and min(shape) < -1:  # (NumPy reads any negative size as the one to infer)
+                raise ValueError
             return x.reshape(shape)
         except ValueError:
-            raise RuntimeError(
-                f"shape '{list(shape)}' is invalid for input of size {x.size}"
-            ) from None
+            raise RuntimeError(_reshape_error(x.size, shape)) from None
 
     @staticmethod
     def backward(ctx, gy):
         return gy.reshape(ctx.shape)
+
+
+def _reshape_error(size, shape) -> str:
+    """PyTorch's message for a shape that ``size`` elements cannot take (``infer_size``'s checks, in its order)."""
+    shape = [int(n) for n in shape]
+    for i, n in enumerate(shape):
+        if n < -1:
+            return f"invalid shape dimension {n} at index {i} of shape {shape}"
+    if shape.count(-1) > 1:
+        return "only one dimension can be inferred"
+    if -1 in shape and size == 0 and 0 in shape:
+        return (f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified dimension size -1 "
+                "can be any value and is ambiguous")
+    return f"shape '{shape}' is invalid for input of size {size}"
 
 
 def views_as(arr, shape) -> bool:
@@ -1267,41 +1281,93 @@ class CopyFrom(Function):
                 (to_device_array(gy, dev, dtype=dtype) if need_src and dtype.kind in "fc" else None))
 
 
+def _join_dim(dim, nd):
+    """``cat``'s and ``stack``'s ``dim`` checked against ``nd`` dimensions, as PyTorch's, made non-negative."""
+    if not -max(nd, 1) <= dim < max(nd, 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], "
+                         f"but got {dim})")
+    return dim % max(nd, 1)
+
+
+def _joined_dtype(xs):
+    """PyTorch's dtype of ``cat``/``stack``: the tensors' promoted type (an int32 beside a float32 is float32;
+    NumPy's concatenate made it float64)."""
+    dtype = xs[0].dtype
+    for x in xs[1:]:
+        if x.dtype != dtype:
+            return dtypes.result_type(*xs)
+    return dtype
+
+
 class Stack(Function):
+    """``stack``: the tensors (of one shape) along a new dimension, in their promoted dtype; each gradient is its
+    slice, in its tensor's own dtype."""
+
     raw = True
     backward_name = "StackBackward0"
 
     @staticmethod
     def forward(ctx, *xs, dim=0):
         xp = xp_of(xs[0])
-        out = xp.stack(xs, axis=dim)
-        ctx.axis = dim % out.ndim
-        ctx.count = len(xs)
+        axis = _join_dim(dim, xs[0].ndim + 1)
+        for i, x in enumerate(xs[1:], 1):
+            if x.shape != xs[0].shape:
+                raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(xs[0].shape)} at entry "
+                                   f"0 and {list(x.shape)} at entry {i}")
+        dtype = _joined_dtype(xs)
+        out = xp.stack([x.astype(dtype, copy=False) for x in xs], axis=axis)
+        ctx.axis = axis
+        ctx.dtypes = [x.dtype for x in xs]
         return out
 
     @staticmethod
     def backward(ctx, gy):
         lead = (slice(None),) * ctx.axis
-        return tuple(gy[lead + (i,)] for i in range(ctx.count))
+        return tuple(gy[lead + (i,)].astype(dt, copy=False) for i, dt in enumerate(ctx.dtypes))
 
 
 class Cat(Function):
+    """``cat``: the tensors joined along ``dim``, in their promoted dtype, checked as PyTorch checks them (the same
+    number of dimensions, the same sizes but along ``dim``, none 0-d); a 1-D empty tensor is skipped beside
+    tensors of more dimensions, as PyTorch's legacy rule. Each gradient is its piece, in its tensor's dtype."""
+
     raw = True
     backward_name = "CatBackward0"
 
     @staticmethod
     def forward(ctx, *xs, dim=0):
         xp = xp_of(xs[0])
-        out = xp.concatenate(xs, axis=dim)
-        ctx.axis = dim % out.ndim
-        ctx.sizes = [x.shape[ctx.axis] for x in xs]
+        for i, x in enumerate(xs):
+            if not x.ndim:
+                raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+        kept = [x.shape != (0,) for x in xs]
+        ref = next((x for x, k in zip(xs, kept) if k), xs[0])
+        if ref.ndim == 1:  # (only beside tensors of more dimensions is an empty 1-D one skipped)
+            kept = [True] * len(xs)
+        axis = _join_dim(dim, ref.ndim)
+        for i, x in enumerate(xs):
+            if not kept[i]:
+                continue
+            if x.ndim != ref.ndim:
+                raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {x.ndim}")
+            for d, (want, got) in enumerate(zip(ref.shape, x.shape)):
+                if d != axis and want != got:
+                    raise RuntimeError(f"Sizes of tensors must match except in dimension {axis}. Expected size {want} "
+                                       f"but got size {got} for tensor number {i} in the list.")
+        dtype = _joined_dtype(xs)
+        out = xp.concatenate([x.astype(dtype, copy=False) for x, k in zip(xs, kept) if k], axis=axis)
+        ctx.axis = axis
+        ctx.sizes = [x.shape[axis] if k else None for x, k in zip(xs, kept)]
+        ctx.dtypes = [x.dtype for x in xs]
         return out
 
     @staticmethod
     def backward(ctx, gy):
         xp = xp_of(gy)
-        cuts = np.cumsum(ctx.sizes)[:-1].tolist()
-        return tuple(xp.split(gy, cuts, axis=ctx.axis))
+        sizes = [n for n in ctx.sizes if n is not None]
+        pieces = iter(xp.split(gy, np.cumsum(sizes)[:-1].tolist(), axis=ctx.axis))
+        return tuple(xp.zeros((0,), dtype=dt) if n is None else next(pieces).astype(dt, copy=False)
+                     for n, dt in zip(ctx.sizes, ctx.dtypes))
 
 
 class Split(Function):

@@ -5,6 +5,7 @@ and PyTorch when it is importable."""
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -52,6 +53,30 @@ def assert_same_run(mine, theirs, tol=1e-12):
         assert (m is None) == (t is None)
         if m is not None:
             np.testing.assert_allclose(m, t, rtol=tol, atol=tol)
+
+
+def answer(expr, env):
+    """What ``expr`` gives in ``env``, for a table of answers: a tensor as (shape, dtype name, its values as a
+    list), an error as (type name, message). UserWarnings are silenced (a table's own tests check those)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = eval(expr, env)  # noqa: S307 - a test table's own expressions
+    except Exception as error:  # noqa: BLE001 - the error is the answer
+        return type(error).__name__, str(error)
+    return tuple(out.shape), str(out.dtype).split(".")[-1], out.detach().reshape(-1).tolist()
+
+
+def check_answer(got, expected, expr):
+    """``got`` (from :func:`answer`) against a table's ``expected``: an error's type and the start of its message,
+    or a tensor's shape, dtype and values (to 1e-6, NaN equal to NaN)."""
+    if isinstance(expected[0], str):
+        assert got[0] == expected[0], (expr, got)
+        assert got[1].startswith(expected[1]), (expr, got)
+        return
+    assert got[:2] == expected[:2], (expr, got)
+    np.testing.assert_allclose(np.asarray(got[2], dtype=float), np.asarray(expected[2], dtype=float), rtol=1e-6,
+                               err_msg=expr)
 
 
 def host(t) -> np.ndarray:

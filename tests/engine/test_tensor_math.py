@@ -482,8 +482,12 @@ def test_refusals_name_the_problem():
         x.flip(0, 0)
     with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
         x.roll((1, 2), 0)
-    with pytest.raises(IndexError, match="exceeds dimension size"):
-        x.narrow(1, 2, 2)
+    with pytest.raises(RuntimeError, match=r"^start \(2\) \+ length \(2\) exceeds dimension size \(3\)\.$"):
+        x.narrow(1, 2, 2)  # (PyTorch's RuntimeError; the engine's was an IndexError)
+    with pytest.raises(IndexError, match=r"start out of range \(expected to be in range of \[-3, 3\], but got 4\)"):
+        x.narrow(1, 4, 0)
+    with pytest.raises(RuntimeError, match="length must be non-negative"):
+        x.narrow(1, 1, -1)
     with pytest.raises(RuntimeError, match="batch1 must be a 3D tensor"):
         x.bmm(x)
     with pytest.raises(RuntimeError, match="same number of dimensions"):
