@@ -49,6 +49,12 @@ def same_dtype_error(first: str, a, b) -> RuntimeError:
     return RuntimeError(f"{first} and mat2 must have the same dtype, but got {na[1]} and {nb[1]}")
 
 
+def raise_broadcast_error(a, b, error: ValueError):
+    """Raise PyTorch's error for ``a`` and ``b`` that do not broadcast (NumPy's ``error`` said so), else ``error``."""
+    refusal = broadcast_error(a, b)
+    raise (refusal or error) from None
+
+
 def broadcast_error(a, b) -> RuntimeError | None:
     """PyTorch's error for two elementwise operands whose shapes do not broadcast (``a`` the left one), naming the
     first dimension from the right where they differ; None where they broadcast."""

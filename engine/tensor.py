@@ -20,7 +20,15 @@ from . import random as _random
 from . import threads as _threads
 from .backend import CPU, device_of_array, resolve, to_host, xp_of
 from .dtypes import promote as _promote
-from .errors import broadcast_error, c_type_name, expanded_shape, index_error, product_dtypes_error, shapes_error
+from .errors import (
+    broadcast_error,
+    c_type_name,
+    expanded_shape,
+    index_error,
+    product_dtypes_error,
+    raise_broadcast_error,
+    shapes_error,
+)
 from .legacy import LegacyTensorType, parse_legacy_name
 from .tensor_math import TensorMath
 
@@ -190,14 +198,20 @@ _BOOLS = (bool, np.dtype(np.bool_))
 _INT64 = np.dtype(np.int64)
 
 
+def _check_alpha(self, other) -> None:
+    """PyTorch's refusal of a float ``alpha`` where ``add``/``sub`` is of integers (it would be truncated)."""
+    if _dtypes.result_type(self._data, _raw(other)).kind in "biu":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
 def _check_integer_divisor(a, b) -> None:
     """PyTorch's refusal of an integer division (``//``, ``%``, ``fmod``, ``div`` with rounding) by zero on the CPU
     (NumPy gives 0 and a warning; a CUDA kernel cannot raise, and PyTorch's does not check there either)."""
-    kind = "f" if a.__class__ is float else getattr(a, "dtype", _INT64).kind  # (a Python int, bool: an integer)
+    kind = "f" if a.__class__ is float else "b" if a.__class__ is _bool else getattr(a, "dtype", _INT64).kind
     if b.__class__ is _int or b.__class__ is _bool:
         zero = b == 0 and kind in "iu"
-    elif b.__class__ is _ndarray:
-        zero = b.dtype.kind in "iu" and kind in "iub" and not b.all()
+    elif b.__class__ is _ndarray:  # (a bool divisor with an integer dividend divides as an integer)
+        zero = (b.dtype.kind in "iu" and kind in "iub" or b.dtype.kind == "b" and kind in "iu") and not b.all()
     else:
         return
     if zero:
@@ -218,6 +232,10 @@ def _plain_binary(op, reflected=False, bitwise=False, shift=False):
         elif not isinstance(other, (_int, float, _bool)) and not hasattr(other, "dtype"):
             return NotImplemented
         a, b = (other, self._data) if reflected else (self._data, other)
+        if a.__class__ is b.__class__ and a.shape != b.shape:  # (the shapes are checked first, as PyTorch's)
+            refusal = broadcast_error(a, b)
+            if refusal is not None:
+                raise refusal
         if divides:
             _check_integer_divisor(a, b)
         if bitwise:
@@ -225,12 +243,15 @@ def _plain_binary(op, reflected=False, bitwise=False, shift=False):
             if want.kind not in ("iu" if shift else "biu"):
                 name = {"and_": "bitwise_and", "or_": "bitwise_or", "xor": "bitwise_xor", "lshift": "lshift",
                         "rshift": "rshift"}[op.__name__]
-                raise RuntimeError(f'"{name}_cpu" not implemented for \'{_dtypes.scalar_name(want)}\'')
+                raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_dtypes.scalar_name(want)}\'')
         a, b = _dtypes.promote(a, b)
         if divides and getattr(a, "dtype", a.__class__) in _BOOLS and getattr(b, "dtype", b.__class__) in _BOOLS:
             raise NotImplementedError(f'"{"div_floor" if op is _operator.floordiv else "remainder"}_cpu" not '
                                       "implemented for 'Bool'")
-        out = op(a, b)
+        try:
+            out = _fn.elementwise.remainder(xp_of(self._data), a, b) if modulo else op(a, b)
+        except ValueError as error:
+            raise_broadcast_error(a, b, error)
         if floor_divide and out.dtype.kind == "f" and (self._rg or (given is not other and given._rg)) and (
                 not _grad_off or _get_ident() not in _grad_off):  # (PyTorch's node whose backward refuses)
             pair = (given, self) if reflected else (self, given)
@@ -239,6 +260,7 @@ def _plain_binary(op, reflected=False, bitwise=False, shift=False):
 
     divides = op is _operator.floordiv or op is _operator.mod
     floor_divide = op is _operator.floordiv
+    modulo = op is _operator.mod
     method.__name__ = f"__{'r' if reflected else ''}{op.__name__.strip('_')}__"
     return method
 
@@ -1483,6 +1505,8 @@ class Tensor(TensorMath):
         return self
 
     def __abs__(self):
+        if self._data.dtype == np.bool_:
+            raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
         return _fn.Abs.apply(self)
 
     def __matmul__(self, other):
@@ -1574,7 +1598,8 @@ class Tensor(TensorMath):
 
     def bitwise_not(self):
         if self._data.dtype.kind not in "biu":
-            raise RuntimeError(f'"bitwise_not_cpu" not implemented for \'{_dtypes.scalar_name(self._data.dtype)}\'')
+            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for '
+                                      f"'{_dtypes.scalar_name(self._data.dtype)}'")
         return _wrap(~self._data)
 
     def bitwise_not_(self):
@@ -1619,6 +1644,8 @@ class Tensor(TensorMath):
     def add(self, other, alpha=1):
         if _foreign(other):
             raise _not_an_operand("add", other)
+        if alpha.__class__ is _float:
+            _check_alpha(self, other)
         if alpha != 1 and self._records(other):  # one AddBackward0, as PyTorch's (b's gradient is alpha times)
             return _fn.AddScaled.apply(self, other, alpha)
         return self + (other * alpha if alpha != 1 else other)
@@ -1628,6 +1655,8 @@ class Tensor(TensorMath):
             raise _not_an_operand("sub", other)
         if _is_bool(other) or self._data.dtype.kind == "b":
             check_subtraction(self, other)
+        if alpha.__class__ is _float:
+            _check_alpha(self, other)
         if alpha != 1 and self._records(other):
             return _fn.AddScaled.apply(self, other, alpha, subtract=True)
         return self - (other * alpha if alpha != 1 else other)
@@ -1646,34 +1675,54 @@ class Tensor(TensorMath):
     def __lt__(self, other):
         if _foreign(other):
             return NotImplemented
-        return _wrap(self._data < (other._data if isinstance(other, Tensor) else other))
+        try:
+            return _wrap(self._data < (other._data if isinstance(other, Tensor) else other))
+        except ValueError as error:
+            raise_broadcast_error(self, other, error)
 
     def __le__(self, other):
         if _foreign(other):
             return NotImplemented
-        return _wrap(self._data <= (other._data if isinstance(other, Tensor) else other))
+        try:
+            return _wrap(self._data <= (other._data if isinstance(other, Tensor) else other))
+        except ValueError as error:
+            raise_broadcast_error(self, other, error)
 
     def __gt__(self, other):
         if _foreign(other):
             return NotImplemented
-        return _wrap(self._data > (other._data if isinstance(other, Tensor) else other))
+        try:
+            return _wrap(self._data > (other._data if isinstance(other, Tensor) else other))
+        except ValueError as error:
+            raise_broadcast_error(self, other, error)
 
     def __ge__(self, other):
         if _foreign(other):
             return NotImplemented
-        return _wrap(self._data >= (other._data if isinstance(other, Tensor) else other))
+        try:
+            return _wrap(self._data >= (other._data if isinstance(other, Tensor) else other))
+        except ValueError as error:
+            raise_broadcast_error(self, other, error)
 
     def __eq__(self, other):
         if _foreign(other):
             return NotImplemented
-        return _wrap(self._data == (other._data if isinstance(other, Tensor) else other))
+        try:
+            return _wrap(self._data == (other._data if isinstance(other, Tensor) else other))
+        except ValueError as error:
+            raise_broadcast_error(self, other, error)
 
     def __ne__(self, other):
         if _foreign(other):
             return NotImplemented
-        return _wrap(self._data != (other._data if isinstance(other, Tensor) else other))
+        try:
+            return _wrap(self._data != (other._data if isinstance(other, Tensor) else other))
+        except ValueError as error:
+            raise_broadcast_error(self, other, error)
 
     def __invert__(self):
+        if self._data.dtype.kind not in "biu":
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return self.bitwise_not()
 
     lt, le, gt, ge = (_named_form("lt", __lt__), _named_form("le", __le__), _named_form("gt", __gt__),
@@ -1685,7 +1734,8 @@ class Tensor(TensorMath):
         return self._data.shape == o.shape and _bool((self._data == o).all())
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-        return _bool(xp_of(self._data).allclose(self._data, _raw(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+        """Whether :meth:`isclose` holds everywhere (the same checks: one dtype, shapes that broadcast)."""
+        return _bool(self.isclose(other, rtol=rtol, atol=atol, equal_nan=equal_nan)._data.all())
 
     def isnan(self):
         return _wrap(xp_of(self._data).isnan(self._data))
@@ -1884,6 +1934,8 @@ class Tensor(TensorMath):
         if dtype is None and self._data.dtype.kind == "u":
             dtype = _dtypes.int64
         t = self if dtype is None else self.to(dtype)
+        if t._data.dtype.kind in "biu" and t._data.dtype != _INT64:  # (NumPy sums a narrow integer into int64)
+            return _fn.Sum.apply(t, dim=dim, keepdim=keepdim, dtype=_INT64 if dtype is None else t._data.dtype)
         return _fn.Sum.apply(t, dim=dim, keepdim=keepdim)
 
     def mean(self, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
@@ -2216,8 +2268,8 @@ class Tensor(TensorMath):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], "
                              f"but got {dim})")
         if nd == 0:
-            return fn.apply(t.view(1), dim=0).view(())
-        return fn.apply(t, dim=dim % nd)
+            return fn.apply(t.view(1), dim=0, asked=dtype is not None).view(())
+        return fn.apply(t, dim=dim % nd, asked=dtype is not None)
 
     def unflatten(self, dim, sizes):
         """Dimension ``dim`` split into ``sizes`` (one of them may be -1: what is left), a view."""
@@ -2582,6 +2634,9 @@ class Tensor(TensorMath):
             self._check_inplace()
             self._rebind(_fn.Clamp.apply(self._before_write(), min=_raw(min), max=_raw(max)))
             return self
+        if self._data.dtype.kind in "biu" and (min.__class__ is _float or max.__class__ is _float):
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{c_type_name(self._data.dtype)}")
         xp_of(self._data).clip(self._data, _raw(min), _raw(max), out=self._data)
         _writes.wrote(self._data)
         return self

@@ -16,7 +16,7 @@ import numpy as np
 from . import dtypes as _dtypes
 from . import tensor as _t  # bound while engine.tensor is being made; read when a method runs
 from .backend import to_device_array, to_host, xp_of
-from .errors import broadcast_error, c_type_name, expanded_shape, product_dtypes_error
+from .errors import broadcast_error, c_type_name, expanded_shape, product_dtypes_error, raise_broadcast_error
 
 return_types_aminmax = namedtuple("aminmax", ["min", "max"])
 return_types_median = namedtuple("median", ["values", "indices"])
@@ -444,10 +444,15 @@ class TensorMath:
         to NaN only with ``equal_nan``."""
         a, b = self._data, _t._raw(other)
         xp = xp_of(a)
+        if isinstance(other, _t.Tensor) and b.dtype != a.dtype:  # (PyTorch compares only tensors of one dtype)
+            raise RuntimeError(f"{_dtypes.scalar_name(a.dtype)} did not match {_dtypes.scalar_name(b.dtype)}")
         if a.dtype.kind == "b" and getattr(b, "dtype", None) is not None and b.dtype.kind == "b":
             return _t._wrap(a == b)  # (bools: close is equal, as in PyTorch; NumPy cannot subtract them)
         with np.errstate(invalid="ignore", over="ignore"):
-            close = (a == b) | (xp.isfinite(a) & xp.isfinite(b) & (abs(a - b) <= atol + rtol * abs(b)))
+            try:
+                close = (a == b) | (xp.isfinite(a) & xp.isfinite(b) & (abs(a - b) <= atol + rtol * abs(b)))
+            except ValueError as error:
+                raise_broadcast_error(a, b, error)
         if equal_nan:
             close = close | (xp.isnan(a) & xp.isnan(b))
         return _t._wrap(close)
@@ -740,8 +745,8 @@ class TensorMath:
     # ------------------------------------------------------------------ reductions
     def prod(self, dim=None, keepdim=False, dtype=None):
         t = self.to(dtype) if dtype is not None else self
-        if t._data.dtype.kind in "bu" or t._data.dtype == np.int32:
-            t = t.long()  # PyTorch's product of integers and bools is int64
+        if dtype is None and t._data.dtype.kind in "biu" and t._data.dtype != np.int64:
+            t = t.long()  # PyTorch's product of integers and bools is int64 (unless dtype= asks for another)
         if dim is not None:
             dim = _dims(dim, t._data.ndim, "prod")[0]
         return _t._fn.Prod.apply(t, dim=dim, keepdim=keepdim)
@@ -1705,7 +1710,7 @@ class TensorMath:
         are 0); elements outside are not counted, ``max`` itself falls in the last bin. No gradient, as PyTorch."""
         data = self._data
         if data.dtype.kind not in "f":
-            raise RuntimeError(f"\"histogram_cpu\" not implemented for '{_dtypes.scalar_name(data.dtype)}'")
+            raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_dtypes.scalar_name(data.dtype)}'")
         xp = xp_of(data)
         lo, hi = float(min), float(max)
         if lo == hi and data.size:
@@ -1751,7 +1756,7 @@ class TensorMath:
         a, b = _dtypes.promote(self._data, _t._raw(other))
         if getattr(a, "dtype", np.dtype(np.int64)).kind not in "iu" or (hasattr(b, "dtype") and b.dtype.kind not in
                                                                          "iu"):
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for 'Float'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Float'")
         return _t._wrap(getattr(xp_of(self._data), name)(a, b))
 
     def masked_scatter(self, mask, source):

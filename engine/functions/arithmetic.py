@@ -12,7 +12,7 @@ from .. import threads as _threads
 from ..autograd.function import Function
 from ..backend import xp_of
 from ..dtypes import from_numpy_dtype, promote
-from ..errors import expanded_shape, product_dtypes_error, same_dtype_error, shapes_error
+from ..errors import expanded_shape, product_dtypes_error, raise_broadcast_error, same_dtype_error, shapes_error
 
 
 class Add(Function):
@@ -271,7 +271,10 @@ class Pow(Function):
         # a float array to a Python number's power keeps its dtype, as promote would say
         if not (a.__class__ is np.ndarray and b.__class__ in (int, float) and a.dtype.kind == "f"):
             a, b = promote(a, b)
-        out = a * a if (b.__class__ in (int, float) and b == 2) else power(a, b)
+        try:
+            out = a * a if (b.__class__ in (int, float) and b == 2) else power(a, b)
+        except ValueError as error:
+            raise_broadcast_error(a, b, error)
         ctx.saved = (a, b, out)
         return out
 

@@ -8,6 +8,7 @@ from .. import kernels as _kernels
 from ..autograd.function import Function
 from ..backend import xp_of
 from ..dtypes import promote, result_type
+from ..errors import raise_broadcast_error
 from . import bessel as _bessel
 from . import special as _special
 from .loss import scaled_loss_grads
@@ -237,7 +238,10 @@ class Maximum(Function):
         xp = xp_of(a) if hasattr(a, "shape") else xp_of(b)
         ctx.saved = (a, b)
         ctx.mode = mode
-        return xp.maximum(a, b) if mode == "max" else xp.minimum(a, b)
+        try:
+            return xp.maximum(a, b) if mode == "max" else xp.minimum(a, b)
+        except ValueError as error:
+            raise_broadcast_error(a, b, error)
 
     @staticmethod
     def backward(ctx, gy):
@@ -594,6 +598,16 @@ def _log_sigmoid_slope(xp, x):
     return xp.where(x < 0, 1 - share, share)
 
 
+def remainder(xp, a, b):
+    """``a % b`` with the divisor's sign, as PyTorch's: ``fmod``, moved by ``b`` where its sign differs; where
+    that is 0 it keeps ``fmod``'s zero, the dividend's sign (NumPy's takes the divisor's: ``-2.5 % 2.5`` is 0.0
+    there, -0.0 in PyTorch)."""
+    out = xp.remainder(a, b)
+    if out.dtype.kind == "f":
+        out = xp.where(out == 0, xp.copysign(out, a), out)
+    return out
+
+
 def _remainder_grads(xp, gy, a, b, out):  # a - floor(a / b) * b
     return gy, -gy * _divided(xp, a, b, "floor")
 
@@ -650,7 +664,7 @@ BINARY = {
     "hypot": ("HypotBackward0", lambda xp, a, b: xp.hypot(a, b), _hypot_grads),
     "logaddexp": ("LogaddexpBackward0", lambda xp, a, b: xp.logaddexp(a, b), _logaddexp_grads),
     "xlogy": ("XlogyBackward0", _xlogy_forward, _xlogy_grads),
-    "remainder": ("RemainderBackward0", lambda xp, a, b: xp.remainder(a, b), _remainder_grads),
+    "remainder": ("RemainderBackward0", remainder, _remainder_grads),
     "fmod": ("FmodBackward0", lambda xp, a, b: xp.fmod(a, b), _fmod_grads),
     "fmax": ("FmaxBackward0", lambda xp, a, b: xp.fmax(a, b), _nan_ignoring_grads(lambda a, b: a >= b)),
     "fmin": ("FminBackward0", lambda xp, a, b: xp.fmin(a, b), _nan_ignoring_grads(lambda a, b: a <= b)),
@@ -681,7 +695,10 @@ class Binary(Function):
             a = xp.asarray(a, dtype=b.dtype)
         ctx.op = op
         ctx.op_label = BINARY[op][0][:-len("Backward0")]  # Atan2, Hypot, ...
-        out = BINARY[op][1](xp, a, b)
+        try:
+            out = BINARY[op][1](xp, a, b)
+        except ValueError as error:
+            raise_broadcast_error(a, b, error)
         ctx.saved = (a, b, out if op == "hypot" else None)  # (only hypot's gradients read the output)
         return out
 

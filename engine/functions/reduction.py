@@ -66,14 +66,15 @@ class Sum(Function):
         return "SumBackward0" if self.meta[1] is None else "SumBackward1"
 
     @staticmethod
-    def forward(ctx, x, dim=None, keepdim=False):
+    def forward(ctx, x, dim=None, keepdim=False, dtype=None):
+        """``dtype``: the sum's own, where NumPy's would differ (an int32 sum asked for as int32: NumPy's is int64)."""
         if dim is None and not keepdim:
             ctx.meta = (x.shape, None, False)
             # np.add.reduce: ndarray.sum() without the Python function NumPy's method goes through (same dtypes)
-            return np.add.reduce(x, axis=None) if x.__class__ is np.ndarray else x.sum()
+            return np.add.reduce(x, axis=None, dtype=dtype) if x.__class__ is np.ndarray else x.sum(dtype=dtype)
         axes = _axes(dim, x.ndim)
         ctx.meta = (x.shape, axes, keepdim)
-        return x.sum(axis=axes, keepdims=keepdim)
+        return x.sum(axis=axes, keepdims=keepdim, dtype=dtype)
 
     @staticmethod
     def backward(ctx, gy):
@@ -560,7 +561,11 @@ class Prod(Function):
     def forward(ctx, x, dim=None, keepdim=False):
         ctx.saved = (x,)
         ctx.dim, ctx.keepdim = dim, keepdim
-        return xp_of(x).prod(x, axis=dim, keepdims=keepdim)
+        # (in the input's dtype, as PyTorch's: NumPy's product of an int8 is int64, of a float16 in float32;
+        # the ufunc itself, so that an overflow's warning is the engine's, which it leaves unsaid)
+        if x.__class__ is np.ndarray:
+            return np.multiply.reduce(x, axis=dim, keepdims=keepdim, dtype=x.dtype)
+        return x.prod(axis=dim, keepdims=keepdim, dtype=x.dtype)
 
     @staticmethod
     def backward(ctx, gy):

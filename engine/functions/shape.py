@@ -842,10 +842,10 @@ class Cumsum(Function):
     backward_name = "CumsumBackward0"
 
     @staticmethod
-    def forward(ctx, x, dim):
+    def forward(ctx, x, dim, asked=False):
         ctx.meta = dim
-        if x.dtype.kind in "biu":  # PyTorch's: an integer or boolean running sum is int64
-            return x.cumsum(axis=dim, dtype=np.int64)
+        if x.dtype.kind in "biu":  # PyTorch's: an integer or boolean running sum is int64 (unless dtype= asked)
+            return x.cumsum(axis=dim, dtype=x.dtype if asked and x.dtype.kind != "b" else np.int64)
         return x.cumsum(axis=dim)
 
     @staticmethod
@@ -1191,11 +1191,11 @@ class Cumprod(Function):
     backward_name = "CumprodBackward0"
 
     @staticmethod
-    def forward(ctx, x, dim):
+    def forward(ctx, x, dim, asked=False):
         ctx.saved = (x,)
         ctx.meta = dim
-        if x.dtype.kind in "biu":  # PyTorch's: an integer or boolean running product is int64
-            return xp_of(x).cumprod(x, axis=dim, dtype=np.int64)
+        if x.dtype.kind in "biu":  # PyTorch's: an integer or boolean running product is int64 (unless dtype= asked)
+            return xp_of(x).cumprod(x, axis=dim, dtype=x.dtype if asked and x.dtype.kind != "b" else np.int64)
         return xp_of(x).cumprod(x, axis=dim)
 
     @staticmethod
