@@ -1774,6 +1774,8 @@ class Tensor(TensorMath):
         return _fn.Unary.apply(self._floating(), op="erf")
 
     def relu(self):
+        if self._data.dtype == np.bool_:
+            raise RuntimeError("Boolean inputs not supported for relu")
         return _fn.ReLU.apply(self)
 
     def clamp(self, min=None, max=None):  # noqa: A002
@@ -2642,6 +2644,8 @@ class Tensor(TensorMath):
         return self
 
     def relu_(self):
+        if self._data.dtype == np.bool_:
+            raise RuntimeError("Boolean inputs not supported for relu")
         if self._records():  # PyTorch's ReluBackward0, which keeps the result (so a later write to it is refused)
             self._check_inplace()
             self._rebind(_fn.ReLU.apply(self._before_write()))

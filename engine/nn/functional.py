@@ -27,10 +27,8 @@ from ..functions import (
     NllLoss,
     RegressionLoss,
     ReLU,
-    Sigmoid,
     SoftMarginLoss,
     Softmax,
-    Tanh,
     Trilinear,
     Unary,
 )
@@ -63,7 +61,9 @@ __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_soft
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``max(x, 0)``; with ``inplace``, written into ``input`` (PyTorch's ``relu_``, which keeps its result)."""
-    return input.relu_() if inplace else ReLU.apply(input)
+    if inplace:
+        return input.relu_()
+    return input.relu() if input._data.dtype == np.bool_ else ReLU.apply(input)  # (a bool's: refused there)
 
 
 def _in_place_if(input, inplace, fn):  # noqa: A002
@@ -74,11 +74,11 @@ def _in_place_if(input, inplace, fn):  # noqa: A002
 
 
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
-    return Sigmoid.apply(input)
+    return input.sigmoid()  # (an integer tensor's in the default float dtype, as Tensor.sigmoid's)
 
 
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
-    return Tanh.apply(input)
+    return input.tanh()
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -248,7 +248,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if tensor.numel() and tensor.min().item() < 0:
         raise RuntimeError("Class values must be non-negative.")
     if num_classes == -1:
-        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+        if not tensor.numel():
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max().item()) + 1
     elif tensor.numel() and tensor.max().item() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     return (tensor.unsqueeze(-1) == creation.arange(num_classes, device=tensor.device)).long()
@@ -523,11 +525,13 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    probabilities = isinstance(target, Tensor) and target.dtype.is_floating_point
+    # (PyTorch's rule: a target of the input's shape is class probabilities, any other one class indices)
+    probabilities = isinstance(target, Tensor) and tuple(target.shape) == tuple(input.shape) and input.dim() > 0
     if not probabilities:  # class indices
         classes = _check_classes(input, target, weight, "cross_entropy")
-    elif tuple(target.shape) != tuple(input.shape) or input.dim() == 0:
-        raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+    elif not target.dtype.is_floating_point:
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{dtypes.scalar_name(target._data.dtype)}")
     class_dim = 0 if input.dim() == 1 else 1
     if probabilities:
         classes = input.shape[class_dim]
