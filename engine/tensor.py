@@ -942,8 +942,13 @@ class Tensor(TensorMath):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
             if value._data.shape != self._data.shape:
-                raise RuntimeError(f"assigned grad has data of a different size: the tensor is "
-                                   f"{list(self._data.shape)}, the grad {list(value._data.shape)}")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor "
+                                   f"of size '{list(self._data.shape)}'. Please ensure that the gradient and the "
+                                   "tensor are the same size")
+            if value._data.dtype != self._data.dtype:  # (an optimizer would then mix the two dtypes)
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{c_type_name(value._data.dtype)}' to "
+                                   f"a tensor with grad_dtype '{_dtypes.scalar_name(self._data.dtype)}'. The gradient "
+                                   "must match the tensor's grad_dtype (defaults to the tensor's dtype).")
         self._grad = value
 
     # read through a C getter, no Python frame: the tutorial's step reads .grad four times

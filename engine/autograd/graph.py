@@ -616,6 +616,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     ``create_graph=True`` the gradients are recorded too (engine.autograd.higher): ``.grad`` gets a ``grad_fn``."""
     if retain_graph is None:
         retain_graph = create_graph  # PyTorch's default
+    if inputs is not None and not isinstance(inputs, Tensor) and not len(inputs):
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     if isinstance(tensors, Tensor):
         tensors = (tensors,)
     if isinstance(grad_tensors, Tensor) or (grad_tensors is not None and not isinstance(grad_tensors, (list, tuple))):

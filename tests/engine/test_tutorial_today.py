@@ -92,8 +92,14 @@ def test_grad_can_be_set_to_none_and_only_to_a_tensor_of_its_size():
     assert w.grad is None
     with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None but got grad of type int"):
         w.grad = 3
-    with pytest.raises(RuntimeError, match="assigned grad has data of a different size"):
+    with pytest.raises(RuntimeError, match=r"attempting to assign a gradient of size '\[2\]' to a tensor of size "
+                                           r"'\[3\]'"):
         w.grad = engine.ones(2)
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'double' to a tensor with "
+                                           "grad_dtype 'Float'"):
+        w.grad = engine.zeros(3, dtype=engine.float64)  # (PyTorch's: an optimizer would mix the two dtypes)
+    with pytest.raises(RuntimeError, match=r"`inputs` argument to `backward\(\)` cannot be empty."):
+        (w * 2).sum().backward(inputs=[])
     w.grad = engine.zeros(3)
     (w * 2).sum().backward()
     assert w.grad.tolist() == [2.0, 2.0, 2.0]
