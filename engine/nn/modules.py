@@ -220,6 +220,12 @@ class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpect
         return super().__repr__()
 
 
+def _type_name(value) -> str:
+    """How PyTorch names what was given in its refusals: a tensor's legacy type ('torch.FloatTensor'), else the
+    class's name."""
+    return value.type() if isinstance(value, Tensor) else type(value).__name__
+
+
 class Module:
     """Base of layers and models: parameters and submodules are found by attribute assignment."""
 
@@ -258,12 +264,19 @@ class Module:
             params.pop(name, None)
             self.__dict__.pop(name, None)
             self._modules[name] = value
-        else:
-            if name in params and value is None:
+        else:  # (a parameter's or a child's name takes only its kind or None, as PyTorch: a plain tensor set as
+            if name in params:  # a weight would leave the optimizer's parameter untouched by training)
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' (torch.nn.Parameter "
+                                    "or None expected)")
                 params[name] = None
                 return
-            params.pop(name, None)
-            self._modules.pop(name, None)
+            if name in self._modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' (torch.nn.Module "
+                                    "or None expected)")
+                self._modules[name] = None
+                return
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
@@ -289,6 +302,18 @@ class Module:
         object.__delattr__(self, name)
 
     def register_parameter(self, name, param):
+        """``param`` (a Parameter, or None) registered as ``name``, checked as PyTorch checks it."""
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_type_name(param)}' object to parameter '{name}' (torch.nn.Parameter or "
+                            "None required)")
         self._parameters[name] = param
 
     def add_module(self, name: str, module) -> None:
@@ -1276,6 +1301,8 @@ class Sequential(Module):
         mods = list(self._modules.values())
         if isinstance(index, slice):
             return Sequential(*mods[index])
+        if not -len(mods) <= index < len(mods):
+            raise IndexError(f"index {index} is out of range")
         return mods[index]
 
     def __len__(self):

@@ -146,6 +146,9 @@ class Optimizer:
         lr = group.get("lr")
         if not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
+        decay = group.get("weight_decay", 0)  # (every PyTorch optimizer refuses a negative one)
+        if not isinstance(decay, (int, float)) or not decay >= 0:
+            raise ValueError(f"Invalid weight_decay value: {decay}")
 
     def zero_grad(self, set_to_none: bool = True):
         for group in self.param_groups:

@@ -238,3 +238,51 @@ def test_a_load_pre_hook_renames_an_old_checkpoints_entries_and_assign_takes_the
     assert lin.weight.tolist() == [[7.0] * 2] * 2  # (assigned: the same memory, not a copy)
     with pytest.raises(TypeError, match="Expected state_dict to be dict-like"):
         lin.load_state_dict([1, 2])
+
+
+def test_a_parameters_or_childs_name_takes_only_its_kind_or_none():
+    """PyTorch's refusals: a plain tensor set as a weight would leave the optimizer's parameter untouched."""
+    m = engine.nn.Linear(3, 2)
+    with pytest.raises(TypeError, match=r"cannot assign 'torch.FloatTensor' as parameter 'weight' "
+                                        r"\(torch.nn.Parameter or None expected\)"):
+        m.weight = engine.ones(2, 3)
+    with pytest.raises(TypeError, match="cannot assign 'int' as parameter 'bias'"):
+        m.bias = 3
+    assert isinstance(m.weight, engine.nn.Parameter) and len(list(m.parameters())) == 2
+    m.bias = None
+    assert m.bias is None and [n for n, _ in m.named_parameters()] == ["weight"]
+    seq = engine.nn.Sequential(engine.nn.Linear(1, 1), engine.nn.ReLU())
+    with pytest.raises(TypeError, match=r"cannot assign 'int' as child module '1' \(torch.nn.Module or None "
+                                        r"expected\)"):
+        setattr(seq, "1", 3)
+    with pytest.raises(IndexError, match="^index 5 is out of range$"):
+        seq[5]
+    assert isinstance(seq[-1], engine.nn.ReLU)
+
+
+@pytest.mark.parametrize(("name", "param", "error", "message"), [
+    ("a.b", None, KeyError, "parameter name can.{1,2}t contain"),  # (a KeyError's text is its repr)
+    ("", None, KeyError, "parameter name can.{1,2}t be empty string"),
+    ("training", None, KeyError, "attribute 'training' already exists"),
+    (3, None, TypeError, "parameter name should be a string. Got int"),
+    ("q", "tensor", TypeError, r"cannot assign 'torch.FloatTensor' object to parameter 'q' \(torch.nn.Parameter or "
+                               r"None required\)"),
+])
+def test_register_parameter_checks_as_pytorch(name, param, error, message):
+    m = engine.nn.Linear(3, 2)
+    with pytest.raises(error, match=message):
+        m.register_parameter(name, engine.ones(2) if param == "tensor" else param)
+    assert sorted(m._parameters) == ["bias", "weight"]
+
+
+def test_register_parameter_takes_a_parameter_or_none():
+    m = engine.nn.Linear(3, 2)
+    m.register_parameter("scale", engine.nn.Parameter(engine.ones(2)))
+    m.register_parameter("bias", None)
+    assert [n for n, _ in m.named_parameters()] == ["weight", "scale"]
+
+
+@pytest.mark.parametrize("make", [engine.optim.SGD, engine.optim.Adam, engine.optim.RMSprop, engine.optim.Adagrad])
+def test_a_negative_weight_decay_is_refused(make):
+    with pytest.raises(ValueError, match="Invalid weight_decay value: -1"):
+        make([engine.nn.Parameter(engine.ones(2))], lr=0.1, weight_decay=-1)
