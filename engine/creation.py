@@ -54,7 +54,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         np_dtype = _inferred_dtype(source)
         if isinstance(source, (list, tuple)):
             source = _host_elements(source)  # tensors in a list (a GPU run's losses) as their values
-        probe = np.asarray(source)
+        try:
+            probe = np.asarray(source)
+        except ValueError:  # (NumPy's "inhomogeneous shape": PyTorch's words, naming the dimension)
+            _check_rectangular(source)
+            raise
+        if np_dtype == _INT64 and probe.dtype.kind in "uO":  # (Python ints past int64: NumPy made uint64 or objects)
+            if probe.dtype.kind == "O" or probe.size and probe.max() > np.iinfo(np.int64).max:
+                raise ValueError("Overflow when unpacking long long")
         if np_dtype is None:
             if probe.dtype.kind == "f" or probe.dtype == object:
                 np_dtype = dtypes.get_default_dtype().np
@@ -87,6 +94,20 @@ def _host_elements(data):
     return data
 
 
+def _check_rectangular(data) -> None:
+    """PyTorch's refusal of ragged nested lists: the first dimension where a sequence's length differs from the
+    first one's at that depth, or an element where a sequence was expected."""
+    level, dim = [data], 0
+    while level and all(isinstance(x, (list, tuple)) for x in level):
+        want = len(level[0])
+        for x in level:
+            if len(x) != want:
+                raise ValueError(f"expected sequence of length {want} at dim {dim} (got {len(x)})")
+        level, dim = [y for x in level for y in x], dim + 1
+    if any(isinstance(x, (list, tuple)) for x in level):
+        raise TypeError("not a sequence")
+
+
 def _inferred_dtype(data):
     """PyTorch's dtype for a number or nested sequence (``torch.tensor``'s inference): each element's own, a Python
     float the default dtype, an int int64, a bool bool, a NumPy scalar, array or a tensor its dtype, all promoted
@@ -109,6 +130,10 @@ def _inferred_dtype(data):
             seen.add(default)
         elif isinstance(x, Tensor):
             seen.add(x._data.dtype)
+        elif x is None or isinstance(x, (dict, set, frozenset)):  # (NumPy made None a NaN)
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+        elif isinstance(x, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
         else:
             return None
     found = None
@@ -188,6 +213,8 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None) 
     if size is None:
         raise TypeError("randint() needs a size, e.g. randint(0, 10, (3,))")
     shape = _sizes((size,), "randint")
+    if not low < high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     return _wrap(_random.integers(low, high, shape, _np_dtype(dtype, dtypes.int64), backend.target(device),
                                   generator))
 
@@ -200,6 +227,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None) -> Ten
 
 
 def randperm(n, dtype=None, device=None, generator=None) -> Tensor:
+    if int(n) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {int(n)}: [{int(n)}]")
     perm = _random.permutation(int(n), generator).astype(_np_dtype(dtype, dtypes.int64))
     return _wrap(backend.to_device_array(perm, backend.target(device)))
 
@@ -218,6 +247,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if dtype is None:
         all_int = all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step))
         dtype = dtypes.int64 if all_int else dtypes.get_default_dtype()
@@ -226,6 +257,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     np_dtype = dtypes.to_dtype(dtype).np
+    if np_dtype == _BOOL:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if all(isinstance(v, int) for v in (start, end, step)):
         array = np.arange(start, end, step).astype(np_dtype, copy=False)
     else:
@@ -234,13 +267,21 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 
+def _steps(steps) -> int:
+    if int(steps) < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return int(steps)
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    steps = _steps(steps)
     array = np.linspace(start, end, int(steps), dtype=_np_dtype(dtype))
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``base`` to the powers ``linspace(start, end, steps)``."""
+    steps = _steps(steps)
     array = np.logspace(start, end, int(steps), base=base).astype(_np_dtype(dtype))
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
@@ -257,11 +298,16 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    for name, size in (("n", n), ("m", m)):
+        if size is not None and int(size) < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {int(size)}")
     array = np.eye(int(n), None if m is None else int(m), dtype=_np_dtype(dtype))
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 
 def _like(fn, t: Tensor, dtype, device, requires_grad, *extra):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fn.__name__}_like(): argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
     return fn(*extra, t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad) \
         if extra else fn(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
 

@@ -65,6 +65,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     if not tensors:
         if size is None:
             raise TypeError("normal() with a number mean and std needs size=")
+        if not std >= 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
         out = creation.randn(*((size,) if isinstance(size, int) else tuple(size)), dtype=dtype, device=device,
                              generator=generator)
         out = out * std + mean if std != 1.0 or mean != 0.0 else out

@@ -1,0 +1,61 @@
+"""Making tensors at the edges, as PyTorch 2.13 answers: ``tensor([2**63])`` overflows (NumPy made it uint64 and the
+engine wrapped it to -2**63), ``tensor(None)`` cannot infer a dtype (it was a NaN), ragged lists name the dimension
+where they differ, ``randperm(-1)`` and ``normal`` with a negative std refuse (they gave an empty tensor and
+flipped samples), and ``arange``/``linspace``/``eye``/``randint``/``*_like`` refuse in PyTorch's words. Answers
+printed by torch 2.13.0, and held to the torch installed where there is one."""
+
+from __future__ import annotations
+
+import pytest
+
+import engine
+from tests.engine.helpers import answer, check_answer
+
+CASES = [
+    ("engine.tensor([2**63])", ("ValueError", "Overflow when unpacking long long")),
+    ("engine.tensor(2**63)", ("ValueError", "Overflow when unpacking long long")),
+    ("engine.tensor([-2**63 - 1])", ("ValueError", "Overflow when unpacking long long")),
+    ("engine.tensor([2**63 - 1]) == 2**63 - 1", ((1,), "bool", [True])),
+    ("engine.tensor([-2**63]) == -2**63", ((1,), "bool", [True])),
+    ("engine.tensor([2**63], dtype=engine.float64)", ((1,), "float64", [2.0**63])),
+    ("engine.tensor(None)", ("RuntimeError", "Could not infer dtype of NoneType")),
+    ("engine.tensor([1.0, None])", ("RuntimeError", "Could not infer dtype of NoneType")),
+    ("engine.tensor({1: 2})", ("RuntimeError", "Could not infer dtype of dict")),
+    ("engine.tensor('a')", ("TypeError", "new(): invalid data type 'str'")),
+    ("engine.tensor([[1, 2], [3]])", ("ValueError", "expected sequence of length 2 at dim 1 (got 1)")),
+    ("engine.tensor([[[1], [2]], [[3]]])", ("ValueError", "expected sequence of length 2 at dim 1 (got 1)")),
+    ("engine.tensor([[1, 2], 3])", ("TypeError", "not a sequence")),
+    ("engine.tensor([[1, 2], (3, 4.5)])", ((2, 2), "float32", [1, 2, 3, 4.5])),
+    ("engine.tensor(range(3))", ((3,), "int64", [0, 1, 2])),
+    ("engine.randperm(-1)", ("RuntimeError", "Trying to create tensor with negative dimension -1: [-1]")),
+    ("engine.randperm(0)", ((0,), "int64", [])),
+    ("engine.normal(0.0, -1.0, (2,))", ("RuntimeError", "normal expects std >= 0.0, but found std -1")),
+    ("engine.randint(5, 5, (3,))",
+     ("RuntimeError", "random_ expects 'from' to be less than 'to', but got from=5 >= to=5")),
+    ("engine.arange(float('inf'))", ("RuntimeError", "unsupported range: 0 -> inf")),
+    ("engine.arange(float('nan'))", ("RuntimeError", "unsupported range: 0 -> nan")),
+    ("engine.arange(5, dtype=engine.bool)", ("NotImplementedError", "\"arange_cpu\" not implemented for 'Bool'")),
+    ("engine.linspace(0, 1, -1)", ("RuntimeError", "number of steps must be non-negative")),
+    ("engine.logspace(0, 1, -2)", ("RuntimeError", "number of steps must be non-negative")),
+    ("engine.linspace(0, 1, 0)", ((0,), "float32", [])),
+    ("engine.eye(-1)", ("RuntimeError", "n must be greater or equal to 0, got -1")),
+    ("engine.eye(2, -3)", ("RuntimeError", "m must be greater or equal to 0, got -3")),
+    ("engine.eye(0)", ((0, 0), "float32", [])),
+    ("engine.ones_like([1, 2])", ("TypeError", "ones_like(): argument 'input' (position 1) must be Tensor, not list")),
+    ("engine.zeros_like(3)", ("TypeError", "zeros_like(): argument 'input' (position 1) must be Tensor, not int")),
+]
+
+
+def _answer(lib, expr):
+    return answer(expr, {"engine": lib})
+
+
+@pytest.mark.parametrize(("expr", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_the_engine_answers_as_pytorch(expr, expected):
+    check_answer(_answer(engine, expr), expected, expr)
+
+
+@pytest.mark.parametrize(("expr", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_the_table_is_pytorchs(expr, expected):
+    torch = pytest.importorskip("torch")
+    check_answer(_answer(torch, expr), expected, expr)
