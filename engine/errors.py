@@ -126,3 +126,25 @@ def index_error(error: IndexError, shape) -> IndexError:
         if found:
             return IndexError(words.format(*found.groups(), shape=list(shape)))
     return error
+
+
+def setitem_error(target_shape, value_shape, mask: bool, error: ValueError, type_name="FloatTensor") -> Exception:
+    """PyTorch's words where a value does not broadcast to the places ``x[index] = value`` writes (NumPy's
+    "could not broadcast input array"): a mask's places are one dimension, else the value is expanded to them."""
+    target, value = list(target_shape), list(value_shape)
+    fits = len(value) <= len(target) and all(v in (1, t) for v, t in zip(value[::-1], target[::-1]))
+    if fits:  # (the shapes were not what NumPy refused: a read-only array, ...)
+        return error
+    if mask:
+        return RuntimeError(f"shape mismatch: value tensor of shape {value} cannot be broadcast to indexing result of "
+                            f"shape {target}")
+    if len(value) > len(target):
+        return RuntimeError(f"expand(torch.{type_name}{{{value}}}, size={target}): the number of sizes provided "
+                            f"({len(target)}) must be greater or equal to the number of dimensions in the tensor "
+                            f"({len(value)})")
+    for back in range(1, len(value) + 1):
+        if value[-back] not in (1, target[-back]):
+            return RuntimeError(f"The expanded size of the tensor ({target[-back]}) must match the existing size "
+                                f"({value[-back]}) at non-singleton dimension {len(target) - back}.  Target sizes: "
+                                f"{target}.  Tensor sizes: {value}")
+    return error

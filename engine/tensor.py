@@ -27,6 +27,7 @@ from .errors import (
     index_error,
     product_dtypes_error,
     raise_broadcast_error,
+    setitem_error,
     shapes_error,
 )
 from .legacy import LegacyTensorType, parse_legacy_name
@@ -196,6 +197,19 @@ def _cast_refusal(data, other, true_divide=False) -> Exception | None:
 
 _BOOLS = (bool, np.dtype(np.bool_))
 _INT64 = np.dtype(np.int64)
+
+
+def _setitem_refusal(data, index, value, error):
+    """``x[index] = value`` refused in PyTorch's words (:func:`errors.setitem_error`), or NumPy's ``error``."""
+    try:
+        places = np.broadcast_to(np.empty((), np.bool_), data.shape)[_backend.to_host(index) if hasattr(index, "shape")
+                                                                       else index]
+    except Exception:  # noqa: BLE001 - an index this cannot replay on the host: NumPy's own words, then
+        return error
+    mask = getattr(index, "dtype", None) == np.bool_ or (isinstance(index, tuple) and any(
+        getattr(i, "dtype", None) == np.bool_ for i in index))
+    kind = _dtypes.from_numpy_dtype(value.dtype).legacy_name if hasattr(value, "dtype") else "FloatTensor"
+    return setitem_error(places.shape, getattr(value, "shape", ()), mask, error, kind)
 
 
 def _check_alpha(self, other) -> None:
@@ -2533,7 +2547,10 @@ class Tensor(TensorMath):
                 index = xp.unravel_index(places, data.shape)
         if self._records(value) and self._data.dtype.kind in "fc":  # (into an integer tensor: cast, no gradient)
             self._check_inplace()
-            out = _fn.SetItem.apply(self._before_write(written), value, index=index)
+            try:
+                out = _fn.SetItem.apply(self._before_write(written), value, index=index)
+            except ValueError as error:
+                raise _setitem_refusal(self._data, index, _raw(value), error) from None
             self._rebind(out)
             return
         if isinstance(value, Tensor):
@@ -2553,6 +2570,8 @@ class Tensor(TensorMath):
             _fn.shape.assign(data, index, _dtypes.wrapped_int(value, data.dtype))
         except IndexError as error:
             raise index_error(error, data.shape) from None
+        except ValueError as error:
+            raise _setitem_refusal(data, index, value, error) from None
         # (as in _inplace_op: held by this tensor alone, nothing saved it)
         if data.base is not None or _getrefcount(data) > _SOLE_REFS or "_shares" in self.__dict__:
             _writes.wrote(data)

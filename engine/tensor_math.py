@@ -1223,8 +1223,14 @@ class TensorMath:
         if reduce == "add":
             return self.scatter_add(dim, index, src if isinstance(src, _t.Tensor) else
                                     self.new_full(tuple(index.shape), src))
+        if reduce == "multiply":  # (the product of what lands on each place, this tensor's value included)
+            full = src if isinstance(src, _t.Tensor) else self.new_full(tuple(index.shape), src)
+            out = self.detach().scatter_reduce(dim, index, full.detach(), "prod")._data
+            if self._records(full):  # (PyTorch records it without a derivative: its backward refuses)
+                return _t._fn.NotImplementedDerivative.apply(self, full, value=out, op="aten::scatter")
+            return _t._wrap(out)
         if reduce is not None:
-            raise NotImplementedError(f"scatter(): reduce={reduce!r} is not in the engine (None and 'add' are)")
+            raise RuntimeError("reduce argument must be either add or multiply.")
         idx = self._scatter_index(dim, index, "scatter")
         tensor_src = isinstance(src, _t.Tensor)  # (ScatterBackward0: self and src; ScatterBackward1: a value)
         return _t._fn.SetItem.apply(self, src, index=idx, name="ScatterBackward0" if tensor_src else

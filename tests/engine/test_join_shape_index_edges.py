@@ -161,3 +161,53 @@ def test_writing_out_of_bounds_says_dimension():
     with pytest.raises(IndexError, match=r"^index 3 is out of bounds for dimension 1 with size 3$"):
         x[0, 3] = 1.0
     assert x.sum().item() == 0.0
+
+
+# ``x[index] = value`` where value does not fit the places written: PyTorch's words (NumPy's ValueError came through)
+WRITES = [
+    ("x[0] = lib.tensor([9.0, 8.0])", "The expanded size of the tensor (4) must match the existing size (2) at "
+                                      "non-singleton dimension 0.  Target sizes: [4].  Tensor sizes: [2]"),
+    ("x[:, 0] = lib.tensor([[1.0], [2.0], [3.0]])", "expand(torch.FloatTensor{[3, 1]}, size=[3]): the number of sizes "
+                                                    "provided (1) must be greater or equal to the number of dimensions "
+                                                    "in the tensor (2)"),
+    ("x[0] = lib.ones(2, 4, dtype=lib.int64)", "expand(torch.LongTensor{[2, 4]}, size=[4])"),
+    ("x[x > 5] = lib.tensor([1.0, 2.0])", "shape mismatch: value tensor of shape [2] cannot be broadcast to indexing "
+                                          "result of shape [6]"),
+]
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+@pytest.mark.parametrize(("code", "message"), WRITES, ids=[w[0] for w in WRITES])
+def test_a_write_that_does_not_fit_refuses_in_pytorchs_words(code, message, recorded):
+    x = engine.arange(12.0).reshape(3, 4)
+    if recorded:  # (through the recorded write, SetItem)
+        x = x.requires_grad_().clone()
+    with pytest.raises(RuntimeError) as refusal:
+        exec(code, {"x": x, "lib": engine})  # noqa: S102 - the table's own statements
+    assert str(refusal.value).startswith(message)
+
+
+@pytest.mark.parametrize(("code", "message"), WRITES, ids=[w[0] for w in WRITES])
+def test_the_write_refusals_are_pytorchs(code, message):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as refusal:
+        exec(code, {"x": torch.arange(12.0).reshape(3, 4), "lib": torch})  # noqa: S102
+    assert str(refusal.value).startswith(message)
+
+
+def test_scatter_multiply_as_pytorch():
+    """``scatter(reduce='multiply')``: each place times what lands on it (it was refused); recorded without a
+    derivative, as PyTorch's (its backward refuses)."""
+    x = engine.arange(6.0).reshape(2, 3).requires_grad_()
+    y = x.scatter(1, engine.tensor([[0], [1]]), engine.full((2, 1), 2.0), reduce="multiply")
+    assert y.tolist() == [[0.0, 1.0, 2.0], [3.0, 8.0, 5.0]]
+    with pytest.raises(RuntimeError, match="derivative for aten::scatter is not implemented"):
+        y.sum().backward()
+    ints = engine.arange(6).reshape(2, 3).scatter(1, engine.tensor([[0, 0], [1, 1]]), engine.full((2, 2), 2),
+                                                  reduce="multiply")
+    assert ints.tolist() == [[0, 1, 2], [3, 16, 5]] and ints.dtype == engine.int64
+    z = engine.arange(6.0).reshape(2, 3)
+    z.scatter_(1, engine.tensor([[0], [1]]), 3.0, reduce="multiply")
+    assert z.tolist() == [[0.0, 1.0, 2.0], [3.0, 12.0, 5.0]]
+    with pytest.raises(RuntimeError, match="reduce argument must be either add or multiply."):
+        z.scatter(1, engine.tensor([[0], [1]]), 3.0, reduce="bad")
