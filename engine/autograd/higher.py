@@ -136,7 +136,12 @@ def _pow(node, gy):
     A, B = _operand(node, 0, a), _operand(node, 1, b)
     ga = gb = None
     if need_a:
-        ga = gy * (B * A ** (B - 1))
+        if not hasattr(b, "shape") and b == 0:  # (as the first derivative: 0 for a zero exponent)
+            ga = _const(xp_of(gy._data).zeros_like(gy._data))  # (PyTorch's zeros_like: no graph behind it)
+        else:
+            ga = gy * (B * A ** (B - 1))
+            if hasattr(b, "shape"):
+                ga = _where(xp_of(ga._data).asarray(b == 0), 0.0, ga)
     if need_b:
         log_a = A.log() if isinstance(A, Tensor) else math.log(A) if A > 0 else -math.inf if A == 0 else math.nan
         gb = gy * (A ** B) * log_a

@@ -283,12 +283,14 @@ class Pow(Function):
         a, b, out = ctx.saved
         need_a, need_b = ctx.needs_input_grad
         ga = gb = None
-        if need_a:
+        if need_a:  # (0 where the exponent is 0, as PyTorch's: not 0 * 0 ** -1, a NaN at a zero base)
             if b.__class__ in (int, float):
                 # a + a: 2 * a exactly, and faster; one fused kernel on a GPU
-                ga = _kernels.pow2_backward(gy, a) if b == 2 else gy * (b * a ** (b - 1))
+                ga = (_kernels.pow2_backward(gy, a) if b == 2 else xp_of(gy).zeros_like(gy) if b == 0 else
+                      gy * (b * a ** (b - 1)))
             else:
-                ga = gy * b * a ** (b - 1)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ga = xp_of(gy).where(b == 0, gy.dtype.type(0), gy * b * a ** (b - 1))
         if need_b:  # (0 where the base is 0 and the exponent not negative, as PyTorch's: not 0 * log 0)
             xp = xp_of(out)
             with np.errstate(divide="ignore", invalid="ignore"):

@@ -558,8 +558,11 @@ class Unary(Function):
 
 
 def _atan2_grads(xp, gy, a, b, out):
+    """``b / (a^2 + b^2)`` and ``-a / (a^2 + b^2)``; 0 at the origin, as PyTorch's (not 0 / 0)."""
     r = a * a + b * b
-    return gy * b / r, -gy * a / r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        recip = xp.where(r == 0, 0, 1 / r)
+    return gy * b * recip, -gy * a * recip
 
 
 def _hypot_grads(xp, gy, a, b, out):

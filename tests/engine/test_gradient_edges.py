@@ -130,3 +130,36 @@ def test_remainders_gradient_in_its_divisor_is_minus_the_floor_division():
     a, b = _t(a_vals), _t(b_vals)
     (gb,) = engine.autograd.grad(engine.remainder(a, b).sum(), b, create_graph=True)
     assert gb.grad_fn.name() == "MulBackward0" and gb.grad_fn.next_functions[1][0].name() == "DivBackward2"
+
+
+# Gradients at a zero base or the origin, as torch 2.13 gives them (first and, where recorded, second): the engine
+# gave NaN for pow(0) at 0 (0 * 0 ** -1), for x ** x at 0, and for atan2 at (0, 0) (0 / 0).
+ZERO_POINTS = [
+    ("x.pow(0)", [0.0, 0.0, 0.0], None),
+    ("x ** x", [0.0, 1.0, float("nan")], [float("nan"), 2.0, float("nan")]),
+    ("x.pow(engine.tensor([0.0, 2.0, 0.0], dtype=engine.float64))", [0.0, 2.0, 0.0], [float("nan"), 2.0, -0.0]),
+    ("engine.atan2(x, x)", [0.0, 0.0, 0.0], [float("nan"), 0.0, 0.0]),
+    ("engine.atan2(x, x * x)", [0.0, -0.5, -0.2], [float("nan"), 0.5, -0.16000000000000003]),
+]
+
+
+@pytest.mark.parametrize(("expr", "first", "second"), ZERO_POINTS, ids=[z[0] for z in ZERO_POINTS])
+def test_gradients_at_a_zero_base_or_the_origin_are_pytorchs(expr, first, second):
+    x = engine.tensor([0.0, 1.0, -2.0], dtype=engine.float64, requires_grad=True)
+    (g,) = engine.autograd.grad(eval(expr).sum(), x, create_graph=True)  # noqa: S307 - the table's own
+    np.testing.assert_array_equal(g.detach().numpy(), first)
+    if second is None:  # (a zero exponent's gradient is PyTorch's zeros_like: nothing recorded behind it)
+        assert g.grad_fn is None and not g.requires_grad
+        return
+    (gg,) = engine.autograd.grad(g.sum(), x)
+    np.testing.assert_array_equal(gg.numpy(), second)
+
+
+@pytest.mark.parametrize(("expr", "first", "second"), ZERO_POINTS, ids=[z[0] for z in ZERO_POINTS])
+def test_the_zero_point_table_is_pytorchs(expr, first, second):
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([0.0, 1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(eval(expr, {"x": x, "engine": torch}).sum(), x, create_graph=True)  # noqa: S307
+    np.testing.assert_array_equal(g.detach().numpy(), first)
+    if second is not None:
+        np.testing.assert_array_equal(torch.autograd.grad(g.sum(), x)[0].numpy(), second)
