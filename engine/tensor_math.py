@@ -1390,7 +1390,11 @@ class TensorMath:
         how often each occurs. Not differentiable, as PyTorch's; on a GPU it waits for the device (its size)."""
         xp = xp_of(self._data)
         d = None if dim is None else _dims(dim, self._data.ndim, "unique")[0]
-        values, inverse, counts = xp.unique(self._data, return_inverse=True, return_counts=True, axis=d)
+        try:  # (each NaN its own value, as PyTorch's: NaN != NaN; NumPy's default merges them)
+            values, inverse, counts = xp.unique(self._data, return_inverse=True, return_counts=True, axis=d,
+                                                equal_nan=False)
+        except TypeError:  # (an array library without equal_nan)
+            values, inverse, counts = xp.unique(self._data, return_inverse=True, return_counts=True, axis=d)
         out = [_t._wrap(values)]
         if return_inverse:
             inverse = inverse.reshape(self._data.shape) if d is None else inverse.reshape(-1)
@@ -1725,6 +1729,8 @@ class TensorMath:
             lo, hi = lo - 1, hi + 1
         if lo > hi:
             raise RuntimeError(f"max must be larger than min, but got min {lo} and max {hi}")
+        if not (math.isfinite(lo) and math.isfinite(hi)):  # (a NaN or inf among the data, with no range given)
+            raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
         counts, _ = xp.histogram(data, bins=int(bins), range=(lo, hi))
         return _t._wrap(counts.astype(data.dtype))
 

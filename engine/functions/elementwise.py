@@ -304,6 +304,8 @@ class Rounding(Function):
             return x.copy()
         if mode == "round":
             return xp.round(x, decimals)
+        if mode == "sign" and x.dtype.kind == "f":  # (PyTorch's (0 < x) - (x < 0): 0 for a NaN, NumPy's NaN)
+            return xp.where(xp.isnan(x), x.dtype.type(0), xp.sign(x))
         return getattr(xp, mode)(x)
 
     @staticmethod

@@ -18,7 +18,7 @@ from tests.engine.helpers import answer, check_answer
 SIZES = "The size of tensor a (4) must match the size of tensor b (5) at non-singleton dimension 0"
 
 # ``f``: [-2.5, -1, 0, 1.5, 3]; ``i``: [-7, -2, 0, 3, 8]; ``u``: uint8 [0, 1, 200, 255]; ``b``: [T, F, T, F, T];
-# ``k``: int8 [[100, 100], [100, 100]]
+# ``k``: int8 [[100, 100], [100, 100]]; ``n``: [3, NaN, 1, NaN]
 CASES = [
     ("k.sum(dtype=engine.int32)", ((), "int32", [400])),
     ("k.sum(dtype=engine.int8)", ((), "int8", [-112])),
@@ -74,6 +74,12 @@ CASES = [
     ("i.clone().clamp_(0, 1)", ((5,), "int64", [0, 0, 0, 1, 1])),
     ("i.clamp(0.5)", ((5,), "float32", [0.5, 0.5, 0.5, 3.0, 8.0])),
     ("f % -1.5", ((5,), "float32", [-1.0, -1.0, 0.0, 0.0, 0.0])),
+    ("n.sign()", ((4,), "float32", [1.0, 0.0, 1.0, 0.0])),  # (PyTorch's (0 < x) - (x < 0): 0 for a NaN)
+    ("n.sgn()", ((4,), "float32", [1.0, 0.0, 1.0, 0.0])),
+    ("n.unique()", ((4,), "float32", [1.0, 3.0, np.nan, np.nan])),  # (each NaN its own value: NaN != NaN)
+    ("n.unique(return_counts=True)[1]", ((4,), "int64", [1, 1, 1, 1])),
+    ("n.unique(return_inverse=True)[1]", ((4,), "int64", [1, 2, 0, 3])),
+    ("n.histc(3)", ("RuntimeError", "torch.histc: range of [")),
     ("i % -3", ((5,), "int64", [-1, -2, 0, 0, -1])),
 ]
 
@@ -81,7 +87,7 @@ CASES = [
 def _env(lib):
     return {"engine": lib, "np": np, "f": lib.tensor([-2.5, -1.0, 0.0, 1.5, 3.0]), "i": lib.tensor([-7, -2, 0, 3, 8]),
             "u": lib.tensor([0, 1, 200, 255], dtype=lib.uint8), "b": lib.tensor([True, False, True, False, True]),
-            "k": lib.tensor([[100, 100], [100, 100]], dtype=lib.int8)}
+            "k": lib.tensor([[100, 100], [100, 100]], dtype=lib.int8), "n": lib.tensor([3.0, np.nan, 1.0, np.nan])}
 
 
 @pytest.mark.parametrize(("expr", "expected"), CASES, ids=[c[0] for c in CASES])
