@@ -160,6 +160,11 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return model
 
 
+OutOfMemoryError = cuda.OutOfMemoryError  # (PyTorch's torch.OutOfMemoryError is torch.cuda's)
+vmap = func.vmap  # (torch.vmap is torch.func.vmap)
+GradScaler = amp.GradScaler  # (torch.GradScaler is torch.amp.GradScaler)
+
+
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """Anomaly detection on or off (``torch.set_anomaly_enabled``; ``autograd.set_detect_anomaly`` as a call)."""
     _set_detect_anomaly(enabled, check_nan)
@@ -182,6 +187,7 @@ __all__ = [
     "distributed", "func", "bfloat16", "compile", "linalg", "distributions", "testing", "special", "get_rng_state",
     "set_rng_state",
     "seed", "logspace", "randint_like", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
-    "finfo", "iinfo", "promote_types", "result_type", "can_cast", *switches.__all__, *functional.__all__,
+    "finfo", "iinfo", "promote_types", "result_type", "can_cast", "OutOfMemoryError", "vmap", "GradScaler",
+    *switches.__all__, *functional.__all__,
     *compat.__all__,
 ]

@@ -23,8 +23,13 @@ __all__ = [
     "manual_seed", "manual_seed_all", "runtime_versions", "CudaUnavailableError", "CUDAGraph", "graph",
     "GraphCaptureError", "is_current_stream_capturing", "release_thread_resources",
     "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor",
-    "BoolTensor", "is_bf16_supported", "amp",
+    "BoolTensor", "is_bf16_supported", "amp", "OutOfMemoryError",
 ]
+
+# ``except torch.cuda.OutOfMemoryError:`` in one's own script: the engine's out-of-memory errors are MemoryErrors
+# (CuPy's OutOfMemoryError is one, and NumPy's), so this name catches them all; PyTorch's class is its own (a
+# RuntimeError), which the engine does not raise.
+OutOfMemoryError = MemoryError
 
 FloatTensor = CUDA_TYPES["FloatTensor"]
 DoubleTensor = CUDA_TYPES["DoubleTensor"]

@@ -159,3 +159,18 @@ def test_on_the_cupy_stand_in(simulated_gpu):
             == np.nextafter(np.float32(1.0), np.float32(0.0)))
     n = engine.tensor([12, 18], device="cuda")
     assert n.gcd_(engine.tensor([8, 27], device="cuda")).tolist() == [4, 9]
+
+
+def test_the_top_level_aliases_are_pytorchs():
+    """``torch.vmap``, ``torch.GradScaler`` and ``torch.OutOfMemoryError`` are the same objects as their modules'
+    names, as in PyTorch; ``except torch.cuda.OutOfMemoryError`` catches the engine's (CuPy's and NumPy's are
+    MemoryErrors)."""
+    assert engine.vmap is engine.func.vmap and engine.GradScaler is engine.amp.GradScaler
+    assert engine.OutOfMemoryError is engine.cuda.OutOfMemoryError
+    assert engine.vmap(lambda x: x * 2)(engine.ones(3)).tolist() == [2.0, 2.0, 2.0]
+    caught = None
+    try:
+        raise MemoryError("out of memory allocating 8 GiB")
+    except engine.cuda.OutOfMemoryError as error:
+        caught = error
+    assert str(caught) == "out of memory allocating 8 GiB"
