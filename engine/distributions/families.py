@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -10,6 +11,7 @@ from .. import creation
 from ..autograd import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from ..tensor import Size, Tensor
+from . import constraints as _constraints
 
 __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Exponential", "Laplace", "Cauchy",
            "Gumbel", "HalfNormal", "LogNormal", "Poisson", "Geometric", "OneHotCategorical", "Independent",
@@ -53,6 +55,18 @@ def _shape(sample_shape) -> tuple:
     return (sample_shape,) if isinstance(sample_shape, int) else tuple(sample_shape)
 
 
+def _validating(fn):
+    """``fn`` (a family's ``log_prob`` or ``cdf``) after :meth:`Distribution._validate_sample` of its value."""
+
+    @functools.wraps(fn)
+    def method(self, value, *args, **kwargs):
+        self._validate_sample(value)
+        return fn(self, value, *args, **kwargs)
+
+    method._validates = True
+    return method
+
+
 class Distribution:
     """The common part: ``batch_shape``, ``event_shape``, ``sample`` (no gradient) from ``rsample`` where there is
     one, and the check of a parameter against its constraint (PyTorch's ``validate_args``, on by default)."""
@@ -65,6 +79,40 @@ class Distribution:
         self.batch_shape = Size(batch_shape)
         self.event_shape = Size(event_shape)
         self._validate = True if validate_args is None else bool(validate_args)
+
+    def __init_subclass__(cls, **kwargs):
+        """Each family's ``log_prob`` and ``cdf`` check their value first (:meth:`_validate_sample`), as PyTorch's
+        do while ``validate_args`` is on (its default)."""
+        super().__init_subclass__(**kwargs)
+        for name in ("log_prob", "cdf"):
+            fn = cls.__dict__.get(name)
+            if fn is not None and not getattr(fn, "_validates", False):
+                setattr(cls, name, _validating(fn))
+
+    def _validate_sample(self, value) -> None:
+        """PyTorch's checks of a value given to ``log_prob``/``cdf``: its last dimensions the event's, the rest
+        broadcastable with the batch, and every element within the support (a NaN is not)."""
+        if not self._validate or not isinstance(value, Tensor):
+            return
+        event, shape = tuple(self.event_shape), tuple(value.shape)
+        if event and shape[len(shape) - len(event):] != event:
+            raise ValueError(f"The right-most size of value must match event_shape: {Size(shape)} vs "
+                             f"{Size(event)}.")
+        expected = tuple(self.batch_shape) + event
+        for i, j in zip(reversed(shape), reversed(expected)):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {Size(shape)} vs "
+                                 f"{Size(expected)}.")
+        try:
+            support = self.support
+        except (AttributeError, NotImplementedError):
+            return
+        if support is None or isinstance(support, _constraints._Dependent):
+            return
+        if not bool(support.check(value.detach()).all()):
+            raise ValueError(f"Expected value argument ({type(value).__name__} of shape {shape}) to be within the "
+                             f"support ({support!r}) of the distribution {self!r}, but found invalid values:\n"
+                             f"{value}")
 
     def _check(self, name: str, value: Tensor, constraint: str, ok) -> None:
         if self._validate and not bool(ok(value.detach()).all()):
@@ -121,8 +169,15 @@ class Distribution:
         return self.entropy().exp()
 
     def __repr__(self):
-        params = ", ".join(f"{name}: {getattr(self, name).shape if isinstance(getattr(self, name), Tensor) else ''}"
-                           for name in self._params)
+        """PyTorch's: each parameter's value where it is one number, else its shape."""
+        def shown(value):
+            if not isinstance(value, Tensor):
+                return ""
+            if value.numel() != 1:
+                return value.shape
+            return value.item() if not value.ndim else value
+
+        params = ", ".join(f"{name}: {shown(getattr(self, name))}" for name in self._params)
         return f"{type(self).__name__}({params})"
 
 
@@ -282,6 +337,11 @@ class Bernoulli(Distribution):
     def entropy(self) -> Tensor:
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
+    @property
+    def mode(self) -> Tensor:
+        """1 where ``probs`` > 1/2, 0 below, NaN at 1/2 (no one mode), as PyTorch's."""
+        return (self.probs >= 0.5).to(self.probs.dtype).masked_fill(self.probs == 0.5, float("nan"))
+
 
 class Uniform(Distribution):
     """The uniform distribution on ``[low, high)``."""
@@ -317,6 +377,14 @@ class Uniform(Distribution):
     def cdf(self, value) -> Tensor:
         value = _tensor(value, self.low)
         return ((value - self.low) / (self.high - self.low)).clamp(0, 1)
+
+    def icdf(self, value) -> Tensor:
+        return _tensor(value, self.low) * (self.high - self.low) + self.low
+
+    @property
+    def mode(self) -> Tensor:
+        """NaN: every value of the interval is as likely (PyTorch's answer)."""
+        return self.high * float("nan")
 
 
 # ------------------------------------------------------------------------------------- more of PyTorch's families
@@ -879,6 +947,10 @@ class Gamma(Distribution):
     def entropy(self) -> Tensor:
         c = self.concentration
         return c - self.rate.log() + c.lgamma() + (1.0 - c) * c.digamma()
+
+    def cdf(self, value) -> Tensor:
+        """The regularized lower incomplete gamma function of ``rate * value``, as PyTorch's."""
+        return self.concentration.igamma(self.rate * _tensor(value, self.rate))
 
 
 class Chi2(Gamma):

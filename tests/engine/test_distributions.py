@@ -70,7 +70,10 @@ def test_values_a_learner_can_check_by_hand():
     b = D.Bernoulli(engine.tensor(0.2))
     assert b.log_prob(engine.tensor(1.0)).item() == pytest.approx(np.log(0.2))
     assert D.Uniform(1.0, 3.0).log_prob(engine.tensor(2.0)).item() == pytest.approx(-np.log(2))
-    assert D.Uniform(1.0, 3.0).log_prob(engine.tensor(5.0)).item() == -np.inf
+    assert D.Uniform(1.0, 3.0, validate_args=False).log_prob(engine.tensor(5.0)).item() == -np.inf
+    with pytest.raises(ValueError, match=r"Expected value argument \(Tensor of shape \(\)\) to be within the support "
+                                         r"\(Interval\(lower_bound=1.0, upper_bound=3.0\)\)"):
+        D.Uniform(1.0, 3.0).log_prob(engine.tensor(5.0))  # (PyTorch's validate_args, on by default)
 
 
 def test_draws_follow_their_distributions():
