@@ -11,12 +11,14 @@ __all__ = ["dtype", "float16", "float32", "float64", "int8", "int16", "int32", "
 class dtype:
     """A tensor element type, e.g. ``engine.float32``. ``np`` is the NumPy type it stands for."""
 
-    __slots__ = ("name", "np", "is_floating_point", "itemsize", "legacy_name")
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "is_complex", "itemsize", "legacy_name")
 
     def __init__(self, name: str, np_type, legacy_name: str):
         self.name = name
         self.np = np.dtype(np_type)
         self.is_floating_point = self.np.kind == "f"
+        self.is_signed = self.np.kind in "fic"  # (as PyTorch's: unsigned integers and bool are not)
+        self.is_complex = self.np.kind == "c"
         self.itemsize = self.np.itemsize
         self.legacy_name = legacy_name
 

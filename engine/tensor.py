@@ -1031,7 +1031,9 @@ class Tensor(TensorMath):
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[dim]
+        if not self._data.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return self._data.shape[self._dim_of(dim)]
 
     def dim(self) -> int:
         return self._data.ndim
@@ -1446,14 +1448,26 @@ class Tensor(TensorMath):
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous" if self._data.size
+                               else "Boolean value of Tensor with no values is ambiguous")
         return _bool(self._data.item())
 
     def __float__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return _float(self.item())
 
     def __int__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return _int(self.item())
+
+    def __contains__(self, element):
+        """``element in x``: whether any element of x equals it (a tensor: broadcast), as PyTorch's."""
+        if not isinstance(element, (Tensor, _int, _float, _bool)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return _bool(((element == self) if isinstance(element, Tensor) else (self == element)).any().item())
 
     def __index__(self):
         if self._data.dtype.kind not in "iu" or self._data.size != 1:

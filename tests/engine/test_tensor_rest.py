@@ -6,10 +6,13 @@ PyTorch's plain answers for a dense real tensor (``real``, ``conj``, ``layout``,
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
 import engine
+from tests.engine.helpers import HAVE_TORCH
 
 
 def test_bernoulli_fills_with_ones_at_its_rate():
@@ -183,3 +186,43 @@ def test_the_data_submodules_and_the_distributed_sampler():
     assert [b[0].tolist() for b in loader] == [[0.0, 2.0], [4.0, 6.0], [8.0]]
     with pytest.raises(ValueError, match="Invalid rank 3, rank should be in the interval \\[0, 1\\]"):
         DistributedSampler(data, num_replicas=2, rank=3)
+
+
+CONVERSIONS = [
+    ("2.5 in x", False), ("1.5 in x", True), ("lib.tensor(0.0) in x", True), ("lib.tensor([1.5, -2.0]) in x", True),
+    ("lib.tensor([[1.5, 0.0]]) in x", True), ("lib.tensor([[7.0, 7.0]]) in x", False),
+    ("lib.float32.is_signed", True), ("lib.uint8.is_signed", False), ("lib.bool.is_signed", False),
+    ("lib.int8.is_signed", True), ("lib.float64.is_complex", False), ("x.size(-1)", 2),
+]
+CONVERSION_REFUSALS = [
+    ("'a' in x", RuntimeError, "Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               "<class 'str'>."),
+    ("lib.ones(3) in x", RuntimeError, "The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
+                                       "dimension 1"),
+    ("int(x)", ValueError, "only one element tensors can be converted to Python scalars"),
+    ("float(lib.arange(3))", ValueError, "only one element tensors can be converted to Python scalars"),
+    ("bool(x)", RuntimeError, "Boolean value of Tensor with more than one value is ambiguous"),
+    ("bool(lib.zeros(0))", RuntimeError, "Boolean value of Tensor with no values is ambiguous"),
+    ("x.size(2)", IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    ("lib.tensor(1.0).size(0)", IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+]
+
+
+def _conversion_env(lib):
+    return {"lib": lib, "x": lib.tensor([[1.5, -2.0], [0.0, 3.0]])}
+
+
+@pytest.mark.parametrize(("expr", "expected"), CONVERSIONS, ids=[c[0] for c in CONVERSIONS])
+def test_membership_and_dtype_flags_as_pytorch(expr, expected):
+    """``in`` asks whether any element equals it (iterating gave rows whose truth was ambiguous: an error)."""
+    assert eval(expr, _conversion_env(engine)) == expected  # noqa: S307 - the table's own expressions
+    torch = pytest.importorskip("torch")
+    assert eval(expr, _conversion_env(torch)) == expected  # noqa: S307
+
+
+@pytest.mark.parametrize(("expr", "error", "message"), CONVERSION_REFUSALS, ids=[c[0] for c in CONVERSION_REFUSALS])
+def test_conversions_refuse_in_pytorchs_words(expr, error, message):
+    for lib in (engine, *([importlib.import_module("torch")] if HAVE_TORCH else [])):
+        with pytest.raises(error) as refusal:
+            eval(expr, _conversion_env(lib))  # noqa: S307
+        assert str(refusal.value) == message, lib.__name__
