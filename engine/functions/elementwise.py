@@ -264,6 +264,11 @@ class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         xp = xp_of(cond)
+        if getattr(cond, "dtype", None) != np.bool_:  # (PyTorch's: a 0/1 integer is no condition)
+            from ..dtypes import scalar_name
+
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{scalar_name(xp.asarray(cond).dtype)}")
         ctx.saved = (cond,)
         a, b = promote(a, b)  # PyTorch's result dtype (a 0-d float64 does not widen a float32 tensor; NumPy's would)
         if not hasattr(a, "dtype") and not hasattr(b, "dtype"):  # two Python numbers: their dtype, as PyTorch's

@@ -227,6 +227,9 @@ class Softmax(Function):
         scalar = x.ndim == 0
         if scalar:  # one element: the dimension PyTorch takes is the element itself
             x = x.reshape(1)
+        half = x.dtype == np.float16  # (in float32, rounded once, as PyTorch's CPU kernel: float16 sums drift)
+        if half:
+            x = x.astype(np.float32)
         if x.size == 0:
             out = x.copy()
         else:  # a row of -inf only: NaN, as PyTorch's, without NumPy's warning
@@ -237,6 +240,8 @@ class Softmax(Function):
                 out = shifted - xp.log(total) if log else e / total
             if safe:  # ATen's _safe_softmax (attention's): a row of -inf only gives zeros, not NaN
                 out = xp.where((x == -np.inf).all(axis=dim, keepdims=True), out.dtype.type(0), out)
+        if half:
+            out = out.astype(np.float16)
         ctx.saved = (out,)
         return out.reshape(()) if scalar else out
 
@@ -246,11 +251,14 @@ class Softmax(Function):
         dim = ctx.meta
         shape = gy.shape
         gy = gy.reshape(out.shape)
+        half = gy.dtype == np.float16  # (in float32 too, as the forward)
+        if half:
+            gy, out = gy.astype(np.float32), out.astype(np.float32)
         if ctx.log:
             gx = gy - xp_of(out).exp(out) * gy.sum(axis=dim, keepdims=True)
         else:
             gx = out * (gy - (gy * out).sum(axis=dim, keepdims=True))
-        return gx.reshape(shape)
+        return (gx.astype(np.float16) if half else gx).reshape(shape)
 
 
 class NativeLayerNorm(Function):
