@@ -124,6 +124,7 @@ def _inplace_op(fn_name: str, iop, out_of_place=None):
 
     def recorded(self, other):
         if self._data.dtype.kind not in "fc":  # (an integer or bool tensor, and a float that requires grad)
+            _check_out_shape(self._data, other._data if isinstance(other, Tensor) else other)
             raise _cast_refusal(self._data, other._data if isinstance(other, Tensor) else other, true_divide) \
                 or RuntimeError("an integer tensor cannot take a gradient")
         self._check_inplace()
@@ -158,7 +159,8 @@ def _inplace_op(fn_name: str, iop, out_of_place=None):
                 raise
             iop(self._data, _dtypes.wrapped_int(other, self._data.dtype))
         except TypeError:  # NumPy's refusal to cast the result into this tensor's dtype: PyTorch's words for it,
-            refusal = _cast_refusal(self._data, other, true_divide)  # or, within a category (an int32 result into
+            _check_out_shape(self._data, other)  # (after the shapes'), or, within a category (an int32 result into
+            refusal = _cast_refusal(self._data, other, true_divide)
             if refusal is not None:  # a uint8 tensor), the cast PyTorch makes
                 raise refusal from None
             data = self._data
@@ -290,6 +292,8 @@ def _plain_in_place(out_of_place, name):
             raise RuntimeError(f"the derivative for '{name}' is not implemented: {name} in place on a tensor that "
                                "requires grad has no gradient to record (do it on a detach()ed tensor, or under "
                                "no_grad)")
+        if isinstance(other, Tensor):
+            _check_out_shape(self._data, other._data)
         result = out_of_place(self, other)
         if result is NotImplemented:
             return NotImplemented
@@ -572,6 +576,19 @@ def _distinct(data):
     if part.__class__ is _ndarray and not part.flags.writeable and data.base is not None and data.base.flags.writeable:
         part.flags.writeable = True  # (NumPy's broadcast view is read-only; this part of it repeats no element)
     return part
+
+
+def _check_out_shape(data, other) -> None:
+    """PyTorch's first check of an in-place op: ``other`` broadcasts to the tensor's own shape (before the result's
+    dtype, or a division by zero, is looked at)."""
+    other_shape = getattr(other, "shape", ())
+    if other_shape and tuple(other_shape) != data.shape:
+        refusal = broadcast_error(data, other)
+        if refusal is not None:
+            raise refusal
+        shape = np.broadcast_shapes(data.shape, tuple(other_shape))
+        if shape != data.shape:
+            raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
 
 
 def _keep_shape(data, result) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import engine
-from tests.engine.helpers import answer, check_answer
+from tests.engine.helpers import HAVE_TORCH, answer, check_answer
 
 SIZES = "The size of tensor a (4) must match the size of tensor b (5) at non-singleton dimension 0"
 
@@ -158,3 +158,17 @@ def test_a_float16_softmax_is_computed_in_float32_and_rounded_once():
     np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
     (ty * torch.tensor(g)).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+IN_PLACE_SHAPES = ["si += f", "si *= f", "si /= i", "si //= b", "si %= b", "si **= f", "si += i", "si &= i"]
+
+
+@pytest.mark.parametrize("code", IN_PLACE_SHAPES)
+def test_an_in_place_op_checks_the_shape_first(code):
+    """A 0-d integer tensor with a vector: PyTorch's shape refusal comes first (the engine said the float result
+    could not be cast, or that the bool divisor was zero)."""
+    for lib in (engine, *([__import__("torch")] if HAVE_TORCH else [])):
+        env = {"si": lib.tensor(3), "f": lib.tensor([1.5, -2.0]), "i": lib.tensor([3, -4]),
+               "b": lib.tensor([True, False])}
+        with pytest.raises(RuntimeError, match=r"^output with shape \[\] doesn't match the broadcast shape \[2\]$"):
+            exec(code, env)  # noqa: S102 - the table's own statements
