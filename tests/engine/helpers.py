@@ -9,6 +9,7 @@ import warnings
 from contextlib import contextmanager
 
 import numpy as np
+import pytest
 
 import engine
 from engine import kernels
@@ -64,19 +65,40 @@ def answer(expr, env):
             out = eval(expr, env)  # noqa: S307 - a test table's own expressions
     except Exception as error:  # noqa: BLE001 - the error is the answer
         return type(error).__name__, str(error)
+    if isinstance(out, bool):  # (a comparison in the table: ``x.shape == (2, 3)``)
+        return (), "bool", [out]
     return tuple(out.shape), str(out.dtype).split(".")[-1], out.detach().reshape(-1).tolist()
 
 
 def check_answer(got, expected, expr):
-    """``got`` (from :func:`answer`) against a table's ``expected``: an error's type and the start of its message,
-    or a tensor's shape, dtype and values (to 1e-6, NaN equal to NaN)."""
+    """``got`` (from :func:`answer`) against a table's ``expected``: an error's type and the start of its message
+    (None: the type alone, where the engine's words are its own), or a tensor's shape, dtype and values (to 1e-6,
+    NaN equal to NaN)."""
     if isinstance(expected[0], str):
         assert got[0] == expected[0], (expr, got)
-        assert got[1].startswith(expected[1]), (expr, got)
+        assert expected[1] is None or got[1].startswith(expected[1]), (expr, got)
         return
     assert got[:2] == expected[:2], (expr, got)
     np.testing.assert_allclose(np.asarray(got[2], dtype=float), np.asarray(expected[2], dtype=float), rtol=1e-6,
                                err_msg=expr)
+
+
+def table_tests(cases, env, torch_words=lambda got: got):
+    """The two tests of a table of PyTorch's answers, ``(expression, expected)`` with the names ``env(lib)`` gives:
+    the engine's answers against the table, and the table against the torch installed (where there is one;
+    ``torch_words`` mends a misprint of torch's own in its message). A test module binds the pair to its names."""
+    ids = [case[0] for case in cases]
+
+    @pytest.mark.parametrize(("expr", "expected"), cases, ids=ids)
+    def test_the_engine_answers_as_pytorch(expr, expected):
+        check_answer(answer(expr, env(engine)), expected, expr)
+
+    @pytest.mark.parametrize(("expr", "expected"), cases, ids=ids)
+    def test_the_table_is_pytorchs(expr, expected):
+        torch = pytest.importorskip("torch")
+        check_answer(torch_words(answer(expr, env(torch))), expected, expr)
+
+    return test_the_engine_answers_as_pytorch, test_the_table_is_pytorchs
 
 
 def host(t) -> np.ndarray:

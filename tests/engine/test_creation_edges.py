@@ -6,10 +6,7 @@ printed by torch 2.13.0, and held to the torch installed where there is one."""
 
 from __future__ import annotations
 
-import pytest
-
-import engine
-from tests.engine.helpers import answer, check_answer
+from tests.engine.helpers import table_tests
 
 CASES = [
     ("engine.tensor([2**63])", ("ValueError", "Overflow when unpacking long long")),
@@ -46,16 +43,8 @@ CASES = [
 ]
 
 
-def _answer(lib, expr):
-    return answer(expr, {"engine": lib})
+def _env(lib):
+    return {"engine": lib}
 
 
-@pytest.mark.parametrize(("expr", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_the_engine_answers_as_pytorch(expr, expected):
-    check_answer(_answer(engine, expr), expected, expr)
-
-
-@pytest.mark.parametrize(("expr", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_the_table_is_pytorchs(expr, expected):
-    torch = pytest.importorskip("torch")
-    check_answer(_answer(torch, expr), expected, expr)
+test_the_engine_answers_as_pytorch, test_the_table_is_pytorchs = table_tests(CASES, _env)

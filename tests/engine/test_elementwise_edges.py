@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import engine
-from tests.engine.helpers import HAVE_TORCH, answer, check_answer
+from tests.engine.helpers import HAVE_TORCH, table_tests
 
 SIZES = "The size of tensor a (4) must match the size of tensor b (5) at non-singleton dimension 0"
 
@@ -95,15 +95,7 @@ def _env(lib):
             "k": lib.tensor([[100, 100], [100, 100]], dtype=lib.int8), "n": lib.tensor([3.0, np.nan, 1.0, np.nan])}
 
 
-@pytest.mark.parametrize(("expr", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_the_engine_answers_as_pytorch(expr, expected):
-    check_answer(answer(expr, _env(engine)), expected, expr)
-
-
-@pytest.mark.parametrize(("expr", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_the_table_is_pytorchs(expr, expected):
-    torch = pytest.importorskip("torch")
-    check_answer(answer(expr, _env(torch)), expected, expr)
+test_the_engine_answers_as_pytorch, test_the_table_is_pytorchs = table_tests(CASES, _env)
 
 
 # a % b where the remainder is zero: PyTorch keeps fmod's zero (the dividend's sign); the signs printed by torch

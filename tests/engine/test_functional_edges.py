@@ -6,10 +6,7 @@ bool refuses. Answers printed by torch 2.13.0, and held to the torch installed w
 
 from __future__ import annotations
 
-import pytest
-
-import engine
-from tests.engine.helpers import answer, check_answer
+from tests.engine.helpers import table_tests
 
 CASES = [
     ("F.sigmoid(y)", ((2,), "float32", [0.880797, 0.5])),
@@ -36,19 +33,4 @@ def _env(lib):
             "y": lib.tensor([2, 0]), "yf": lib.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])}
 
 
-def _answer(lib, expr):
-    env = _env(lib)
-    if "==" in expr:
-        return (), "bool", [bool(eval(expr, env))]  # noqa: S307 - the table's own expressions
-    return answer(expr, env)
-
-
-@pytest.mark.parametrize(("expr", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_the_engine_answers_as_pytorch(expr, expected):
-    check_answer(_answer(engine, expr), expected, expr)
-
-
-@pytest.mark.parametrize(("expr", "expected"), CASES, ids=[c[0] for c in CASES])
-def test_the_table_is_pytorchs(expr, expected):
-    torch = pytest.importorskip("torch")
-    check_answer(_answer(torch, expr), expected, expr)
+test_the_engine_answers_as_pytorch, test_the_table_is_pytorchs = table_tests(CASES, _env)
