@@ -158,10 +158,12 @@ def _inplace_op(fn_name: str, iop, out_of_place=None):
             if other.__class__ is not _int:
                 raise
             iop(self._data, _dtypes.wrapped_int(other, self._data.dtype))
-        except TypeError:  # NumPy's refusal to cast the result into this tensor's dtype: PyTorch's words for it,
-            _check_out_shape(self._data, other)  # (after the shapes'), or, within a category (an int32 result into
+        except TypeError:  # NumPy's refusal to cast the result into this tensor's dtype: PyTorch's words for it
+            # (after its check of the shapes), or, within a category (an int32 result into a uint8 tensor), the
+            # cast PyTorch makes
+            _check_out_shape(self._data, other)
             refusal = _cast_refusal(self._data, other, true_divide)
-            if refusal is not None:  # a uint8 tensor), the cast PyTorch makes
+            if refusal is not None:
                 raise refusal from None
             data = self._data
             data[...] = (out_of_place or op)(*_dtypes.promote(data, other, true_divide)).astype(data.dtype)
