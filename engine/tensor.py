@@ -2776,9 +2776,19 @@ class Tensor(TensorMath):
         return self
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        if self._data.dtype.kind != "f":
+            raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for "
+                                      f"'{_dtypes.scalar_name(self._data.dtype)}'")
+        if not std >= 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
         return self._fill_drawn(_random.normal_like(self._data, mean, std, generator))
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        if self._data.dtype.kind != "f":
+            raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for "
+                                      f"'{_dtypes.scalar_name(self._data.dtype)}'")
+        if a > b:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
         return self._fill_drawn(_random.uniform_like(self._data, a, b, generator))
 
 

@@ -52,9 +52,12 @@ def _fans(tensor) -> tuple:
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
+_calculate_fan_in_and_fan_out = _fans  # (PyTorch's private name, which scripts' own reset_parameters call)
+
+
 def _fan(tensor, mode: str) -> int:
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
     fan_in, fan_out = _fans(tensor)
     return fan_in if mode == "fan_in" else fan_out
 

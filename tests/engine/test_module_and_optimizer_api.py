@@ -286,3 +286,36 @@ def test_register_parameter_takes_a_parameter_or_none():
 def test_a_negative_weight_decay_is_refused(make):
     with pytest.raises(ValueError, match="Invalid weight_decay value: -1"):
         make([engine.nn.Parameter(engine.ones(2))], lr=0.1, weight_decay=-1)
+
+
+@pytest.mark.parametrize(("code", "error", "message"), [
+    ("engine.empty(3).normal_(std=-1)", RuntimeError, "normal expects std >= 0.0, but found std -1"),
+    ("engine.nn.init.normal_(engine.empty(3), std=-1)", RuntimeError, "normal expects std >= 0.0, but found std -1"),
+    ("engine.empty(3).uniform_(2, 1)", RuntimeError, "uniform_ expects to return a [from, to) range, but found "
+                                                     "from=2 > to=1"),
+    ("engine.nn.init.uniform_(engine.empty(3), 2, 1)", RuntimeError, "uniform_ expects to return a [from, to) "
+                                                                      "range, but found from=2 > to=1"),
+    ("engine.empty(3, dtype=engine.long).normal_()", NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Long'"),
+    ("engine.nn.init.uniform_(engine.empty(3, dtype=engine.long))", NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Long'"),
+    ("engine.nn.init.kaiming_normal_(engine.empty(3, 4), mode='bad')", ValueError,
+     "Mode bad not supported, please use one of ['fan_in', 'fan_out']"),
+    ("engine.nn.init._calculate_fan_in_and_fan_out(engine.empty(3))", ValueError,
+     "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"),
+])
+def test_random_fills_refuse_as_pytorch(code, error, message):
+    """A negative std, a reversed range or an integer tensor drawn into refuse (the engine filled them: flipped
+    or NaN-free garbage, truncated integers), in PyTorch 2.13's words."""
+    with pytest.raises(error) as refusal:
+        eval(code, {"engine": engine})  # noqa: S307 - the table's own expressions
+    assert str(refusal.value) == message
+
+
+def test_the_fan_in_and_out_as_scripts_ask_for_them():
+    """``init._calculate_fan_in_and_fan_out``: PyTorch's private name, which scripts' own ``reset_parameters``
+    call (``nn.Linear``'s copy of it does)."""
+    fans = engine.nn.init._calculate_fan_in_and_fan_out
+    assert fans(engine.empty(3, 4)) == (4, 3) and fans(engine.empty(2, 3, 4, 5)) == (60, 40)
+    assert engine.empty(3).uniform_(1, 1).tolist() == [1.0, 1.0, 1.0]
+    assert engine.empty(3).normal_(std=0).tolist() == [0.0, 0.0, 0.0]
