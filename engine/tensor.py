@@ -251,9 +251,7 @@ def _plain_binary(op, reflected=False, bitwise=False, shift=False):
             return NotImplemented
         a, b = (other, self._data) if reflected else (self._data, other)
         if a.__class__ is b.__class__ and a.shape != b.shape:  # (the shapes are checked first, as PyTorch's)
-            refusal = broadcast_error(a, b)
-            if refusal is not None:
-                raise refusal
+            _check_broadcast(a, b)
         if divides:
             _check_integer_divisor(a, b)
         if bitwise:
@@ -585,9 +583,7 @@ def _check_out_shape(data, other) -> None:
     dtype, or a division by zero, is looked at)."""
     other_shape = getattr(other, "shape", ())
     if other_shape and tuple(other_shape) != data.shape:
-        refusal = broadcast_error(data, other)
-        if refusal is not None:
-            raise refusal
+        _check_broadcast(data, other)
         shape = np.broadcast_shapes(data.shape, tuple(other_shape))
         if shape != data.shape:
             raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")

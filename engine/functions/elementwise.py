@@ -7,7 +7,7 @@ import numpy as np
 from .. import kernels as _kernels
 from ..autograd.function import Function
 from ..backend import xp_of
-from ..dtypes import promote, result_type
+from ..dtypes import promote, result_type, scalar_name
 from ..errors import raise_broadcast_error
 from . import bessel as _bessel
 from . import special as _special
@@ -265,8 +265,6 @@ class Where(Function):
     def forward(ctx, cond, a, b):
         xp = xp_of(cond)
         if getattr(cond, "dtype", None) != np.bool_:  # (PyTorch's: a 0/1 integer is no condition)
-            from ..dtypes import scalar_name
-
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{scalar_name(xp.asarray(cond).dtype)}")
         ctx.saved = (cond,)
