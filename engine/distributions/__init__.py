@@ -14,7 +14,9 @@ from it (``Pareto``, ``Weibull``, ``HalfCauchy``, ``InverseGamma``, ``Kumaraswam
 too, by PyTorch's implicit reparameterisation: ``_reparam``); draws come from the engine's generator
 (``manual_seed`` repeats them; the numbers differ from PyTorch's, the distributions are PyTorch's)."""
 
-from . import constraints, kl, transforms
+from . import constraint_registry, constraints, kl, transforms, utils
+from .constraint_registry import biject_to, transform_to
+from .continuous import ContinuousBernoulli, GeneralizedPareto, VonMises
 from .families import (
     Bernoulli,
     Beta,
@@ -24,6 +26,7 @@ from .families import (
     Chi2,
     Distribution,
     Exponential,
+    ExponentialFamily,
     Gamma,
     Geometric,
     Gumbel,
@@ -39,6 +42,7 @@ from .families import (
     Uniform,
 )
 from .kl import kl_divergence, register_kl
+from .matrices import LKJCholesky, Wishart
 from .more import (
     FisherSnedecor,
     LowRankMultivariateNormal,
@@ -66,10 +70,12 @@ from .transforms import (
     AffineTransform,
     CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
     CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
     LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
     ReshapeTransform,
     SigmoidTransform,
@@ -122,4 +128,6 @@ __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Exp
            "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "identity_transform",
            "MixtureSameFamily", "Multinomial", "NegativeBinomial", "FisherSnedecor", "LowRankMultivariateNormal",
-           "OneHotCategoricalStraightThrough", "register_kl"]
+           "OneHotCategoricalStraightThrough", "register_kl", "ExponentialFamily", "ContinuousBernoulli", "VonMises",
+           "GeneralizedPareto", "Wishart", "LKJCholesky", "CorrCholeskyTransform", "PositiveDefiniteTransform",
+           "biject_to", "transform_to", "constraint_registry", "utils"]

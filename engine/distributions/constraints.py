@@ -8,7 +8,7 @@ __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "depend
            "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
            "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer",
            "one_hot", "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real",
-           "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval"]
+           "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval", "MixtureSameFamilyConstraint"]
 
 
 class Constraint:
@@ -326,6 +326,33 @@ class _Stack(Constraint):
         from ..creation import stack as _stack
 
         return _stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A MixtureSameFamily's support: its component's, checked with the component dimension put back."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(*result.shape[:keep], -1).all(-1)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_constraint!r})"
 
 
 def _bool():

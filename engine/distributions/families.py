@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -12,10 +13,11 @@ from ..autograd import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from ..tensor import Size, Tensor
 from . import constraints as _constraints
+from .utils import lazy_property as _lazy_property
 
-__all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Exponential", "Laplace", "Cauchy",
-           "Gumbel", "HalfNormal", "LogNormal", "Poisson", "Geometric", "OneHotCategorical", "Independent",
-           "MultivariateNormal", "Gamma", "Chi2", "Beta", "StudentT", "Binomial"]
+__all__ = ["Distribution", "ExponentialFamily", "Normal", "Categorical", "Bernoulli", "Uniform", "Exponential",
+           "Laplace", "Cauchy", "Gumbel", "HalfNormal", "LogNormal", "Poisson", "Geometric", "OneHotCategorical",
+           "Independent", "MultivariateNormal", "Gamma", "Chi2", "Beta", "StudentT", "Binomial"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -69,31 +71,89 @@ def _validating(fn):
 
 class Distribution:
     """The common part: ``batch_shape``, ``event_shape``, ``sample`` (no gradient) from ``rsample`` where there is
-    one, and the check of a parameter against its constraint (PyTorch's ``validate_args``, on by default)."""
+    one, ``expand``, and the checks of the parameters and of a value against their constraints (PyTorch's
+    ``validate_args``: on by default, ``Distribution.set_default_validate_args(False)`` turns it off for every
+    distribution made after, ``validate_args=`` for one). A distribution of one's own, written as PyTorch's
+    documentation shows (``arg_constraints``, ``support``, ``super().__init__(batch_shape, ...)``,
+    ``self._validate_sample(value)``, ``self._extended_shape(sample_shape)``), has its parameters checked here as
+    PyTorch's base class checks them; the engine's families check their own (by name, in their ``__init__``)."""
 
     has_rsample = False
+    has_enumerate_support = False
+    _validate_args = True  # PyTorch's default (``__debug__``)
+    _checks_own_args = True  # the engine's families; a subclass of one's own: False (__init_subclass__)
+    _expand_owner = None  # the engine's family whose generic ``expand`` an instance inherits
+    _unbatched: tuple = ()  # tensors ``expand`` keeps as they are (not of the batch's shape)
+    _params = None  # the parameters __repr__ shows (None: those of arg_constraints the instance holds)
     batch_shape: Size
     event_shape = Size(())
+
+    @staticmethod
+    def set_default_validate_args(value: bool) -> None:
+        """Whether distributions made from now on check their parameters and values (PyTorch's switch)."""
+        if value not in [True, False]:
+            raise ValueError
+        Distribution._validate_args = value
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
         self.batch_shape = Size(batch_shape)
         self.event_shape = Size(event_shape)
-        self._validate = True if validate_args is None else bool(validate_args)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        if self._validate_args and not self._checks_own_args:
+            self._check_arg_constraints()
 
     def __init_subclass__(cls, **kwargs):
         """Each family's ``log_prob`` and ``cdf`` check their value first (:meth:`_validate_sample`), as PyTorch's
-        do while ``validate_args`` is on (its default)."""
+        do while ``validate_args`` is on (its default); a class of one's own has its parameters checked by
+        :meth:`_check_arg_constraints` and inherits the ``expand`` of the engine's family it subclasses."""
         super().__init_subclass__(**kwargs)
+        ours = cls.__module__.startswith(__package__ + ".")
+        if "_checks_own_args" not in cls.__dict__:
+            cls._checks_own_args = ours
+        if ours:
+            cls._expand_owner = cls
         for name in ("log_prob", "cdf"):
             fn = cls.__dict__.get(name)
-            if fn is not None and not getattr(fn, "_validates", False):
+            if ours and fn is not None and not getattr(fn, "_validates", False):
                 setattr(cls, name, _validating(fn))
 
+    @property
+    def arg_constraints(self) -> dict:
+        raise NotImplementedError
+
+    @property
+    def support(self):
+        raise NotImplementedError
+
+    def _check_arg_constraints(self) -> None:
+        """PyTorch's base class's check: each parameter of ``arg_constraints`` within its constraint (a dependent
+        one, or a lazy parameter not made yet, is skipped)."""
+        try:
+            arg_constraints = self.arg_constraints
+        except NotImplementedError:
+            arg_constraints = {}
+            warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` "
+                          "or initialize the distribution with `validate_args=False` to turn off validation.",
+                          stacklevel=3)
+        for param, constraint in arg_constraints.items():
+            if _constraints.is_dependent(constraint):
+                continue
+            if param not in self.__dict__ and isinstance(getattr(type(self), param, None), _lazy_property):
+                continue
+            value = getattr(self, param)
+            if not bool(constraint.check(value).all()):
+                raise ValueError(f"Expected parameter {param} ({type(value).__name__} of shape "
+                                 f"{tuple(value.shape)}) of distribution {self!r} to satisfy the constraint "
+                                 f"{constraint!r}, but found invalid values:\n{value}")
+
     def _validate_sample(self, value) -> None:
-        """PyTorch's checks of a value given to ``log_prob``/``cdf``: its last dimensions the event's, the rest
-        broadcastable with the batch, and every element within the support (a NaN is not)."""
-        if not self._validate or not isinstance(value, Tensor):
+        """PyTorch's checks of a value given to ``log_prob``/``cdf``: a Tensor, its last dimensions the event's,
+        the rest broadcastable with the batch, and every element within the support (a NaN is not)."""
+        if not self._validate_args:
             return
+        if not isinstance(value, Tensor):
+            raise ValueError("The value argument to log_prob must be a Tensor")
         event, shape = tuple(self.event_shape), tuple(value.shape)
         if event and shape[len(shape) - len(event):] != event:
             raise ValueError(f"The right-most size of value must match event_shape: {Size(shape)} vs "
@@ -105,7 +165,10 @@ class Distribution:
                                  f"{Size(expected)}.")
         try:
             support = self.support
-        except (AttributeError, NotImplementedError):
+        except NotImplementedError:
+            warnings.warn(f"{self.__class__} does not define `support` to enable sample validation. Please "
+                          "initialize the distribution with `validate_args=False` to turn off validation.",
+                          stacklevel=3)
             return
         if support is None or isinstance(support, _constraints._Dependent):
             return
@@ -114,8 +177,42 @@ class Distribution:
                              f"support ({support!r}) of the distribution {self!r}, but found invalid values:\n"
                              f"{value}")
 
+    def _get_checked_instance(self, cls, _instance=None):
+        """A blank instance for ``expand`` (PyTorch's): refused where a subclass with an ``__init__`` of its own
+        has not written its own ``expand``."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
+                                      "__init__() method must also define a custom .expand() method.")
+        return self.__new__(type(self)) if _instance is None else _instance
+
+    def expand(self, batch_shape, _instance=None):
+        """The same distribution over a larger batch: every parameter expanded (a view: no copy, gradients flow
+        back) to ``batch_shape`` (which the current batch shape must broadcast to), as each of PyTorch's families
+        does; the draws of the new one are independent across the new dimensions."""
+        owner = self._expand_owner
+        if owner is None:
+            raise NotImplementedError
+        new = self._get_checked_instance(owner, _instance)
+        batch_shape = Size(batch_shape)
+        old = tuple(self.batch_shape)
+        for name, value in self.__dict__.items():
+            if name in self._unbatched:
+                pass
+            elif isinstance(value, Tensor):
+                value = value.expand(*batch_shape, *value.shape[len(old):])
+            elif isinstance(value, Distribution):
+                value = value.expand(tuple(batch_shape) + tuple(value.batch_shape)[len(old):])
+            new.__dict__[name] = value
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _extended_shape(self, sample_shape=()) -> Size:
+        """``sample_shape + batch_shape + event_shape``: the shape of a draw (PyTorch's helper)."""
+        return Size(self._extended(sample_shape))
+
     def _check(self, name: str, value: Tensor, constraint: str, ok) -> None:
-        if self._validate and not bool(ok(value.detach()).all()):
+        if self._validate_args and not bool(ok(value.detach()).all()):
             raise ValueError(f"Expected parameter {name} ({type(value).__name__} of shape {tuple(value.shape)}) of "
                              f"distribution {self!r} to satisfy the constraint {constraint}, but found invalid "
                              f"values:\n{value}")
@@ -169,7 +266,8 @@ class Distribution:
         return self.entropy().exp()
 
     def __repr__(self):
-        """PyTorch's: each parameter's value where it is one number, else its shape."""
+        """PyTorch's: each parameter's value where it is one number, else its shape (the parameters: those of
+        ``arg_constraints`` the instance holds, where the family names none in ``_params``)."""
         def shown(value):
             if not isinstance(value, Tensor):
                 return ""
@@ -177,8 +275,42 @@ class Distribution:
                 return value.shape
             return value.item() if not value.ndim else value
 
-        params = ", ".join(f"{name}: {shown(getattr(self, name))}" for name in self._params)
+        names = self._params
+        if names is None:
+            names = [k for k in self.arg_constraints if k in self.__dict__]
+        params = ", ".join(f"{name}: {shown(getattr(self, name))}" for name in names)
         return f"{type(self).__name__}({params})"
+
+
+class ExponentialFamily(Distribution):
+    """A family whose density is ``exp(<t(x), theta> - F(theta) + k(x))``: natural parameters ``theta``
+    (``_natural_params``), log-normalizer ``F`` (``_log_normalizer``) and expected carrier measure
+    (``_mean_carrier_measure``). Its entropy, and the divergence between two of one family
+    (``kl_divergence``), follow from ``F`` and its gradient by autograd (Bregman divergences), as PyTorch's."""
+
+    @property
+    def _natural_params(self) -> tuple:
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def entropy(self) -> Tensor:
+        """``F(theta) - <theta, grad F(theta)> - E[k(x)]``, the gradient by autograd (kept in the graph)."""
+        from ..autograd import grad
+
+        result = -self._mean_carrier_measure
+        params = [p.detach().requires_grad_() for p in self._natural_params]
+        log_normalizer = self._log_normalizer(*params)
+        gradients = grad(log_normalizer.sum(), params, create_graph=True)
+        result = result + log_normalizer
+        for param, gradient in zip(params, gradients):
+            result = result - (param * gradient).reshape(*self.batch_shape, -1).sum(-1)
+        return result
 
 
 class _LocScale(Distribution):
@@ -193,8 +325,17 @@ class _LocScale(Distribution):
         self._check("scale", self.scale, "GreaterThan(lower_bound=0.0)", lambda s: s > 0)
 
 
-class Normal(_LocScale):
+class Normal(_LocScale, ExponentialFamily):
     """The normal distribution of mean ``loc`` and standard deviation ``scale`` (> 0)."""
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
 
 
     @property
@@ -239,6 +380,7 @@ class Categorical(Distribution):
     (normalised by their logsumexp): a policy's distribution over actions."""
 
     _params = ("probs",)
+    has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
@@ -286,7 +428,7 @@ class Categorical(Distribution):
 
     def log_prob(self, value) -> Tensor:
         value = _tensor(value, None).long() if not isinstance(value, Tensor) else value.long()
-        if self._validate and not bool(((value >= 0) & (value < self._num_events)).all()):
+        if self._validate_args and not bool(((value >= 0) & (value < self._num_events)).all()):
             raise ValueError(f"Expected value argument to be within the support (IntegerInterval(lower_bound=0, "
                              f"upper_bound={self._num_events - 1})) of the distribution {self!r}, but found invalid "
                              f"values:\n{value}")
@@ -305,10 +447,11 @@ class Categorical(Distribution):
         return values.expand(self._num_events, *self.batch_shape) if expand else values
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """A coin that shows 1 with probability ``probs`` (or ``sigmoid(logits)``)."""
 
     _params = ("probs",)
+    has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self.probs, self.logits = _binary(probs, logits)
@@ -341,6 +484,20 @@ class Bernoulli(Distribution):
     def mode(self) -> Tensor:
         """1 where ``probs`` > 1/2, 0 below, NaN at 1/2 (no one mode), as PyTorch's."""
         return (self.probs >= 0.5).to(self.probs.dtype).masked_fill(self.probs == 0.5, float("nan"))
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.probs.logit(),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        values = creation.arange(2, dtype=self.probs.dtype, device=self.probs.device).reshape(
+            -1, *(1,) * len(self.batch_shape))
+        return values.expand(2, *self.batch_shape) if expand else values
 
 
 class Uniform(Distribution):
@@ -401,7 +558,7 @@ def _open_unit(u: Tensor) -> Tensor:
     return u.clamp(min=tiny)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Waiting times of rate ``rate`` (> 0): mean ``1 / rate``."""
 
     has_rsample = True
@@ -439,6 +596,15 @@ class Exponential(Distribution):
 
     def icdf(self, value) -> Tensor:
         return -(1 - _tensor(value, self.rate)).log() / self.rate
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -(-x).log()
 
 
 class Laplace(_LocScale):
@@ -638,7 +804,7 @@ class LogNormal(_LocScale):
         return self.base_dist.icdf(value).exp()
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Counts of events at rate ``rate`` (>= 0): ``log_prob`` of a count, draws without a gradient."""
 
     _params = ("rate",)
@@ -674,6 +840,13 @@ class Poisson(Distribution):
         value = _tensor(value, self.rate)
         rate, value = _broadcast(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x):
+        return x.exp()
 
 
 class Geometric(Distribution):
@@ -722,6 +895,7 @@ class OneHotCategorical(Distribution):
     """:class:`Categorical` with its draws one-hot along the last dimension."""
 
     _params = ("probs",)
+    has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits, validate_args)
@@ -752,6 +926,12 @@ class OneHotCategorical(Distribution):
 
     def entropy(self) -> Tensor:
         return self._categorical.entropy()
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        n = self.event_shape[0]
+        values = creation.eye(n, dtype=self.probs.dtype, device=self.probs.device).reshape(
+            n, *(1,) * len(self.batch_shape), n)
+        return values.expand(n, *self.batch_shape, n) if expand else values
 
 
 class Independent(Distribution):
@@ -802,6 +982,27 @@ class Independent(Distribution):
     def __repr__(self):
         return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"
 
+    @property
+    def has_enumerate_support(self) -> bool:
+        if self.reinterpreted_batch_ndims > 0:
+            return False
+        return self.base_dist.has_enumerate_support
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        if self.reinterpreted_batch_ndims > 0:
+            raise NotImplementedError("Enumeration over cartesian product is not implemented")
+        return self.base_dist.enumerate_support(expand=expand)
+
+
+def _precision_to_scale_tril(precision: Tensor) -> Tensor:
+    """The lower Cholesky factor of the covariance from the precision's Cholesky factor, without inverting the
+    precision (PyTorch's)."""
+    from .. import linalg
+
+    lp = linalg.cholesky(precision.flip(-2, -1)).flip(-2, -1)
+    eye = creation.eye(lp.shape[-1], dtype=lp.dtype, device=lp.device)
+    return linalg.solve_triangular(lp, eye, upper=True).mT
+
 
 class MultivariateNormal(Distribution):
     """The normal distribution over vectors: mean ``loc`` and one of ``covariance_matrix``, ``precision_matrix``
@@ -809,6 +1010,7 @@ class MultivariateNormal(Distribution):
 
     has_rsample = True
     _params = ("loc",)
+    _unbatched = ("_unbroadcasted_scale_tril",)
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
         from .. import linalg
@@ -825,11 +1027,8 @@ class MultivariateNormal(Distribution):
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
             self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
-        else:  # (PyTorch's: L of the covariance from the precision's Cholesky factor, without inverting P)
-            lp = linalg.cholesky(precision_matrix.flip(-2, -1)).flip(-2, -1)
-            n = lp.shape[-1]
-            eye = creation.eye(n, dtype=lp.dtype, device=lp.device)
-            self._unbroadcasted_scale_tril = linalg.solve_triangular(lp, eye, upper=True).mT
+        else:
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
         n = loc.shape[-1]
         batch = np.broadcast_shapes(tuple(loc.shape[:-1]), tuple(given.shape[:-2]))
         self.loc = loc.expand(*batch, n)
@@ -898,7 +1097,7 @@ def _host_draws(d: Distribution, sample_shape, like: Tensor, draw) -> Tensor:
         return creation.tensor(np.asarray(values, dtype=like.dtype.np), device=like.device)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The gamma distribution of shape ``concentration`` and ``rate`` (both > 0)."""
 
     has_rsample = True
@@ -952,6 +1151,15 @@ class Gamma(Distribution):
         """The regularized lower incomplete gamma function of ``rate * value``, as PyTorch's."""
         return self.concentration.igamma(self.rate * _tensor(value, self.rate))
 
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
+
 
 class Chi2(Gamma):
     """The chi-squared distribution of ``df`` degrees of freedom: ``Gamma(df / 2, 1 / 2)``."""
@@ -967,7 +1175,7 @@ class Chi2(Gamma):
         return self.concentration * 2
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """The beta distribution on (0, 1) of ``concentration1`` (alpha) and ``concentration0`` (beta), both > 0."""
 
     has_rsample = True
@@ -1021,6 +1229,13 @@ class Beta(Distribution):
         total = a + b
         log_beta = a.lgamma() + b.lgamma() - total.lgamma()
         return log_beta - (a - 1) * a.digamma() - (b - 1) * b.digamma() + (total - 2) * total.digamma()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
 
 
 class StudentT(Distribution):
@@ -1080,6 +1295,7 @@ class Binomial(Distribution):
     ``sigmoid(logits)``)."""
 
     _params = ("probs",)
+    has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
         self.total_count, self.probs, self.logits = _binary(probs, logits, total_count)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..nn.functional import softplus
 from ..tensor import Tensor
+from .continuous import ContinuousBernoulli
 from .families import (
     Bernoulli,
     Beta,
@@ -21,6 +22,7 @@ from .families import (
     Cauchy,
     Distribution,
     Exponential,
+    ExponentialFamily,
     Gamma,
     Geometric,
     Gumbel,
@@ -304,16 +306,80 @@ def _infinite(name):
     return kl
 
 
-for _p, _qs in ((Beta, (Pareto,)), (Exponential, (Beta, Pareto, Uniform)), (Gamma, (Beta, Pareto, Uniform)),
-                (Gumbel, (Beta, Exponential, Gamma, Pareto, Uniform)),
-                (Laplace, (Beta, Exponential, Gamma, Pareto, Uniform)),
-                (Normal, (Beta, Exponential, Gamma, Pareto, Uniform)), (Pareto, (Beta, Uniform)),
-                (Poisson, (Bernoulli, Binomial))):
+for _p, _qs in ((Beta, (Pareto,)), (Exponential, (Beta, ContinuousBernoulli, Pareto, Uniform)),
+                (Gamma, (Beta, ContinuousBernoulli, Pareto, Uniform)),
+                (Gumbel, (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+                (Laplace, (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+                (Normal, (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
+                (Pareto, (Beta, ContinuousBernoulli, Uniform)), (Poisson, (Bernoulli, Binomial)),
+                (ContinuousBernoulli, (Pareto,))):
     _first = {Beta: "concentration1", Exponential: "rate", Gamma: "concentration", Gumbel: "loc", Laplace: "loc",
-              Normal: "loc", Pareto: "scale", Poisson: "rate"}[_p]
+              Normal: "loc", Pareto: "scale", Poisson: "rate", ContinuousBernoulli: "probs"}[_p]
     for _q in _qs:
         register_kl(_p, _q)(_infinite(_first))
 del _p, _qs, _q, _first
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """Between two of one exponential family: the Bregman divergence of the log-normalizer, its gradient by
+    autograd (kept in the graph), as PyTorch's."""
+    from ..autograd import grad
+
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential families cannot "
+                                  "                            be computed using Bregman divergences")
+    p_params = [param.detach().requires_grad_() for param in p._natural_params]
+    q_params = q._natural_params
+    log_normalizer = p._log_normalizer(*p_params)
+    gradients = grad(log_normalizer.sum(), p_params, create_graph=True)
+    result = q._log_normalizer(*q_params) - log_normalizer
+    for pp, qp, g in zip(p_params, q_params, gradients):
+        result = result - _sum_rightmost((qp - pp) * g, len(q.event_shape))
+    return result
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
+
+
+def _kl_to_continuous_bernoulli(p, q):
+    return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+
+
+register_kl(Beta, ContinuousBernoulli)(_kl_to_continuous_bernoulli)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    """inf where the uniform reaches the continuous Bernoulli's bounds 0 or 1 (PyTorch's, which counts touching
+    them)."""
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return _kl_to_continuous_bernoulli(p, q).masked_fill(outside, math.inf)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).square()) + q.scale.log()
+    t3 = (p.variance + p.mean.square() - 2.0 * q.loc * p.mean) / (2.0 * q.scale.square())
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return result.masked_fill(outside, math.inf)
 
 
 @register_kl(Bernoulli, Poisson)

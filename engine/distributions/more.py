@@ -68,9 +68,9 @@ class MixtureSameFamily(Distribution):
     def component_distribution(self):
         return self._component_distribution
 
-    @property
+    @constraints.dependent_property
     def support(self):
-        return self._component_distribution.support
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     def _pad(self, x):
         return x.unsqueeze(-1 - self._event_ndims)
@@ -294,6 +294,7 @@ class LowRankMultivariateNormal(Distribution):
     support = constraints.real_vector
     has_rsample = True
     _params = ("loc",)
+    _unbatched = ("_unbroadcasted_cov_factor", "_unbroadcasted_cov_diag", "_capacitance")
 
     def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
         if loc.dim() < 1:

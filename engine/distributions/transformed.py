@@ -16,6 +16,7 @@ from .families import (
     Cauchy,
     Distribution,
     Exponential,
+    ExponentialFamily,
     Gamma,
     Independent,
     Normal,
@@ -370,6 +371,7 @@ class LogitRelaxedBernoulli(Distribution):
     support = constraints.real
     has_rsample = True
     _params = ("probs",)
+    _unbatched = ("temperature",)
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = _tensor(temperature)
@@ -424,6 +426,7 @@ class ExpRelaxedCategorical(Distribution):
     support = constraints.real_vector
     has_rsample = True
     _params = ("probs",)
+    _unbatched = ("temperature",)
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits)
@@ -467,7 +470,7 @@ class RelaxedOneHotCategorical(_RelaxedParameters, TransformedDistribution):
         super().__init__(ExpRelaxedCategorical(temperature, probs, logits), ExpTransform(), validate_args)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution over the simplex of the last dimension of ``concentration`` (> 0). Draws are
     made on the host from gammas; ``rsample``'s gradient is PyTorch's implicit one."""
 
@@ -526,3 +529,10 @@ class Dirichlet(Distribution):
         k = c.shape[-1]
         a0 = c.sum(-1)
         return c.lgamma().sum(-1) - a0.lgamma() - (k - a0) * a0.digamma() - ((c - 1.0) * c.digamma()).sum(-1)
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()

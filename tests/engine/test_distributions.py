@@ -61,8 +61,11 @@ def test_quantities_and_gradients_equal_torchs(name):
 
 def test_values_a_learner_can_check_by_hand():
     n = D.Normal(0.0, 1.0)
-    assert n.log_prob(0.0).item() == pytest.approx(-0.5 * np.log(2 * np.pi))
-    assert n.cdf(0.0).item() == pytest.approx(0.5)
+    assert n.log_prob(engine.tensor(0.0)).item() == pytest.approx(-0.5 * np.log(2 * np.pi))
+    assert n.cdf(engine.tensor(0.0)).item() == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="The value argument to log_prob must be a Tensor"):
+        n.log_prob(0.0)  # (as PyTorch, while validate_args is on; off, a number is taken)
+    assert D.Normal(0.0, 1.0, validate_args=False).log_prob(0.0).item() == pytest.approx(-0.5 * np.log(2 * np.pi))
     assert n.entropy().item() == pytest.approx(0.5 * np.log(2 * np.pi * np.e))
     c = D.Categorical(probs=engine.tensor([1.0, 3.0]))  # normalised: 0.25, 0.75
     assert c.probs.tolist() == [0.25, 0.75] and c.log_prob(engine.tensor(1)).item() == pytest.approx(np.log(0.75))

@@ -149,5 +149,8 @@ def test_register_kl_takes_a_distribution_of_ones_own_and_the_most_specific_pair
     assert D.kl_divergence(q, q).item() == 0.0
     with pytest.raises(TypeError, match="Expected type_p to be a Distribution subclass"):
         D.register_kl(int, D.Normal)
-    with pytest.raises(NotImplementedError, match="is implemented for p type Dirichlet and q type Normal"):
+    with pytest.raises(NotImplementedError, match="is implemented for p type Dirichlet and q type Cauchy"):
+        D.kl_divergence(D.Dirichlet(engine.ones(2)), D.Cauchy(0.0, 1.0))
+    # two exponential families of two kinds reach the Bregman divergence's pair, which refuses (PyTorch's words)
+    with pytest.raises(NotImplementedError, match="The cross KL-divergence between different exponential families"):
         D.kl_divergence(D.Dirichlet(engine.ones(2)), q)

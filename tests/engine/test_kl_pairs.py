@@ -12,7 +12,7 @@ import pytest
 import engine
 
 NAMES = ["Normal", "Laplace", "Gumbel", "Exponential", "Gamma", "Beta", "Uniform", "Pareto", "Poisson", "Bernoulli",
-         "Binomial", "LowRankMultivariateNormal", "MultivariateNormal"]
+         "Binomial", "LowRankMultivariateNormal", "MultivariateNormal", "ContinuousBernoulli"]
 
 
 def _make(L, name, rng, leaves):
@@ -35,7 +35,8 @@ def _make(L, name, rng, leaves):
             "Gumbel": lambda: D.Gumbel(r(-1, 1), r(0.5, 2)), "Exponential": lambda: D.Exponential(r(0.5, 2)),
             "Gamma": lambda: D.Gamma(r(0.5, 3), r(0.5, 2)), "Beta": lambda: D.Beta(r(0.5, 3), r(0.5, 3)),
             "Poisson": lambda: D.Poisson(r(0.5, 3)), "Bernoulli": lambda: D.Bernoulli(r(0.1, 0.9)),
-            "Binomial": lambda: D.Binomial(10, r(0.1, 0.9))}[name]()
+            "Binomial": lambda: D.Binomial(10, r(0.1, 0.9)),
+            "ContinuousBernoulli": lambda: D.ContinuousBernoulli(r(0.05, 0.95))}[name]()
 
 
 @pytest.mark.torch
@@ -76,7 +77,7 @@ def test_every_pair_pytorch_registers_is_registered_and_gives_its_values_and_gra
                     # (terms of a few units cancel in some: digamma and trigamma to ~1e-10 of PyTorch's)
                     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9, err_msg=f"{pn} {qn}")
             checked += 1
-    assert checked >= 3 * 60
+    assert checked >= 3 * 74
 
 
 def test_a_pair_nobody_registered_is_refused_in_pytorchs_words():
