@@ -588,18 +588,107 @@ def old_qr(a: Tensor, some: bool = True):
     return _OldQr(q, r)
 
 
+def _sum_to(g: Tensor, shape) -> Tensor:
+    """``g`` summed over the batch dimensions it was broadcast along, down to ``shape``."""
+    shape = tuple(shape)
+    if tuple(g.shape) == shape:
+        return g
+    extra = g.dim() - len(shape)
+    if extra:
+        g = g.sum(tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    return g.sum(axes, keepdim=True) if axes else g
+
+
+class _CholeskySolve(Function):
+    """``X`` with ``L L^T X = B`` (``U^T U X = B``), one node as PyTorch's: ``gB = cholesky_solve(G, L)``,
+    ``gL = -(gB X^T + X gB^T) L`` (``-U (...)``), the factor's gradient on the whole matrix as PyTorch's formula
+    gives it (only a triangle is read)."""
+
+    backward_name = "CholeskySolveBackward0"
+
+    @staticmethod
+    def forward(ctx, b, factor, upper):
+        xp = xp_of(factor._data)
+        with _no_grad():
+            lower = (factor.mT if upper else factor).tril()._data  # (the triangle read, the rest ignored)
+        # (the batch dimensions broadcast here, the gradients summed back in backward: CuPy's solve broadcasts none)
+        batch = np.broadcast_shapes(lower.shape[:-2], b._data.shape[:-2])
+        lower = xp.ascontiguousarray(xp.broadcast_to(lower, (*batch, *lower.shape[-2:])))
+        rhs = xp.ascontiguousarray(xp.broadcast_to(b._data, (*batch, *b._data.shape[-2:])))
+        y = _fn.linalg._lapack(lambda: xp.linalg.solve(lower, rhs), "cholesky_solve")
+        x = _wrap(_fn.linalg._lapack(lambda: xp.linalg.solve(xp.swapaxes(lower, -1, -2), y), "cholesky_solve"))
+        ctx.upper = upper
+        ctx.save_for_backward(factor, x)
+        ctx.shapes = (tuple(b.shape), tuple(factor.shape))
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        factor, x = ctx.saved_tensors
+        need_b, need_factor = ctx.needs_input_grad[:2]
+        gb = cholesky_solve(g, factor, ctx.upper)
+        gf = None
+        if need_factor:
+            common = gb @ x.mT
+            common = common + common.mT
+            gf = _sum_to(-(factor @ common) if ctx.upper else -(common @ factor), ctx.shapes[1])
+        return (_sum_to(gb, ctx.shapes[0]) if need_b else None), gf, None
+
+
+class _CholeskyInverse(Function):
+    """``(L L^T)^-1`` (``(U^T U)^-1``) from the factor, one node as PyTorch's: ``gL = -(A^-1 (G + G^T) A^-1) L``
+    (``-U (...)``)."""
+
+    backward_name = "CholeskyInverseBackward0"
+
+    @staticmethod
+    def forward(ctx, factor, upper):
+        xp = xp_of(factor._data)
+        n = factor.shape[-1]
+        eye = xp.broadcast_to(xp.eye(n, dtype=factor._data.dtype), factor._data.shape)
+        with _no_grad():
+            inverse = _CholeskySolve.apply(_wrap(xp.ascontiguousarray(eye)), factor.detach(), upper)
+        inverse = _wrap(inverse._data)
+        ctx.upper = upper
+        ctx.save_for_backward(factor, inverse)
+        return inverse
+
+    @staticmethod
+    def backward(ctx, g):
+        factor, inverse = ctx.saved_tensors
+        common = inverse @ ((g + g.mT) @ inverse)
+        return (-(factor @ common) if ctx.upper else -(common @ factor)), None
+
+
 def cholesky_solve(b: Tensor, factor: Tensor, upper: bool = False) -> Tensor:
     """``X`` with ``A X = B``, given A's Cholesky factor (``A = L L^T``, or ``U^T U`` where ``upper``): two
-    triangular solves; the gradient reaches the factor and B."""
-    lower = factor.mT if upper else factor
-    return solve_triangular(lower.mT, solve_triangular(lower, b, upper=False), upper=True)
+    triangular solves in one node; the gradient reaches the factor and B."""
+    from .dtypes import scalar_name
+
+    for name, t in (("b", b), ("u", factor)):
+        if t.dim() < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has {t.dim()} dimensions instead")
+    if b.dtype != factor.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{scalar_name(b._data.dtype)} and A of type {scalar_name(factor._data.dtype)} instead.")
+    n = factor.shape[-1]
+    if factor.shape[-2] != n:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {factor.shape[-2]} by {n} matrices")
+    if b.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by {n} but each b "
+                           f"matrix is {b.shape[-2]} by {b.shape[-1]}")
+    return _CholeskySolve.apply(b, factor, upper)
 
 
 def cholesky_inverse(factor: Tensor, upper: bool = False) -> Tensor:
-    """The inverse of ``A = L L^T`` (``U^T U`` where ``upper``) from its Cholesky factor."""
-    n = factor.shape[-1]
-    eye = _eye(n, dtype=factor.dtype, device=factor.device).expand(*factor.shape[:-2], n, n)
-    return cholesky_solve(eye, factor, upper)
+    """The inverse of ``A = L L^T`` (``U^T U`` where ``upper``) from its Cholesky factor, one node."""
+    if factor.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
+    if factor.shape[-1] != factor.shape[-2]:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they are "
+                           f"{factor.shape[-2]} by {factor.shape[-1]} matrices")
+    return _CholeskyInverse.apply(factor, upper)
 
 
 def triangular_solve(b: Tensor, a: Tensor, upper: bool = True, transpose: bool = False,

@@ -172,3 +172,53 @@ def test_the_rest_by_hand():
     assert issubclass(engine.linalg.LinAlgError, RuntimeError)
     with pytest.raises(RuntimeError, match="N must be greater than 1."):
         engine.linalg.vander(engine.tensor([1.0]))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse_are_one_node_each_with_pytorchs_gradients(upper):
+    """A factor given as it is (a leaf, not the output of a cholesky): PyTorch's one node each
+    (``CholeskySolveBackward0``, ``CholeskyInverseBackward0``), whose formulas give the whole factor a gradient
+    (its unread triangle too: the engine's two triangular solves gave that triangle zeros), batches broadcast
+    inside the node, and second derivatives."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    factor = np.tril(rng.standard_normal((3, 3))) + 3 * np.eye(3)
+    factor = factor.T if upper else factor
+    rhs = rng.standard_normal((2, 3, 2))
+    results = []
+    for L in (engine, torch):
+        f, b = L.tensor(factor, requires_grad=True), L.tensor(rhs, requires_grad=True)
+        x = L.cholesky_solve(b, f, upper=upper)
+        inverse = L.cholesky_inverse(f, upper=upper)
+        weights = L.tensor(np.cos(np.arange(12.0)).reshape(2, 3, 2))
+        gb, gf = L.autograd.grad(x, (b, f), weights, create_graph=True)
+        (gi,) = L.autograd.grad((inverse * L.tensor(np.arange(9.0).reshape(3, 3))).sum(), f, create_graph=True)
+        second = L.autograd.grad((gb ** 2).sum() + (gf ** 3).sum() + (gi ** 2).sum(), (b, f))
+        results.append([x.grad_fn.name(), inverse.grad_fn.name(), tuple(gf.shape)]
+                       + [t.detach().numpy() for t in (x, inverse, gb, gf, gi, *second)])
+    ours, theirs = results
+    assert ours[:3] == theirs[:3] == ["CholeskySolveBackward0", "CholeskyInverseBackward0", (3, 3)]
+    for mine, other in zip(ours[3:], theirs[3:], strict=True):
+        np.testing.assert_allclose(mine, other, rtol=1e-10, atol=1e-12)
+    assert np.abs(ours[6][np.triu_indices(3, 1) if not upper else np.tril_indices(3, -1)]).max() > 0.01
+
+
+def test_cholesky_solve_refusals_are_pytorchs():
+    with pytest.raises(RuntimeError, match="b should have at least 2 dimensions, but has 1 dimensions instead"):
+        engine.cholesky_solve(engine.ones(3), engine.eye(3))
+    with pytest.raises(RuntimeError, match="u should have at least 2 dimensions, but has 1 dimensions instead"):
+        engine.cholesky_solve(engine.ones(3, 1), engine.ones(3))
+    with pytest.raises(RuntimeError, match="Incompatible matrix sizes for cholesky_solve: each A matrix is 3 by 3 "
+                                           "but each b matrix is 2 by 1"):
+        engine.cholesky_solve(engine.ones(2, 1), engine.eye(3))
+    with pytest.raises(RuntimeError, match="Expected b and A to have the same dtype, but found b of type Double and "
+                                           "A of type Float instead."):
+        engine.cholesky_solve(engine.ones(3, 1, dtype=engine.float64), engine.eye(3))
+    with pytest.raises(RuntimeError, match="A must be batches of square matrices, but they are 3 by 2 matrices"):
+        engine.cholesky_solve(engine.ones(3, 1), engine.ones(3, 2))
+    with pytest.raises(RuntimeError, match="cholesky_inverse: The input tensor A must have at least 2 dimensions."):
+        engine.cholesky_inverse(engine.ones(3))
+    with pytest.raises(RuntimeError, match="cholesky_inverse: A must be batches of square matrices, but they are 3 "
+                                           "by 2 matrices"):
+        engine.cholesky_inverse(engine.ones(3, 2))
