@@ -1065,6 +1065,19 @@ def _make_module():
         return _solver(np.linalg.slogdet, a)
 
     def solve(a, b):
+        """CuPy's checks first (cupy/linalg/_solve.py): no broadcasting of the batch dimensions, as NumPy has."""
+        ra, rb = _unwrap(a), _unwrap(b)
+        if ra.ndim < 2:
+            raise np.linalg.LinAlgError(f"{ra.ndim}-dimensional array given. Array must be at least two-dimensional")
+        if ra.shape[-1] != ra.shape[-2]:
+            raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+        if rb.ndim == 0:
+            raise ValueError("b must have at least one dimension")
+        if rb.ndim == 1:
+            if ra.shape[-1] != rb.size:
+                raise ValueError("a must have (..., M, M) shape and b must have (M,) for one-dimensional b")
+        elif ra.shape[:-1] != rb.shape[:-1]:
+            raise ValueError("a must have (..., M, M) shape and b must have (..., M, K) for multidimensional b")
         return _solver(np.linalg.solve, a, b)
 
     def svd(a, full_matrices=True, compute_uv=True):

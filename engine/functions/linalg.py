@@ -104,6 +104,11 @@ class Solve(Function):
     def forward(ctx, a, b, vector=False):
         xp = xp_of(a)
         rhs = b[..., None] if vector else b
+        batch = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
+        if a.shape[:-2] != batch or rhs.shape[:-2] != batch:  # (CuPy's solve broadcasts no batch dimensions; the
+            # gradients are summed back to each input's shape when they are handed on)
+            a = xp.ascontiguousarray(xp.broadcast_to(a, (*batch, *a.shape[-2:])))
+            rhs = xp.ascontiguousarray(xp.broadcast_to(rhs, (*batch, *rhs.shape[-2:])))
         out = _lapack(lambda: xp.linalg.solve(a, rhs), "solve")
         ctx.saved = (a, out)
         ctx.vector = vector

@@ -263,3 +263,30 @@ def test_decompositions_on_the_cupy_stand_in_equal_the_cpus(cuda_device):
             np.testing.assert_allclose(leaf.grad.cpu().numpy(), g, rtol=1e-10, atol=1e-12)
     with pytest.raises(RuntimeError, match="not positive-definite"):
         engine.linalg.cholesky(engine.tensor([[1.0, 2.0], [2.0, 1.0]], device=cuda_device))
+
+
+def test_solves_that_broadcast_batches_run_on_the_cupy_stand_in(cuda_device):
+    """CuPy's solve broadcasts no batch dimensions (the stand-in holds to that): the engine broadcasts A and B
+    itself, for linalg.solve, solve_triangular and cholesky_solve, and the gradients sum back to each input."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal((3, 2))
+    factor = np.tril(rng.standard_normal((3, 3))) + 3 * np.eye(3)
+    cases = {
+        "solve": lambda L, x, y, f: L.linalg.solve(x, y),
+        "solve_triangular": lambda L, x, y, f: L.linalg.solve_triangular(x, y, upper=False),
+        "cholesky_solve": lambda L, x, y, f: L.cholesky_solve(y.expand(2, 3, 2), f),
+        "cholesky_solve, batched factor": lambda L, x, y, f: L.cholesky_solve(y, x.tril() + 3 * L.eye(3, dtype=x.dtype,
+                                                                                                     device=x.device)),
+        "cholesky_inverse": lambda L, x, y, f: L.cholesky_inverse(f),
+    }
+    for name, fn in cases.items():
+        results = []
+        for device in ("cpu", cuda_device):
+            leaves = [engine.tensor(v, device=device, requires_grad=True) for v in (a, b, factor)]
+            out = fn(engine, *leaves)
+            out.sum().backward()
+            results.append([out.detach().cpu().numpy()] + [leaf.grad.cpu().numpy() for leaf in leaves
+                                                            if leaf.grad is not None])
+        for mine, cpu in zip(results[1], results[0], strict=True):
+            np.testing.assert_allclose(mine, cpu, rtol=1e-12, atol=1e-12, err_msg=name)
