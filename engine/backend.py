@@ -325,11 +325,16 @@ def to_device_array(array, dev: device, dtype=None, copy: bool = False):
         return cupy.asarray(array, dtype=dtype)
 
 
+before_host_read = None  # set by engine/_deferred.py: called before a value is read back from a GPU
+
+
 def to_host(array) -> np.ndarray:
     """A NumPy array with ``array``'s values (copied off the GPU when it lives there)."""
     if _cupy is not None and isinstance(array, _cupy.ndarray):
         if capturing_here():
             raise CaptureTransferError("it reads a value back to the host (a copy from the GPU)")
+        if before_host_read is not None:
+            before_host_read()  # (engine/_deferred.py: an index check that failed on the device since the last read)
         return array.get()
     return np.asarray(array)
 

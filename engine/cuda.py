@@ -147,6 +147,9 @@ def synchronize(dev=None) -> None:
     _capture.wait_until_idle("engine.cuda.synchronize()")
     with cupy.cuda.Device(index):
         cupy.cuda.runtime.deviceSynchronize()
+    from . import _deferred
+
+    _deferred.raise_pending()  # (an index check that failed on the device)
 
 
 def memory_allocated(dev=None) -> int:

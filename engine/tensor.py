@@ -11,7 +11,7 @@ from weakref import ref as _weakref
 
 import numpy as np
 
-from . import _alloc
+from . import _alloc, _deferred
 from . import backend as _backend
 from . import dtypes as _dtypes
 from . import kernels as _kernels
@@ -1283,9 +1283,11 @@ class Tensor(TensorMath):
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        if self._data.__class__ is not np.ndarray and _backend.capturing_here():
-            raise _backend.CaptureTransferError("it reads a value back to the host (item(), float() or bool() of "
-                                                "a CUDA tensor)")
+        if self._data.__class__ is not np.ndarray:
+            if _backend.capturing_here():
+                raise _backend.CaptureTransferError("it reads a value back to the host (item(), float() or bool() "
+                                                    "of a CUDA tensor)")
+            _deferred.raise_pending()
         return self._data.item()
 
     def tolist(self):
@@ -1465,6 +1467,8 @@ class Tensor(TensorMath):
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous" if self._data.size
                                else "Boolean value of Tensor with no values is ambiguous")
+        if self._data.__class__ is not np.ndarray:
+            _deferred.raise_pending()
         return _bool(self._data.item())
 
     def __float__(self):
@@ -2107,6 +2111,9 @@ class Tensor(TensorMath):
             if bad.any():
                 raise RuntimeError(f"index {int(idx.reshape(-1)[bad.reshape(-1).argmax()])} is out of bounds for "
                                    f"dimension {dim} with size {a.shape[dim]}")
+        elif idx.size:
+            _deferred.check(_deferred.out_of_range(idx, 0, a.shape[dim]), RuntimeError,
+                            f"gather(): index out of bounds for dimension {dim} with size {a.shape[dim]}")
         return _fn.TakeAlong.apply(self, idx.astype(np.int64, copy=False), dim, name="GatherBackward0")
 
     def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
@@ -2554,6 +2561,8 @@ class Tensor(TensorMath):
                             for step in steps:
                                 t = t[step]
                             return t
+            if self._data.__class__ is not _ndarray and index.__class__ is not slice:
+                _deferred.check_index(index, self._data.shape)  # (CuPy wraps an index past the end round)
             return _viewed(self, _fn.GetItem.apply(self, index=index),
                            index.__class__ is slice or index.__class__ is _int or _fn.shape.is_basic_index(index))
         except IndexError as error:  # (NumPy's words for it: PyTorch's, with "dimension" for "axis")
@@ -2574,6 +2583,8 @@ class Tensor(TensorMath):
                 xp = xp_of(data)
                 places = xp.arange(data.size).reshape(data.shape)[parts[0]][parts[1]]
                 index = xp.unravel_index(places, data.shape)
+        if self._data.__class__ is not _ndarray and index.__class__ is not slice and index.__class__ is not _int:
+            _deferred.check_index(index, self._data.shape)  # (CuPy wraps an index past the end round)
         if self._records(value) and self._data.dtype.kind in "fc":  # (into an integer tensor: cast, no gradient)
             self._check_inplace()
             try:

@@ -13,6 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import _deferred
 from . import dtypes as _dtypes
 from . import tensor as _t  # bound while engine.tensor is being made; read when a method runs
 from .backend import to_device_array, to_host, xp_of
@@ -1126,11 +1127,14 @@ class TensorMath:
             raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                                f"{_dtypes.scalar_name(idx.dtype)}")
         n = self._data.size
-        if idx.__class__ is np.ndarray and idx.size:  # (on a GPU the device would be asked: as PyTorch's, unchecked)
+        if idx.__class__ is np.ndarray and idx.size:
             bad = idx[(idx < -n) | (idx >= n)]
             if bad.size:
                 raise IndexError(f"out of range: tried to access index {int(bad.reshape(-1)[0])} on a tensor of {n} "
                                  f"elements.")
+        elif idx.size:
+            _deferred.check(_deferred.out_of_range(idx, -n, n), IndexError,
+                            f"take(): out of range: an index outside [-{n}, {n - 1}] on a tensor of {n} elements")
         return _t._fn.Take.apply(self, idx % n if n else idx)
 
     def nonzero(self, *, as_tuple=False):
@@ -1155,6 +1159,15 @@ class TensorMath:
             raise RuntimeError(f"{fn}(): Expected dtype int64 for index")
         if idx.ndim != self._data.ndim:
             raise RuntimeError(f"{fn}(): Index tensor must have the same number of dimensions as self tensor")
+        size = self._data.shape[d]
+        if idx.__class__ is np.ndarray and idx.size:  # (PyTorch's range: no index from the end)
+            bad = _deferred.out_of_range(idx, 0, size)
+            if bad.any():
+                raise RuntimeError(f"index {int(idx[bad].reshape(-1)[0])} is out of bounds for dimension {d} with "
+                                   f"size {size}")
+        elif idx.size:
+            _deferred.check(_deferred.out_of_range(idx, 0, size), RuntimeError,
+                            f"{fn}(): index out of bounds for dimension {d} with size {size}")
         xp = xp_of(self._data)
         return tuple(idx if a == d else xp.arange(n).reshape((n,) + (1,) * (idx.ndim - a - 1))
                      for a, n in enumerate(idx.shape))

@@ -132,6 +132,29 @@ def _has_mask(index) -> bool:
     return any(isinstance(i, np.ndarray) and i.dtype == bool for i in items)
 
 
+def _cupy_index(index, shape):
+    """``index`` as CuPy reads it: an integer array past either end of its dimension wraps round (CuPy's documented
+    difference from NumPy, which raises IndexError); a plain int past the end is still refused (on the host)."""
+    items = index if isinstance(index, tuple) else (index,)
+    items = tuple(np.asarray(i) if isinstance(i, list) else i for i in items)
+    if not any(isinstance(i, np.ndarray) and i.dtype.kind in "iu" for i in items):
+        return index
+    used = sum(i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1 for i in items
+               if i is not None and i is not Ellipsis)
+    out, dim = [], 0
+    for i in items:
+        if i is Ellipsis:
+            dim += len(shape) - used
+        elif isinstance(i, np.ndarray) and i.dtype == bool:
+            dim += i.ndim
+        elif i is not None:
+            if isinstance(i, np.ndarray) and i.dtype.kind in "iu" and dim < len(shape) and shape[dim] > 0:
+                i = i % shape[dim]
+            dim += 1
+        out.append(i)
+    return tuple(out) if isinstance(index, tuple) else out[0]
+
+
 # ----------------------------------------------------------------------------- memory
 
 class MemoryPointer:
@@ -482,7 +505,7 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
         return wrapped
 
     def __getitem__(self, index):
-        index = _unwrap(index)
+        index = _cupy_index(_unwrap(index), self._a.shape)
         if _has_mask(index):
             _sync("boolean-mask indexing")  # CuPy counts the mask's True values on the host
         if capturing():
@@ -493,7 +516,7 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
         return _wrap(self._a[index], self._device_id)
 
     def __setitem__(self, index, value):
-        index, value = _unwrap(index), _unwrap(value)
+        index, value = _cupy_index(_unwrap(index), self._a.shape), _unwrap(value)
         if _has_mask(index):
             _sync("boolean-mask assignment")
         self._in_place(lambda: self._a.__setitem__(index, value))
@@ -866,7 +889,7 @@ _UFUNC_KWARGS = {"out", "dtype", "casting"}
 
 def _add_at(a, indices, b=None):
     """cupy.add.at (CuPy's ufunc.at): atomic adds on the device, no host sync; recorded while capturing."""
-    raw = (a._a, _unwrap(indices), _unwrap(b, strict=False))
+    raw = (a._a, _cupy_index(_unwrap(indices), a._a.shape), _unwrap(b, strict=False))
     if capturing():
         _record(lambda: np.add.at(*raw))
     else:
@@ -920,6 +943,13 @@ def _make_module():
             _check_kwargs(name, params, args, kwargs)
             raw_args = _unwrap(args)
             raw_kwargs = {np_kwargs.get(k, k): _unwrap(v) for k, v in kwargs.items()}
+            if name == "take":  # (CuPy's take has no mode: an index past either end wraps round)
+                raw_kwargs["mode"] = "wrap"
+            elif name == "take_along_axis":  # (CuPy's is a[fancy index]: it wraps too)
+                a, idx = raw_args[0], raw_args[1] if len(raw_args) > 1 else raw_kwargs.pop("indices")
+                axis = raw_args[2] if len(raw_args) > 2 else raw_kwargs.pop("axis", None)
+                size = a.size if axis is None else a.shape[axis]
+                raw_args = (a, idx % size if size else idx, axis)
             if name in _SIZED_ON_THE_HOST:
                 _sync(f"cupy.{name}")
             if name == "repeat" and isinstance((args[1:2] or [kwargs.get("repeats")])[0], ndarray):

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from .. import creation, dtypes
+from .. import _deferred, creation, dtypes
 from ..autograd import is_grad_enabled, no_grad
 from ..backend import to_host, xp_of
 from ..errors import broadcast_error
@@ -495,7 +495,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """The mean (or sum, or each) of ``-input[i, target[i]]``, PyTorch's: a class weight per row with ``weight``
     (the mean then divides by the weights' sum), rows whose target is ``ignore_index`` left out (0 with 'none'; the
-    mean of none is NaN), and targets out of range refused on the CPU (a GPU's would have to wait to be read)."""
+    mean of none is NaN), and targets out of range refused (on a GPU at the next host read: engine/_deferred.py)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     return _nll(input, target, weight, ignore_index, reduction, _check_classes(input, target, weight, "nll_loss"))
@@ -511,6 +511,9 @@ def _nll(input: Tensor, target: Tensor, weight, ignore_index: int, reduction: st
         if bad.any():
             raise IndexError(f"Target {int(t.reshape(-1)[bad.reshape(-1).argmax()])} is out of bounds.")
         masked = bool(ignored.any())
+    elif t.size:
+        _deferred.check((t != ignore_index) & _deferred.out_of_range(t, 0, classes), IndexError,
+                        f"Target out of bounds: a class index below 0 or not below the {classes} classes")
     return NllLoss.apply(input, t, weight=None if weight is None else weight._data, ignore_index=ignore_index,
                          reduction=reduction, masked=masked)
 
@@ -985,10 +988,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
         if not -rows <= padding_idx < rows:
             raise ValueError("Padding_idx must be within num_embeddings")
         padding_idx %= rows
-    # checked on the CPU; on a GPU it would wait for the device at every call, and CuPy wraps an index past the end
+    # checked at once on the CPU; on a GPU (where CuPy wraps an index past the end) at the next host read
     if input.device.type == "cpu" and input.numel() and (input.min().item() < 0 or input.max().item() >= rows):
         raise IndexError(f"index out of range in self (indices from {input.min().item()} to {input.max().item()} "
                          f"into {rows} rows)")
+    if input.device.type != "cpu" and input.numel():
+        _deferred.check(_deferred.out_of_range(input._data, 0, rows), IndexError,
+                        f"index out of range in self (an index outside [0, {rows - 1}] into {rows} rows)")
     if max_norm is not None:
         with no_grad():
             picked = input.reshape(-1)
