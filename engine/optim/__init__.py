@@ -1,6 +1,7 @@
 """``engine.optim``: SGD (with momentum), Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop,
-ASGD, Adafactor and L-BFGS (:mod:`.lbfgs`), with PyTorch's update formulas, and the learning-rate schedules of
-``engine.optim.lr_scheduler``. Each ``step`` takes PyTorch's optional ``closure`` (L-BFGS needs it).
+ASGD, Adafactor, Muon (:mod:`.muon`) and L-BFGS (:mod:`.lbfgs`), with PyTorch's update formulas, and the
+learning-rate schedules of ``engine.optim.lr_scheduler``. Each ``step`` takes PyTorch's optional ``closure``
+(L-BFGS needs it).
 
 Updates run on the raw arrays in place, outside the graph, like PyTorch's ``torch.no_grad`` steps.
 """
@@ -16,7 +17,7 @@ from ..backend import xp_of
 from .optimizer import Optimizer, _closure_loss, _scalar
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta",
-           "Rprop", "ASGD", "LBFGS", "lr_scheduler", "swa_utils", "Adafactor"]
+           "Rprop", "ASGD", "LBFGS", "lr_scheduler", "swa_utils", "Adafactor", "Muon"]
 
 
 class SGD(Optimizer):
@@ -482,3 +483,4 @@ class ASGD(Optimizer):
 
 from . import lr_scheduler, swa_utils  # noqa: E402 - they name Optimizer, defined above
 from .lbfgs import LBFGS  # noqa: E402 - it is an Optimizer
+from .muon import Muon  # noqa: E402 - it is an Optimizer
