@@ -967,3 +967,33 @@ Tensor.cholesky_inverse = cholesky_inverse
 Tensor.triangular_solve = triangular_solve
 Tensor.pinverse = lambda self, rcond=1e-15: pinv(self, rtol=rcond)
 Tensor.cholesky = lambda self, upper=False: cholesky(self, upper=upper)
+
+
+def tensorinv(a: Tensor, ind: int = 2) -> Tensor:
+    """The inverse of ``a`` read as a linear map from its last dimensions (from ``ind``) to its first ``ind``:
+    ``inv(a.reshape(n, n)).reshape(a.shape[ind:] + a.shape[:ind])``, as PyTorch's."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    end, start = tuple(a.shape[ind:]), tuple(a.shape[:ind])
+    n_end, n_start = math.prod(end), math.prod(start)
+    if n_end != n_start:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {n_end} != {n_start}")
+    return inv(a.reshape(n_end, n_end)).reshape(*end, *start)
+
+
+def tensorsolve(a: Tensor, b: Tensor, dims=None) -> Tensor:
+    """``x`` with ``tensordot(a, x, x.ndim) == b``: ``a``'s dimensions ``dims`` (if given) moved to the end, then
+    solved as one square system of ``prod(b.shape)`` unknowns, as PyTorch's."""
+    if dims is not None:
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        a = a.movedim(dims, tuple(range(-len(dims), 0)))
+    result_shape = tuple(a.shape[b.dim():])
+    n_result, n_b = math.prod(result_shape), math.prod(tuple(b.shape))
+    if n_result != n_b:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {n_result} != {n_b}")
+    return solve(a.reshape(n_result, n_result), b.flatten()).reshape(*result_shape)
+
+
+__all__ += ["tensorinv", "tensorsolve"]

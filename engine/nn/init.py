@@ -199,3 +199,29 @@ def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
         for c in range(cols):
             tensor[creation.randperm(rows, generator=generator)[:zeros], c] = 0
         return tensor
+
+
+def _deprecated(new, old_name: str):
+    """PyTorch's old name of an initialiser (without the trailing underscore): the same, with its FutureWarning."""
+
+    def old(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new.__name__}`.", FutureWarning,
+                      stacklevel=2)
+        return new(*args, **kwargs)
+
+    old.__name__ = old_name
+    old.__doc__ = f"Deprecated: :func:`{new.__name__}` (PyTorch's old name, kept with its warning)."
+    return old
+
+
+uniform = _deprecated(uniform_, "uniform")
+normal = _deprecated(normal_, "normal")
+constant = _deprecated(constant_, "constant")
+eye = _deprecated(eye_, "eye")
+dirac = _deprecated(dirac_, "dirac")
+xavier_uniform = _deprecated(xavier_uniform_, "xavier_uniform")
+xavier_normal = _deprecated(xavier_normal_, "xavier_normal")
+kaiming_uniform = _deprecated(kaiming_uniform_, "kaiming_uniform")
+kaiming_normal = _deprecated(kaiming_normal_, "kaiming_normal")
+orthogonal = _deprecated(orthogonal_, "orthogonal")
+sparse = _deprecated(sparse_, "sparse")

@@ -13,7 +13,9 @@ from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn",
            "get_total_norm", "clip_grads_with_norm_", "clip_grad_norm", "parametrize", "parametrizations",
-           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "stateless"]
+           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "stateless", "skip_init",
+           "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "fusion",
+           "clip_grad", "convert_parameters"]
 
 
 def _listed(parameters) -> list:
@@ -97,5 +99,28 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
             start += n
 
 
-from . import parametrizations, parametrize, rnn, stateless  # noqa: E402  (torch.nn.utils.rnn: padded and packed sequences)
+# (torch.nn.utils.rnn: padded and packed sequences; clip_grad, convert_parameters: where scripts import from)
+from . import clip_grad, convert_parameters, fusion, parametrizations, parametrize, rnn, stateless  # noqa: E402
 from ._hooked_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402
+from .fusion import (  # noqa: E402
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+
+
+def skip_init(module_cls, *args, **kwargs):
+    """``module_cls(*args, **kwargs)`` made on ``device`` (PyTorch's: on the meta device, then given uninitialized
+    memory there, so no initialization is paid for; its values promise nothing). The engine has no meta device:
+    the module is made where asked, with its usual initialization, which is one of the values PyTorch may leave."""
+    import inspect
+
+    from ..modules import Module
+
+    if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
+        raise RuntimeError(f"Expected a Module; got {module_cls}")
+    if "device" not in inspect.signature(module_cls).parameters:
+        raise RuntimeError("Module must support a 'device' arg to skip initialization")
+    kwargs.setdefault("device", "cpu")
+    return module_cls(*args, **kwargs)
