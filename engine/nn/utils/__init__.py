@@ -99,8 +99,7 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
             start += n
 
 
-# (torch.nn.utils.rnn: padded and packed sequences; clip_grad, convert_parameters: where scripts import from)
-from . import clip_grad, convert_parameters, fusion, parametrizations, parametrize, rnn, stateless  # noqa: E402
+from . import fusion, parametrizations, parametrize, rnn, stateless  # noqa: E402  (rnn: padded and packed sequences)
 from ._hooked_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402
 from .fusion import (  # noqa: E402
     fuse_conv_bn_eval,
@@ -124,3 +123,13 @@ def skip_init(module_cls, *args, **kwargs):
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
     kwargs.setdefault("device", "cpu")
     return module_cls(*args, **kwargs)
+
+
+def __getattr__(name: str):
+    """``clip_grad`` and ``convert_parameters``, PyTorch's submodules where older scripts import from, loaded when
+    first named (they import from this module: loading them here would make an import cycle)."""
+    if name in ("clip_grad", "convert_parameters"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
