@@ -1184,9 +1184,9 @@ static PyObject *max_pool2d(PyObject *module, PyObject *const *args, Py_ssize_t 
         for (Py_ssize_t p = 0; p < planes; p++) {                                                             \
             const T *plane = px + p * H * W;                                                                  \
             for (long i = 0; i < OH; i++) {                                                                   \
-                long r0 = i * H / OH, r1 = ((i + 1) * H + OH - 1) / OH;                                       \
+                long r0 = bounds[2 * i], r1 = bounds[2 * i + 1];                                              \
                 for (long j = 0; j < OW; j++) {                                                               \
-                    long c0 = j * W / OW, c1 = ((j + 1) * W + OW - 1) / OW;                                   \
+                    long c0 = bounds[2 * (OH + j)], c1 = bounds[2 * (OH + j) + 1];                            \
                     T top = plane[r0 * W + c0];                                                               \
                     int64_t at = r0 * W + c0;                                                                 \
                     for (long r = r0; r < r1; r++)                                                            \
@@ -1202,6 +1202,17 @@ static PyObject *max_pool2d(PyObject *module, PyObject *const *args, Py_ssize_t 
             }                                                                                                 \
         }                                                                                                     \
     }
+
+/* PyTorch's adaptive windows of n inputs into o outputs, [floor(i n / o), ceil((i + 1) n / o)) for each i, into
+ * bounds[2 i], bounds[2 i + 1]: computed once per call, not per plane (a division per window was most of the
+ * time of a pooling with small windows) */
+static void window_bounds(long *bounds, long n, long o)
+{
+    for (long i = 0; i < o; i++) {
+        bounds[2 * i] = i * n / o;
+        bounds[2 * i + 1] = ((i + 1) * n + o - 1) / o;
+    }
+}
 
 static PyObject *adaptive_max_pool2d(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1243,12 +1254,119 @@ static PyObject *adaptive_max_pool2d(PyObject *module, PyObject *const *args, Py
                                           "OH x OW of their dtype and int64 where");
         goto done;
     }
+    long *bounds = PyMem_Malloc(sizeof(long) * 2 * (OH + OW));
+    if (bounds == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    window_bounds(bounds, H, OH);
+    window_bounds(bounds + 2 * OH, W, OW);
     Py_BEGIN_ALLOW_THREADS
     if (size == 4)
         ADAPTIVE_MAX_LOOP(float)
     else
         ADAPTIVE_MAX_LOOP(double)
     Py_END_ALLOW_THREADS
+    PyMem_Free(bounds);
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&best);
+    PyBuffer_Release(&where);
+    PyBuffer_Release(&x);
+    return result;
+}
+
+/* adaptive_max_pool3d(best, where, x, D, H, W, OD, OH, OW): the same over the OD x OH x OW windows of every
+ * D x H x W volume (depths floor(i D / OD) to ceil((i + 1) D / OD)), the place flat in the volume. */
+#define ADAPTIVE_MAX_LOOP3(T)                                                                                   \
+    {                                                                                                         \
+        const T *px = x.buf;                                                                                  \
+        T *pb = best.buf;                                                                                     \
+        int64_t *pw = where.buf;                                                                              \
+        for (Py_ssize_t p = 0; p < planes; p++) {                                                             \
+            const T *vol = px + p * D * H * W;                                                                \
+            for (long k = 0; k < OD; k++) {                                                                   \
+                long d0 = bounds[2 * k], d1 = bounds[2 * k + 1];                                              \
+                for (long i = 0; i < OH; i++) {                                                               \
+                    long r0 = bounds[2 * (OD + i)], r1 = bounds[2 * (OD + i) + 1];                            \
+                    for (long j = 0; j < OW; j++) {                                                           \
+                        long c0 = bounds[2 * (OD + OH + j)], c1 = bounds[2 * (OD + OH + j) + 1];              \
+                        int64_t at = (d0 * H + r0) * W + c0;                                                  \
+                        T top = vol[at];                                                                      \
+                        for (long d = d0; d < d1; d++)                                                        \
+                            for (long r = r0; r < r1; r++)                                                    \
+                                for (long c = c0; c < c1; c++) {                                              \
+                                    int64_t here = (d * H + r) * W + c;                                       \
+                                    T v = vol[here];                                                          \
+                                    int take = (v > top) | ((v != v) & (top == top));                         \
+                                    top = take ? v : top;                                                     \
+                                    at = take ? here : at;                                                    \
+                                }                                                                             \
+                        Py_ssize_t o = ((p * OD + k) * OH + i) * OW + j;                                      \
+                        pb[o] = top;                                                                          \
+                        pw[o] = at;                                                                           \
+                    }                                                                                         \
+                }                                                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
+    }
+
+static PyObject *adaptive_max_pool3d(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "adaptive_max_pool3d(best, where, x, D, H, W, OD, OH, OW)");
+        return NULL;
+    }
+    long dims[6];
+    for (int i = 0; i < 6; i++) {
+        dims[i] = PyLong_AsLong(args[3 + i]);
+        if (dims[i] == -1 && PyErr_Occurred())
+            return NULL;
+        if (dims[i] <= 0) {
+            PyErr_SetString(PyExc_ValueError, "adaptive_max_pool3d: positive sizes");
+            return NULL;
+        }
+    }
+    long D = dims[0], H = dims[1], W = dims[2], OD = dims[3], OH = dims[4], OW = dims[5];
+    Py_buffer best, where, x;
+    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
+    if (PyObject_GetBuffer(args[0], &best, flags | PyBUF_WRITABLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &where, flags | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&best);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[2], &x, flags) < 0) {
+        PyBuffer_Release(&best);
+        PyBuffer_Release(&where);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    int size = float_size(&x);
+    Py_ssize_t volume = (Py_ssize_t)D * H * W, cells = (Py_ssize_t)OD * OH * OW;
+    Py_ssize_t planes = size ? x.len / size / volume : 0;
+    if (!size || float_size(&best) != size || planes * volume * size != x.len || planes * cells * size != best.len ||
+        where.itemsize != 8 || where.format == NULL || strchr("qlL", where.format[0]) == NULL ||
+        where.len != planes * cells * 8) {
+        PyErr_SetString(PyExc_ValueError, "adaptive_max_pool3d: contiguous float32/float64 volumes of D x H x W, "
+                                          "best of OD x OH x OW of their dtype and int64 where");
+        goto done;
+    }
+    long *bounds = PyMem_Malloc(sizeof(long) * 2 * (OD + OH + OW));
+    if (bounds == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    window_bounds(bounds, D, OD);
+    window_bounds(bounds + 2 * OD, H, OH);
+    window_bounds(bounds + 2 * (OD + OH), W, OW);
+    Py_BEGIN_ALLOW_THREADS
+    if (size == 4)
+        ADAPTIVE_MAX_LOOP3(float)
+    else
+        ADAPTIVE_MAX_LOOP3(double)
+    Py_END_ALLOW_THREADS
+    PyMem_Free(bounds);
     result = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&best);
@@ -1322,6 +1440,8 @@ static PyMethodDef methods[] = {
      "add_rows(out, index, src): out[index[i]] += src[i] in order (np.add.at on rows)"},
     {"adaptive_max_pool2d", (PyCFunction)(void (*)(void))adaptive_max_pool2d, METH_FASTCALL,
      "adaptive_max_pool2d(best, where, x, H, W, OH, OW): each adaptive window's first maximum and its place"},
+    {"adaptive_max_pool3d", (PyCFunction)(void (*)(void))adaptive_max_pool3d, METH_FASTCALL,
+     "adaptive_max_pool3d(best, where, x, D, H, W, OD, OH, OW): each adaptive window's first maximum and its place"},
     {"set_threads", (PyCFunction)set_threads, METH_O,
      "set_threads(k): the threads a long pass (GELU, layer norm) is cut across"},
     {"get_threads", (PyCFunction)get_threads, METH_NOARGS, "get_threads(): set_threads's count"},

@@ -506,16 +506,22 @@ def add_rows(out, index, src) -> bool:
 
 
 def adaptive_max_pool2d(x, out):
-    """``(maxima, flat places)`` of adaptive max pooling over a NumPy float32/float64 array's last two dimensions
-    (``out``: the output's two sizes), by engine/_ckernels.c in one pass over the planes: the picks of
-    :class:`engine.functions.conv.AdaptiveMaxPool`'s NumPy spelling (the first maximum, the first NaN). None where it
-    does not apply."""
-    if (_ck is None or x.__class__ is not np.ndarray or x.dtype.type not in _FLOATS or x.ndim < 2 or x.size == 0
-            or min(out) <= 0):
+    """``(maxima, flat places)`` of adaptive max pooling over a NumPy float32/float64 array's last one, two or three
+    dimensions (``out``: the output's sizes, one per dimension), by engine/_ckernels.c in one pass over the planes
+    (or volumes): the picks of :class:`engine.functions.conv.AdaptiveMaxPool`'s NumPy spelling (the first maximum,
+    the first NaN). None where it does not apply."""
+    nd = len(out)
+    if (_ck is None or x.__class__ is not np.ndarray or x.dtype.type not in _FLOATS or x.ndim < nd or x.size == 0
+            or min(out) <= 0 or nd not in (1, 2, 3) or (nd == 3 and not hasattr(_ck, "adaptive_max_pool3d"))):
         return None
     x = np.ascontiguousarray(x)
-    lead = x.shape[:-2]
+    lead = x.shape[:-nd]
     best = np.empty(lead + tuple(out), dtype=x.dtype)
     where = np.empty(lead + tuple(out), dtype=np.int64)
-    _ck.adaptive_max_pool2d(best, where, x, x.shape[-2], x.shape[-1], out[0], out[1])
+    if nd == 3:
+        _ck.adaptive_max_pool3d(best, where, x, *x.shape[-3:], *out)
+    elif nd == 2:
+        _ck.adaptive_max_pool2d(best, where, x, x.shape[-2], x.shape[-1], out[0], out[1])
+    else:  # (a row: a plane of one row, whose flat places are the columns)
+        _ck.adaptive_max_pool2d(best, where, x, 1, x.shape[-1], 1, out[0])
     return best.reshape(lead + (-1,)), where.reshape(lead + (-1,))

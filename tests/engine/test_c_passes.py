@@ -357,7 +357,9 @@ def test_embedding_and_index_select_gradients_add_each_pick_in_order(path):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape,out", [((2, 3, 14, 14), (5, 5)), ((4, 7, 9), (3, 4)), ((1, 1, 5, 6), (5, 6)),
-                                       ((2, 2, 3, 3), (1, 1)), ((3, 8, 8), (4, 2)), ((2, 5, 5), (7, 3))])
+                                       ((2, 2, 3, 3), (1, 1)), ((3, 8, 8), (4, 2)), ((2, 5, 5), (7, 3)),
+                                       ((2, 3, 9, 10, 11), (4, 3, 5)), ((1, 2, 4, 4, 4), (4, 4, 4)),
+                                       ((2, 5, 6, 7), (2, 9, 3)), ((3, 4, 17), (5,)), ((2, 9), (9,)), ((4, 6), (11,))])
 def test_adaptive_max_pool_picks_the_numpy_spellings_maxima_and_places(dtype, shape, out):
     """The C pass against the NumPy spelling: the first maximum of each window (ties in a coarse grid of values),
     the first NaN where there is one, the places PyTorch's indices give."""
@@ -369,14 +371,15 @@ def test_adaptive_max_pool_picks_the_numpy_spellings_maxima_and_places(dtype, sh
             continue
         with python_paths() if path == "python" else nullcontext():
             x = engine.tensor(x_np, requires_grad=True)
-            y, idx = engine.nn.functional.adaptive_max_pool2d(x, out, return_indices=True)
+            pool = getattr(engine.nn.functional, f"adaptive_max_pool{len(out)}d")
+            y, idx = pool(x, out, return_indices=True)
             y.backward(engine.ones(y.shape, dtype=x.dtype))
         results.append((y.detach().numpy(), idx.numpy(), x.grad.numpy()))
     if len(results) == 2:
         for a, b in zip(*results):
             np.testing.assert_array_equal(a, b)
     y, idx, grad = results[0]
-    planes = x_np.reshape(-1, shape[-2] * shape[-1])
+    planes = x_np.reshape(-1, math.prod(shape[-len(out):]))
     np.testing.assert_array_equal(y.reshape(len(planes), -1),
                                   np.take_along_axis(planes, idx.reshape(len(planes), -1), 1))
     assert grad.sum() == pytest.approx(y.size)
@@ -384,6 +387,16 @@ def test_adaptive_max_pool_picks_the_numpy_spellings_maxima_and_places(dtype, sh
 
 @needs_c
 def test_adaptive_max_pools_c_pass_refuses_what_does_not_fit():
+    v = np.zeros((2, 3, 4, 4), np.float32)
+    with pytest.raises(ValueError, match="positive sizes"):
+        ck.adaptive_max_pool3d(np.empty((2, 0, 2, 2), np.float32), np.empty((2, 0, 2, 2), np.int64), v, 3, 4, 4, 0, 2,
+                               2)
+    with pytest.raises(ValueError, match="int64 where"):
+        ck.adaptive_max_pool3d(np.empty((2, 1, 2, 2), np.float32), np.empty((2, 1, 2, 2), np.int32), v, 3, 4, 4, 1,
+                               2, 2)
+    with pytest.raises(ValueError, match="volumes of D x H x W"):
+        ck.adaptive_max_pool3d(np.empty((2, 1, 2, 2), np.float32), np.empty((2, 1, 2, 2), np.int64), v, 3, 4, 5, 1,
+                               2, 2)
     x = np.zeros((2, 4, 4), np.float32)
     with pytest.raises(ValueError, match="positive sizes"):
         ck.adaptive_max_pool2d(np.empty((2, 0, 2), np.float32), np.empty((2, 0, 2), np.int64), x, 4, 4, 0, 2)
