@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from . import backend
+from . import _deferred, backend
 
 _lock = threading.Lock()
 # as PyTorch's: a fresh 64-bit seed per process until manual_seed(), and initial_seed() says which
@@ -169,11 +169,16 @@ def multinomial(data, num_samples, replacement, dev, generator=None):
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     xp = backend.xp_of(data)
     rows = data.reshape(-1, n).astype(np.float64)
-    if data.__class__ is np.ndarray:  # checked on the CPU; on a GPU it would wait for the device at every call
+    if data.__class__ is np.ndarray:  # checked at once on the CPU; on a GPU at the next host read (_deferred)
         if not np.isfinite(rows).all() or (rows < 0).any():
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         if (rows.sum(axis=1) <= 0).any():
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    elif rows.size:
+        _deferred.check(~xp.isfinite(rows) | (rows < 0), RuntimeError,
+                        "probability tensor contains either `inf`, `nan` or element < 0")
+        _deferred.check(rows.sum(axis=1) <= 0, RuntimeError,
+                        "invalid multinomial distribution (sum of probabilities <= 0)")
     m = rows.shape[0]
     if replacement:
         cdf = rows.cumsum(axis=1)

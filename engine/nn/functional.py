@@ -417,6 +417,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, reduction: 
                          f"({list(input.shape)}) is deprecated. Please ensure they have the same size.")
     if input.device.type == "cpu" and input.numel() and (input.min().item() < 0 or input.max().item() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if input.device.type != "cpu" and input.numel():  # (on a GPU: raised at the next host read, engine/_deferred.py)
+        data = input._data
+        _deferred.check((data < 0) | (data > 1), RuntimeError, "all elements of input should be between 0 and 1")
     check_reduction(reduction)
     return BinaryCrossEntropy.apply(input, target, weight=_undifferentiable(weight, "binary_cross_entropy", "weight"),
                                     reduction=reduction)

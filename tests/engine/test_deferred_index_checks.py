@@ -104,3 +104,27 @@ def test_scatter_takes_no_index_from_the_end_as_pytorchs():
     with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 0 with size 4"):
         x.scatter_add(0, engine.tensor([[4] * 5]), engine.ones(1, 5))  # (NumPy's IndexError, "axis")
     assert x.scatter(1, engine.tensor([[4], [0], [1], [2]]), 1.0).sum().item() == 4.0
+
+
+@pytest.mark.parametrize("name", ["binary_cross_entropy", "multinomial", "multinomial, a row of zeros"])
+def test_value_checks_on_the_gpu_are_deferred_too(cuda_device, name):
+    from tests import fake_cupy
+
+    def make(device, bad):
+        if name == "binary_cross_entropy":
+            p = engine.tensor([0.2, 1.5 if bad else 0.5], device=device)
+            return F.binary_cross_entropy(p, engine.tensor([0.0, 1.0], device=device))
+        weights = [[0.2, 0.8], [0.0, 0.0] if bad else [0.5, 0.5]] if "zeros" in name else [[0.2, -0.1 if bad else 0.8]]
+        return engine.multinomial(engine.tensor(weights, device=device), 1).sum()
+
+    words = {"binary_cross_entropy": "all elements of input should be between 0 and 1",
+             "multinomial": "probability tensor contains either `inf`, `nan` or element < 0",
+             "multinomial, a row of zeros": r"invalid multinomial distribution \(sum of probabilities <= 0\)"}[name]
+    with pytest.raises(RuntimeError, match=words):
+        make("cpu", True)
+    fake_cupy.syncs.clear()
+    out = make(cuda_device, True)
+    assert fake_cupy.syncs == []
+    with pytest.raises(RuntimeError, match=words):
+        out.item()
+    assert np.isfinite(make(cuda_device, False).item())
