@@ -1053,19 +1053,28 @@ def _embedding(node, gy):
 
 
 def _nll_loss(node, gy):
+    """NllLoss's gradient as one NllLossBackwardBackward0 (an edge to ``gy`` and one to the log-probabilities)."""
     shape, classes, dtype = node.meta
     rows, target, scale = node.saved
-    xp = xp_of(rows)
-    g = gy.reshape(-1) if gy.dim() else gy
-    values = -(g if scale is None else g * _const(scale))
-    if values.dim() == 0:
-        values = values.expand(rows.shape[0])
-    out = F.SetItem.apply(_wrap(xp.zeros((rows.shape[0], classes), dtype=dtype)), values, index=(rows, target))
-    if len(shape) == 1:
-        return out.reshape(shape), None
-    if len(shape) > 2:
-        return out.reshape(shape[0], *shape[2:], shape[1]).movedim(-1, 1), None
-    return out, None
+    logp = node._inputs[0] if node._inputs else None
+    if logp is None:
+        logp = _const(np.zeros((), dtype=dtype))
+    return F.NllLossGrad.apply(gy, logp, rows=rows, target=target, scale=scale, shape=shape, classes=classes,
+                               dtype=dtype), None
+
+
+def _nll_loss_grad(node, g):
+    """NllLossGrad's own backward in Tensor ops (third derivatives): the loss of ``g``, picked at the targets."""
+    rows, target, scale = node.saved
+    shape, classes, gy_shape = node.meta
+    need_gy, need_logp = node.needs_input_grad[:2]
+    ggy = None
+    if need_gy:
+        rows_g = (g.movedim(1, -1) if g.dim() > 2 else g).reshape(-1, classes)
+        picked = rows_g[(_const(rows), _const(target))]
+        values = -picked if scale is None else -(picked * _const(scale))
+        ggy = values.reshape(*gy_shape) if len(gy_shape) else values.sum()
+    return ggy, (_const(xp_of(g._data).zeros(shape, dtype=g._data.dtype)) if need_logp else None)
 
 
 def _flash_attention(node, gy):
@@ -1399,7 +1408,7 @@ def _binary_cross_entropy(node, gy):
     weight, reduction = node.meta
     need_x, need_y = node.needs_input_grad
     x, y = _operand(node, 0, x_saved), _operand(node, 1, y_saved)
-    gx = gy * (x - y) / ((1 - x) * x).clamp(min=1e-12) if need_x else None  # PyTorch's, held off 0 / 0
+    gx = gy * (x - y) / ((1 - x) * x).clamp(min=float(np.float32(1e-12))) if need_x else None  # PyTorch's
     gt = gy * ((1 - x).log() - x.log()) if need_y else None
     n, shape = x_saved.size, x_saved.shape
     return _weighted_mean(gx, weight, reduction, n, shape), _weighted_mean(gt, weight, reduction, n, shape)
@@ -1568,7 +1577,7 @@ DOUBLE = {
     F.GetItem: _get_item, F.SetItem: _set_item, F.IndexAdd: _index_add, F.Cat: _cat, F.Stack: _stack, F.Split: _split,
     F.Resample: _resample, F.Pad: _pad_map,
     F.Cast: _cast, F.ToDevice: _to_device, F.Cumsum: _cumsum, F.Flip: _flip, F.Triangle: _triangle,
-    F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss,
+    F.TakeAlong: _take_along, F.Embedding: _embedding, F.NllLoss: _nll_loss, F.NllLossGrad: _nll_loss_grad,
     F.NativeLayerNorm: _layer_norm, F.Convolution: _convolution, F.ConvTranspose: _conv_transpose,
     F.MaxPool: _pool, F.AvgPool: _pool, F.AdaptiveAvgPool: _adaptive_avg_pool, F.Im2Col: _im2col,
     F.AdaptiveMaxPool: _adaptive_max_pool, F.VarMean: _var_mean, F.AMinMax: _aminmax, F.DiagEmbed: _diag_embed,

@@ -55,6 +55,7 @@ from .loss import (
     MultilabelMarginLoss,
     MultiMarginLoss,
     NllLoss,
+    NllLossGrad,
     RegressionLoss,
     SoftMarginLoss,
 )
@@ -121,7 +122,8 @@ __all__ = [
     "Activation", "Glu", "Add", "AddcOp", "Lerp", "AddScaled", "Addmm", "Sub", "Mul", "Div", "DivRounded",
     "NotImplementedDerivative", "Pow", "Neg", "MatMul", "Einsum", "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp",
     "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where", "Rounding", "BinaryCrossEntropy", "Gelu",
-    "MseLoss", "NllLoss", "RegressionLoss", "BinaryCrossEntropyWithLogits", "Unary", "Binary", "Sum", "Mean",
+    "MseLoss", "NllLoss", "NllLossGrad", "RegressionLoss", "BinaryCrossEntropyWithLogits", "Unary", "Binary", "Sum",
+    "Mean",
     "MaxMin", "MaxMinDim", "Softmax", "NativeBatchNorm", "NativeLayerNorm", "Prod", "VectorNorm", "AMaxMin",
     "VarStd", "ConstantPad", "Logsumexp", "NativeGroupNorm", "Repeat", "Trace", "Reshape", "Transpose", "Permute",
     "Diagonal", "Expand", "GetItem", "SetItem", "WriteView", "Clone", "Cast", "ToDevice", "Stack", "Cat", "Split",

@@ -324,6 +324,9 @@ def _clamped_log(xp, a):
     return xp.maximum(xp.log(a), -100)
 
 
+_BCE_EPSILON = float(np.float32(1e-12))  # (PyTorch's EPSILON, a float: 9.9999999600419720e-13 in float64 too)
+
+
 class BinaryCrossEntropy(Function):
     """``-(y log x + (1 - y) log(1 - x))`` per element, each log held at -100, with PyTorch's backward,
     ``(x - y) / max(x (1 - x), 1e-12)``: a probability of exactly 0 or 1 (a float32 sigmoid saturates to 1.0 past
@@ -355,7 +358,7 @@ class BinaryCrossEntropy(Function):
         need_x, need_y = ctx.needs_input_grad
         gx = gt = None
         if need_x:
-            gx = gy * (x - y) / xp.maximum((1 - x) * x, x.dtype.type(1e-12))
+            gx = gy * (x - y) / xp.maximum((1 - x) * x, x.dtype.type(_BCE_EPSILON))
         if need_y:  # PyTorch's: the logs unclamped (a target's gradient at a probability of 0 or 1 is infinite)
             with np.errstate(divide="ignore"):  # NumPy's warning; CuPy gives none
                 gt = gy * (xp.log(1 - x) - xp.log(x))

@@ -223,15 +223,53 @@ class NllLoss(Function):
     def backward(ctx, gy):
         shape, classes, dtype = ctx.meta
         rows, target, scale = ctx.saved
-        xp = xp_of(gy)
-        g = xp.zeros((rows.shape[0], classes), dtype=dtype)
-        gy = gy.reshape(-1) if gy.ndim else gy
-        g[rows, target] = -gy if scale is None else -(gy * scale)  # a 0-d value is broadcast down the rows
-        if len(shape) == 1:
-            return g.reshape(shape), None
-        if len(shape) > 2:
-            return xp.moveaxis(g.reshape(shape[0], *shape[2:], shape[1]), -1, 1), None
-        return g, None
+        return _nll_grad(gy, rows, target, scale, shape, classes, dtype), None
+
+
+def _nll_grad(gy, rows, target, scale, shape, classes, dtype):
+    """NllLoss's gradient: ``-gy * scale`` at each row's target class, zeros elsewhere, in the input's layout."""
+    xp = xp_of(gy)
+    g = xp.zeros((rows.shape[0], classes), dtype=dtype)
+    gy = gy.reshape(-1) if gy.ndim else gy
+    g[rows, target] = -gy if scale is None else -(gy * scale)  # a 0-d value is broadcast down the rows
+    if len(shape) == 1:
+        return g.reshape(shape)
+    if len(shape) > 2:
+        return xp.moveaxis(g.reshape(shape[0], *shape[2:], shape[1]), -1, 1)
+    return g
+
+
+class NllLossGrad(Function):
+    """NllLoss's gradient recorded (create_graph=True) as PyTorch records it: one ``NllLossBackwardBackward0``
+    with an edge to the incoming gradient, whose own gradient is the loss of the gradient coming back (PyTorch's
+    ``nll_loss(grad, target, ...)``), and one to the log-probabilities, whose gradient is zero (the result does
+    not depend on them, but needs a gradient where they do, as PyTorch's)."""
+
+    raw = True
+
+    def backward_name(self):
+        return "NllLoss2DBackwardBackward0" if self.spatial else "NllLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, gy, logp, rows, target, scale, shape, classes, dtype):
+        ctx.spatial = len(shape) > 2
+        ctx.saved = (rows, target, scale)
+        ctx.meta = (shape, classes, gy.shape)
+        return _nll_grad(gy, rows, target, scale, shape, classes, dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        need_gy, need_logp = ctx.needs_input_grad[:2]
+        rows, target, scale = ctx.saved
+        shape, classes, gy_shape = ctx.meta
+        xp = xp_of(g)
+        ggy = None
+        if need_gy:
+            rows_g = (xp.moveaxis(g, 1, -1) if g.ndim > 2 else g).reshape(-1, classes)
+            picked = rows_g[rows, target]
+            values = -picked if scale is None else -(picked * scale)
+            ggy = values.reshape(gy_shape) if len(gy_shape) else values.sum()
+        return ggy, (xp.zeros(shape, dtype=g.dtype) if need_logp else None)  # (zeros, not none: PyTorch's)
 
 
 def _logaddexp3(xp, a, b, c):

@@ -1558,9 +1558,10 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     """The negative log-likelihood of ``target`` counts under Poisson rates ``exp(input)`` (``log_input``) or
     ``input``; ``full`` adds Stirling's term for counts above 1."""
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
-    if full:
-        t = target.detach()
-        stirling = t * t.log() - t + 0.5 * (2 * math.pi * t).log()
+    if full:  # (the target's gradient through it too, as PyTorch's: NaN at a target of 0, as there)
+        t = target
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stirling = t * t.log() - t + 0.5 * (2 * math.pi * t).log()
         loss = loss + stirling.masked_fill(t <= 1, 0.0)
     return _reduce(loss, legacy_reduction(size_average, reduce, reduction))
 
