@@ -39,7 +39,7 @@ class SGD(Optimizer):
             lr, mom, damp, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
             for p, w, g in params:
                 if mom:
-                    state = self.state.setdefault(p, {})
+                    state = self._states.setdefault(p, {})
                     buf = state.get("momentum_buffer")
                     if buf is None:
                         buf = state["momentum_buffer"] = g.copy()
@@ -80,9 +80,9 @@ class Adam(Optimizer):
             amsgrad = group.get("amsgrad", False)
             for p, w, g in params:
                 xp = xp_of(w)
-                state = self.state.get(p)
+                state = self._states.get(p)
                 if state is None:
-                    state = self.state[p] = {"step": 0, "exp_avg": xp.zeros_like(w),
+                    state = self._states[p] = {"step": 0, "exp_avg": xp.zeros_like(w),
                                                  "exp_avg_sq": xp.zeros_like(w)}
                 if amsgrad and "max_exp_avg_sq" not in state:  # (or a state loaded from a run without it)
                     state["max_exp_avg_sq"] = xp.zeros_like(w)
@@ -139,9 +139,9 @@ class RMSprop(Optimizer):
             mom, centered = group["momentum"], group["centered"]
             for p, w, g in params:
                 xp = xp_of(w)
-                state = self.state.get(p)
+                state = self._states.get(p)
                 if state is None:
-                    state = self.state[p] = {"step": 0, "square_avg": xp.zeros_like(w)}
+                    state = self._states[p] = {"step": 0, "square_avg": xp.zeros_like(w)}
                     if mom > 0:
                         state["momentum_buffer"] = xp.zeros_like(w)
                     if centered:

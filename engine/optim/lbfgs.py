@@ -160,7 +160,7 @@ class LBFGS(Optimizer):
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
-        state = self.state.setdefault(self._params[0], {})
+        state = self._states.setdefault(self._params[0], {})
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
 

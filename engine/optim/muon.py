@@ -123,7 +123,7 @@ class Muon(Optimizer):
                 if g.ndim != 2:
                     raise ValueError("Param gradient must be a 2D matrix")
                 xp = xp_of(w)
-                state = self.state.setdefault(p, {})
+                state = self._states.setdefault(p, {})
                 buf = state.get("momentum_buffer")
                 if buf is None:
                     buf = state["momentum_buffer"] = xp.zeros_like(g)

@@ -5,6 +5,7 @@ PyTorch's ``torch/optim/optimizer.py``, so that :mod:`.lbfgs` can build on it wi
 from __future__ import annotations
 
 import math
+from collections.abc import MutableMapping
 
 import numpy as np
 
@@ -27,6 +28,86 @@ class _ParamState(dict):
         return state
 
 
+# the numbers an engine optimizer keeps that PyTorch keeps as 0-d tensors (the step count, NAdam's momentum
+# product, ASGD's eta and mu; L-BFGS's counters stay numbers there too)
+_SCALAR_TENSORS = frozenset({"step", "mu_product", "eta", "mu"})
+
+
+def _shown(name, value):
+    """A raw state value as PyTorch shows it: an array as a Tensor on the same memory, the step count a Tensor."""
+    if isinstance(value, Tensor) or value is None:
+        return value
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return _wrap(value)
+    if name in _SCALAR_TENSORS and isinstance(value, (int, float)) and not isinstance(value, bool):
+        from .. import creation
+
+        return creation.tensor(float(value))
+    return value
+
+
+def _raw(value):
+    """A value written into an engine optimizer's state: a Tensor as its array."""
+    return value._data if isinstance(value, Tensor) else value
+
+
+class _TensorState(MutableMapping):
+    """One parameter's state of an engine optimizer, its arrays shown as Tensors (:attr:`Optimizer.state`)."""
+
+    def __init__(self, raw: dict):
+        self._raw = raw
+
+    def __getitem__(self, key):
+        return _shown(key, self._raw[key])
+
+    def __setitem__(self, key, value):
+        old = self._raw.get(key)
+        if key in _SCALAR_TENSORS and isinstance(old, (int, float)) and isinstance(value, Tensor):
+            value = type(old)(value.item())  # (kept a number inside: the step count the updates read)
+        self._raw[key] = _raw(value)
+
+    def __delitem__(self, key):
+        del self._raw[key]
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self):
+        return len(self._raw)
+
+    def __repr__(self):
+        return repr(dict(self.items()))
+
+
+class _TensorStates(MutableMapping):
+    """An engine optimizer's ``state``: parameter -> :class:`_TensorState` (an empty one made at a first look-up
+    of a parameter, as PyTorch's defaultdict)."""
+
+    def __init__(self, raw: dict):
+        self._raw = raw
+
+    def __getitem__(self, key):
+        return _TensorState(self._raw[key])
+
+    def __setitem__(self, key, value):
+        self._raw[key] = {k: _raw(v) for k, v in dict(value).items()}
+
+    def __delitem__(self, key):
+        del self._raw[key]
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self):
+        return len(self._raw)
+
+    def __contains__(self, key):
+        return key in self._raw
+
+    def __repr__(self):
+        return repr({k: dict(v.items()) for k, v in self.items()})
+
+
 class Optimizer:
     # the engine's own optimizers keep their buffers as raw arrays (loaded so); one's own keeps tensors
     _raw_state = False
@@ -40,9 +121,25 @@ class Optimizer:
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.defaults = defaults
         self.param_groups = []
-        self.state: dict = _ParamState()
+        self._states: dict = _ParamState()
         for g in groups:
             self.add_param_group(dict(g))
+
+    @property
+    def state(self):
+        """Each parameter's state, keyed by the parameter (PyTorch's ``optimizer.state``). The engine's own
+        optimizers keep their buffers as raw arrays for speed; they are shown here as Tensors sharing that memory
+        (``state[p]["exp_avg"].norm()`` works, an in-place change reaches the optimizer), and the step count as a
+        0-d Tensor of the default dtype, as PyTorch's. An optimizer of one's own keeps what it writes."""
+        return _TensorStates(self._states) if self._raw_state else self._states
+
+    @state.setter
+    def state(self, value) -> None:
+        if self._raw_state:
+            value = _ParamState({p: {k: _raw(v) for k, v in s.items()} for p, s in value.items()})
+        elif not isinstance(value, _ParamState):
+            value = _ParamState(value)
+        self._states = value
 
     def __init_subclass__(cls, **kwargs):
         """Each optimizer's own ``step`` wrapped so that the hooks of :meth:`register_step_pre_hook` and
@@ -214,7 +311,7 @@ class Optimizer:
                 ids.append(index[id(p)])
             groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
         state = {index[id(key)]: {name: _copied(v) for name, v in s.items()}
-                 for key, s in self.state.items() if id(key) in index}
+                 for key, s in self._states.items() if id(key) in index}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -242,7 +339,7 @@ class Optimizer:
         for key, buffers in state_dict["state"].items():
             p = by_index[key]
             state[p] = {name: self._loaded(v, p) for name, v in buffers.items()}
-        self.state = state
+        self._states = state
         for saved, group in zip(saved_groups, self.param_groups):
             group.update({k: v for k, v in saved.items() if k != "params"})
 
@@ -265,10 +362,10 @@ class Optimizer:
         """Parameter ``p``'s state (made at its first step: a step count, a zero buffer like ``w`` for each name
         in ``zeros``, and ``made``'s values, a callable called with ``w``), its step count advanced; and that
         count, kept at the default dtype's precision as PyTorch keeps it."""
-        state = self.state.get(p)
+        state = self._states.get(p)
         if state is None:
             xp = xp_of(w)
-            state = self.state[p] = {"step": 0.0, **{k: v(w) if callable(v) else v for k, v in made.items()},
+            state = self._states[p] = {"step": 0.0, **{k: v(w) if callable(v) else v for k, v in made.items()},
                                          **{name: xp.zeros_like(w) for name in zeros}}
         state["step"] = t = _scalar(state["step"] + 1)
         return state, t

@@ -319,3 +319,43 @@ def test_the_fan_in_and_out_as_scripts_ask_for_them():
     assert fans(engine.empty(3, 4)) == (4, 3) and fans(engine.empty(2, 3, 4, 5)) == (60, 40)
     assert engine.empty(3).uniform_(1, 1).tolist() == [1.0, 1.0, 1.0]
     assert engine.empty(3).normal_(std=0).tolist() == [0.0, 0.0, 0.0]
+
+
+OPTIMIZERS = [("SGD", {"lr": 0.1, "momentum": 0.9}), ("Adam", {"lr": 0.1}), ("AdamW", {"lr": 0.1, "amsgrad": True}),
+              ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}), ("Adagrad", {"lr": 0.1}),
+              ("Adamax", {"lr": 0.1}), ("NAdam", {"lr": 0.1}), ("RAdam", {"lr": 0.1}), ("Adadelta", {"lr": 1.0}),
+              ("Rprop", {"lr": 0.1}), ("ASGD", {"lr": 0.1}), ("Adafactor", {"lr": 0.1}), ("Muon", {"lr": 0.1})]
+
+
+def _state_after_two_steps(L, name, kwargs, meddle):  # noqa: N803
+    p = L.nn.Parameter(L.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3), dtype=L.float32))
+    opt = getattr(L.optim, name)([p], **kwargs)
+    for step in range(3):
+        p.grad = L.tensor(np.cos(np.arange(6.0) + step).reshape(2, 3), dtype=L.float32)
+        opt.step()
+        if step == 0 and meddle:
+            for state in opt.state.values():  # (the idiom that moves a loaded optimizer's state to a device)
+                for key, value in state.items():
+                    if isinstance(value, L.Tensor) and value.dim():
+                        state[key] = value.to("cpu")
+                        value.mul_(0.5)  # (in place: the optimizer sees it)
+    state = opt.state[p]
+    shown = {k: (type(v).__name__, str(v.dtype).split(".")[-1] if isinstance(v, L.Tensor) else None,
+                 np.asarray(v.tolist() if isinstance(v, L.Tensor) else v, dtype=np.float64)) for k, v in state.items()}
+    return shown, p.detach().numpy()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name,kwargs", OPTIMIZERS, ids=[o[0] for o in OPTIMIZERS])
+def test_optimizer_state_holds_tensors_as_pytorchs(name, kwargs):
+    """``optimizer.state[p]``: the engine's optimizers keep raw arrays for speed, shown as Tensors on the same
+    memory (and the step count a 0-d float32 Tensor), as PyTorch's; what a script does to them in place reaches
+    the next step."""
+    torch = pytest.importorskip("torch")
+    for meddle in (False, True):
+        (ours, our_p), (theirs, their_p) = (_state_after_two_steps(L, name, kwargs, meddle) for L in (engine, torch))
+        assert sorted(ours) == sorted(theirs)
+        for key in theirs:
+            assert ours[key][:2] == theirs[key][:2], (key, ours[key][:2], theirs[key][:2])
+            np.testing.assert_allclose(ours[key][2], theirs[key][2], rtol=1e-5, atol=1e-6, err_msg=key)
+        np.testing.assert_allclose(our_p, their_p, rtol=1e-5, atol=1e-6)
