@@ -994,6 +994,17 @@ class Independent(Distribution):
         return self.base_dist.enumerate_support(expand=expand)
 
 
+def _scale_tril_of(scale_tril, covariance_matrix, precision_matrix) -> Tensor:
+    """The lower Cholesky factor of the covariance, from whichever of the three was given."""
+    from .. import linalg
+
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
 def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     """The lower Cholesky factor of the covariance from the precision's Cholesky factor, without inverting the
     precision (PyTorch's)."""
@@ -1013,8 +1024,6 @@ class MultivariateNormal(Distribution):
     _unbatched = ("_unbroadcasted_scale_tril",)
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
-        from .. import linalg
-
         if (covariance_matrix is not None) + (precision_matrix is not None) + (scale_tril is not None) != 1:
             raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
         if loc.dim() < 1:
@@ -1023,12 +1032,7 @@ class MultivariateNormal(Distribution):
         if given.dim() < 2:
             raise ValueError("scale_tril, covariance_matrix or precision_matrix must be at least two-dimensional, "
                              "with optional leading batch dimensions")
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix, precision_matrix)
         n = loc.shape[-1]
         batch = np.broadcast_shapes(tuple(loc.shape[:-1]), tuple(given.shape[:-2]))
         self.loc = loc.expand(*batch, n)

@@ -13,7 +13,7 @@ from .. import creation, functional, linalg
 from ..autograd import no_grad
 from ..tensor import Size, Tensor
 from . import constraints
-from .families import Beta, Chi2, Distribution, ExponentialFamily, _precision_to_scale_tril
+from .families import Beta, Chi2, Distribution, ExponentialFamily, _scale_tril_of
 from .utils import broadcast_all, lazy_property
 
 __all__ = ["Wishart", "LKJCholesky"]
@@ -79,12 +79,7 @@ class Wishart(ExponentialFamily):
                           "ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self.batch_shape))]
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(scale_tril, covariance_matrix, precision_matrix)
         self._dist_chi2 = self._chi2(batch_shape)
 
     def _chi2(self, batch_shape) -> Chi2:

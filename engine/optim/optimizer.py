@@ -51,46 +51,11 @@ def _raw(value):
     return value._data if isinstance(value, Tensor) else value
 
 
-class _TensorState(MutableMapping):
-    """One parameter's state of an engine optimizer, its arrays shown as Tensors (:attr:`Optimizer.state`)."""
+class _RawView(MutableMapping):
+    """A mapping shown over a raw dict of an engine optimizer (the part its two views share)."""
 
     def __init__(self, raw: dict):
         self._raw = raw
-
-    def __getitem__(self, key):
-        return _shown(key, self._raw[key])
-
-    def __setitem__(self, key, value):
-        old = self._raw.get(key)
-        if key in _SCALAR_TENSORS and isinstance(old, (int, float)) and isinstance(value, Tensor):
-            value = type(old)(value.item())  # (kept a number inside: the step count the updates read)
-        self._raw[key] = _raw(value)
-
-    def __delitem__(self, key):
-        del self._raw[key]
-
-    def __iter__(self):
-        return iter(self._raw)
-
-    def __len__(self):
-        return len(self._raw)
-
-    def __repr__(self):
-        return repr(dict(self.items()))
-
-
-class _TensorStates(MutableMapping):
-    """An engine optimizer's ``state``: parameter -> :class:`_TensorState` (an empty one made at a first look-up
-    of a parameter, as PyTorch's defaultdict)."""
-
-    def __init__(self, raw: dict):
-        self._raw = raw
-
-    def __getitem__(self, key):
-        return _TensorState(self._raw[key])
-
-    def __setitem__(self, key, value):
-        self._raw[key] = {k: _raw(v) for k, v in dict(value).items()}
 
     def __delitem__(self, key):
         del self._raw[key]
@@ -103,6 +68,33 @@ class _TensorStates(MutableMapping):
 
     def __contains__(self, key):
         return key in self._raw
+
+
+class _TensorState(_RawView):
+    """One parameter's state of an engine optimizer, its arrays shown as Tensors (:attr:`Optimizer.state`)."""
+
+    def __getitem__(self, key):
+        return _shown(key, self._raw[key])
+
+    def __setitem__(self, key, value):
+        old = self._raw.get(key)
+        if key in _SCALAR_TENSORS and isinstance(old, (int, float)) and isinstance(value, Tensor):
+            value = type(old)(value.item())  # (kept a number inside: the step count the updates read)
+        self._raw[key] = _raw(value)
+
+    def __repr__(self):
+        return repr(dict(self.items()))
+
+
+class _TensorStates(_RawView):
+    """An engine optimizer's ``state``: parameter -> :class:`_TensorState` (an empty one made at a first look-up
+    of a parameter, as PyTorch's defaultdict)."""
+
+    def __getitem__(self, key):
+        return _TensorState(self._raw[key])
+
+    def __setitem__(self, key, value):
+        self._raw[key] = {k: _raw(v) for k, v in dict(value).items()}
 
     def __repr__(self):
         return repr({k: dict(v.items()) for k, v in self.items()})
