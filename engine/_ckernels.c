@@ -1172,119 +1172,19 @@ static PyObject *max_pool2d(PyObject *module, PyObject *const *args, Py_ssize_t 
     Py_RETURN_NONE;
 }
 
-/* adaptive_max_pool2d(best, where, x, H, W, OH, OW): each of OH x OW windows of every H x W plane (PyTorch's
- * bounds: rows floor(i H / OH) to ceil((i + 1) H / OH), columns likewise), its first maximum (a NaN taken where the
- * best so far is not NaN: the first NaN, as PyTorch's CPU kernel) and that place's flat index in the plane (int64).
- * engine/functions/conv.py's NumPy spelling (a slice, argmax and take per window) runs where this was not built. */
+/* adaptive_max_pool2d(best, where, x, H, W, OH, OW) and adaptive_max_pool3d(best, where, x, D, H, W, OD, OH, OW):
+ * each of the OD x OH x OW windows of every D x H x W volume (a plane: D = OD = 1; PyTorch's bounds: depths
+ * floor(i D / OD) to ceil((i + 1) D / OD), rows and columns likewise), its first maximum (a NaN taken where the
+ * best so far is not NaN: the first NaN, as PyTorch's CPU kernel) and that place's flat index in the volume
+ * (int64). engine/functions/conv.py's NumPy spelling (a slice, argmax and take per window) runs where this was not
+ * built. */
 #define ADAPTIVE_MAX_LOOP(T)                                                                                    \
     {                                                                                                         \
         const T *px = x.buf;                                                                                  \
         T *pb = best.buf;                                                                                     \
         int64_t *pw = where.buf;                                                                              \
         for (Py_ssize_t p = 0; p < planes; p++) {                                                             \
-            const T *plane = px + p * H * W;                                                                  \
-            for (long i = 0; i < OH; i++) {                                                                   \
-                long r0 = bounds[2 * i], r1 = bounds[2 * i + 1];                                              \
-                for (long j = 0; j < OW; j++) {                                                               \
-                    long c0 = bounds[2 * (OH + j)], c1 = bounds[2 * (OH + j) + 1];                            \
-                    T top = plane[r0 * W + c0];                                                               \
-                    int64_t at = r0 * W + c0;                                                                 \
-                    for (long r = r0; r < r1; r++)                                                            \
-                        for (long c = c0; c < c1; c++) {                                                      \
-                            T v = plane[r * W + c];                                                           \
-                            int take = (v > top) | ((v != v) & (top == top));                                 \
-                            top = take ? v : top;                                                             \
-                            at = take ? r * W + c : at;                                                       \
-                        }                                                                                     \
-                    pb[(p * OH + i) * OW + j] = top;                                                          \
-                    pw[(p * OH + i) * OW + j] = at;                                                           \
-                }                                                                                             \
-            }                                                                                                 \
-        }                                                                                                     \
-    }
-
-/* PyTorch's adaptive windows of n inputs into o outputs, [floor(i n / o), ceil((i + 1) n / o)) for each i, into
- * bounds[2 i], bounds[2 i + 1]: computed once per call, not per plane (a division per window was most of the
- * time of a pooling with small windows) */
-static void window_bounds(long *bounds, long n, long o)
-{
-    for (long i = 0; i < o; i++) {
-        bounds[2 * i] = i * n / o;
-        bounds[2 * i + 1] = ((i + 1) * n + o - 1) / o;
-    }
-}
-
-static PyObject *adaptive_max_pool2d(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "adaptive_max_pool2d(best, where, x, H, W, OH, OW)");
-        return NULL;
-    }
-    long dims[4];
-    for (int i = 0; i < 4; i++) {
-        dims[i] = PyLong_AsLong(args[3 + i]);
-        if (dims[i] == -1 && PyErr_Occurred())
-            return NULL;
-        if (dims[i] <= 0) {
-            PyErr_SetString(PyExc_ValueError, "adaptive_max_pool2d: positive sizes");
-            return NULL;
-        }
-    }
-    long H = dims[0], W = dims[1], OH = dims[2], OW = dims[3];
-    Py_buffer best, where, x;
-    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
-    if (PyObject_GetBuffer(args[0], &best, flags | PyBUF_WRITABLE) < 0)
-        return NULL;
-    if (PyObject_GetBuffer(args[1], &where, flags | PyBUF_WRITABLE) < 0) {
-        PyBuffer_Release(&best);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(args[2], &x, flags) < 0) {
-        PyBuffer_Release(&best);
-        PyBuffer_Release(&where);
-        return NULL;
-    }
-    PyObject *result = NULL;
-    int size = float_size(&x);
-    Py_ssize_t planes = size ? x.len / size / (H * W) : 0;
-    if (!size || float_size(&best) != size || planes * H * W * size != x.len || planes * OH * OW * size != best.len ||
-        where.itemsize != 8 || where.format == NULL || strchr("qlL", where.format[0]) == NULL ||
-        where.len != planes * OH * OW * 8) {
-        PyErr_SetString(PyExc_ValueError, "adaptive_max_pool2d: contiguous float32/float64 planes of H x W, best of "
-                                          "OH x OW of their dtype and int64 where");
-        goto done;
-    }
-    long *bounds = PyMem_Malloc(sizeof(long) * 2 * (OH + OW));
-    if (bounds == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    window_bounds(bounds, H, OH);
-    window_bounds(bounds + 2 * OH, W, OW);
-    Py_BEGIN_ALLOW_THREADS
-    if (size == 4)
-        ADAPTIVE_MAX_LOOP(float)
-    else
-        ADAPTIVE_MAX_LOOP(double)
-    Py_END_ALLOW_THREADS
-    PyMem_Free(bounds);
-    result = Py_NewRef(Py_None);
-done:
-    PyBuffer_Release(&best);
-    PyBuffer_Release(&where);
-    PyBuffer_Release(&x);
-    return result;
-}
-
-/* adaptive_max_pool3d(best, where, x, D, H, W, OD, OH, OW): the same over the OD x OH x OW windows of every
- * D x H x W volume (depths floor(i D / OD) to ceil((i + 1) D / OD)), the place flat in the volume. */
-#define ADAPTIVE_MAX_LOOP3(T)                                                                                   \
-    {                                                                                                         \
-        const T *px = x.buf;                                                                                  \
-        T *pb = best.buf;                                                                                     \
-        int64_t *pw = where.buf;                                                                              \
-        for (Py_ssize_t p = 0; p < planes; p++) {                                                             \
-            const T *vol = px + p * D * H * W;                                                                \
+            const T *vol = px + p * volume;                                                                   \
             for (long k = 0; k < OD; k++) {                                                                   \
                 long d0 = bounds[2 * k], d1 = bounds[2 * k + 1];                                              \
                 for (long i = 0; i < OH; i++) {                                                               \
@@ -1311,22 +1211,25 @@ done:
         }                                                                                                     \
     }
 
-static PyObject *adaptive_max_pool3d(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* PyTorch's adaptive windows of n inputs into o outputs, [floor(i n / o), ceil((i + 1) n / o)) for each i, into
+ * bounds[2 i], bounds[2 i + 1]: computed once per call, not per plane (a division per window was most of the
+ * time of a pooling with small windows) */
+static void window_bounds(long *bounds, long n, long o)
 {
-    if (nargs != 9) {
-        PyErr_SetString(PyExc_TypeError, "adaptive_max_pool3d(best, where, x, D, H, W, OD, OH, OW)");
-        return NULL;
+    for (long i = 0; i < o; i++) {
+        bounds[2 * i] = i * n / o;
+        bounds[2 * i + 1] = ((i + 1) * n + o - 1) / o;
     }
-    long dims[6];
-    for (int i = 0; i < 6; i++) {
-        dims[i] = PyLong_AsLong(args[3 + i]);
-        if (dims[i] == -1 && PyErr_Occurred())
-            return NULL;
+}
+
+/* the two entry points' common part: args[0..2] the arrays, dims[0..5] D, H, W, OD, OH, OW */
+static PyObject *adaptive_max_pool(PyObject *const *args, const long *dims, const char *name, const char *layout)
+{
+    for (int i = 0; i < 6; i++)
         if (dims[i] <= 0) {
-            PyErr_SetString(PyExc_ValueError, "adaptive_max_pool3d: positive sizes");
+            PyErr_Format(PyExc_ValueError, "%s: positive sizes", name);
             return NULL;
         }
-    }
     long D = dims[0], H = dims[1], W = dims[2], OD = dims[3], OH = dims[4], OW = dims[5];
     Py_buffer best, where, x;
     const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
@@ -1348,8 +1251,8 @@ static PyObject *adaptive_max_pool3d(PyObject *module, PyObject *const *args, Py
     if (!size || float_size(&best) != size || planes * volume * size != x.len || planes * cells * size != best.len ||
         where.itemsize != 8 || where.format == NULL || strchr("qlL", where.format[0]) == NULL ||
         where.len != planes * cells * 8) {
-        PyErr_SetString(PyExc_ValueError, "adaptive_max_pool3d: contiguous float32/float64 volumes of D x H x W, "
-                                          "best of OD x OH x OW of their dtype and int64 where");
+        PyErr_Format(PyExc_ValueError, "%s: contiguous float32/float64 %s of their dtype and int64 where", name,
+                     layout);
         goto done;
     }
     long *bounds = PyMem_Malloc(sizeof(long) * 2 * (OD + OH + OW));
@@ -1362,9 +1265,9 @@ static PyObject *adaptive_max_pool3d(PyObject *module, PyObject *const *args, Py
     window_bounds(bounds + 2 * (OD + OH), W, OW);
     Py_BEGIN_ALLOW_THREADS
     if (size == 4)
-        ADAPTIVE_MAX_LOOP3(float)
+        ADAPTIVE_MAX_LOOP(float)
     else
-        ADAPTIVE_MAX_LOOP3(double)
+        ADAPTIVE_MAX_LOOP(double)
     Py_END_ALLOW_THREADS
     PyMem_Free(bounds);
     result = Py_NewRef(Py_None);
@@ -1373,6 +1276,46 @@ done:
     PyBuffer_Release(&where);
     PyBuffer_Release(&x);
     return result;
+}
+
+/* the entry points' sizes into D, H, W, OD, OH, OW: six from args[3] for a volume; four (H, W, OH, OW) for a
+ * plane, its depths 1 */
+static int pool_sizes(PyObject *const *args, int n, long *dims)
+{
+    static const int volume_slots[6] = {0, 1, 2, 3, 4, 5}, plane_slots[4] = {1, 2, 4, 5};
+    const int *slots = n == 6 ? volume_slots : plane_slots;
+    dims[0] = dims[3] = 1;
+    for (int i = 0; i < n; i++) {
+        long v = PyLong_AsLong(args[3 + i]);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        dims[slots[i]] = v;
+    }
+    return 0;
+}
+
+static PyObject *adaptive_max_pool2d(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "adaptive_max_pool2d(best, where, x, H, W, OH, OW)");
+        return NULL;
+    }
+    long dims[6];
+    if (pool_sizes(args, 4, dims) < 0)
+        return NULL;
+    return adaptive_max_pool(args, dims, "adaptive_max_pool2d", "planes of H x W, best of OH x OW");
+}
+
+static PyObject *adaptive_max_pool3d(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "adaptive_max_pool3d(best, where, x, D, H, W, OD, OH, OW)");
+        return NULL;
+    }
+    long dims[6];
+    if (pool_sizes(args, 6, dims) < 0)
+        return NULL;
+    return adaptive_max_pool(args, dims, "adaptive_max_pool3d", "volumes of D x H x W, best of OD x OH x OW");
 }
 
 /* max_pool2d_backward(gx, gy, arg, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw): gx (zeros) += gy at each pick */

@@ -505,7 +505,7 @@ def add_rows(out, index, src) -> bool:
     return True
 
 
-def adaptive_max_pool2d(x, out):
+def adaptive_max_pool(x, out):
     """``(maxima, flat places)`` of adaptive max pooling over a NumPy float32/float64 array's last one, two or three
     dimensions (``out``: the output's sizes, one per dimension), by engine/_ckernels.c in one pass over the planes
     (or volumes): the picks of :class:`engine.functions.conv.AdaptiveMaxPool`'s NumPy spelling (the first maximum,

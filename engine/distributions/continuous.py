@@ -12,13 +12,9 @@ from ..nn.functional import binary_cross_entropy_with_logits
 from ..tensor import Size, Tensor
 from . import constraints
 from .families import Distribution, ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _is_number, broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["ContinuousBernoulli", "VonMises", "GeneralizedPareto"]
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class ContinuousBernoulli(ExponentialFamily):

@@ -16,19 +16,13 @@ from ..nn import functional as F
 from ..tensor import Tensor
 from ..type_info import finfo
 from . import constraints
+from .utils import _sum_rightmost
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
            "SigmoidTransform", "SoftplusTransform", "TanhTransform", "SoftmaxTransform", "StackTransform",
            "StickBreakingTransform", "Transform", "identity_transform"]
-
-
-def _sum_rightmost(value, dim: int):
-    """``value`` summed over its ``dim`` rightmost dimensions."""
-    if dim == 0:
-        return value
-    return value.reshape(*value.shape[:value.dim() - dim], -1).sum(-1)
 
 
 class Transform:

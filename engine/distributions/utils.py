@@ -40,7 +40,7 @@ def _sum_rightmost(value, dim: int):
     """``value`` summed over its ``dim`` rightmost dimensions."""
     if dim == 0:
         return value
-    return value.reshape(*value.shape[:-dim], -1).sum(-1)
+    return value.reshape(*value.shape[:value.dim() - dim], -1).sum(-1)
 
 
 def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:

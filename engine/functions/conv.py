@@ -556,7 +556,7 @@ class AdaptiveMaxPool(Function):
         nd = len(out)
         sizes, lead = x.shape[-nd:], x.shape[:-nd]
         cells = math.prod(out)
-        fused = _kernels.adaptive_max_pool2d(x, out)  # (C, where built: one pass over the planes or volumes)
+        fused = _kernels.adaptive_max_pool(x, out)  # (C, where built: one pass over the planes or volumes)
         if fused is not None:
             values, where = fused
         else:

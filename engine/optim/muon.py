@@ -61,7 +61,9 @@ def _zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps: int, eps: float
 
 def _lerp(start, end, weight: float):
     """PyTorch's CPU lerp, bit for bit on float32: its two formulas (the one exact at the nearer end), the weight
-    (and ``1 - weight``) in the arrays' dtype, and a fused multiply-add (here in float64, rounded once)."""
+    (and ``1 - weight``) in the arrays' dtype, and a fused multiply-add (here in float64, rounded once). Not the
+    Adam family's in-place ``_lerp`` (engine/optim/__init__.py), which rounds twice: here the result is rounded to
+    bfloat16 next, and a last-bit difference decides which way a tie goes."""
     dtype = start.dtype
     w = dtype.type(weight)
     diff = end - start
