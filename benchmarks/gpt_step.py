@@ -110,10 +110,14 @@ def _stepper(lib, size, idx, targets):
     return step
 
 
-def _median_ms(fns: dict, rounds: int, reps: int) -> dict:
+def _median_ms(fns: dict, rounds: int, reps: int, warm: int = 3) -> dict:
+    """Each of ``fns`` run ``warm`` times, then timed ``reps`` calls at a time in ``rounds`` rounds: the median of a
+    call's time over the rounds, in milliseconds. (One warm call was too few: a CNN step's second and third calls
+    still took 20-25% longer than the later ones, the allocator's arenas growing to the step's size.)"""
     times = {name: [] for name in fns}
     for fn in fns.values():
-        fn()  # warm
+        for _ in range(warm):
+            fn()
     for _ in range(rounds):
         for name, fn in fns.items():
             started = time.perf_counter()

@@ -1360,6 +1360,188 @@ static PyObject *max_pool2d_backward(PyObject *module, PyObject *const *args, Py
     Py_RETURN_NONE;
 }
 
+/* im2col and col2im of a 2-D convolution (1-D: H = OH = kh = 1), the padding read as zeros rather than copied in.
+ * cols is (C, kh, kw, N, OH, OW), one block of OH x OW per (channel, kernel offset, image), as
+ * engine/functions/conv.py's NumPy spelling lays it out (a strided slice of the padded input per kernel offset),
+ * which runs where this was not built:
+ * - im2col2d(cols, x, N, C, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw): each block the input's values its
+ *   offset meets, 0 where that falls in the padding; the blocks cut across threads.
+ * - col2im2d(gx, cols, ...): gx (N, C, H, W) the sum of what each block took from it, each element summed from
+ *   0 in kernel-offset order (ky, then kx), as NumPy's slice-by-slice += sums it: the same bits; the (image,
+ *   channel) planes cut across threads, each written by one. */
+struct conv_geometry {
+    void *out;
+    const void *in;
+    long N, C, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+#define CONV_GRAIN 32768 /* elements a thread's range reads or writes at least */
+
+/* the output columns [*lo, *hi] whose input column ox * sw + off lies in [0, W) (none: *hi < *lo) */
+static void conv_span(long off, long sw, long W, long OW, long *lo, long *hi)
+{
+    *lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    *hi = W - 1 - off < 0 ? -1 : (W - 1 - off) / sw;
+    if (*hi > OW - 1)
+        *hi = OW - 1;
+}
+
+#define IM2COL_RANGE(T, NAME)                                                                                      \
+    static void NAME(void *ctx, Py_ssize_t first, Py_ssize_t last)                                                 \
+    {                                                                                                              \
+        const struct conv_geometry *g = ctx;                                                                       \
+        const long N = g->N, C = g->C, H = g->H, W = g->W, OH = g->OH, OW = g->OW, kh = g->kh, kw = g->kw;         \
+        for (Py_ssize_t q = first; q < last; q++) { /* q = ((c kh + ky) kw + kx) N + n */                          \
+            long n = q % N, r = q / N, kx = r % kw, ky = (r / kw) % kh, c = r / (kw * kh);                         \
+            const T *plane = (const T *)g->in + ((Py_ssize_t)n * C + c) * H * W;                                   \
+            T *block = (T *)g->out + q * OH * OW;                                                                  \
+            long off = kx * g->dw - g->pw, lo, hi; /* input column ox * sw + off */                                \
+            conv_span(off, g->sw, W, OW, &lo, &hi);                                                                \
+            long shift = ky * g->dh - g->ph; /* input row oy * sh + shift */                                       \
+            if (g->sw == 1 && g->sh == 1 && OW == W && hi >= lo) {                                                 \
+                /* ("same" padding, stride 1: the rows inside lie as in the input, shifted by off, and are copied  \
+                 * as one run, the few elements of the run that wrapped into the next row then zeroed: per-row     \
+                 * copies of short rows cost most of the time) */                                                  \
+                long y0 = shift < 0 ? -shift : 0, y1 = H - 1 - shift < OH - 1 ? H - 1 - shift : OH - 1;            \
+                if (y1 < y0) {                                                                                     \
+                    memset(block, 0, OH * OW * sizeof(T));                                                         \
+                    continue;                                                                                      \
+                }                                                                                                  \
+                memset(block, 0, y0 * OW * sizeof(T));                                                             \
+                memcpy(block + y0 * OW + lo, plane + (y0 + shift) * W + lo + off,                                  \
+                       ((y1 - y0) * OW + hi - lo + 1) * sizeof(T));                                                \
+                for (long oy = y0; oy <= y1; oy++) {                                                               \
+                    T *dst = block + oy * OW;                                                                      \
+                    for (long ox = 0; ox < lo; ox++)                                                               \
+                        dst[ox] = 0;                                                                               \
+                    for (long ox = hi + 1; ox < OW; ox++)                                                          \
+                        dst[ox] = 0;                                                                               \
+                }                                                                                                  \
+                memset(block + (y1 + 1) * OW, 0, (OH - 1 - y1) * OW * sizeof(T));                                  \
+                continue;                                                                                          \
+            }                                                                                                      \
+            for (long oy = 0; oy < OH; oy++) {                                                                     \
+                T *dst = block + oy * OW;                                                                          \
+                long iy = oy * g->sh + shift;                                                                      \
+                if (iy < 0 || iy >= H || hi < lo) {                                                                \
+                    memset(dst, 0, OW * sizeof(T));                                                                \
+                    continue;                                                                                      \
+                }                                                                                                  \
+                const T *src = plane + iy * W;                                                                     \
+                for (long ox = 0; ox < lo; ox++)                                                                   \
+                    dst[ox] = 0;                                                                                   \
+                if (g->sw == 1)                                                                                    \
+                    memcpy(dst + lo, src + lo + off, (hi - lo + 1) * sizeof(T));                                   \
+                else                                                                                               \
+                    for (long ox = lo; ox <= hi; ox++)                                                             \
+                        dst[ox] = src[ox * g->sw + off];                                                           \
+                for (long ox = hi + 1; ox < OW; ox++)                                                              \
+                    dst[ox] = 0;                                                                                   \
+            }                                                                                                      \
+        }                                                                                                          \
+    }
+
+#define COL2IM_RANGE(T, NAME)                                                                                  \
+    static void NAME(void *ctx, Py_ssize_t first, Py_ssize_t last)                                           \
+    {                                                                                                        \
+        const struct conv_geometry *g = ctx;                                                                 \
+        const long N = g->N, C = g->C, H = g->H, W = g->W, OH = g->OH, OW = g->OW, kh = g->kh, kw = g->kw;    \
+        for (Py_ssize_t p = first; p < last; p++) { /* p = n C + c */                                        \
+            long n = p / C, c = p % C;                                                                       \
+            T *plane = (T *)g->out + p * H * W;                                                              \
+            memset(plane, 0, (size_t)H * W * sizeof(T));                                                     \
+            for (long ky = 0; ky < kh; ky++)                                                                 \
+                for (long kx = 0; kx < kw; kx++) {                                                           \
+                    Py_ssize_t q = (((Py_ssize_t)c * kh + ky) * kw + kx) * N + n;                            \
+                    const T *block = (const T *)g->in + q * OH * OW;                                         \
+                    long off = kx * g->dw - g->pw, lo, hi;                                                   \
+                    conv_span(off, g->sw, W, OW, &lo, &hi);                                                  \
+                    for (long oy = 0; oy < OH; oy++) {                                                       \
+                        long iy = oy * g->sh + ky * g->dh - g->ph;                                           \
+                        if (iy < 0 || iy >= H)                                                               \
+                            continue;                                                                        \
+                        T *dst = plane + iy * W;                                                             \
+                        const T *src = block + oy * OW;                                                      \
+                        for (long ox = lo; ox <= hi; ox++)                                                   \
+                            dst[ox * g->sw + off] += src[ox];                                                \
+                    }                                                                                        \
+                }                                                                                            \
+        }                                                                                                    \
+    }
+
+IM2COL_RANGE(float, im2col_f32)
+IM2COL_RANGE(double, im2col_f64)
+COL2IM_RANGE(float, col2im_f32)
+COL2IM_RANGE(double, col2im_f64)
+
+/* the two entry points' common part: args[0] the array written, args[1] the one read, args[2..15] the geometry */
+static PyObject *conv_columns(PyObject *const *args, Py_ssize_t nargs, int backward)
+{
+    const char *what = backward ? "col2im2d" : "im2col2d";
+    if (nargs != 16) {
+        PyErr_Format(PyExc_TypeError, "%s(out, in, N, C, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw)", what);
+        return NULL;
+    }
+    long v[14];
+    for (int i = 0; i < 14; i++) {
+        v[i] = PyLong_AsLong(args[2 + i]);
+        if (v[i] == -1 && PyErr_Occurred())
+            return NULL;
+        /* N, C, H, W, OH, OW >= 0; kh, kw, sh, sw >= 1; ph, pw >= 0; dh, dw >= 1 */
+        if (v[i] < (i < 6 ? 0 : i < 10 ? 1 : i < 12 ? 0 : 1)) {
+            PyErr_Format(PyExc_ValueError, "%s: a size, stride, padding or dilation out of range", what);
+            return NULL;
+        }
+    }
+    struct conv_geometry g = {NULL, NULL, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10],
+                              v[11], v[12], v[13]};
+    const int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
+    Py_buffer out, in;
+    if (PyObject_GetBuffer(args[0], &out, flags | PyBUF_WRITABLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &in, flags) < 0) {
+        PyBuffer_Release(&out);
+        return NULL;
+    }
+    int size = float_size(&out);
+    Py_ssize_t image = (Py_ssize_t)g.N * g.C * g.H * g.W, cols = (Py_ssize_t)g.N * g.C * g.kh * g.kw * g.OH * g.OW;
+    if (!size || float_size(&in) != size || out.len != (backward ? image : cols) * size
+        || in.len != (backward ? cols : image) * size) {
+        PyErr_Format(PyExc_ValueError, "%s: contiguous float32 or float64 arrays of one dtype and the geometry's sizes",
+                     what);
+        PyBuffer_Release(&out);
+        PyBuffer_Release(&in);
+        return NULL;
+    }
+    g.out = out.buf;
+    g.in = in.buf;
+    Py_BEGIN_ALLOW_THREADS
+    if (backward) {
+        Py_ssize_t per = g.H * g.W + g.kh * g.kw * g.OH * g.OW; /* the elements one plane writes and reads */
+        if (g.H > 0 && g.W > 0)
+            parallel_for(g.N * g.C, (CONV_GRAIN + per - 1) / per, size == 4 ? col2im_f32 : col2im_f64, &g);
+    }
+    else {
+        Py_ssize_t per = g.OH * g.OW; /* the elements one block writes */
+        if (per)
+            parallel_for(cols / per, (CONV_GRAIN + per - 1) / per, size == 4 ? im2col_f32 : im2col_f64, &g);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&in);
+    Py_RETURN_NONE;
+}
+
+static PyObject *im2col2d(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return conv_columns(args, nargs, 0);
+}
+
+static PyObject *col2im2d(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    return conv_columns(args, nargs, 1);
+}
+
 static PyMethodDef methods[] = {
     {"max_pool2d", (PyCFunction)(void (*)(void))max_pool2d, METH_FASTCALL,
      "max_pool2d(best, arg, x, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw): each window's maximum and offset"},
@@ -1385,6 +1567,10 @@ static PyMethodDef methods[] = {
      "adaptive_max_pool2d(best, where, x, H, W, OH, OW): each adaptive window's first maximum and its place"},
     {"adaptive_max_pool3d", (PyCFunction)(void (*)(void))adaptive_max_pool3d, METH_FASTCALL,
      "adaptive_max_pool3d(best, where, x, D, H, W, OD, OH, OW): each adaptive window's first maximum and its place"},
+    {"im2col2d", (PyCFunction)(void (*)(void))im2col2d, METH_FASTCALL,
+     "im2col2d(cols, x, N, C, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw): a 2-D convolution's columns"},
+    {"col2im2d", (PyCFunction)(void (*)(void))col2im2d, METH_FASTCALL,
+     "col2im2d(gx, cols, N, C, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw): the columns added back"},
     {"set_threads", (PyCFunction)set_threads, METH_O,
      "set_threads(k): the threads a long pass (GELU, layer norm) is cut across"},
     {"get_threads", (PyCFunction)get_threads, METH_NOARGS, "get_threads(): set_threads's count"},

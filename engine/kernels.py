@@ -413,6 +413,43 @@ def max_pool2d_backward(gy, arg, shape, kernel, stride, pads, dilation):
     return gx
 
 
+def _plane_geometry(shape, pads, kernel, dilation, stride, out):
+    """``(N, C, H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw)`` of a 2-D convolution over ``shape`` ``(N, C, H, W)``,
+    a 1-D one's ``(N, C, W)`` as a plane of one row."""
+    if len(kernel) == 1:
+        return (*shape[:2], 1, shape[2], 1, out[0], 1, kernel[0], 1, stride[0], 0, pads[0][0], 1, dilation[0])
+    return (*shape, *out, *kernel, *stride, pads[0][0], pads[1][0], *dilation)
+
+
+def _plane_columns(arr, kernel) -> bool:
+    return (_ck is not None and arr.__class__ is np.ndarray and arr.dtype.type in _FLOATS and len(kernel) in (1, 2)
+            and hasattr(_ck, "im2col2d"))
+
+
+def im2col(x, pads, kernel, dilation, stride, out):
+    """A 1-D or 2-D convolution's columns ``(C, *K, N, *out)`` of ``x`` ``(N, C, *S)``, the padding (``pads``: the
+    (low, high) of each spatial dimension) read as zeros, by engine/_ckernels.c in one pass across its threads: the
+    values of :func:`engine.functions.conv._columns` over the padded input, without padding a copy. None where it
+    does not apply (a GPU array, another dtype, 3-D, not built): that spelling runs."""
+    if not _plane_columns(x, kernel):
+        return None
+    x = np.ascontiguousarray(x)
+    cols = np.empty((x.shape[1],) + tuple(kernel) + (x.shape[0],) + tuple(out), dtype=x.dtype)
+    _ck.im2col2d(cols, x, *_plane_geometry(x.shape, pads, kernel, dilation, stride, out))
+    return cols
+
+
+def col2im(cols, shape, pads, kernel, dilation, stride, out):
+    """:func:`im2col` undone, the gradient of its input (of ``shape``): each column added back where it was taken
+    from, what fell in the padding dropped; the bits of :func:`engine.functions.conv._add_columns`'s NumPy sums.
+    None where :func:`im2col` does not apply."""
+    if not _plane_columns(cols, kernel):
+        return None
+    gx = np.empty(shape, dtype=cols.dtype)
+    _ck.col2im2d(gx, np.ascontiguousarray(cols), *_plane_geometry(shape, pads, kernel, dilation, stride, out))
+    return gx
+
+
 def _norm_operand(t, x, cols):
     """Whether ``t`` (a weight or bias, or None) can go with ``x`` to _ckernels' layer norm."""
     return t is None or (t.__class__ is np.ndarray and t.dtype == x.dtype and t.size == cols

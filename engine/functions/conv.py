@@ -69,6 +69,27 @@ def _add_columns(xp, cols, pad_shape, kernel, dilation, stride, out):
     return gpad
 
 
+def _im2col(xp, x, pads, kernel, dilation, stride, out):
+    """:func:`_columns` of ``x`` padded by ``pads`` with zeros (in one C pass where :func:`engine.kernels.im2col`
+    applies)."""
+    cols = _kernels.im2col(x, pads, kernel, dilation, stride, out)
+    return _columns(xp, _pad(xp, x, pads, 0), kernel, dilation, stride, out) if cols is None else cols
+
+
+def _col2im(xp, cols, shape, pads, kernel, dilation, stride, out):
+    """:func:`_add_columns` less the padding: the gradient of the input of ``shape`` that :func:`_im2col` read (in
+    one C pass where :func:`engine.kernels.col2im` applies)."""
+    gx = _kernels.col2im(cols, shape, pads, kernel, dilation, stride, out)
+    if gx is not None:
+        return gx
+    return _unpad(_add_columns(xp, cols, _padded(shape, pads), kernel, dilation, stride, out), pads)
+
+
+def _padded(shape, pads):
+    """The shape ``(N, C, *S)`` with ``pads`` ((lo, hi) per spatial dimension) added."""
+    return tuple(shape[:2]) + tuple(n + lo + hi for n, (lo, hi) in zip(shape[2:], pads))
+
+
 def _mm(a, b):
     """A 2-D matrix product: the engine's threaded one on the CPU, cuBLAS (capturable) on a GPU."""
     return _threads.dot(a, b) if a.__class__ is np.ndarray else dot2(a, b)
@@ -90,10 +111,10 @@ class Convolution(Function):
         xp = xp_of(x)
         n, c = x.shape[:2]
         o, kernel = w.shape[0], w.shape[2:]
-        xpad = _pad(xp, x, padding, 0)
+        pad_shape = _padded(x.shape, padding)
         out = tuple((size - d * (k - 1) - 1) // s + 1
-                    for size, k, d, s in zip(xpad.shape[2:], kernel, dilation, stride))
-        cols = _columns(xp, xpad, kernel, dilation, stride, out)
+                    for size, k, d, s in zip(pad_shape[2:], kernel, dilation, stride))
+        cols = _im2col(xp, x, padding, kernel, dilation, stride, out)
         g = groups
         cols = cols.reshape(g, -1, n * math.prod(out))
         w2 = w.reshape(g, o // g, -1)
@@ -102,7 +123,7 @@ class Convolution(Function):
         if b is not None:
             y += b.reshape((1, o) + (1,) * len(out))
         ctx.saved = (cols, w2, x)
-        ctx.meta = (x.shape, xpad.shape, padding, stride, dilation, kernel, out, w.shape)
+        ctx.meta = (x.shape, pad_shape, padding, stride, dilation, kernel, out, w.shape)
         return y
 
     @staticmethod
@@ -128,7 +149,7 @@ class Convolution(Function):
             else:
                 gcols = w2.swapaxes(1, 2) @ gy2
             gcols = gcols.reshape((c,) + kernel + (n,) + out)
-            gx = _unpad(_add_columns(xp, gcols, pad_shape, kernel, dilation, stride, out), padding)
+            gx = _col2im(xp, gcols, x_shape, padding, kernel, dilation, stride, out)
         return gx, gw, gb
 
 
@@ -157,9 +178,9 @@ class ConvTranspose(Function):
         x2 = xp.ascontiguousarray(x.swapaxes(0, 1)).reshape(g, c_in // g, -1)  # (g, C_in / g, N * S)
         cols = _mm(w2[0].T, x2[0])[None] if g == 1 else w2.swapaxes(1, 2) @ x2
         cols = cols.reshape((c_out,) + kernel + (n,) + size)
-        y = _add_columns(xp, cols, (n, c_out) + full, kernel, dilation, stride, size)
         pads = tuple((p, p) for p in padding)
-        y = xp.ascontiguousarray(_unpad(y, pads))
+        y = xp.ascontiguousarray(_col2im(xp, cols, (n, c_out) + tuple(f - 2 * p for f, p in zip(full, padding)),
+                                         pads, kernel, dilation, stride, size))
         if b is not None:
             y += b.reshape((1, c_out) + (1,) * len(size))
         ctx.saved = (x2, w2, x)
@@ -176,7 +197,7 @@ class ConvTranspose(Function):
         n = x_shape[0]
         gx = gw = gb = None
         if need_x or need_w:
-            cols = _columns(xp, _pad(xp, gy, pads, 0), kernel, dilation, stride, size)
+            cols = _im2col(xp, gy, pads, kernel, dilation, stride, size)
             cols = cols.reshape(g, -1, n * math.prod(size))  # (g, C_out / g * K, N * S)
             if need_x:
                 gx = _mm(w2[0], cols[0])[None] if g == 1 else w2 @ cols  # (g, C_in / g, N * S)
@@ -398,11 +419,11 @@ class Im2Col(Function):
         pads = tuple((p, p) for p in padding)
         if not fold:
             n, c = x.shape[:2]
-            xpad = _pad(xp, x, pads, 0)
+            pad_shape = _padded(x.shape, pads)
             out = tuple((size - d * (k - 1) - 1) // s + 1
-                        for size, k, d, s in zip(xpad.shape[2:], kernel, dilation, stride))
-            ctx.meta = (x.shape, xpad.shape, pads, kernel, dilation, stride, out)
-            cols = _columns(xp, xpad, kernel, dilation, stride, out)  # (C, *K, N, *out)
+                        for size, k, d, s in zip(pad_shape[2:], kernel, dilation, stride))
+            ctx.meta = (x.shape, pad_shape, pads, kernel, dilation, stride, out)
+            cols = _im2col(xp, x, pads, kernel, dilation, stride, out)  # (C, *K, N, *out)
             cols = cols.reshape((c * math.prod(kernel), n, math.prod(out)))
             return xp.ascontiguousarray(cols.swapaxes(0, 1))
         n, ck, _ = x.shape
@@ -411,7 +432,7 @@ class Im2Col(Function):
         out = tuple((size - d * (k - 1) - 1) // s + 1 for size, k, d, s in zip(pad_shape[2:], kernel, dilation, stride))
         ctx.meta = ((n, c) + tuple(output_size), pad_shape, pads, kernel, dilation, stride, out)
         cols = x.swapaxes(0, 1).reshape((c,) + tuple(kernel) + (n,) + out)
-        return xp.ascontiguousarray(_unpad(_add_columns(xp, cols, pad_shape, kernel, dilation, stride, out), pads))
+        return xp.ascontiguousarray(_col2im(xp, cols, ctx.meta[0], pads, kernel, dilation, stride, out))
 
     @staticmethod
     def backward(ctx, gy):
@@ -420,8 +441,8 @@ class Im2Col(Function):
         n, c = shape[:2]
         if not ctx.fold:
             cols = gy.swapaxes(0, 1).reshape((c,) + tuple(kernel) + (n,) + out)
-            return _unpad(_add_columns(xp, xp.ascontiguousarray(cols), pad_shape, kernel, dilation, stride, out), pads)
-        cols = _columns(xp, _pad(xp, gy, pads, 0), kernel, dilation, stride, out)
+            return _col2im(xp, xp.ascontiguousarray(cols), shape, pads, kernel, dilation, stride, out)
+        cols = _im2col(xp, gy, pads, kernel, dilation, stride, out)
         return xp.ascontiguousarray(cols.reshape((c * math.prod(kernel), n, math.prod(out))).swapaxes(0, 1))
 
 
