@@ -137,8 +137,8 @@ class Convolution(Function):
         gy2 = xp.ascontiguousarray(gy.swapaxes(0, 1)).reshape(g, og, -1)  # (g, O / g, N * out)
         gx = gw = gb = None
         if need_w:
-            if g == 1:
-                gw = _mm(gy2[0], cols[0].T).reshape(w_shape)
+            if g == 1:  # (as the transpose of columns x gradient: OpenBLAS makes that one in 2/3 of the time)
+                gw = _mm(cols[0], gy2[0].T).T.reshape(w_shape)
             else:
                 gw = (gy2 @ cols.swapaxes(1, 2)).reshape(w_shape)
         if need_b:
@@ -203,7 +203,7 @@ class ConvTranspose(Function):
                 gx = _mm(w2[0], cols[0])[None] if g == 1 else w2 @ cols  # (g, C_in / g, N * S)
                 gx = xp.ascontiguousarray(gx.reshape((x_shape[1], n) + tuple(size)).swapaxes(0, 1))
             if need_w:
-                gw = (_mm(x2[0], cols[0].T)[None] if g == 1 else x2 @ cols.swapaxes(1, 2)).reshape(w_shape)
+                gw = (_mm(cols[0], x2[0].T).T[None] if g == 1 else x2 @ cols.swapaxes(1, 2)).reshape(w_shape)
         if need_b:
             gb = gy.sum(axis=(0,) + tuple(range(2, gy.ndim)))
         return gx, gw, gb
