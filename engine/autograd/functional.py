@@ -5,6 +5,8 @@ gradient, through the recorded backward of engine.autograd.higher."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext as _nullcontext
+
 from ..creation import stack
 from ..tensor import Tensor
 from . import higher as _higher  # noqa: F401 - registers the walk create_graph=True runs (engine.autograd.higher)
@@ -101,9 +103,39 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     return (kept if many_out else kept[0]), (grads if many_in else grads[0])
 
 
+def _grads_of_some(outputs, inputs, grad_outputs, create_graph):
+    """``grad(outputs, inputs, grad_outputs)`` over the outputs that require a gradient (with their
+    ``grad_outputs``); None for each input none of them reaches (PyTorch's ``_autograd_grad``)."""
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
+    if not pairs:
+        return (None,) * len(inputs)
+    return grad([o for o, _ in pairs], inputs, grad_outputs=[g for _, g in pairs], retain_graph=True,
+                create_graph=create_graph, allow_unused=True)
+
+
+def _jvp_from_jacobian(func, inputs_t, outs, many_out, vs, create_graph, strict):
+    """``J v`` from the whole Jacobian (one backward pass per output element), for where the double-backward trick
+    cannot see: an op of ``func`` with no differentiable backward, a user's Function whose backward is not written
+    in Tensor ops."""
+    jac = jacobian(func, inputs_t, create_graph=create_graph, strict=strict)  # (a row per output, a tuple each)
+    products = []
+    for o, row in zip(outs, jac if many_out else (jac,)):
+        total = None
+        for j, w in zip(row, vs):
+            term = (j.reshape(o.numel(), -1) @ w.reshape(-1).to(j.dtype)).reshape(*o.shape)
+            total = term if total is None else total + term
+        products.append(total)
+    return products
+
+
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), J v)``: the Jacobian-vector product, here from the whole Jacobian (PyTorch's double-backward
-    trick would need every op of ``func`` to have a recorded backward; this needs only first-order ones)."""
+    """``(func(inputs), J v)``: the Jacobian-vector product by PyTorch's double-backward trick: the vector-Jacobian
+    product ``u -> J^T u`` recorded for a ``u`` that requires a gradient (it is linear in ``u``), then
+    differentiated with respect to ``u`` in the direction ``v``: ``func`` runs once, and two backward passes give
+    the product whatever the sizes. Where that cannot see the whole derivative (an op of ``func`` whose backward
+    the engine cannot record, or a user's Function whose backward is not written in Tensor ops: its gradient is a
+    constant of the recorded graph), the product comes from the whole Jacobian instead, one backward pass per
+    output element: the same result, slower."""
     inputs_t, many_in = _as_tuple(inputs, "inputs")
     if v is None:
         if len(inputs_t) != 1 or inputs_t[0].numel() != 1:
@@ -111,19 +143,51 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
                                "Tensor with a single element.")
         vs = tuple(t.new_ones(*t.shape) for t in inputs_t)
     else:
-        vs, _ = _as_tuple(v, "v")
-    with enable_grad():
-        outputs = func(*inputs_t)
+        vs = _checked_v(v, inputs_t, "input")
+        if len(vs) != len(inputs_t):
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(inputs_t)} but got {len(vs)}.")
+    leaves, outputs = _run(func, inputs_t, create_graph)
     outs, many_out = _as_tuple(outputs, "outputs")
-    jac = jacobian(func, inputs_t, create_graph=create_graph, strict=strict)
-    jac = jac if many_out else (jac,)
-    products = []
-    for o, row in zip(outs, jac):
-        total = None
-        for j, w in zip(row, vs):
-            term = (j.reshape(o.numel(), -1) @ w.reshape(-1).to(j.dtype)).reshape(*o.shape)
-            total = term if total is None else total + term
-        products.append(total)
+    if strict:
+        for i, o in enumerate(outs):
+            if not o.requires_grad:
+                raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The "
+                                   "outputs must be computed in a differentiable manner from the input when running "
+                                   "in strict mode.")
+    products = None
+    with enable_grad():
+        us = tuple(o.new_zeros(*o.shape).requires_grad_(True) for o in outs)
+        try:
+            with _higher.constants_from_user_functions() as seen:
+                grad_inputs = _grads_of_some(outs, leaves, us, create_graph=True)
+        except NotImplementedError:  # an op the recording walk refuses by name
+            grad_inputs = None
+        else:
+            if seen or any(g is not None and not g.requires_grad for g in grad_inputs):
+                grad_inputs = None  # (part of the derivative is a constant the second pass would not see)
+    if grad_inputs is None:
+        products = _jvp_from_jacobian(func, inputs_t, outs, many_out, vs, create_graph, strict)
+    else:
+        for i, g in enumerate(grad_inputs):
+            if strict and g is None:
+                raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is "
+                                   "not allowed in strict mode.")
+        pairs = [(g, w) for g, w in zip(grad_inputs, vs) if g is not None]
+        with enable_grad() if create_graph else _nullcontext():
+            found = (_grads_of_some([g for g, _ in pairs], us, [w.to(g.dtype) for g, w in pairs], create_graph)
+                     if pairs else (None,) * len(us))
+        products = []
+        for i, (p, o) in enumerate(zip(found, outs)):
+            if p is None:
+                if strict:
+                    raise RuntimeError(f"The gradient with respect to the input is independent of entry {i} in the "
+                                       "grad_outputs when using the double backward trick to compute forward mode "
+                                       "gradients. This is not allowed in strict mode.")
+                p = o.new_zeros(*o.shape)
+            elif strict and create_graph and not p.requires_grad:
+                raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. This "
+                                   "is not allowed in strict mode when create_graph=True.")
+            products.append(_kept(p, create_graph))
     kept = tuple(_kept(o, create_graph) for o in outs)
     return (kept if many_out else kept[0]), (tuple(products) if many_out else products[0])
 

@@ -17,6 +17,7 @@ walk's module does not import the ops it runs.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from heapq import heappop, heappush
@@ -1631,6 +1632,27 @@ def _refused(node, what: str | None = None) -> NotImplementedError:
 
 # ---------------------------------------------------------------------------- the walk
 
+_constants_seen: dict = {}  # thread id -> the lists of its open constants_from_user_functions() blocks
+
+
+@contextlib.contextmanager
+def constants_from_user_functions():
+    """A list, filled while the block runs, of the user Functions whose backward gave a gradient that is a constant
+    of the recorded graph though a gradient it was given is not (a backward that computes in NumPy, or under
+    no_grad): that gradient is right, but differentiating it again misses that Function's part. (PyTorch treats it
+    as a constant too; autograd.functional.jvp's double-backward trick asks, and takes the Jacobian instead.)"""
+    seen: list = []
+    me = get_ident()
+    _constants_seen.setdefault(me, []).append(seen)
+    try:
+        yield seen
+    finally:
+        blocks = _constants_seen[me]
+        blocks.pop()  # (this block's: blocks nest)
+        if not blocks:
+            del _constants_seen[me]
+
+
 def _node_backward(node, gouts):
     """One node's backward in Tensor ops: a tuple of Tensors (or None), one per input."""
     if node._freed:
@@ -1645,7 +1667,12 @@ def _node_backward(node, gouts):
         if len(gins) != n:
             raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients (expected {n}, "
                                f"got {len(gins)})")
-        return tuple(g if g is None or isinstance(g, Tensor) else _const(g) for g in gins)
+        gins = tuple(g if g is None or isinstance(g, Tensor) else _const(g) for g in gins)
+        if _constants_seen and any(g is not None and not g._rg for g in gins) and any(
+                g is not None and g._rg for g in gouts):
+            for seen in _constants_seen.get(get_ident(), ()):  # (see constants_from_user_functions)
+                seen.append(node)
+        return gins
     rule = DOUBLE.get(type(node))
     if rule is None:
         raise _refused(node)
