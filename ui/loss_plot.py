@@ -209,6 +209,13 @@ class LossPlot(QWidget):
 
     hovered = Signal(str)
     log_scale_changed = Signal(bool)
+    legend_shown = Signal(bool)
+    hide_requested = Signal(object)  # a run's key: its legend sample was clicked (the runs list hides it)
+
+    # The legend names the newest runs on show, at most this many, and says how many more there are: a session
+    # keeps its runs between launches, and a legend of every one (eleven, after a morning) covered the middle of
+    # the plot at 1024 x 700. The runs list names them all, each with its colour.
+    LEGEND_MAX = 6
 
     def __init__(self, parent=None, redraw_ms: int = 33):
         super().__init__(parent)
@@ -261,6 +268,10 @@ class LossPlot(QWidget):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         # a light background: an entry drawn over a curve stays readable
         self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 200))
+        self._legend_keys: list = []  # the series the legend names, in its order
+        self._legend_more = 0  # and how many more are on show
+        self._legend_on = True
+        self._more = pg.PlotDataItem(pen=None)  # the "+3 more" line's sample: nothing drawn (never in the plot)
         self._released = False  # (release)
         self.plot.setLogMode(y=True)
         self._show_empty_range()
@@ -310,7 +321,8 @@ class LossPlot(QWidget):
         self.plot.setRange(xRange=(0, 500), yRange=(-2, 8) if self.log_y.isChecked() else (0, 1), padding=0.03)
 
     def add_series(self, key, label: str, color: str | None = None, name: str | None = None,
-                   avoid=frozenset()) -> Series:
+                   avoid=frozenset(), position: int | None = None) -> Series:
+        """A curve, last in the plot's order (the legend's) or at ``position``."""
         if not self.series:
             self.plot.enableAutoRange()
         if color is None:  # the palette's next colour that no curve on show has and none of ``avoid`` (the colours
@@ -326,14 +338,67 @@ class LossPlot(QWidget):
         faint.setAlpha(70)
         s.raw_item = pg.PlotDataItem(pen=pg.mkPen(faint, width=1), connect="finite", antialias=False)
         # a 1 px pen: Qt's software rasterizer strokes a 2 px antialiased path at twice the cost of the frame
-        s.smooth_item = pg.PlotDataItem(pen=pg.mkPen(qcolor, width=1), connect="finite", name=label)
+        # (no name: the plot would add every curve to the legend, which names the newest few, _sync_legend)
+        s.smooth_item = pg.PlotDataItem(pen=pg.mkPen(qcolor, width=1), connect="finite")
         s.nan_item = pg.ScatterPlotItem(symbol="x", size=12, pen=pg.mkPen("#d62728", width=2), brush=None)
         self.plot.addItem(s.raw_item)
         self.plot.addItem(s.smooth_item)
-        self._show_legend_entry(s)  # the label escaped
         self.plot.addItem(s.nan_item)
         self.series[key] = s
+        if position is not None and position < len(self.series) - 1:
+            order = list(self.series.items())
+            order.insert(position, order.pop())
+            self.series = dict(order)
+        self._sync_legend()
         return s
+
+    def _sync_legend(self) -> None:
+        """The legend names the newest :attr:`LEGEND_MAX` runs on show (oldest first, as they were added), then how
+        many more are on show; nothing while it is switched off (:meth:`set_legend_visible`). Rebuilt only when
+        that list changes."""
+        shown = [k for k, s in self.series.items() if s.visible] if self._legend_on else []
+        keys, more = shown[-self.LEGEND_MAX:], max(0, len(shown) - self.LEGEND_MAX)
+        if keys == self._legend_keys and more == self._legend_more:
+            return
+        self.legend.clear()
+        self._legend_keys, self._legend_more = keys, more
+        for k in keys:
+            self.legend.addItem(self.series[k].smooth_item, "")
+            self._show_legend_entry(self.series[k])  # the label escaped
+            self.legend.items[-1][0].sigClicked.connect(lambda _item, key=k: self._on_sample_clicked(key))
+        if more:
+            # (short: a legend wider than a 1024 px window's plot has its samples cut off at the left)
+            self.legend.addItem(self._more, f"<i>+ {more} more in the Runs list</i>")
+        self.legend.setVisible(bool(keys))
+
+    def _on_sample_clicked(self, key) -> None:
+        """pyqtgraph's legend hides a curve whose sample is clicked, and only that item: the smoothed line went and
+        its faint raw line, its NaN marks and its box in the runs list stayed. The click is undone here and asks
+        for the whole run to be hidden, as unticking it in the runs list does (after the click's own handler:
+        hiding rebuilds the legend, the clicked sample with it)."""
+        s = self.series.get(key)
+        if s is None:
+            return
+        s.smooth_item.setVisible(s.visible)
+        QTimer.singleShot(0, lambda: self._request_hide(key))
+
+    def _request_hide(self, key) -> None:
+        if key in self.series:  # (not deleted meanwhile)
+            self.hide_requested.emit(key)
+
+    def set_legend_visible(self, on: bool) -> None:
+        """Show or hide the legend (View > Legend); the runs list names every run either way."""
+        if on != self._legend_on:
+            self._legend_on = on
+            self._sync_legend()
+            self.legend_shown.emit(on)
+
+    def legend_visible(self) -> bool:
+        return self._legend_on
+
+    def legend_keys(self) -> list:
+        """The runs the legend names, in its order."""
+        return list(self._legend_keys)
 
     def mark_identical(self, key) -> list:
         """Name in ``key``'s legend entry the curves it lies on exactly (same steps, same losses bit for bit: the
@@ -368,6 +433,7 @@ class LossPlot(QWidget):
         s.visible = visible
         for item in (s.raw_item, s.smooth_item, s.nan_item):
             item.setVisible(visible)
+        self._sync_legend()
         if visible:
             s.dirty = True
             self.redraw()
@@ -389,10 +455,12 @@ class LossPlot(QWidget):
     def view_settings(self) -> dict:
         """What the user chose for the view (remembered between launches)."""
         return {"log_y": self.log_y.isChecked(), "x_mode": self.x_mode.currentIndex(),
-                "smoothing": self.smoothing.value()}
+                "smoothing": self.smoothing.value(), "legend": self._legend_on}
 
-    def apply_view_settings(self, log_y=None, x_mode=None, smoothing=None) -> None:
+    def apply_view_settings(self, log_y=None, x_mode=None, smoothing=None, legend=None) -> None:
         """Apply remembered choices; what is missing or out of range is left as it is."""
+        if isinstance(legend, bool):
+            self.set_legend_visible(legend)
         if isinstance(log_y, bool):
             self.log_y.setChecked(log_y)
         if isinstance(x_mode, int) and 0 <= x_mode < self.x_mode.count():
@@ -429,7 +497,7 @@ class LossPlot(QWidget):
         s = self.series.pop(key)
         for item in (s.raw_item, s.smooth_item, s.nan_item):
             self.plot.removeItem(item)
-        self.legend.removeItem(s.smooth_item)
+        self._sync_legend()
 
     def clear(self) -> None:
         for key in list(self.series):

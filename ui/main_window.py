@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
         self._progress_shown = 0.0
         self._running_ms = 0.0  # the current run's time spent stepping (its speed leaves pauses out)
         self._script_path = None  # the last script run, which Start runs again while its box is shown
+        self._restored_count = 0  # the last session's runs read back so far (they go first in the list)
 
         self.controls = Controls()
         self.plot = LossPlot()
@@ -186,6 +187,12 @@ class MainWindow(QMainWindow):
         log_action.toggled.connect(self.plot.set_log_scale)
         self.plot.log_scale_changed.connect(log_action.setChecked)
         view_menu.addAction(log_action)
+        legend_action = QAction("Le&gend", self, checkable=True, checked=self.plot.legend_visible())
+        legend_action.setToolTip("The newest runs on show, named over the plot (the runs list names them all)")
+        legend_action.toggled.connect(self.plot.set_legend_visible)
+        self.plot.legend_shown.connect(legend_action.setChecked)
+        view_menu.addAction(legend_action)
+        view_menu.addSeparator()
         for dock in (self.controls_dock, self.device_dock, self.gradient_dock, self.runs_dock, self.console_dock,
                      self.bench_dock, self.step_dock):
             view_menu.addAction(dock.toggleViewAction())
@@ -209,6 +216,7 @@ class MainWindow(QMainWindow):
             (self.step_panel.look_requested, self._look_requested),
             (runs.renamed, self.rename_run), (runs.recolour_requested, self._on_recolour_requested),
             (runs.delete_requested, self.delete_runs), (runs.visibility_changed, self.plot.set_visible),
+            (self.plot.hide_requested, self._hide_run),
             (runs.export_logs_requested, self.export_logs), (runs.export_plot_requested, self.export_plot),
             (runs.open_log_requested, self.open_log),
             # what the session says
@@ -549,14 +557,20 @@ class MainWindow(QMainWindow):
     def _on_log_loaded(self, key, loaded, entry) -> None:
         self._close_log_dialog()
         session = self.session
+        # a run of the last session goes after those read back before it, before any run made since (started
+        # while they were being read back): the list and the legend stay in the order the runs were made
+        at = None
+        if entry:
+            at = self._restored_count
+            self._restored_count += 1
         series = self.plot.add_series(key, session.label(key), color=entry["color"] if entry else None,
-                                      name=session.names[key], avoid=session.colors_coming())
+                                      name=session.names[key], avoid=session.colors_coming(), position=at)
         log = loaded.log
         self.plot.append(key, log.step, log.elapsed_s, log.loss)
         status = (loaded.status or "loaded") if entry else "loaded"
         config = loaded.config
         self.runs_list.add(key, session.names[key], config.settings_text() if config else session.descriptions[key][1],
-                           config.device if config else "?", series.color, status=status)
+                           config.device if config else "?", series.color, status=status, row=at)
         self.runs_list.update(key, status, float(log.loss[-1]) if len(log) else None,
                               loaded.as_result().steps_per_second if len(log) else None)
         if entry and not entry.get("visible", True):
@@ -632,8 +646,14 @@ class MainWindow(QMainWindow):
         self.session.save(self.settings, self.runs_list.keys(),
                           lambda key: (self.plot.color(key), self.runs_list.is_checked(key)))
 
+    def _hide_run(self, key) -> None:
+        """A run's curve hidden from the plot's legend: its box in the runs list unticked, which hides it."""
+        if key in self.runs_list.rows:
+            self.runs_list.set_checked(key, False)
+
     def restore_session(self) -> int:
         """Read back the runs the last session kept, one at a time; how many are on their way."""
+        self._restored_count = 0
         count = self.session.restore(self.settings, lambda color: QColor(color).isValid())
         if count:
             self._say(f"Reading back the last session's {count} run{'s' if count > 1 else ''}…")
@@ -753,9 +773,10 @@ class MainWindow(QMainWindow):
             except (TypeError, ValueError):
                 return None
 
-        log = self.settings.value("plot/log_y")
-        self.plot.apply_view_settings(log_y={"true": True, "false": False, True: True, False: False}.get(log),
-                                      x_mode=number("plot/x_mode"), smoothing=number("plot/smoothing"))
+        flags = {"true": True, "false": False, True: True, False: False}
+        self.plot.apply_view_settings(log_y=flags.get(self.settings.value("plot/log_y")),
+                                      x_mode=number("plot/x_mode"), smoothing=number("plot/smoothing"),
+                                      legend=flags.get(self.settings.value("plot/legend")))
 
     def _default_tabs(self) -> None:
         """The first launch's tabs: Runs and Console at the bottom, one column of tabs on the right (each panel
@@ -811,6 +832,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("plot/log_y", "true" if view["log_y"] else "false")
         self.settings.setValue("plot/x_mode", view["x_mode"])
         self.settings.setValue("plot/smoothing", view["smoothing"])
+        self.settings.setValue("plot/legend", "true" if view["legend"] else "false")
         self.settings.sync()
 
     def shutdown(self, first_wait_ms: int = 2_000) -> Path | None:

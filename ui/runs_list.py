@@ -86,8 +86,10 @@ class RunsList(QWidget):
     def keys(self) -> list:
         return list(self.rows)
 
-    def add(self, key, name: str, settings: str, device: str, color: str, status: str = "running") -> None:
-        row = self.table.rowCount()
+    def add(self, key, name: str, settings: str, device: str, color: str, status: str = "running",
+            row: int | None = None) -> None:
+        """A run's row, at the end or at ``row`` (a run of the last session read back after one started now)."""
+        row = self.table.rowCount() if row is None else max(0, min(row, self.table.rowCount()))
         self.table.insertRow(row)
         first = QTableWidgetItem(name)
         first.setFlags(first.flags() | Qt.ItemIsUserCheckable | Qt.ItemIsEditable)

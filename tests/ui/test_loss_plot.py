@@ -334,6 +334,39 @@ def test_legend_entries_are_escaped_and_stay_inside_a_narrow_plot(qtbot):
     assert area.left() <= legend.left() and legend.right() <= area.right()
 
 
+def test_the_legend_names_the_newest_runs_on_show_and_counts_the_rest(qtbot):
+    """A session keeps its runs between launches: a legend of all eleven covered the plot at 1024 x 700. It names
+    the newest six on show (a run hidden in the runs list leaves it, the next older one comes in) and says how many
+    more there are."""
+    plot = LossPlot(redraw_ms=10)
+    qtbot.addWidget(plot)
+    for k in range(1, 10):
+        plot.add_series(k, f"#{k} autograd", "#1f77b4")
+
+    def lines():
+        return [label.item.toPlainText() for _, label in plot.legend.items]
+
+    assert plot.legend_keys() == [4, 5, 6, 7, 8, 9]
+    assert lines() == [f"#{k} autograd" for k in range(4, 10)] + ["+ 3 more in the Runs list"]
+    plot.set_visible(8, False)
+    assert plot.legend_keys() == [3, 4, 5, 6, 7, 9] and lines()[-1] == "+ 2 more in the Runs list"
+    plot.set_visible(1, False)
+    plot.set_visible(2, False)
+    assert plot.legend_keys() == [3, 4, 5, 6, 7, 9] and len(lines()) == 6  # no "more" line once all fit
+    plot.remove(9)
+    plot.set_visible(8, True)
+    assert plot.legend_keys() == [3, 4, 5, 6, 7, 8]
+    plot.set_visible(3, False)
+    plot.set_visible(1, True)
+    assert plot.legend_keys() == [1, 4, 5, 6, 7, 8]  # (in the order the runs were made)
+    plot.set_legend_visible(False)
+    assert plot.legend_keys() == [] and plot.legend.items == [] and plot.view_settings()["legend"] is False
+    plot.apply_view_settings(legend=True)
+    assert plot.legend_keys() == [1, 4, 5, 6, 7, 8]
+    plot.clear()
+    assert plot.legend.items == [] and not plot.legend.isVisibleTo(plot.plot)
+
+
 @pytest.mark.parametrize("lo, hi, size, labels", [
     (559, 620, 300, ["560", "570", "580", "590", "600", "610", "620"]),  # within a decade: 6·10² alone before
     (550, 650, 300, ["560", "580", "600", "620", "640"]),

@@ -607,6 +607,59 @@ def test_the_plots_settings_are_remembered_too(qtbot, tmp_path):
     third.close()
 
 
+def _legend_action(window):
+    view = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    return next(a for a in view.actions() if a.text() == "Le&gend")
+
+
+def test_clicking_a_legend_sample_hides_the_whole_run_as_the_runs_list_does(qtbot, window):
+    """pyqtgraph's legend hid only the clicked sample's line: the run's faint raw line stayed, and its box in the
+    runs list stayed ticked."""
+    start_and_wait(qtbot, window)
+    start_and_wait(qtbot, window)
+    first, second = window.runs_list.keys()
+    sample = window.plot.legend.items[0][0]
+    assert sample.item is window.plot.series[first].smooth_item
+
+    class Click:
+        def button(self):
+            return Qt.LeftButton
+
+        def accept(self):
+            pass
+
+    sample.mouseClickEvent(Click())
+    qtbot.waitUntil(lambda: not window.runs_list.is_checked(first), timeout=5_000)
+    s = window.plot.series[first]
+    assert not s.visible and not s.raw_item.isVisible() and not s.smooth_item.isVisible()
+    assert window.plot.legend_keys() == [second] and window.runs_list.is_checked(second)
+    window.runs_list.set_checked(first, True)  # ticked again: back on the plot and in the legend
+    assert s.smooth_item.isVisible() and window.plot.legend_keys() == [first, second]
+
+
+def test_view_legend_hides_the_legend_and_is_remembered(qtbot, tmp_path):
+    from ui.main_window import MainWindow
+
+    path = str(tmp_path / "legend.ini")
+    first = MainWindow(QSettings(path, QSettings.IniFormat), preset=SMALL)
+    qtbot.addWidget(first)
+    action = _legend_action(first)
+    assert action.isChecked() and first.plot.legend_visible()
+    first.plot.add_series("a", "#1 a", "#1f77b4")
+    assert first.plot.legend_keys() == ["a"] and first.plot.legend.isVisibleTo(first.plot.plot)
+    action.trigger()
+    assert not first.plot.legend_visible() and first.plot.legend_keys() == []
+    assert not first.plot.legend.isVisibleTo(first.plot.plot)
+    first.close()
+    second = MainWindow(QSettings(path, QSettings.IniFormat))
+    qtbot.addWidget(second)
+    action = _legend_action(second)
+    assert not second.plot.legend_visible() and not action.isChecked()  # the menu follows the restored choice
+    action.trigger()
+    assert second.plot.legend_visible()
+    second.close()
+
+
 def test_ctrl_r_starts_and_escape_stops(qtbot, window):
     from PySide6.QtTest import QTest
 
@@ -1018,6 +1071,10 @@ def test_a_run_started_while_the_last_sessions_runs_come_back_takes_a_new_number
     qtbot.waitUntil(lambda: len(second.runs_list.keys()) == 3 and not second.session.restoring, timeout=20_000)
     names = {second.runs_list.name(k): k for k in second.runs_list.keys()}
     assert sorted(names) == ["#2", "#5", "#6"] and names["#6"] == new
+    # and in the order they were made, the list and the legend both: the last session's first (the new run had
+    # stood between them, and the legend, which names the newest runs, took a restored one for the newest)
+    assert list(names) == ["#2", "#5", "#6"]
+    assert list(second.plot.series) == second.runs_list.keys() == second.plot.legend_keys()
     colours = [second.plot.color(k) for k in second.runs_list.keys()]
     assert len(set(colours)) == 3 and {second.plot.color(names["#2"]), second.plot.color(names["#5"])} == kept_colours
     start_and_wait(qtbot, second)
