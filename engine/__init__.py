@@ -3,6 +3,7 @@
 The tutorial's programs run with one changed line, ``import engine as torch``.
 """
 
+import math as _math
 import warnings as _warnings
 
 from . import (
@@ -27,6 +28,7 @@ from . import (
     utils,
 )
 from . import random as _random_module
+from ._layouts import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from .amp import autocast
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd import functional as _autograd_functional  # noqa: F401 - torch.autograd.functional
@@ -83,7 +85,7 @@ from .dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
 from .functional import *  # noqa: F403 - torch.mm, torch.exp, ...
 from .legacy import CPU_TYPES as _CPU_TYPES
 from .printing import set_printoptions
-from .random import Generator, initial_seed, manual_seed
+from .random import Generator, default_generator, initial_seed, manual_seed
 from .serialization import load, save
 from .switches import *  # noqa: F403 - set_float32_matmul_precision, use_deterministic_algorithms, ...
 from .tensor import Size, Tensor, is_tensor
@@ -116,6 +118,13 @@ ByteTensor = _CPU_TYPES["ByteTensor"]
 BoolTensor = _CPU_TYPES["BoolTensor"]
 
 __version__ = "0.1.0"
+
+# PyTorch's constants (torch.pi in place of math.pi, torch.inf in a mask's fill, x[:, torch.newaxis])
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
 
 
 def get_rng_state():
@@ -188,6 +197,8 @@ __all__ = [
     "set_rng_state",
     "seed", "logspace", "randint_like", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "finfo", "iinfo", "promote_types", "result_type", "can_cast", "OutOfMemoryError", "vmap", "GradScaler",
+    "pi", "e", "inf", "nan", "newaxis", "memory_format", "contiguous_format", "preserve_format", "channels_last",
+    "channels_last_3d", "default_generator",
     *switches.__all__, *functional.__all__,
     *compat.__all__,
 ]

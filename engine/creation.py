@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from . import _alloc, backend, dtypes, legacy
+from . import _alloc, _layouts, backend, dtypes, legacy
 from . import random as _random
 from .backend import resolve
 from .tensor import Tensor, _wrap
@@ -171,8 +171,15 @@ def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _filled(lambda xp, s, d: xp.ones(s, dtype=d), size, dtype, device, requires_grad, "ones")
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled(lambda xp, s, d: xp.empty(s, dtype=d), size, dtype, device, requires_grad, "empty")
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    """Uninitialised memory of ``size``, row-major, or as ``memory_format`` (``channels_last``: a 4-D size) says."""
+    if memory_format is None or memory_format is _layouts.contiguous_format:
+        return _filled(lambda xp, s, d: xp.empty(s, dtype=d), size, dtype, device, requires_grad, "empty")
+    fmt = _layouts.check(memory_format, "empty")
+    if fmt is _layouts.preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    return _filled(lambda xp, s, d: _layouts.empty_like(xp, None, s, d, fmt), size, dtype, device, requires_grad,
+                   "empty")
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -287,13 +294,14 @@ def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_gra
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,  # noqa: A002
-                 generator=None) -> Tensor:
+                 generator=None, memory_format=None) -> Tensor:
     """Integers from ``low`` up to ``high`` (or from 0 up to ``low`` given alone), of ``input``'s shape, dtype and
-    device."""
+    device (and layout: see :func:`_like`)."""
     if high is None:
         low, high = 0, low
     out = randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
                   generator=generator)
+    out = _laid_out_like(out, input, memory_format, "randint_like")
     return out.requires_grad_(True) if requires_grad else out
 
 
@@ -305,36 +313,52 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 
-def _like(fn, t: Tensor, dtype, device, requires_grad, *extra):
+def _laid_out_like(out: Tensor, t: Tensor, memory_format, op: str) -> Tensor:
+    """``out`` (made row-major) laid out as ``memory_format`` says: ``preserve_format`` (the default) keeps a dense
+    ``t``'s strides, as PyTorch's ``*_like`` do (``zeros_like(x.t())`` is transposed too)."""
+    fmt = _layouts.check(memory_format, op)
+    data = out._data
+    if fmt is _layouts.contiguous_format or (fmt is _layouts.preserve_format and t._data.flags.c_contiguous):
+        return out
+    laid = _layouts.empty_like(backend.xp_of(data), t._data, data.shape, data.dtype, fmt)
+    if laid.flags.c_contiguous:
+        return out
+    laid[...] = data
+    out._data = laid
+    return out
+
+
+def _like(fn, t: Tensor, dtype, device, requires_grad, *fill, memory_format=None):
+    """``fn(t.shape, *fill)`` of ``t``'s dtype and device unless given, laid out as :func:`_laid_out_like` says."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{fn.__name__}_like(): argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
-    return fn(*extra, t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad) \
-        if extra else fn(t.shape, dtype=dtype or t.dtype, device=device or t.device, requires_grad=requires_grad)
+    out = fn(t.shape, *fill, dtype=dtype or t.dtype, device=device or t.device)
+    out = _laid_out_like(out, t, memory_format, f"{fn.__name__}_like")
+    return out.requires_grad_(True) if requires_grad else out
 
 
-def zeros_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(zeros, t, dtype, device, requires_grad)
+def zeros_like(t, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    return _like(zeros, t, dtype, device, requires_grad, memory_format=memory_format)
 
 
-def ones_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(ones, t, dtype, device, requires_grad)
+def ones_like(t, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    return _like(ones, t, dtype, device, requires_grad, memory_format=memory_format)
 
 
-def empty_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(empty, t, dtype, device, requires_grad)
+def empty_like(t, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    return _like(empty, t, dtype, device, requires_grad, memory_format=memory_format)
 
 
-def randn_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(randn, t, dtype, device, requires_grad)
+def randn_like(t, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    return _like(randn, t, dtype, device, requires_grad, memory_format=memory_format)
 
 
-def rand_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _like(rand, t, dtype, device, requires_grad)
+def rand_like(t, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    return _like(rand, t, dtype, device, requires_grad, memory_format=memory_format)
 
 
-def full_like(t, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device or t.device,
-                requires_grad=requires_grad)
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+    return _like(full, t, dtype, device, requires_grad, fill_value, memory_format=memory_format)
 
 
 def stack(tensors, dim=0, *, axis=None) -> Tensor:

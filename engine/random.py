@@ -26,7 +26,7 @@ def manual_seed(seed: int):
         _initial_seed = seed
     if backend._cupy is not None:
         seed_cuda_all(seed)
-    return _cpu
+    return default_generator
 
 
 class Generator:
@@ -62,6 +62,40 @@ class Generator:
 
     def __repr__(self):
         return f"<engine.Generator object at {id(self):#x}>"
+
+
+class _DefaultGenerator(Generator):
+    """``torch.default_generator``: the global CPU generator (``manual_seed``'s, which returns it) as a Generator:
+    seeding it, reading its state or passing it as ``generator=`` acts on the draws of ``randn`` and the rest
+    without a generator. Seeding it leaves the CUDA devices' generators alone, as PyTorch's does."""
+
+    def __init__(self):
+        self.device = backend.device("cpu")
+
+    @property
+    def _np(self):
+        return _cpu
+
+    @_np.setter
+    def _np(self, value):
+        global _cpu
+        _cpu = value
+
+    @property
+    def _seed(self):
+        return _initial_seed
+
+    @_seed.setter
+    def _seed(self, value):
+        global _initial_seed
+        _initial_seed = value
+
+    def manual_seed(self, seed) -> Generator:
+        with _lock:
+            return super().manual_seed(seed)
+
+
+default_generator = _DefaultGenerator()
 
 
 def _cpu_source(generator, dev):

@@ -11,7 +11,7 @@ from weakref import ref as _weakref
 
 import numpy as np
 
-from . import _alloc, _deferred
+from . import _alloc, _deferred, _layouts
 from . import backend as _backend
 from . import dtypes as _dtypes
 from . import kernels as _kernels
@@ -1316,13 +1316,18 @@ class Tensor(TensorMath):
         return self._data if dtype is None else self._data.astype(dtype, copy=False)
 
     def to(self, *args, **kwargs) -> Tensor:
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``; differentiable."""
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``, each with
+        ``memory_format=`` (engine._layouts); differentiable."""
         dev = kwargs.pop("device", None)
         dt = kwargs.pop("dtype", None)
         copy = _bool(kwargs.pop("copy", False))
         kwargs.pop("non_blocking", None)
+        fmt = _layouts.check(kwargs.pop("memory_format", None), "to")
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        if fmt is not _layouts.preserve_format:
+            moved = self.to(*args, device=dev, dtype=dt, copy=copy)
+            return moved if _layouts.is_arranged(moved._data, fmt) else moved._laid_out(fmt)
         for a in args:
             if isinstance(a, Tensor):
                 dev, dt = a.device, a.dtype
@@ -1403,17 +1408,33 @@ class Tensor(TensorMath):
     def bool(self) -> Tensor:
         return self._moved(None, _dtypes.bool_)
 
-    def contiguous(self) -> Tensor:
-        """The tensor itself when its elements are in row-major order; else a row-major copy (recorded as a clone,
-        as PyTorch's)."""
-        if self._data.flags.c_contiguous:
+    def contiguous(self, memory_format=None) -> Tensor:
+        """The tensor itself when its elements are in row-major order (or ``memory_format``'s: channels_last, ...);
+        else such a copy (recorded as a clone, as PyTorch's)."""
+        if memory_format is None:
+            if self._data.flags.c_contiguous:
+                return self
+            if self._records():
+                return _fn.Clone.apply(self, _layouts.contiguous_format)
+            return _wrap(self._data.copy())  # NumPy and CuPy copy in row-major order
+        fmt = _layouts.check(memory_format, "contiguous")
+        if _layouts.is_arranged(self._data, fmt):
             return self
-        if self._records():
-            return _fn.Clone.apply(self)
-        return _wrap(self._data.copy())  # NumPy and CuPy copy in row-major order
+        if fmt is _layouts.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+        return self._laid_out(fmt)
 
-    def is_contiguous(self) -> bool:
-        return _bool(self._data.flags.c_contiguous)
+    def _laid_out(self, fmt) -> Tensor:
+        """A copy laid out as ``fmt`` (recorded as a clone)."""
+        if self._records():
+            return _fn.Clone.apply(self, fmt)
+        return _wrap(_layouts.arranged(self._data, fmt, copy=True))
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements lie in row-major order (or ``memory_format``'s)."""
+        if memory_format is None:
+            return _bool(self._data.flags.c_contiguous)
+        return _layouts.is_arranged(self._data, _layouts.check(memory_format, "is_contiguous"))
 
     # ------------------------------------------------------------------ Python protocol
     def __repr__(self):
@@ -2537,10 +2558,13 @@ class Tensor(TensorMath):
     def expand_as(self, other):
         return self.expand(other.shape)
 
-    def clone(self):
+    def clone(self, *, memory_format=None):
+        """A copy, laid out as ``memory_format`` says: by default (``preserve_format``) with a dense tensor's own
+        strides (a transposed one's stay transposed, as PyTorch's), any other row-major."""
+        fmt = _layouts.check(memory_format, "clone")
         if self._records():
-            return _fn.Clone.apply(self)
-        return _wrap(self._data.copy())
+            return _fn.Clone.apply(self, fmt)
+        return _wrap(_layouts.arranged(self._data, fmt, copy=True))
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, index):

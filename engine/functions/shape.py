@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .. import dtypes, kernels
+from .. import _layouts, dtypes, kernels
 from ..autograd.function import Function, apply_several
 from ..backend import device_of_array, to_device_array, xp_of
 
@@ -1216,12 +1216,14 @@ class Cumprod(Function):
 
 
 class Clone(Function):
+    """A copy, laid out as ``fmt`` says (engine._layouts: row-major, a dense input's own strides, channels last)."""
+
     raw = True
     backward_name = "CloneBackward0"
 
     @staticmethod
-    def forward(ctx, x):
-        return x.copy()
+    def forward(ctx, x, fmt=_layouts.contiguous_format):
+        return _layouts.arranged(x, fmt, copy=True)
 
     @staticmethod
     def backward(ctx, gy):

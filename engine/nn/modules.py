@@ -753,7 +753,13 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        return self._apply_to_params(lambda t: t.to(*args, **kwargs))
+        """Parameters and buffers moved and cast as ``Tensor.to`` does; ``memory_format=`` lays out those of 4 or 5
+        dimensions (a convolution's weights: ``channels_last``), the others as they are, as PyTorch's."""
+        fmt = kwargs.pop("memory_format", None)
+        if fmt is None:
+            return self._apply_to_params(lambda t: t.to(*args, **kwargs))
+        return self._apply_to_params(lambda t: t.to(*args, **kwargs, memory_format=fmt) if t.dim() in (4, 5)
+                                     else t.to(*args, **kwargs))
 
     def to_empty(self, *, device, recurse: bool = True):
         """Parameters and buffers moved to ``device`` as uninitialised memory of their shapes and dtypes (PyTorch's,
