@@ -18,6 +18,7 @@ from . import (
     distributions,
     func,
     functional,
+    jit,
     linalg,
     nn,
     optim,
@@ -198,7 +199,7 @@ __all__ = [
     "seed", "logspace", "randint_like", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "finfo", "iinfo", "promote_types", "result_type", "can_cast", "OutOfMemoryError", "vmap", "GradScaler",
     "pi", "e", "inf", "nan", "newaxis", "memory_format", "contiguous_format", "preserve_format", "channels_last",
-    "channels_last_3d", "default_generator",
+    "channels_last_3d", "default_generator", "jit",
     *switches.__all__, *functional.__all__,
     *compat.__all__,
 ]

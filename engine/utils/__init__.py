@@ -1,7 +1,7 @@
 """``engine.utils``: ``engine.utils.data`` (datasets and the DataLoader), ``engine.utils.hooks`` (the handle a
-module's hook registration returns) and ``engine.utils.checkpoint`` (activation checkpointing), as
-``torch.utils``."""
+module's hook registration returns), ``engine.utils.checkpoint`` (activation checkpointing) and
+``engine.utils.dlpack``, as ``torch.utils``."""
 
-from . import checkpoint, data, hooks
+from . import checkpoint, data, dlpack, hooks
 
-__all__ = ["checkpoint", "data", "hooks"]
+__all__ = ["checkpoint", "data", "dlpack", "hooks"]

@@ -15,7 +15,8 @@ __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vecto
            "get_total_norm", "clip_grads_with_norm_", "clip_grad_norm", "parametrize", "parametrizations",
            "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "stateless", "skip_init",
            "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "fusion",
-           "clip_grad", "convert_parameters"]
+           "clip_grad", "convert_parameters", "memory_format", "convert_conv2d_weight_memory_format",
+           "convert_conv3d_weight_memory_format"]
 
 
 def _listed(parameters) -> list:
@@ -99,7 +100,7 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
             start += n
 
 
-from . import fusion, parametrizations, parametrize, rnn, stateless  # noqa: E402  (rnn: padded and packed sequences)
+from . import fusion, memory_format, parametrizations, parametrize, rnn, stateless  # noqa: E402  (rnn: padded, packed)
 from ._hooked_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402
 from .fusion import (  # noqa: E402
     fuse_conv_bn_eval,
@@ -107,6 +108,7 @@ from .fusion import (  # noqa: E402
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from .memory_format import convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format  # noqa: E402
 
 
 def skip_init(module_cls, *args, **kwargs):
