@@ -68,6 +68,9 @@ from .creation import (
 )
 from .dtypes import (
     bfloat16,
+    complex32,
+    complex64,
+    complex128,
     dtype,
     float16,
     float32,
@@ -104,6 +107,9 @@ _malloc.keep_step_memory()  # a step's arrays stay mapped between steps (engine/
 float = float32  # noqa: A001
 double = float64
 half = float16
+cfloat = complex64
+cdouble = complex128
+chalf = complex32
 long = int64
 int = int32  # noqa: A001
 short = int16
@@ -199,7 +205,8 @@ __all__ = [
     "seed", "logspace", "randint_like", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "finfo", "iinfo", "promote_types", "result_type", "can_cast", "OutOfMemoryError", "vmap", "GradScaler",
     "pi", "e", "inf", "nan", "newaxis", "memory_format", "contiguous_format", "preserve_format", "channels_last",
-    "channels_last_3d", "default_generator", "jit",
+    "channels_last_3d", "default_generator", "jit", "complex64", "complex128", "cfloat", "cdouble", "complex32",
+    "chalf",
     *switches.__all__, *functional.__all__,
     *compat.__all__,
 ]

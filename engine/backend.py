@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from . import _capture
+from .dtypes import real_part_for
 
 __all__ = [
     "CudaUnavailableError",
@@ -305,7 +306,10 @@ def array_module(dev: device):
 
 
 def to_device_array(array, dev: device, dtype=None, copy: bool = False):
-    """``array`` (NumPy, CuPy or anything array-like) on device ``dev``, optionally cast."""
+    """``array`` (NumPy, CuPy or anything array-like) on device ``dev``, optionally cast (a complex one to a real
+    dtype by its real part, with PyTorch's warning)."""
+    if dtype is not None and getattr(array, "dtype", None) is not None:
+        array = real_part_for(array, dtype)
     if dev.type == "cpu":
         if _cupy is not None and isinstance(array, _cupy.ndarray):
             array = to_host(array)

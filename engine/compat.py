@@ -18,6 +18,7 @@ import numpy as np
 
 from . import creation
 from . import dtypes as _dtypes
+from . import functions as _fn
 from .backend import xp_of
 from .nn import functional as F
 from .tensor import Tensor, _wrap
@@ -25,7 +26,8 @@ from .tensor import Tensor, _wrap
 __all__ = ["batch_norm", "instance_norm", "embedding", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
            "hinge_embedding_loss", "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
            "rms_norm", "pdist", "channel_shuffle", "constant_pad_nd", "adaptive_max_pool1d", "max_pool1d_with_indices",
-           "real", "imag", "conj", "conj_physical", "fill", "range", "gradient", "hann_window", "hamming_window",
+           "real", "imag", "conj", "conj_physical", "view_as_real", "view_as_complex", "complex", "polar", "fill",
+           "range", "gradient", "hann_window", "hamming_window",
            "bartlett_window", "blackman_window", "kaiser_window", "histogram", "frobenius_norm", "nuclear_norm",
            "empty_strided", "frombuffer", "from_dlpack", "to_dlpack", "solve", "eig", "lstsq", "matrix_rank", "symeig",
            "get_device", "is_inference", "typename", "is_storage", "is_warn_always_enabled", "set_warn_always",
@@ -132,6 +134,39 @@ def conj(input):  # noqa: A002
 
 def conj_physical(input):  # noqa: A002
     return input.conj_physical()
+
+
+def _tensor_argument(fn, name, position, value):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
+def view_as_real(input):  # noqa: A002
+    """A complex tensor's parts along a new last dimension of size 2 (``[..., 0]`` real, ``[..., 1]`` imaginary),
+    sharing its memory."""
+    _tensor_argument("view_as_real", "input", 1, input)
+    return _fn.complex_ops.ViewAsReal.apply(input)
+
+
+def view_as_complex(input):  # noqa: A002
+    """A float tensor whose last dimension (of size 2, contiguous) holds (real, imaginary) pairs, as a complex
+    tensor sharing its memory."""
+    _tensor_argument("view_as_complex", "input", 1, input)
+    return _fn.complex_ops.ViewAsComplex.apply(input)
+
+
+def complex(real, imag):  # noqa: A001 - PyTorch's name
+    """The complex tensor ``real + i imag`` (two float tensors of one dtype, broadcast)."""
+    _tensor_argument("complex", "real", 1, real)
+    _tensor_argument("complex", "imag", 2, imag)
+    return _fn.complex_ops.Complex.apply(real, imag)
+
+
+def polar(abs, angle):  # noqa: A002 - PyTorch's names
+    """The complex tensor ``abs (cos angle + i sin angle)``."""
+    _tensor_argument("polar", "abs", 1, abs)
+    _tensor_argument("polar", "angle", 2, angle)
+    return _fn.complex_ops.Polar.apply(abs, angle)
 
 
 def fill(input, value):  # noqa: A002

@@ -128,6 +128,8 @@ def _inferred_dtype(data):
             seen.add(_INT64)
         elif isinstance(x, float):
             seen.add(default)
+        elif isinstance(x, complex):
+            seen.add(dtypes.default_complex().np)
         elif isinstance(x, Tensor):
             seen.add(x._data.dtype)
         elif x is None or isinstance(x, (dict, set, frozenset)):  # (NumPy made None a NaN)
@@ -186,28 +188,43 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     if dtype is None:
         dtype = dtypes.int64 if isinstance(fill_value, int) and not isinstance(fill_value, bool) else None
         dtype = dtypes.bool_ if isinstance(fill_value, bool) else dtype
+        dtype = dtypes.default_complex() if isinstance(fill_value, complex) else dtype
     return _filled(lambda xp, s, d: xp.full(s, fill_value, dtype=d), (size,), dtype, device, requires_grad,
                    "full")
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    """Samples of the standard normal distribution."""
+    """Samples of the standard normal distribution; of a complex dtype, the real and imaginary parts each of
+    variance 1/2 (so that E|z|^2 is 1), as PyTorch's."""
     shape = _sizes(size, "randn")
     dev = backend.target(device)
     np_dtype = _np_dtype(dtype)
+    if np.dtype(np_dtype).kind == "c":
+        parts = _random.standard_normal(shape + (2,), dtypes.real_of(np_dtype), dev, generator)
+        parts *= parts.dtype.type(math.sqrt(0.5))
+        return _finish(_complex_from_parts(parts, np_dtype, shape), requires_grad)
     if np.dtype(np_dtype).kind != "f":
         raise RuntimeError(f"randn: dtype must be a floating point type, got {dtypes.from_numpy_dtype(np_dtype)}")
     return _finish(_random.standard_normal(shape, np_dtype, dev, generator), requires_grad)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    """Samples of the uniform distribution on [0, 1)."""
+    """Samples of the uniform distribution on [0, 1); of a complex dtype, each part so, as PyTorch's."""
     shape = _sizes(size, "rand")
     dev = backend.target(device)
     np_dtype = _np_dtype(dtype)
+    if np.dtype(np_dtype).kind == "c":
+        parts = _random.uniform(shape + (2,), dtypes.real_of(np_dtype), dev, generator=generator)
+        return _finish(_complex_from_parts(parts, np_dtype, shape), requires_grad)
     if np.dtype(np_dtype).kind != "f":
         raise RuntimeError(f"rand: dtype must be a floating point type, got {dtypes.from_numpy_dtype(np_dtype)}")
     return _finish(_random.uniform(shape, np_dtype, dev, generator=generator), requires_grad)
+
+
+def _complex_from_parts(parts, np_dtype, shape):
+    """Complex numbers from the real and imaginary parts paired along the last axis of a new (C-ordered) array,
+    without a copy."""
+    return parts.view(np_dtype).reshape(shape)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, generator=None) -> Tensor:
@@ -264,8 +281,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     np_dtype = dtypes.to_dtype(dtype).np
-    if np_dtype == _BOOL:
-        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if np_dtype == _BOOL or np_dtype.kind == "c":
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtypes.scalar_name(np_dtype)}'")
     if all(isinstance(v, int) for v in (start, end, step)):
         array = np.arange(start, end, step).astype(np_dtype, copy=False)
     else:

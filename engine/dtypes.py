@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 __all__ = ["dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_", "bfloat16",
-           "from_numpy_dtype", "to_dtype", "get_default_dtype", "set_default_dtype"]
+           "complex64", "complex128", "complex32", "from_numpy_dtype", "to_dtype", "get_default_dtype",
+           "set_default_dtype"]
 
 
 class dtype:
@@ -38,23 +41,28 @@ int32 = dtype("int32", np.int32, "IntTensor")
 int64 = dtype("int64", np.int64, "LongTensor")
 uint8 = dtype("uint8", np.uint8, "ByteTensor")
 bool_ = dtype("bool", np.bool_, "BoolTensor")
+# (PyTorch has no legacy constructors of these; the names are what ``x.type()`` says and its messages' scalar names)
+complex64 = dtype("complex64", np.complex64, "ComplexFloatTensor")
+complex128 = dtype("complex128", np.complex128, "ComplexDoubleTensor")
 
 
 
 class _Missing:
-    """A PyTorch dtype the engine has not (NumPy and CuPy have no bfloat16): its name is there, so that a script
-    may name it in a table of choices (nanoGPT's ``{'bfloat16': torch.bfloat16, ...}``), and making a tensor of
-    it is refused by name."""
+    """A PyTorch dtype the engine has not (NumPy and CuPy have no bfloat16, nor a complex of two float16s): its
+    name is there, so that a script may name it in a table of choices (nanoGPT's ``{'bfloat16': torch.bfloat16,
+    ...}``), and making a tensor of it is refused by name."""
 
-    __slots__ = ("name",)
-    is_floating_point = True
+    __slots__ = ("name", "is_floating_point", "is_complex", "instead")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, instead: str, is_complex: bool = False):
         self.name = name
+        self.is_floating_point = not is_complex
+        self.is_complex = is_complex
+        self.instead = instead
 
     def refusal(self) -> TypeError:
         return TypeError(f"{self.name} is PyTorch's, but the engine has no {self.name} (NumPy and CuPy have none): use "
-                         "float32, or float16")
+                         f"{self.instead}")
 
     # what the engine reads of a dtype to make or cast a tensor: refused by name (other attributes are simply
     # missing, so hasattr() and copy work on it)
@@ -77,7 +85,8 @@ class _Missing:
         return self.name
 
 
-bfloat16 = _Missing("bfloat16")
+bfloat16 = _Missing("bfloat16", "float32, or float16")
+complex32 = _Missing("complex32", "complex64", is_complex=True)
 
 
 class layout:  # noqa: N801 - PyTorch's name
@@ -95,10 +104,12 @@ class layout:  # noqa: N801 - PyTorch's name
 
 strided = layout("strided")
 
-_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64, complex128)
 _BY_NP = {d.np: d for d in _ALL}
 _BY_NAME = {d.name: d for d in _ALL}
-_BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64, "int": int32, "short": int16})
+_BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64, "int": int32, "short": int16,
+                 "cfloat": complex64, "cdouble": complex128})
+_MISSING = {"bfloat16": bfloat16, "complex32": complex32, "chalf": complex32}
 
 _default = float32
 
@@ -120,8 +131,9 @@ def to_dtype(value) -> dtype:
     if value.__class__ is _Missing:
         raise value.refusal()
     if isinstance(value, str):
-        if value.removeprefix("torch.").removeprefix("engine.") == "bfloat16":
-            raise bfloat16.refusal()
+        missing = _MISSING.get(value.removeprefix("torch.").removeprefix("engine."))
+        if missing is not None:
+            raise missing.refusal()
         found = _BY_NAME.get(value.removeprefix("torch.").removeprefix("engine."))
         if found is None:
             raise TypeError(f"unknown dtype {value!r}; expected one of {', '.join(sorted(_BY_NAME))}")
@@ -132,11 +144,57 @@ def to_dtype(value) -> dtype:
         return int64
     if value is bool:
         return bool_
+    if value is complex:
+        return default_complex()
     return from_numpy_dtype(value)
 
 
 def get_default_dtype() -> dtype:
     return _default
+
+
+def default_complex() -> dtype:
+    """The complex dtype that goes with the default float dtype (complex64 beside float32), as PyTorch's: what
+    ``tensor(1j)`` and ``randn(dtype=complex)`` make."""
+    return complex128 if _default is float64 else complex64
+
+
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128),
+               np.dtype(np.complex64): np.dtype(np.complex64), np.dtype(np.complex128): np.dtype(np.complex128)}
+_REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+
+
+def complex_of(np_dtype):
+    """The complex NumPy dtype of a float one's precision (PyTorch's ``toComplexType``); float16's, complex32, is
+    refused by name."""
+    found = _COMPLEX_OF.get(np_dtype)
+    if found is None:
+        raise complex32.refusal()
+    return found
+
+
+def real_part_for(array, np_dtype):
+    """``array`` as it is, or, where a complex array is to become a real dtype, its real part, with PyTorch's
+    warning (NumPy's cast would give the same numbers with a ComplexWarning of its own)."""
+    if np_dtype is not None and array.dtype.kind == "c" and np.dtype(np_dtype).kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+        return array.real
+    return array
+
+
+def cast_gradient(g, dtype):
+    """A gradient in its input's ``dtype``, where an op promoted (float32 * float64: each input gets its gradient
+    in its own dtype). A complex gradient of a real input is its real part, as PyTorch's: the derivative of a real
+    loss along the real axis, all a real input can move along (NumPy's cast would drop the imaginary part with a
+    warning)."""
+    if g.dtype.kind == "c" and dtype.kind != "c":
+        g = g.real
+    return g.astype(dtype)
+
+
+def real_of(np_dtype):
+    """The float NumPy dtype of a complex one's parts (``toRealValueType``); any other dtype as it is."""
+    return _REAL_OF.get(np_dtype, np_dtype)
 
 
 def set_default_dtype(value) -> None:
@@ -189,6 +247,8 @@ def promote_types(a, b):
     ca, cb = _category(a), _category(b)
     if ca == cb:
         return np.promote_types(a, b)
+    if ca + cb == 5:  # complex with float: the wider of the two precisions (float64 and complex64: complex128)
+        return complex_of(np.promote_types(real_of(a), real_of(b)))
     return a if ca > cb else b
 
 
@@ -200,6 +260,8 @@ def _combine(higher, lower):
     ch, cl = _category(higher), _category(lower)
     if ch >= 2 and ch >= cl:
         return higher
+    if cl == 3 and ch == 2:  # a 0-d or number complex beside dimensioned floats: complex of their precision
+        return complex_of(higher)
     if ch == 0 or cl >= 2:
         return promote_types(higher, lower)
     return higher

@@ -12,6 +12,13 @@ FREED_GRAPH = (
 )
 
 
+def complex_refusal(op: str, dtype) -> NotImplementedError:
+    """PyTorch's refusal of an op that has no complex form (``"max_all" not implemented for 'ComplexFloat'``):
+    ``op`` its name, ``dtype`` the complex NumPy dtype met (or a Python complex number's, complex64's)."""
+    kind = _C_NAMES.get(str(dtype), (None, "ComplexFloat"))[1]
+    return NotImplementedError(f'"{op}" not implemented for \'{kind}\'')
+
+
 def shapes_error(a, b) -> RuntimeError:
     """PyTorch's error for a matrix product of arrays whose shapes do not fit."""
     return RuntimeError(
@@ -26,7 +33,9 @@ def _shape_text(shape):
 # PyTorch names the C types in its matrix-product dtype errors
 _C_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"), "float16": ("c10::Half", "Half"),
             "int64": ("long int", "Long"), "int32": ("int", "Int"), "int16": ("short int", "Short"),
-            "int8": ("signed char", "Char"), "uint8": ("unsigned char", "Byte"), "bool": ("bool", "Bool")}
+            "int8": ("signed char", "Char"), "uint8": ("unsigned char", "Byte"), "bool": ("bool", "Bool"),
+            "complex64": ("c10::complex<float>", "ComplexFloat"),
+            "complex128": ("c10::complex<double>", "ComplexDouble")}
 
 
 def c_type_name(dtype) -> str:

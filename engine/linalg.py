@@ -19,6 +19,7 @@ from .backend import xp_of
 from .creation import cat as _cat
 from .creation import eye as _eye
 from .creation import zeros as _zeros
+from .functions.linalg import check_floating as _floating
 from .functions.linalg import check_square as _square
 from .tensor import Tensor, _wrap
 
@@ -120,9 +121,7 @@ _QrResult = _result("linalg_qr", ("Q", "R"))
 def _matrices(a: Tensor, fn: str) -> None:
     if a.dim() < 2:
         raise RuntimeError(f"linalg.{fn}: The input tensor A must have at least 2 dimensions.")
-    if not a.dtype.is_floating_point:
-        raise RuntimeError(f"linalg.{fn}: Expected a floating point or complex tensor as input. Got "
-                           f"{a.dtype.legacy_name[:-6]}")
+    _floating(a, fn)
 
 
 def _diag_embed(v: Tensor) -> Tensor:

@@ -126,10 +126,23 @@ class _Formatter:
         return text.rjust(self.width)
 
 
+class _ComplexFormatter:
+    """A complex element as PyTorch prints it: the real parts in one format, the imaginary parts in another (each a
+    :class:`_Formatter` of its own), ``1.0000+2.0000j``."""
+
+    def __init__(self, values: np.ndarray):
+        self.real, self.imag = _Formatter(values.real), _Formatter(values.imag)
+        self.width = self.real.width + self.imag.width + 1  # (and the j)
+
+    def format(self, value) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def body(shown: np.ndarray, shape: tuple, summary: bool, indent: int) -> str:
     """The numbers of a tensor of ``shape``, as PyTorch prints them after ``tensor(`` (``indent`` characters in):
     ``shown`` is the whole array on the host, or where ``summary``, the part :func:`summarized` took."""
-    fmt = _Formatter(shown)
+    fmt = _ComplexFormatter(shown) if shown.dtype.kind == "c" else _Formatter(shown)
     edge = OPTIONS.edgeitems
 
     def cut(n):

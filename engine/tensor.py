@@ -23,6 +23,7 @@ from .dtypes import promote as _promote
 from .errors import (
     broadcast_error,
     c_type_name,
+    complex_refusal,
     expanded_shape,
     index_error,
     product_dtypes_error,
@@ -252,6 +253,9 @@ def _plain_binary(op, reflected=False, bitwise=False, shift=False):
         a, b = (other, self._data) if reflected else (self._data, other)
         if a.__class__ is b.__class__ and a.shape != b.shape:  # (the shapes are checked first, as PyTorch's)
             _check_broadcast(a, b)
+        if divides and (self._data.dtype.kind == "c" or _is_complex_operand(given)):
+            _no_complex(self if self._data.dtype.kind == "c" else given if isinstance(given, Tensor)
+                        else _wrap(np.asarray(given, dtype=np.complex64)), "div_floor" if floor_divide else "remainder")
         if divides:
             _check_integer_divisor(a, b)
         if bitwise:
@@ -633,6 +637,21 @@ def _named(t: Tensor, name: str) -> Tensor:
     if node is not None:
         node.backward_name = name
     return t
+
+
+def _is_complex_operand(value) -> bool:
+    return value.__class__ is complex or (isinstance(value, Tensor) and value._data.dtype.kind == "c")
+
+
+def _no_complex(t: Tensor, op: str, message: str | None = None, error=NotImplementedError) -> None:
+    """PyTorch's refusal of a complex tensor where an op has no complex form and no Function of its own refuses it
+    (``sort``, the comparisons: NumPy orders complex numbers lexicographically): ``message`` in ``error``, or its
+    common words, ``"<op>_cpu" not implemented for 'ComplexFloat'`` (``_cuda`` on a GPU)."""
+    data = t._data
+    if data.dtype.kind == "c":
+        if message is not None:
+            raise error(message)
+        raise complex_refusal(f"{op}_{'cpu' if data.__class__ is np.ndarray else 'cuda'}", data.dtype)
 
 
 # the threads running a built-in's recorded backward (engine.autograd.higher): there ``t * 2`` and ``2 * t`` record as
@@ -1071,7 +1090,7 @@ class Tensor(TensorMath):
 
     # ------------------------------------------------------------------ autograd
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients (this one is {self.dtype})"
             )
@@ -1456,7 +1475,7 @@ class Tensor(TensorMath):
         else:
             if not _printing.OPTIONS.edgeitems:  # nothing of it is shown
                 extras.append(f"size={tuple(data.shape)}")
-            if dt not in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_):
+            if dt not in (_dtypes.get_default_dtype(), _dtypes.default_complex(), _dtypes.int64, _dtypes.bool_):
                 extras.append(f"dtype={dt}")
             summary, shown = _printing.summarized(data, xp_of(data))
             text = _printing.body(to_host(shown), data.shape, summary, len("tensor("))
@@ -1749,33 +1768,49 @@ class Tensor(TensorMath):
         if _foreign(other):
             return NotImplemented
         try:
-            return _wrap(self._data < (other._data if isinstance(other, Tensor) else other))
+            out = _wrap(self._data < (other._data if isinstance(other, Tensor) else other))
         except ValueError as error:
             raise_broadcast_error(self, other, error)
+        if out._data.dtype.kind == "b" and (self._data.dtype.kind == "c" or _is_complex_operand(other)):
+            _no_complex(self if self._data.dtype.kind == "c" else other if isinstance(other, Tensor)
+                        else _wrap(self._data.astype(np.complex64)), "lt")
+        return out
 
     def __le__(self, other):
         if _foreign(other):
             return NotImplemented
         try:
-            return _wrap(self._data <= (other._data if isinstance(other, Tensor) else other))
+            out = _wrap(self._data <= (other._data if isinstance(other, Tensor) else other))
         except ValueError as error:
             raise_broadcast_error(self, other, error)
+        if out._data.dtype.kind == "b" and (self._data.dtype.kind == "c" or _is_complex_operand(other)):
+            _no_complex(self if self._data.dtype.kind == "c" else other if isinstance(other, Tensor)
+                        else _wrap(self._data.astype(np.complex64)), "le")
+        return out
 
     def __gt__(self, other):
         if _foreign(other):
             return NotImplemented
         try:
-            return _wrap(self._data > (other._data if isinstance(other, Tensor) else other))
+            out = _wrap(self._data > (other._data if isinstance(other, Tensor) else other))
         except ValueError as error:
             raise_broadcast_error(self, other, error)
+        if out._data.dtype.kind == "b" and (self._data.dtype.kind == "c" or _is_complex_operand(other)):
+            _no_complex(self if self._data.dtype.kind == "c" else other if isinstance(other, Tensor)
+                        else _wrap(self._data.astype(np.complex64)), "gt")
+        return out
 
     def __ge__(self, other):
         if _foreign(other):
             return NotImplemented
         try:
-            return _wrap(self._data >= (other._data if isinstance(other, Tensor) else other))
+            out = _wrap(self._data >= (other._data if isinstance(other, Tensor) else other))
         except ValueError as error:
             raise_broadcast_error(self, other, error)
+        if out._data.dtype.kind == "b" and (self._data.dtype.kind == "c" or _is_complex_operand(other)):
+            _no_complex(self if self._data.dtype.kind == "c" else other if isinstance(other, Tensor)
+                        else _wrap(self._data.astype(np.complex64)), "ge")
+        return out
 
     def __eq__(self, other):
         if _foreign(other):
@@ -1858,6 +1893,7 @@ class Tensor(TensorMath):
             return _fn.ClampTensors.apply(self, min, max)  # (in PyTorch's result dtype of the three)
         if self._rg and (not _grad_off or _get_ident() not in _grad_off):
             return _fn.Clamp.apply(self, min=min, max=max)
+        _no_complex(self, "clamp", "clamp is not supported for complex types")
         a = self._data
         if a.dtype.kind in "biu" and (isinstance(min, float) or isinstance(max, float)):
             return self.to(_dtypes.get_default_dtype()).clamp(min, max)  # (PyTorch's result dtype: float32)
@@ -1949,6 +1985,8 @@ class Tensor(TensorMath):
         ``with_mean``: the pair (spread, mean) of one ``VarMeanBackward0`` (``StdMeanBackward0``)."""
         if self._data.dtype.kind not in "fc":
             raise RuntimeError("std and var only support floating point and complex dtypes")
+        if self._data.dtype.kind == "c":  # (real: |z - mean|^2 summed, which is the parts' spreads added)
+            return self._complex_var_std(dim, correction, keepdim, std, with_mean)
         shape = self._data.shape
         if (dim is None or (not isinstance(dim, _int) and not len(dim))  # (no dims named: all, as PyTorch's)
                 or (not shape and dim in (0, -1, (0,), (-1,), [0], [-1]))):
@@ -1962,6 +2000,17 @@ class Tensor(TensorMath):
         if with_mean:
             return _fn.VarMean.apply(self, axes=axes, correction=correction, keepdim=keepdim, std=std)
         return _fn.VarStd.apply(self, axes=axes, correction=correction, keepdim=keepdim, std=std)
+
+    def _complex_var_std(self, dim, correction, keepdim, std, with_mean):
+        """The spread of complex numbers, PyTorch's: the variance of the real parts plus that of the imaginary ones
+        (each by the real path, its correction, NaN and warning), and the standard deviation the 2-norm of the two
+        parts' (so that where it is 0 its gradient is 0, as the real one's)."""
+        parts = [t._var_std(dim, correction, keepdim, std) for t in (self.real, self.imag)]
+        spread = _fn.VectorNorm.apply(_fn.Stack.apply(*parts, dim=0), ord=2.0, dim=0, keepdim=False) if std \
+            else parts[0] + parts[1]
+        if with_mean:
+            return spread, self.mean(() if dim is None else dim, keepdim)
+        return spread
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
         """The square root of :meth:`var` (the same arguments); where it is 0 its gradient is 0, as PyTorch's (the
@@ -1981,7 +2030,7 @@ class Tensor(TensorMath):
         if not -max(nd, 1) <= dim < max(nd, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, {max(nd, 1) - 1}], "
                              f"but got {dim})")
-        if t._data.dtype.kind not in "fc":  # (PyTorch has no integer softmax: dtype= converts first)
+        if t._data.dtype.kind != "f":  # (PyTorch has no integer nor complex softmax: dtype= converts first)
             kernel = "softmax_lastdim_kernel_impl" if dim % max(nd, 1) == max(nd, 1) - 1 else "softmax_kernel_impl"
             raise NotImplementedError(f'"{"log_" if log else ""}{kernel}" not implemented for '
                                       f"'{_dtypes.scalar_name(t._data.dtype)}'")
@@ -2017,7 +2066,7 @@ class Tensor(TensorMath):
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
             dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
         t = self if dtype is None else self.to(dtype)
-        if t._data.dtype.kind != "f":
+        if t._data.dtype.kind not in "fc":
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
                 f"complex dtype. Got: {t.dtype}"
@@ -2084,6 +2133,7 @@ class Tensor(TensorMath):
 
     def sort(self, dim=-1, descending=False, stable=False):
         """The entries along ``dim`` in order, and where each came from (``values``, ``indices``); always stable."""
+        _no_complex(self, "sort", " Sort does not support complex dtypes on CPU", RuntimeError)
         if self._data.ndim == 0:
             self._sort_dim(dim)
             return return_types_sort(self.clone(), _wrap(xp_of(self._data).zeros((), dtype=np.int64)))
@@ -2100,6 +2150,7 @@ class Tensor(TensorMath):
     def topk(self, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's name
         """The ``k`` largest entries along ``dim`` (smallest with ``largest=False``), largest first, and their
         indices; NaN counts as the largest, as PyTorch's."""
+        _no_complex(self, "topk", " topk does not support complex dtypes on CPU", RuntimeError)
         nd = self._data.ndim
         dim = self._sort_dim(dim)
         size = self._data.shape[dim] if nd else 1
@@ -2140,6 +2191,7 @@ class Tensor(TensorMath):
     def argmax(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
             dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
+        _no_complex(self, "argmax", "argmax(): does not support complex input", RuntimeError)
         xp = xp_of(self._data)
         if dim is None:
             if not self._data.size:
@@ -2153,6 +2205,7 @@ class Tensor(TensorMath):
     def argmin(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
             dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
+        _no_complex(self, "argmin", "argmin(): does not support complex input", RuntimeError)
         xp = xp_of(self._data)
         if dim is None:
             if not self._data.size:
@@ -2175,6 +2228,8 @@ class Tensor(TensorMath):
                                           "but not the engine's")
             raise ValueError(f"norm: p must be a number, 'fro' or inf, not {p!r}")
         t = self.to(dtype) if dtype is not None else self
+        if t._data.dtype.kind == "c":  # (the norm of the moduli: real, its gradient sgn(z) times theirs)
+            t = t.abs()
         if not t._data.dtype.kind == "f":
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                                f"{_dtypes.from_numpy_dtype(t._data.dtype).legacy_name[:-6]}")

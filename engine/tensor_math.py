@@ -266,7 +266,6 @@ class TensorMath:
     acosh = arccosh = _unary("acosh")
     atanh = arctanh = _unary("atanh")
     frac = _unary("frac")
-    angle = _unary("angle")
     lgamma = _unary("lgamma")
     digamma = _unary("digamma")
     erfc = _unary("erfc")
@@ -314,12 +313,14 @@ class TensorMath:
 
     def remainder(self, other):
         """Python's ``%``: the remainder has the divisor's sign (``fmod``'s has the dividend's)."""
+        _t._no_complex(self, "remainder")
         if not self.is_floating_point() and not (isinstance(other, _t.Tensor) and other.is_floating_point()) \
                 and not isinstance(other, float):
             return self % other
         return _t._fn.Binary.apply(self, other, op="remainder")
 
     def fmod(self, other):
+        _t._no_complex(self, "fmod")
         if not self.is_floating_point() and not (isinstance(other, _t.Tensor) and other.is_floating_point()) \
                 and not isinstance(other, float):
             a, b = _dtypes.promote(self._data, _t._raw(other))
@@ -347,10 +348,10 @@ class TensorMath:
     lcm_ = _in_place("lcm")
 
     def is_neg(self):
-        return False  # (no lazy negation bit: the engine's tensors are real and hold their values)
+        return False  # (no lazy negation bit: the engine's tensors hold their values)
 
     def is_conj(self):
-        return False
+        return False  # (no lazy conjugate bit either: conj() of a complex tensor is a copy, conj_physical's)
 
     def resolve_neg(self):
         return self
@@ -378,7 +379,17 @@ class TensorMath:
         return self.trunc()
 
     def sgn(self):
+        """``z / |z|`` (0 at 0) of a complex tensor; ``sign`` of a real one."""
+        if self._data.dtype.kind == "c":
+            return _t._fn.complex_ops.Sgn.apply(self)
         return _t._named(self.sign(), "SgnBackward0")
+
+    def angle(self):
+        """The argument of each element, in radians: of a real number pi below 0, else 0 (a zero gradient, as
+        PyTorch's); of a complex one ``atan2(imag, real)``, real."""
+        if self._data.dtype.kind == "c":
+            return _t._fn.complex_ops.Angle.apply(self)
+        return _t._fn.Unary.apply(self._floating(), op="angle")
 
     def negative(self):
         return -self
@@ -409,9 +420,12 @@ class TensorMath:
         return _t._fn.Lerp.apply(self, end, weight)
 
     def float_power(self, exponent):
-        """The power in float64, as PyTorch's ``float_power``."""
-        e = exponent.double() if isinstance(exponent, _t.Tensor) else exponent
-        return self.double().pow(e)
+        """The power in float64 (complex128 where either is complex), as PyTorch's ``float_power``."""
+        complex_ = self.is_complex() or (exponent.is_complex() if isinstance(exponent, _t.Tensor)
+                                         else isinstance(exponent, complex))
+        wide = _dtypes.complex128 if complex_ else _dtypes.float64
+        e = exponent.to(wide) if isinstance(exponent, _t.Tensor) else exponent
+        return self.to(wide).pow(e)
 
     def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
         """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0 and the dtype's largest
@@ -429,15 +443,18 @@ class TensorMath:
         return _t._wrap((x == np.inf) | (x == -np.inf))
 
     def isposinf(self):
+        _t._no_complex(self, "isposinf", "isposinf does not support complex inputs.", RuntimeError)
         return _t._wrap(self._data == np.inf)
 
     def isneginf(self):
+        _t._no_complex(self, "isneginf", "isneginf does not support complex inputs.", RuntimeError)
         return _t._wrap(self._data == -np.inf)
 
     def isreal(self):
         return _t._wrap(xp_of(self._data).ones(self._data.shape, dtype=bool))
 
     def signbit(self):
+        _t._no_complex(self, "signbit", "signbit is not implemented for complex tensors.")
         return _t._wrap(xp_of(self._data).signbit(self._data))
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -552,20 +569,42 @@ class TensorMath:
     # ------------------------------------------------------------------ the rest of PyTorch's plain answers
     @property
     def real(self):
-        """The tensor itself: the engine's tensors are real (PyTorch gives the tensor for a real dtype too)."""
-        return self
+        """The real parts of a complex tensor (a view: writing to it writes the tensor, as in PyTorch); a real tensor
+        itself."""
+        if self._data.dtype.kind != "c":
+            return self
+        return _t._named(_t._fn.complex_ops.ViewAsReal.apply(self)[..., 0], "SelectBackward0")
+
+    @real.setter
+    def real(self, value):
+        self.real.copy_(value)
 
     @property
     def imag(self):
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        """The imaginary parts of a complex tensor (a view)."""
+        if self._data.dtype.kind != "c":
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        return _t._named(_t._fn.complex_ops.ViewAsReal.apply(self)[..., 1], "SelectBackward0")
+
+    @imag.setter
+    def imag(self, value):
+        self.imag.copy_(value)
 
     def conj(self):
-        return self
+        """The complex conjugate (a real tensor itself). PyTorch's is a lazy view with a conjugate bit; the
+        engine's is a copy, which reads the same (``is_conj()`` is False)."""
+        if self._data.dtype.kind != "c":
+            return self
+        return _t._fn.complex_ops.Conj.apply(self)
 
     def conj_physical(self):
-        return self.clone()
+        if self._data.dtype.kind != "c":
+            return self.clone()
+        return _t._fn.complex_ops.Conj.apply(self, physical=True)
 
     def conj_physical_(self):
+        if self._data.dtype.kind == "c":
+            self.copy_(self.conj_physical())
         return self
 
     def is_inference(self):
@@ -774,6 +813,8 @@ class TensorMath:
 
     def nansum(self, dim=None, keepdim=False):
         """The sum of the elements that are not NaN: one ``NansumBackward0`` (integers: their sum)."""
+        if self.is_complex():
+            raise RuntimeError(f"nansum on {'CPU' if self.is_cpu else 'CUDA'} does not support complex inputs")
         if not self.is_floating_point():
             return self.sum(dim, keepdim)
         return _t._fn.Nansum.apply(self, dim, keepdim)
@@ -788,6 +829,7 @@ class TensorMath:
     def median(self, dim=None, keepdim=False):
         """The lower median (of every element, or along ``dim`` with its indices), NaN where a NaN is among
         them, as PyTorch's; the gradient goes to the element picked."""
+        _t._no_complex(self, "median")
         if dim is None:  # (the gradient shared evenly among the elements equal to it, as PyTorch's)
             value = self._empty_median() if not self._data.size else self.detach().reshape(-1).median(0).values._data
             return _t._fn.MaxMin.apply(self, mode="median", value=value)
@@ -816,6 +858,7 @@ class TensorMath:
 
     def nanmedian(self, dim=None, keepdim=False):
         """:meth:`median` of the values that are not NaN (NaN where all are), as PyTorch's."""
+        _t._no_complex(self, "median")
         if dim is None:
             value = self._empty_median() if not self._data.size else self.detach().reshape(-1).nanmedian(0).values._data
             return _t._fn.MaxMin.apply(self, mode="nanmedian", value=value)
@@ -840,6 +883,7 @@ class TensorMath:
     def mode(self, dim=-1, keepdim=False):
         """The most frequent value along ``dim`` (the smallest of those equally frequent) and the place of its last
         occurrence, as PyTorch's; the gradient goes to that place."""
+        _t._no_complex(self, "mode")
         if self._data.ndim == 0:
             return return_types_mode(self.clone(), _t._wrap(xp_of(self._data).asarray(0, dtype=np.int64)))
         d = _dims(dim, self._data.ndim, "mode")[0]
@@ -1401,6 +1445,8 @@ class TensorMath:
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
         """The distinct values (rows along ``dim``), sorted; with the place of each input element among them and
         how often each occurs. Not differentiable, as PyTorch's; on a GPU it waits for the device (its size)."""
+        if self.is_complex():
+            raise _t.complex_refusal("unique", self._data.dtype)
         xp = xp_of(self._data)
         d = None if dim is None else _dims(dim, self._data.ndim, "unique")[0]
         try:  # (each NaN its own value, as PyTorch's: NaN != NaN; NumPy's default merges them)
@@ -1482,6 +1528,7 @@ class TensorMath:
 
     def kthvalue(self, k, dim=-1, keepdim=False):
         """The ``k``-th smallest along ``dim`` and where it is; the gradient goes to that element."""
+        _t._no_complex(self, "kthvalue")
         d = _dims(dim, self._data.ndim, "kthvalue")[0]
         n = self._data.shape[d] if self._data.ndim else 1
         if not n:
@@ -1575,7 +1622,7 @@ class TensorMath:
 
     def addcdiv(self, tensor1, tensor2, *, value=1):
         """``self + value * tensor1 / tensor2``; integer tensors refused, as PyTorch refuses them."""
-        if all(not t.is_floating_point() for t in (tensor1, tensor2) if isinstance(t, _t.Tensor)):
+        if all(t._data.dtype.kind not in "fc" for t in (tensor1, tensor2) if isinstance(t, _t.Tensor)):
             raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release "
                                "addcdiv will perform a true division of tensor1 and tensor2. The historic "
                                "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
@@ -1705,6 +1752,7 @@ class TensorMath:
 
     def heaviside(self, values):
         """0 below 0, 1 above, ``values`` at 0 (no gradient, as PyTorch's)."""
+        _t._no_complex(self, "heaviside", "heaviside is not yet implemented for complex tensors.", RuntimeError)
         if self._rg or (isinstance(values, _t.Tensor) and values._rg):
             raise NotImplementedError("the derivative for 'heaviside' is not implemented.")
         x, v = self._data, values._data if isinstance(values, _t.Tensor) else values
@@ -1824,6 +1872,7 @@ class TensorMath:
 
     def copysign(self, other):
         """``|self|`` with the sign of ``other`` (of -0.0 too)."""
+        _t._no_complex(self, "copysign")
         want = _dtypes.result_type(self._data, other._data if isinstance(other, _t.Tensor) else other)
         x = self.to(_dtypes.from_numpy_dtype(want)) if want.kind in "fc" else self._floating()
         o = other._data if isinstance(other, _t.Tensor) else np.asarray(other, dtype=x._data.dtype)
@@ -1859,6 +1908,7 @@ class TensorMath:
         return self._cumulative_extreme(dim, "min")
 
     def _cumulative_extreme(self, dim, mode):
+        _t._no_complex(self, f"cum{mode}")
         x = self._data
         name = "CummaxBackward0" if mode == "max" else "CumminBackward0"
         if x.ndim == 0:
@@ -1935,10 +1985,13 @@ class TensorMath:
         return self.tensor_split(sections, dim)
 
     def dist(self, other, p=2):
-        """The ``p``-norm of ``self - other`` (broadcast): one ``DistBackward0``."""
+        """The ``p``-norm of ``self - other`` (broadcast): one ``DistBackward0``; of complex tensors the norm of
+        the difference's moduli."""
         error = broadcast_error(self._data, other._data)
         if error is not None:
             raise error
+        if self.is_complex() or other.is_complex():
+            return (self - other).norm(float(p))
         a, b = self, other
         if a.dtype != b.dtype:
             a, b = a._floating(), b._floating()
@@ -2068,17 +2121,17 @@ class TensorMath:
     @property
     def mH(self):  # noqa: N802 - PyTorch's name
         """The conjugate transpose of the last two dimensions (the transpose, for real tensors)."""
-        return self.mT
+        return self.mT.conj()
 
     @property
     def H(self):  # noqa: N802 - PyTorch's name
         if self._data.ndim > 2:
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self._data.ndim}-D "
                                "tensor.")
-        return self.t() if self._data.ndim == 2 else self
+        return (self.t() if self._data.ndim == 2 else self).conj()
 
     def adjoint(self):
-        return self.mT
+        return self.mT.conj()
 
     def _shape_in_place(self, make):
         """A shape op done in place (``unsqueeze_``, ``t_``, ...): this tensor becomes ``make`` of itself, a view;

@@ -19,10 +19,13 @@ def _engine_dtype(value, fn: str, arg: str = "type") -> _dtypes.dtype:
 
 
 class finfo:
-    """The machine limits of a floating point dtype (the default dtype when none is given)."""
+    """The machine limits of a floating point dtype (the default dtype when none is given); of a complex one, its
+    parts' (``finfo(complex64)`` is float32's, as PyTorch's)."""
 
     def __init__(self, type=None):  # noqa: A002 - PyTorch's name
         dt = _dtypes.get_default_dtype() if type is None else _engine_dtype(type, "finfo")
+        if dt.is_complex:
+            dt = _dtypes.from_numpy_dtype(_dtypes.real_of(dt.np))
         if not dt.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
@@ -53,7 +56,7 @@ class iinfo:
         dt = _engine_dtype(type, "iinfo")
         if dt.np == np.bool_:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if dt.is_floating_point:
+        if dt.is_floating_point or dt.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
         info = np.iinfo(dt.np)
         self.bits = int(info.bits)

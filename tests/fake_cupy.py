@@ -351,7 +351,7 @@ def _wrap(value, device_id=None):
 # without a host synchronisation; the ones that synchronise are written out below
 _METHODS = ("all", "any", "argmax", "argmin", "clip", "copy", "cumprod", "cumsum", "diagonal", "dot", "flatten",
             "max", "mean", "min", "prod", "ravel", "repeat", "reshape", "round", "squeeze", "std", "sum", "swapaxes",
-            "take", "trace", "transpose", "var", "view", "conj")
+            "take", "trace", "transpose", "var", "view", "conj", "conjugate")
 _PROPERTIES = ("shape", "dtype", "ndim", "size", "nbytes", "itemsize", "strides")
 
 
@@ -398,6 +398,29 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
     @property
     def mT(self):  # noqa: N802
         return ndarray(np.swapaxes(self._a, -1, -2), self._device_id)
+
+    # CuPy's real and imag: views of a complex array's parts (a real array's real is the array), writable
+    @property
+    def real(self):
+        return ndarray(self._a.real, self._device_id)
+
+    @real.setter
+    def real(self, value):
+        raw = _unwrap(value)
+        self._in_place(lambda: setattr(self._a, "real", raw))
+
+    @property
+    def imag(self):
+        if self._a.dtype.kind != "c":  # (CuPy's is a new array of zeros, not a view)
+            return ndarray(np.zeros_like(self._a), self._device_id)
+        return ndarray(self._a.imag, self._device_id)
+
+    @imag.setter
+    def imag(self, value):
+        if self._a.dtype.kind != "c":
+            raise TypeError("cupy.ndarray does not have imaginary part to set")
+        raw = _unwrap(value)
+        self._in_place(lambda: setattr(self._a, "imag", raw))
 
     def get(self, stream=None, order="C", out=None, blocking=True):
         _sync("ndarray.get()")
@@ -872,7 +895,8 @@ SIGNATURES = {
     "log1p": None, "expm1": None, "log2": None, "log10": None, "exp2": None, "tan": None, "sinh": None, "cosh": None,
     "arcsin": None, "arccos": None, "arctan": None, "arcsinh": None, "arccosh": None, "arctanh": None,
     "arctan2": None, "hypot": None, "logaddexp": None, "remainder": None, "fmod": None, "signbit": None,
-    "fmax": None, "fmin": None,
+    "fmax": None, "fmin": None, "conj": None, "conjugate": None, "angle": ("z", "deg"), "real": ("val",),
+    "imag": ("val",),
     "gcd": None, "lcm": None, "ldexp": None, "frexp": None, "nextafter": None, "isinf": None, "isposinf": ("x", "out"),
     "isneginf": ("x", "out"),
     "unique": ("ar", "return_index", "return_inverse", "return_counts", "axis", "equal_nan"),
@@ -976,8 +1000,8 @@ def _make_module():
     for name in SIGNATURES:
         if name not in ("asarray", "array", "copyto", "ascontiguousarray", "asfortranarray"):
             setattr(cupy, name, _fn(name))
-    for name in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_", "dtype",
-                 "newaxis", "inf", "nan", "pi", "result_type", "can_cast"):
+    for name in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_", "complex64",
+                 "complex128", "dtype", "newaxis", "inf", "nan", "pi", "result_type", "can_cast"):
         setattr(cupy, name, getattr(np, name))
 
     def asarray(a, dtype=None, order=None, *, copy=None, blocking=False):

@@ -27,11 +27,12 @@
 /* attribute names, interned once */
 static PyObject *s_array_data, *s_mem;
 static PyObject *s_rg, *s_grad, *s_class, *s_base, *s_strides, *s_flags, *s_writeable, *s_raw, *s_n_out, *s_freed,
-    *s_backward, *s_inputs, *s_data, *s_shape, *s_dtype, *s_grad_fn, *s_seq, *s_saved, *s_saved_user, *s_astype,
+    *s_backward, *s_inputs, *s_data, *s_shape, *s_dtype, *s_grad_fn, *s_seq, *s_saved, *s_saved_user,
     *s_out_index, *s_hook, *s_depth, *s_thread, *s_forward, *s_needs_input_grad, *s_node_begin, *s_node_end,
     *s_unbroadcast, *s_retained, *s_rebound_at;
 /* the walk's: graph.py's helpers, the freed-graph message, the types it tells apart, the _data slot's get and set */
-static PyObject *py_unbroadcast, *py_accumulate_leaf, *py_add_pending, *py_backward_of, *freed_message;
+static PyObject *py_unbroadcast, *py_accumulate_leaf, *py_add_pending, *py_backward_of, *freed_message,
+    *py_cast_gradient;
 static int leaf_hooks = 0; /* some leaf has had register_hook(): every leaf's gradient goes to _accumulate_leaf */
 static int node_hooks = 0; /* some node has had register_hook()/register_prehook(): a node with them goes to
                             * graph._backward_of, which calls them */
@@ -42,6 +43,9 @@ static PyObject *tensor_type, *lazy_type, *ndarray_type, *py_data_get, *py_data_
  * grad_mode._off, _check_same_device, the NumPy scalar types, np.asarray */
 static PyObject *function_globals, *py_apply, *py_next_seq, *grad_off, *py_check_devices, *scalar_types,
     *py_asarray;
+/* the complex NumPy dtypes (complex64, complex128), function.check_complex (which raises a built-in's refusal of a
+ * complex operand, by name), and the attribute that says a built-in takes them */
+static PyObject *complex64_dtype, *complex128_dtype, *py_check_complex, *s_complex_ok;
 
 /* 1 when getattr(obj, name) is true, 0 when false, -1 on an error */
 static int attr_true(PyObject *obj, PyObject *name)
@@ -156,6 +160,26 @@ static PyObject *new_object(PyObject *type)
     return PyBaseObject_Type.tp_new((PyTypeObject *)type, empty_tuple, NULL);
 }
 
+/* 1 when ``v`` (an operand as the forward gets it) is complex, or a list or tuple (which check_complex looks
+ * into), 0 when not, -1 on an error */
+static int maybe_complex(PyObject *v)
+{
+    if (PyComplex_Check(v) || PyList_Check(v) || PyTuple_Check(v))
+        return 1;
+    if (v == Py_None || PyFloat_CheckExact(v) || PyLong_Check(v))
+        return 0;
+    PyObject *dt = PyObject_GetAttr(v, s_dtype);
+    if (dt == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int r = dt == complex64_dtype || dt == complex128_dtype;
+    Py_DECREF(dt);
+    return r;
+}
+
 static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -226,6 +250,25 @@ static PyObject *apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs
             rawv[i] = Py_NewRef(inputs[i]);
         }
     }
+    int complex_ok = attr_true(cls, s_complex_ok);
+    if (complex_ok < 0)
+        goto done;
+    if (!complex_ok) { /* function._apply's check_complex: a built-in without a complex form refuses one */
+        int suspect = kwargs != NULL;
+        for (Py_ssize_t i = 0; i < n && !suspect; i++) {
+            suspect = maybe_complex(rawv[i]);
+            if (suspect < 0)
+                goto done;
+        }
+        if (suspect) {
+            PyObject *argv[5] = {cls, rawv[0], n > 1 ? rawv[1] : Py_None, n > 2 ? rawv[2] : Py_None,
+                                 kwargs != NULL ? kwargs : Py_None};
+            PyObject *r = PyObject_Vectorcall(py_check_complex, argv, 5, NULL);
+            if (r == NULL)
+                goto done;
+            Py_DECREF(r);
+        }
+    }
     int track = 0;
     if (any) {
         track = grad_enabled();
@@ -286,12 +329,13 @@ done:
     return result;
 }
 
-/* setup_apply(function_globals, _apply, _next_seq, grad_mode._off, _check_same_device, _SCALAR_TYPES, np.asarray) */
+/* setup_apply(function_globals, _apply, _next_seq, grad_mode._off, _check_same_device, _SCALAR_TYPES, np.asarray,
+ *             (complex64 dtype, complex128 dtype), check_complex) */
 static PyObject *setup_apply(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7) {
+    if (nargs != 9 || !PyTuple_Check(args[7]) || PyTuple_GET_SIZE(args[7]) != 2) {
         PyErr_SetString(PyExc_TypeError, "setup_apply(function_globals, _apply, next_seq, off, check_same_device, "
-                                         "scalar_types, asarray)");
+                                         "scalar_types, asarray, (complex64, complex128), check_complex)");
         return NULL;
     }
     if (!PyDict_Check(args[0]) || !PyAnySet_Check(args[3]) || !PyAnySet_Check(args[5])) {
@@ -305,6 +349,9 @@ static PyObject *setup_apply(PyObject *module, PyObject *const *args, Py_ssize_t
     Py_XSETREF(py_check_devices, Py_NewRef(args[4]));
     Py_XSETREF(scalar_types, Py_NewRef(args[5]));
     Py_XSETREF(py_asarray, Py_NewRef(args[6]));
+    Py_XSETREF(complex64_dtype, Py_NewRef(PyTuple_GET_ITEM(args[7], 0)));
+    Py_XSETREF(complex128_dtype, Py_NewRef(PyTuple_GET_ITEM(args[7], 1)));
+    Py_XSETREF(py_check_complex, Py_NewRef(args[8]));
     Py_RETURN_NONE;
 }
 
@@ -505,8 +552,8 @@ static int deliver(PyObject *inp, PyObject *g, PyObject *pending, Heap *heap, Py
         same = PyObject_RichCompareBool(gdtype, ddtype, Py_EQ);
         if (same < 0)
             goto done;
-        if (!same) { /* a mixed-dtype op: each input gets its gradient in its own dtype */
-            PyObject *g2 = PyObject_CallMethodOneArg(g, s_astype, ddtype);
+        if (!same) { /* a mixed-dtype op: each input gets its gradient in its own dtype (graph.cast_gradient) */
+            PyObject *g2 = call2(py_cast_gradient, g, ddtype);
             if (g2 == NULL)
                 goto done;
             Py_SETREF(g, g2);
@@ -877,12 +924,12 @@ done:
 }
 
 /* setup_walk(unbroadcast, accumulate_leaf, add_pending, backward_of, freed_message, Tensor, _LazyZeros, ndarray,
- * _data_get, _data_set): graph.py's helpers and the types the walk tells apart */
+ * _data_get, _data_set, cast_gradient): graph.py's helpers and the types the walk tells apart */
 static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 10) {
+    if (nargs != 11) {
         PyErr_SetString(PyExc_TypeError, "setup_walk(unbroadcast, accumulate_leaf, add_pending, backward_of, message, "
-                                         "Tensor, _LazyZeros, ndarray, _data_get, _data_set)");
+                                         "Tensor, _LazyZeros, ndarray, _data_get, _data_set, cast_gradient)");
         return NULL;
     }
     Py_XSETREF(py_unbroadcast, Py_NewRef(args[0]));
@@ -895,6 +942,7 @@ static PyObject *setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     Py_XSETREF(ndarray_type, Py_NewRef(args[7]));
     Py_XSETREF(py_data_get, Py_NewRef(args[8]));
     Py_XSETREF(py_data_set, Py_NewRef(args[9]));
+    Py_XSETREF(py_cast_gradient, Py_NewRef(args[10]));
     Py_RETURN_NONE;
 }
 
@@ -964,12 +1012,12 @@ PyMODINIT_FUNC PyInit__cgraph(void)
     INTERN(s_data, "_data");
     INTERN(s_shape, "shape");
     INTERN(s_dtype, "dtype");
+    INTERN(s_complex_ok, "complex_ok");
     INTERN(s_grad_fn, "grad_fn");
     INTERN(s_seq, "_seq");
     INTERN(s_rebound_at, "_rebound_at");
     INTERN(s_saved, "saved");
     INTERN(s_saved_user, "_saved");
-    INTERN(s_astype, "astype");
     INTERN(s_out_index, "_out_index");
     INTERN(s_node_begin, "node_begin");
     INTERN(s_node_end, "node_end");

@@ -15,11 +15,11 @@ from threading import get_ident as _get_ident
 import numpy as np
 
 from ..backend import xp_of as _xp
-from ..errors import FREED_GRAPH
+from ..errors import FREED_GRAPH, complex_refusal
 from . import _compiled, _writes
 from .grad_mode import _off, _switch_off
 
-__all__ = ["Function", "AccumulateGrad"]
+__all__ = ["Function", "AccumulateGrad", "holomorphic", "complex_words"]
 
 
 _hook = None  # engine.profiler's recorder while a profile() block runs: it times the outermost apply of its thread
@@ -68,7 +68,23 @@ class Function:
     # ``edge_args``: the first so many arguments are the edges, whatever they are (an optional Tensor of PyTorch's
     # schema is an edge even when None: the bias of a convolution without one).
     nondiff: tuple = ()
+    # Whether a built-in takes complex operands (its backward then gives PyTorch's gradients for them: the conjugate
+    # Wirtinger derivative, ``autograd/complex_grads.py``). One that does not refuses them at apply, by name, as
+    # PyTorch does, where NumPy would compute something (a lexicographic max, a ReLU of the real part).
+    # ``complex_name``: the op's name in that refusal (else its node's, "ClampBackward1" -> "clamp").
+    complex_ok = False
+    complex_name = None
     scalar_edges = False
+
+    @classmethod
+    def complex_error(cls, dtype, kwargs, device) -> Exception:
+        """The refusal of a complex operand (``dtype``, on ``device``: "cpu" or "cuda") by a built-in without a
+        complex form: PyTorch's common words, ``"<op>_cpu" not implemented for 'ComplexFloat'`` (``complex_name``
+        as it is, where PyTorch's kernel has a name of its own); a built-in whose PyTorch op words it otherwise
+        says so here."""
+        if cls.complex_name is not None:
+            return complex_refusal(cls.complex_name, dtype)
+        return complex_refusal(f"{op_name(cls, kwargs)}_{device}", dtype)
     edge_args = None
     _edges = None
 
@@ -208,6 +224,8 @@ def _apply(cls, *args, **kwargs):
             a, b = args
             ra = a._data if isinstance(a, Tensor) else a
             rb = b._data if isinstance(b, Tensor) else b
+            if not cls.complex_ok:
+                check_complex(cls, ra, rb, kwargs)
             need_a = ra is not a and a._rg
             need_b = rb is not b and b._rg
             track = (need_a or need_b) and (not _off or _get_ident() not in _off)
@@ -233,6 +251,8 @@ def _apply(cls, *args, **kwargs):
             return t
         if len(args) == 1 and isinstance(args[0], Tensor):  # unary built-ins (options come as keywords)
             a = args[0]
+            if not cls.complex_ok:
+                check_complex(cls, a._data, None, kwargs)
             track = a._rg and (not _off or _get_ident() not in _off)
             ctx = _new(cls)  # a fresh ctx per call, recorded or not (a forward may read back what it wrote)
             out = cls.forward(ctx, a._data, **kwargs) if kwargs else cls.forward(ctx, a._data)
@@ -258,6 +278,8 @@ def _apply(cls, *args, **kwargs):
                 if a._rg:
                     track = True
             i += 1
+        if not cls.complex_ok:
+            check_complex(cls, *raw_args, kwargs)
         if not track or _get_ident() in _off:
             return _result(_forward(cls, cls(), args, raw_args, kwargs), None)
         ctx = cls()
@@ -313,7 +335,7 @@ def _apply(cls, *args, **kwargs):
                 for o in wrapped
             ]
         for i, o in enumerate(wrapped):
-            if isinstance(o, Tensor) and o.dtype.is_floating_point:
+            if isinstance(o, Tensor) and o._data.dtype.kind in "fc":  # (PyTorch: floating point and complex)
                 o._rg = True
                 o.grad_fn = ctx
                 o._out_index = i
@@ -327,6 +349,8 @@ def apply_several(cls, *args, **kwargs):
     if _hook is not None and not _hook.depth and _hook.thread == _get_ident():
         return _hook.apply(cls, args, kwargs)  # times this call, which comes back here inside it
     raw_args = [a._data if isinstance(a, Tensor) else a for a in args]
+    if not cls.complex_ok:
+        check_complex(cls, *raw_args, kwargs)
     track = any(isinstance(a, Tensor) and a._rg for a in args) and (not _off or _get_ident() not in _off)
     ctx = _new(cls)
     outs = _forward(cls, ctx, args, raw_args, kwargs)
@@ -343,6 +367,81 @@ def apply_several(cls, *args, **kwargs):
         t._out_index = i
         wrapped.append(t)
     return tuple(wrapped)
+
+
+def complex_words(make):
+    """A built-in's own refusal of complex operands, as ``complex_error = complex_words(lambda dtype, kwargs,
+    device: ...)`` in its class: PyTorch's words for that op."""
+    return classmethod(lambda cls, dtype, kwargs, device: make(dtype, kwargs, device))
+
+
+def holomorphic(backward):
+    """A built-in's raw ``backward``, written for real numbers (``gy * f'(x)``, ``gy @ b.T``), made to give PyTorch's
+    gradients of complex operands too.
+
+    PyTorch's gradient of a real loss L with respect to z = x + iy is dL/dx + i dL/dy: the direction of steepest
+    ascent, so that ``z -= lr * z.grad`` descends as it does for real numbers. Through an op whose derivative is
+    complex-analytic (products, quotients, exp, the matrix product ...) that is ``gy * conj(f'(z))``, and a formula
+    linear in ``gy`` gives it as ``conj(backward(conj(gy)))``. A real input's share is then the real part (the walk's
+    :func:`dtypes.cast_gradient`). Real gradients go straight through: one dtype check is the whole cost."""
+
+    def backward_any(ctx, *grads):
+        for g in grads:
+            if g is not None and g.dtype.kind == "c":
+                break
+        else:
+            return backward(ctx, *grads)
+        gins = backward(ctx, *(g.conj() if g is not None and g.dtype.kind == "c" else g for g in grads))
+        if gins.__class__ is not tuple:
+            return gins.conj() if gins is not None and gins.dtype.kind == "c" else gins
+        return tuple(g.conj() if g is not None and getattr(g, "dtype", None) is not None and g.dtype.kind == "c"
+                     else g for g in gins)
+
+    backward_any.holomorphic = True
+    backward_any.__doc__ = backward.__doc__
+    backward_any.__name__ = backward.__name__
+    backward_any.__wrapped__ = backward
+    return backward_any
+
+
+def _is_complex(value) -> bool:
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return getattr(dtype, "kind", None) == "c"
+    if value.__class__ is complex:
+        return True
+    if value.__class__ in (list, tuple):  # (cat's and stack's arrays come as one list)
+        return any(_is_complex(v) for v in value)
+    return False
+
+
+def check_complex(cls, *values):
+    """Refuse a complex operand (an array, a number, one in a list; the last value may be the keywords' dict) of a
+    built-in that has no complex form (``cls.complex_ok`` false), in PyTorch's words: ``cls.complex_error``."""
+    kwargs = values[-1] if values and values[-1].__class__ is dict else {}
+    for value in (*values, *kwargs.values()):
+        if value is None or value.__class__ in (int, float, bool, dict):
+            continue
+        if _is_complex(value):
+            dtype = getattr(value, "dtype", None)
+            if dtype is None and value.__class__ in (list, tuple):
+                dtype = next((getattr(v, "dtype", None) for v in value if _is_complex(v)), None)
+            device = "cpu" if value.__class__ in (np.ndarray, complex, list, tuple) else "cuda"
+            raise cls.complex_error(dtype if dtype is not None else np.dtype(np.complex64), kwargs, device)
+
+
+def op_name(cls, kwargs=None) -> str:
+    """A built-in's name in its refusals: ``complex_name``; else the op it was asked for (a table's ``op=``,
+    ``mode=``); else its node's without "Backward" ("ClampBackward1": "clamp"), else its class's."""
+    if cls.complex_name is not None:
+        return cls.complex_name
+    for key in ("op", "mode"):
+        given = (kwargs or {}).get(key)
+        if given.__class__ is str:
+            return given
+    name = cls.backward_name if cls.backward_name.__class__ is str else cls.__name__
+    name = name.split("Backward")[0]
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
 
 
 def _forward(cls, ctx, args, raw_args, kwargs):
@@ -373,7 +472,8 @@ if _compiled.apply is None:
     Function.apply = classmethod(_apply)
 else:
     Function.apply = classmethod(_compiled.apply)
-    _compiled.setup_apply(globals(), _apply, _next_seq, _off, _check_same_device, _SCALAR_TYPES, np.asarray)
+    _compiled.setup_apply(globals(), _apply, _next_seq, _off, _check_same_device, _SCALAR_TYPES, np.asarray,
+                          (np.dtype(np.complex64), np.dtype(np.complex128)), check_complex)
 
 
 class AccumulateGrad:

@@ -22,7 +22,7 @@ from heapq import heappush as _heappush
 import numpy as np
 
 from ..backend import xp_of
-from ..dtypes import from_numpy_dtype
+from ..dtypes import cast_gradient, from_numpy_dtype
 from ..errors import FREED_GRAPH
 from . import _compiled, _writes
 
@@ -216,7 +216,7 @@ def _walk(roots, root_grads, retain_graph, capture):
                 g = unbroadcast(g, data.shape) if _observer is None else _observer.unbroadcast(g, data.shape)
             dtype = g.dtype
             if dtype is not data.dtype and dtype != data.dtype:
-                g = g.astype(data.dtype)  # a mixed-dtype op: each input gets its gradient in its own dtype
+                g = cast_gradient(g, data.dtype)  # a mixed-dtype op: each input gets its gradient in its own dtype
             fn = inp.grad_fn
             if fn is None:
                 if capture is None:
@@ -317,7 +317,7 @@ def _node_post_hooks(node, gins, gouts):
         if g.shape != data.shape:
             g = unbroadcast(g, data.shape)
         if g.dtype != data.dtype:
-            g = g.astype(data.dtype)
+            g = cast_gradient(g, data.dtype)
         grads.append(_wrap(g))
     grads = tuple(grads)
     outs = tuple(None if g is None else _wrap(g) for g in ([gouts] if node._n_out == 1 else gouts))
@@ -559,7 +559,10 @@ def _accumulate_now(leaf, g, assigned):
 
 
 def _scalar_seed(data):
-    """The implicit gradient of a one-element output: a one of its dtype, shape and device."""
+    """The implicit gradient of a one-element output: a one of its dtype, shape and device. A complex output has
+    none (which real loss would it be the gradient of?), as in PyTorch."""
+    if data.dtype.kind == "c":
+        raise RuntimeError("grad can be implicitly created only for real scalar outputs")
     if data.__class__ is np.ndarray and data.ndim == 0:
         return np.array(1, dtype=data.dtype)
     return _xp(data).ones(data.shape, dtype=data.dtype)
@@ -753,7 +756,7 @@ from ..tensor import Tensor, _data_get, _data_set, _LazyZeros, _wrap  # noqa: E4
 _cwalk = _compiled.walk
 if _cwalk is not None:
     _compiled.setup_walk(unbroadcast, _accumulate_leaf, _add_pending, _backward_of, FREED_GRAPH, Tensor, _LazyZeros,
-                         np.ndarray, _data_get, _data_set)
+                         np.ndarray, _data_get, _data_set, cast_gradient)
 
 from . import function as _function  # noqa: E402  (after Tensor: the nodes' hooks are registered here)
 

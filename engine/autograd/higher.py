@@ -39,7 +39,7 @@ from ..nn.functional import pad as _pad
 from ..tensor import Tensor, _LazyZeros, _wrap
 from . import _writes
 from . import graph as _graph
-from .function import Function
+from .function import Function, holomorphic
 from .grad_mode import enable_grad
 
 __all__ = ["run", "DOUBLE"]
@@ -241,9 +241,12 @@ def _cos(node, gy):
 
 def _abs(node, gy):
     x = node._inputs[0]
-    if x is not None and x.requires_grad:  # PyTorch's grad * self.sgn(): connected (sgn's gradient is zeros)
-        return gy * x.sgn()
-    return gy * _const(xp_of(node.saved[0]).sign(node.saved[0]))
+    if x is not None and x.requires_grad:  # PyTorch's grad * self.sgn(): connected (sgn's gradient is zeros; a
+        return gy * x.sgn()  # complex z's, z / |z|, has one)
+    saved = node.saved[0]
+    if saved.dtype.kind == "c":
+        return gy * _wrap(saved).sgn()
+    return gy * _const(xp_of(saved).sign(saved))
 
 
 def _sqrt(node, gy):
@@ -282,9 +285,11 @@ class OutputGrad(Function):
     (``TanhBackwardBackward0``, ``SigmoidBackwardBackward0``, ``SoftmaxBackwardDataBackward0``,
     ``LogSoftmaxBackwardDataBackward0``) with an edge to the gradient and one to the op's output (its own node:
     these backwards read the result), and PyTorch's formulas for both (derivatives.yaml: ``tanh_backward``,
-    ``sigmoid_backward``, ``softmax_double_backward``, ``_log_softmax_backward_data``)."""
+    ``sigmoid_backward``, ``softmax_double_backward``, ``_log_softmax_backward_data``). Complex-analytic in each
+    (tanh's and sigmoid's: softmax takes no complex numbers)."""
 
     raw = True
+    complex_ok = True
 
     @staticmethod
     def forward(ctx, gy, y, kind, dim=None):
@@ -295,6 +300,7 @@ class OutputGrad(Function):
         return _OUTPUT_GRADS[kind][0](gy, y, dim)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, g):
         gy, y = ctx.saved
         kind, dim = ctx.meta
@@ -771,7 +777,7 @@ def _diag_embed(node, gy):
 
 def _to_dtype(piece, dtype):
     """A joined tensor's gradient piece back in its input's dtype (``cat``/``stack`` promote)."""
-    return piece if piece._data.dtype == dtype else F.Cast.apply(piece, dtype)
+    return _in_dtype_of(piece, dtype)
 
 
 def _cat(node, gy):
@@ -799,12 +805,20 @@ def _split(node, *gys):
 
 
 def _cast(node, gy):
-    return F.Cast.apply(gy, node.src) if node.src.kind == "f" else None
+    return _in_dtype_of(gy, node.src) if node.src.kind in "fc" else None
 
 
 def _to_device(node, gy):
     dev, dtype = node.src
-    return F.ToDevice.apply(gy, dev, dtype) if dtype.kind == "f" else None
+    return F.ToDevice.apply(_in_dtype_of(gy, dtype), dev) if dtype.kind in "fc" else None
+
+
+def _in_dtype_of(g, dtype):
+    """A recorded gradient in its input's ``dtype`` (:func:`engine.dtypes.cast_gradient` in Tensor ops): a complex
+    gradient of a real input is its real part."""
+    if g._data.dtype.kind == "c" and dtype.kind != "c":
+        g = g.real
+    return g if g._data.dtype == dtype else F.Cast.apply(g, dtype)
 
 
 def _cumsum(node, gy):
@@ -919,7 +933,7 @@ def _copy_from(node, gy):
     zeros = _const(xp_of(gy._data).zeros(shape, dtype=dest_dtype)) if need_dest else None
     if not need_src or dtype.kind not in "fc":
         return zeros, None
-    moved = gy if (gy._data.dtype == dtype and gy.device == dev) else F.ToDevice.apply(gy, dev, dtype)
+    moved = gy if (gy._data.dtype == dtype and gy.device == dev) else F.ToDevice.apply(_in_dtype_of(gy, dtype), dev)
     return zeros, moved
 
 
@@ -1019,7 +1033,7 @@ def _block_diag(node, gy):
 
 
 def _cast_to(t, dtype):
-    return t if t._data.dtype == dtype else F.Cast.apply(t, dtype)
+    return _in_dtype_of(t, dtype)
 
 
 def _flip(node, gy):
@@ -1542,8 +1556,8 @@ def _det(node, gy):
     return (gy * det)[..., None, None] * F.Inverse.apply(a).mT
 
 
-def _log_abs_det(node, gy):
-    return gy[..., None, None] * F.Inverse.apply(node._inputs[0]).mT
+def _log_abs_det(node, gy):  # (of a complex A: g A^-H)
+    return gy[..., None, None] * F.Inverse.apply(node._inputs[0]).mT.conj()
 
 
 def _solve(node, gy):
@@ -1557,6 +1571,53 @@ def _solve(node, gy):
     if need_a:
         ga = -(gb.unsqueeze(-1) @ x.unsqueeze(-2)) if vector else -(gb @ x.mT)
     return ga, (gb if need_b else None)
+
+
+# ---------------------------------------------------------------------------- complex numbers' own ops
+
+def _view_as_real(node, gy):
+    return F.complex_ops.ViewAsComplex.apply(gy.contiguous())
+
+
+def _view_as_complex(node, gy):
+    return F.complex_ops.ViewAsReal.apply(gy)
+
+
+def _complex(node, gy):
+    need_re, need_im = node.needs_input_grad
+    return (gy.real if need_re else None), (gy.imag if need_im else None)
+
+
+def _polar(node, gy):
+    theta = node._inputs[1]
+    cos, sin = (theta.cos(), theta.sin()) if theta is not None else (_wrap(a) for a in node.saved[:2])
+    rr = _operand(node, 0, node.saved[3])
+    need_r, need_theta = node.needs_input_grad
+    g_r = gy.real * cos + gy.imag * sin if need_r else None
+    g_theta = (gy.imag * (rr * cos) - gy.real * (rr * sin)) if need_theta else None
+    return g_r, g_theta
+
+
+def _conj_rule(node, gy):
+    return _conj(gy)
+
+
+def _angle(node, gy):
+    z = _operand(node, 0, node.saved[0])
+    zero = _const(node.saved[0] == 0)
+    m2 = z.abs() ** 2
+    return _where(zero, 0, (gy / _where(zero, 1, m2)) * (z * 1j))
+
+
+def _sgn(node, gy):
+    z = _operand(node, 0, None) if node._inputs[0] is not None else None
+    a, s = node.saved
+    zero = _const(a == 0)
+    if z is not None:
+        s, a = z.sgn(), z.abs()
+    else:
+        s, a = _wrap(s), _wrap(a)
+    return _where(zero, 0, (gy - _conj(gy) * (s * s)) / (2 * _where(zero, 1, a)))
 
 
 DOUBLE = {
@@ -1594,6 +1655,9 @@ DOUBLE = {
     F.AffineGrid: _affine_grid, F.MaxUnpool: _max_unpool, F.Trilinear: _trilinear,
     F.MaskedScatter: _masked_scatter, F.Put: _put, F.FlashAttentionCpu: _flash_attention, OutputGrad: _output_grad,
     SmoothGrad: _smooth_grad,
+    F.complex_ops.ViewAsReal: _view_as_real, F.complex_ops.ViewAsComplex: _view_as_complex,
+    F.complex_ops.Complex: _complex, F.complex_ops.Polar: _polar, F.complex_ops.Conj: _conj_rule,
+    F.complex_ops.Angle: _angle, F.complex_ops.Sgn: _sgn,
 }
 
 
@@ -1606,6 +1670,7 @@ _READS_INPUTS = frozenset({
     F.VarMean,
     F.Logsumexp, F.Lerp, F.AddcOp, F.NativeGroupNorm, F.Abs, F.LogCumSumExp, F.Cross,
     F.AddProduct, F.Prelu, F.Dist, F.Cdist, F.EuclideanDist, F.Pdist, F.Renorm, F.Trilinear, F.FlashAttentionCpu,
+    F.complex_ops.Polar, F.complex_ops.Angle, F.complex_ops.Sgn,
 })
 
 
@@ -1676,6 +1741,12 @@ def _node_backward(node, gouts):
     rule = DOUBLE.get(type(node))
     if rule is None:
         raise _refused(node)
+    # a complex gradient through a complex-analytic op: its real rule on the conjugate, conjugated (as the first
+    # walk's autograd.function.holomorphic, here in recorded ops)
+    conjugated = getattr(type(node).backward, "holomorphic", False) and any(
+        g is not None and g._data.dtype.kind == "c" for g in gouts)
+    if conjugated:
+        gouts = [_conj(g) for g in gouts]
     me = get_ident()
     nested = me in _tensor._aten_scalars
     _tensor._aten_scalars.add(me)  # (a number in the rule's arithmetic is a Scalar, as in derivatives.yaml)
@@ -1684,7 +1755,12 @@ def _node_backward(node, gouts):
     finally:
         if not nested:
             _tensor._aten_scalars.discard(me)
-    return gins if gins.__class__ is tuple else (gins,)
+    gins = gins if gins.__class__ is tuple else (gins,)
+    return tuple(_conj(g) for g in gins) if conjugated else gins
+
+
+def _conj(g):
+    return F.complex_ops.Conj.apply(g) if g is not None and g._data.dtype.kind == "c" else g
 
 
 def _post_hooked(node, gins, gouts):
@@ -1799,7 +1875,7 @@ def _walk(roots, root_grads, retain_graph, capture):
             if tuple(g.shape) != tuple(inp._data.shape):
                 g = _graph.unbroadcast(g, inp._data.shape)  # the walk's one, on a Tensor: recorded
             if g._data.dtype != inp._data.dtype:
-                g = F.Cast.apply(g, inp._data.dtype)
+                g = _in_dtype_of(g, inp._data.dtype)
             arrive(inp, g)
         if not retain_graph:
             if node.saved is not None:

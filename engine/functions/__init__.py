@@ -25,6 +25,7 @@ from .arithmetic import (
     Trilinear,
 )
 from .attention import FlashAttentionCpu
+from .complex_ops import Angle, Complex, Conj, Polar, Sgn, ViewAsComplex, ViewAsReal
 from .conv import AdaptiveAvgPool, AdaptiveMaxPool, AvgPool, Convolution, ConvTranspose, Im2Col, MaxPool, Resample
 from .distance import Cdist, Dist, EuclideanDist, Pdist
 from .elementwise import (
@@ -119,6 +120,7 @@ from .shape import (
 )
 
 __all__ = [
+    "Angle", "Complex", "Conj", "Polar", "Sgn", "ViewAsComplex", "ViewAsReal",
     "Activation", "Glu", "Add", "AddcOp", "Lerp", "AddScaled", "Addmm", "Sub", "Mul", "Div", "DivRounded",
     "NotImplementedDerivative", "Pow", "Neg", "MatMul", "Einsum", "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp",
     "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where", "Rounding", "BinaryCrossEntropy", "Gelu",

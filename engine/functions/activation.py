@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, holomorphic
 from ..backend import xp_of
 from ..dtypes import scalar_name
+from ..errors import complex_refusal
 
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 _ONE_SIXTH = 0.1666666716337204  # PyTorch's hardsigmoid gradient multiplies by 1/6 as a float32, in float64 too
@@ -129,19 +130,34 @@ def elu_params(kind: str, alpha: float = 1.0) -> tuple:
     return (alpha, 1.0, 1.0)
 
 
+_COMPLEX_OK = frozenset({"silu"})  # (F.silu refuses its gradient, as PyTorch's)
+_COMPLEX_KERNELS = {"hardtanh": None, "hardsigmoid": "hardsigmoid_{}", "nan_to_num": "nan_to_num"}
+
+
 class Activation(Function):
     """An activation of the :data:`ACTIVATIONS` table (``op=`` its name, ``params=`` its numbers)."""
 
     raw = True
+    complex_ok = True  # (the rows in _COMPLEX_OK; the others refuse a complex tensor, in PyTorch's words)
 
     def backward_name(self):
         return ACTIVATIONS[self.op][0]
+
+    @classmethod
+    def complex_error(cls, dtype, kwargs, device):
+        op = kwargs.get("op")
+        kernel = _COMPLEX_KERNELS.get(op, _KERNELS.get(op, f"{op}_{{}}"))
+        if kernel is None:  # (PyTorch's hardtanh is a clamp)
+            return NotImplementedError("clamp is not supported for complex types")
+        return complex_refusal(kernel.format(device), dtype)
 
     @staticmethod
     def forward(ctx, x, op, params=()):
         if x.dtype.kind not in "fc" and op not in _INTEGER_OK:  # PyTorch has no integer kernel for it
             kernel = _KERNELS.get(op, op + "_{}").format("cpu" if x.__class__ is np.ndarray else "cuda")
             raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(x.dtype)}\'')
+        if x.dtype.kind == "c" and op not in _COMPLEX_OK:
+            raise Activation.complex_error(x.dtype, {"op": op}, "cpu" if x.__class__ is np.ndarray else "cuda")
         ctx.op = op
         ctx.params = params
         ctx.op_label = ACTIVATIONS[op][0][:-len("Backward0")]  # the graph panel's name: Silu, LeakyRelu, ...
@@ -152,6 +168,7 @@ class Activation(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         x = ctx.saved[0]
         g = ACTIVATIONS[ctx.op][2](ArrayMath(xp_of(gy)), gy, x, *ctx.params)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _capture, _cublas
 from .. import kernels as _kernels
 from .. import threads as _threads
-from ..autograd.function import Function
+from ..autograd.function import Function, holomorphic
 from ..backend import xp_of
 from ..dtypes import from_numpy_dtype, promote
 from ..errors import expanded_shape, product_dtypes_error, raise_broadcast_error, same_dtype_error, shapes_error
@@ -17,6 +17,7 @@ from ..errors import expanded_shape, product_dtypes_error, raise_broadcast_error
 
 class Add(Function):
     raw = True
+    complex_ok = True
     backward_name = "AddBackward0"
     scalar_edges = True  # a number is an edge: PyTorch wraps it in a tensor (Function.nondiff)
 
@@ -33,6 +34,7 @@ class Add(Function):
 
 class Sub(Function):
     raw = True
+    complex_ok = True
     backward_name = "SubBackward0"
     scalar_edges = True
 
@@ -49,6 +51,7 @@ class Sub(Function):
 
 class Mul(Function):
     raw = True
+    complex_ok = True
     backward_name = "MulBackward0"
     scalar_edges = True
     saved_uses = ((1,), (0,))  # a is read for b's gradient, b for a's
@@ -61,6 +64,7 @@ class Mul(Function):
         return a * b
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
@@ -69,6 +73,7 @@ class Mul(Function):
 
 class Div(Function):
     raw = True
+    complex_ok = True
     backward_name = "DivBackward0"
     scalar_edges = True
     saved_uses = ((1,), None)  # a is read for b's gradient only
@@ -80,6 +85,7 @@ class Div(Function):
         return a / b
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
@@ -141,6 +147,7 @@ class AddScaled(Function):
     ``k`` times) the output's. The values are those of ``b * k`` then the sum, in their result dtypes."""
 
     raw = True
+    complex_ok = True
     edge_args = 2  # a and b (a number b included); alpha is a Scalar argument of PyTorch's schema
 
     def backward_name(self):
@@ -158,6 +165,7 @@ class AddScaled(Function):
         return Sub.forward(ctx, a, b) if subtract else Add.forward(ctx, a, b)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         alpha, subtract = ctx.meta
         need_b = ctx.needs_input_grad[1]
@@ -181,6 +189,7 @@ class Lerp(Function):
     weight`` and ``grad * (end - self)``."""
 
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return "LerpBackward1" if self.meta else "LerpBackward0"
@@ -197,6 +206,7 @@ class Lerp(Function):
         return a + w * diff if abs(w) < 0.5 else b - diff * (1 - w)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         a, b, w = ctx.saved
         need_a, need_b, need_w = ctx.needs_input_grad
@@ -211,6 +221,7 @@ class AddcOp(Function):
     / (t2 * t2))``."""
 
     raw = True
+    complex_ok = True
     edge_args = 3
 
     def backward_name(self):
@@ -225,6 +236,7 @@ class AddcOp(Function):
         return a + value * t1 / t2 if divide else a + value * t1 * t2
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         t1, t2 = ctx.saved
         divide, value = ctx.meta
@@ -258,6 +270,7 @@ def power(a, b):
 
 class Pow(Function):
     raw = True
+    complex_ok = True
     saved_uses = (None, (0,), (1,))  # the output is read for the exponent's gradient only
     number_exponent = True  # False where the exponent is an array (the name must outlive .saved, freed by backward)
 
@@ -279,6 +292,7 @@ class Pow(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         a, b, out = ctx.saved
         need_a, need_b = ctx.needs_input_grad
@@ -301,6 +315,7 @@ class Pow(Function):
 
 class Neg(Function):
     raw = True
+    complex_ok = True
     backward_name = "NegBackward0"
 
     @staticmethod
@@ -328,6 +343,7 @@ class MatMul(Function):
     """``a @ b`` with NumPy's rules: 1-D operands, and broadcast batch dimensions."""
 
     raw = True
+    complex_ok = True
     dims = (2, 2)  # the operands' dimensions where they are not both 2 (the name must outlive .saved)
     saved_uses = ((1,), (0,))  # a is read for b's gradient, b for a's
 
@@ -364,6 +380,7 @@ class MatMul(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         a, b = ctx.saved
         need_a, need_b = ctx.needs_input_grad
@@ -405,6 +422,7 @@ class Addmm(Function):
     ``beta=0`` the bias is not read (its NaN do not pass). The three must share a dtype (PyTorch's refusals)."""
 
     raw = True
+    complex_ok = True
     backward_name = "AddmmBackward0"
     saved_uses = ((2,), (1,))  # m1 is read for m2's gradient, m2 for m1's
 
@@ -440,6 +458,7 @@ class Addmm(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         m1, m2 = ctx.saved
         beta, alpha = ctx.meta
@@ -473,6 +492,7 @@ class AddProduct(Function):
     gradients are PyTorch's formulas (derivatives.yaml); the walk sums ``input``'s back to its shape."""
 
     raw = True
+    complex_ok = True
     saved_uses = ((2,), (1,))  # each factor is read for the other's gradient
 
     def backward_name(self):
@@ -492,6 +512,7 @@ class AddProduct(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         a, b = ctx.saved
         kind, beta, alpha = ctx.meta
@@ -527,6 +548,7 @@ class Einsum(Function):
     the forward), and put on the diagonal where it repeats one (``'ii->i'``)."""
 
     raw = True
+    complex_ok = True
     backward_name = "EinsumBackward0"  # PyTorch's einsum records the nodes of what it is made of; this is one
 
     @staticmethod
@@ -538,6 +560,7 @@ class Einsum(Function):
         return _einsum(xp_of(arrays[0]), equation, arrays)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         arrays = ctx.saved
         lhs, out = ctx.meta.split("->")
@@ -592,6 +615,7 @@ class Cross(Function):
     (PyTorch's formulas; the walk sums each back over what was broadcast)."""
 
     raw = True
+    complex_ok = True
     backward_name = "LinalgCrossBackward0"
     saved_uses = ((1,), (0,))
 
@@ -604,6 +628,7 @@ class Cross(Function):
         return cross3(a, b, dim)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         a, b = ctx.saved
         dim = ctx.meta

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, complex_words
 from ..backend import xp_of
+from ..dtypes import scalar_name
 from .reduction import vector_norm, vector_norm_grad
 
 
@@ -57,6 +58,8 @@ class Cdist(Function):
     every pair (batch dimensions broadcast); one ``CdistBackward0``."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: RuntimeError(
+        f"cdist only supports floating-point dtypes, X1 got: {scalar_name(dtype)}"))
     backward_name = "CdistBackward0"
 
     @staticmethod

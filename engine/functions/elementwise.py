@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as _kernels
-from ..autograd.function import Function
+from ..autograd.function import Function, complex_words, holomorphic
 from ..backend import xp_of
 from ..dtypes import promote, result_type, scalar_name
-from ..errors import raise_broadcast_error
+from ..errors import complex_refusal, raise_broadcast_error
 from . import bessel as _bessel
 from . import special as _special
 from .loss import scaled_loss_grads
@@ -16,6 +16,7 @@ from .loss import scaled_loss_grads
 
 class Exp(Function):
     raw = True
+    complex_ok = True
     backward_name = "ExpBackward0"
 
     @staticmethod
@@ -25,12 +26,14 @@ class Exp(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         return gy * ctx.saved[0]
 
 
 class Sin(Function):
     raw = True
+    complex_ok = True
     backward_name = "SinBackward0"
 
     @staticmethod
@@ -39,12 +42,14 @@ class Sin(Function):
         return xp_of(x).sin(x)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         return gy * xp_of(gy).cos(ctx.saved[0])
 
 
 class Cos(Function):
     raw = True
+    complex_ok = True
     backward_name = "CosBackward0"
 
     @staticmethod
@@ -53,12 +58,14 @@ class Cos(Function):
         return xp_of(x).cos(x)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         return -gy * xp_of(gy).sin(ctx.saved[0])
 
 
 class Log(Function):
     raw = True
+    complex_ok = True
     backward_name = "LogBackward0"
 
     @staticmethod
@@ -67,12 +74,16 @@ class Log(Function):
         return xp_of(x).log(x)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         return gy / ctx.saved[0]
 
 
 class Abs(Function):
+    """``|x|``; of a complex tensor the modulus (real), whose gradient is ``g sgn(z)`` (``z / |z|``, 0 at 0)."""
+
     raw = True
+    complex_ok = True
     backward_name = "AbsBackward0"
 
     @staticmethod
@@ -83,11 +94,17 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, gy):
         x = ctx.saved[0]
-        return gy * xp_of(x).sign(x)
+        xp = xp_of(x)
+        if x.dtype.kind == "c":
+            m = abs(x)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return xp.where(m == 0, x.dtype.type(0), gy * (x / m)).astype(x.dtype, copy=False)
+        return gy * xp.sign(x)
 
 
 class Sqrt(Function):
     raw = True
+    complex_ok = True
     backward_name = "SqrtBackward0"
 
     @staticmethod
@@ -97,12 +114,14 @@ class Sqrt(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         return gy / (2 * ctx.saved[0])
 
 
 class Sigmoid(Function):
     raw = True
+    complex_ok = True
     backward_name = "SigmoidBackward0"
 
     @staticmethod
@@ -113,6 +132,7 @@ class Sigmoid(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         out = ctx.saved[0]
         return gy * out * (1 - out)
@@ -120,6 +140,7 @@ class Sigmoid(Function):
 
 class Tanh(Function):
     raw = True
+    complex_ok = True
     backward_name = "TanhBackward0"
 
     @staticmethod
@@ -129,15 +150,22 @@ class Tanh(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         out = ctx.saved[0]
         return gy * (1 - out * out)
+
+
+# PyTorch's ReLU and hardtanh are clamps, and refuse complex numbers as one
+_CLAMP_REFUSAL = complex_words(lambda dtype, kwargs, device: NotImplementedError(
+    "clamp is not supported for complex types"))
 
 
 class Clamp(Function):
     """``clamp(min, max)``; the gradient passes where ``min <= x <= max``, as in PyTorch."""
 
     raw = True
+    complex_error = _CLAMP_REFUSAL
 
     def backward_name(self):  # PyTorch's overloads: tensor bounds (0), number bounds (1)
         lo, hi = self.bounds
@@ -173,6 +201,7 @@ class ClampTensors(Function):
     a learned bound learns). The result is in PyTorch's dtype of the three."""
 
     raw = True
+    complex_error = _CLAMP_REFUSAL
     backward_name = "ClampBackward0"
     edge_args = 3  # x, min, max: PyTorch's three, a bound that is None or a number included
 
@@ -209,6 +238,7 @@ def clamp_masks(x, lo, hi, needs):
 
 class ReLU(Function):
     raw = True
+    complex_error = _CLAMP_REFUSAL
     backward_name = "ReluBackward0"
 
     @staticmethod
@@ -228,6 +258,8 @@ class Maximum(Function):
     the NaN of ``grad * 0``, and where a NaN makes no comparison true both inputs get the gradient)."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: RuntimeError(
+        f"{kwargs.get('mode', 'max')}imum not implemented for complex tensors."))
 
     def backward_name(self):
         return "MaximumBackward0" if self.mode == "max" else "MinimumBackward0"
@@ -257,6 +289,7 @@ class Maximum(Function):
 
 class Where(Function):
     raw = True
+    complex_ok = True
     backward_name = "WhereBackward0"
     nondiff = (0,)  # the condition is no edge of PyTorch's node; a number is (wrapped in a tensor)
     scalar_edges = True
@@ -285,6 +318,16 @@ class Where(Function):
         )
 
 
+def _rounding_refusal(mode, dtype, device):
+    """PyTorch's words where a rounding op meets complex numbers."""
+    if mode == "sign":
+        return NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                   "torch.sgn instead.")
+    if mode == "round":
+        return complex_refusal(f"round_vml_{device}", dtype)
+    return NotImplementedError(f"{mode} is not supported for complex inputs")
+
+
 _ROUNDING_NAMES = {"floor": "FloorBackward0", "ceil": "CeilBackward0", "round": "RoundBackward0",
                    "trunc": "TruncBackward0", "sign": "SignBackward0"}
 
@@ -295,6 +338,8 @@ class Rounding(Function):
     they are (copied; ``sign`` of an integer is the integer's sign), in their own dtype."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: _rounding_refusal(kwargs.get("mode", "floor"), dtype,
+                                                                              device))
 
     def backward_name(self):
         return _ROUNDING_NAMES[self.mode]
@@ -371,6 +416,7 @@ class Gelu(Function):
     backward, each one pass over the array (engine/kernels.py)."""
 
     raw = True
+    complex_name = "GeluKernelImpl"
     backward_name = "GeluBackward0"
 
     @staticmethod
@@ -538,16 +584,40 @@ _READS_OUT = frozenset({"expm1", "exp2", "rsqrt", "reciprocal", "tan", "erfinv",
 _READS_NONE = frozenset({"frac", "deg2rad", "rad2deg", "angle"})
 
 
+# the rows of UNARY that are complex-analytic where PyTorch takes complex tensors: their real formulas give the
+# complex gradient (autograd.function.holomorphic)
+_COMPLEX_UNARY = frozenset(("log1p", "expm1", "log2", "log10", "exp2", "rsqrt", "reciprocal", "tan", "sinh", "cosh",
+                            "asin", "acos", "atan", "asinh", "acosh", "atanh", "sinc"))
+
+
+def _unary_complex_refusal(op, x):
+    """PyTorch's words where a row of UNARY meets complex numbers: its kernel's name (``erf_vml_cpu``)."""
+    if op in ("deg2rad", "rad2deg"):
+        return RuntimeError(f"{op} is not supported for complex tensors.")
+    if op in ("digamma", "trigamma") or op.startswith("polygamma"):
+        return complex_refusal("digamma" if op == "digamma" else "trigamma" if op == "polygamma1" else "polygamma",
+                               x.dtype)
+    name = _VML_KERNELS.get(op, op)
+    return complex_refusal(f"{name}_{'cpu' if x.__class__ is np.ndarray else 'cuda'}", x.dtype)
+
+
+_VML_KERNELS = {"erf": "erf_vml", "erfc": "erfc_vml", "erfinv": "erfinv_vml", "lgamma": "lgamma_vml",
+                "i0": "i0_vml"}
+
+
 class Unary(Function):
     """An elementwise function of one tensor from the :data:`UNARY` table (``op=`` its name)."""
 
     raw = True
+    complex_ok = True  # (the rows in _COMPLEX_UNARY; the others refuse a complex tensor in forward)
 
     def backward_name(self):
         return UNARY[self.op][0]
 
     @staticmethod
     def forward(ctx, x, op):
+        if x.dtype.kind == "c" and op not in _COMPLEX_UNARY:
+            raise _unary_complex_refusal(op, x)
         ctx.op = op
         ctx.op_label = UNARY[op][0][:-len("Backward0")]  # the graph panel's name: Log1P, Rsqrt, LogSigmoid, ...
         out = UNARY[op][1](xp_of(x), x)
@@ -560,6 +630,7 @@ class Unary(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         x, out = ctx.saved
         return UNARY[ctx.op][2](xp_of(gy), gy, x, out)
@@ -692,6 +763,9 @@ class Binary(Function):
     """An elementwise function of two operands from the :data:`BINARY` table (``op=`` its name)."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: RuntimeError(
+        f"{kwargs['op']} not implemented for complex tensors.") if kwargs.get("op") in ("fmax", "fmin")
+        else complex_refusal(f"{kwargs.get('op')}_{device}", dtype))
 
     def backward_name(self):
         return BINARY[self.op][0]

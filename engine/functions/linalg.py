@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, holomorphic
 from ..backend import xp_of
 
 
@@ -20,7 +20,21 @@ def check_square(a, fn: str) -> None:
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"linalg.{fn}: A must be batches of square matrices, but they are {a.shape[-2]} by "
                            f"{a.shape[-1]} matrices")
-    if not a.dtype.is_floating_point:
+    check_floating(a, fn)
+
+
+# the ops of this module that take complex matrices (each complex-analytic, or conjugated where it is not)
+_COMPLEX_OK = frozenset(("inv", "det", "slogdet", "solve"))
+
+
+def check_floating(a, fn: str) -> None:
+    """PyTorch's refusal of an integer ``a`` (a Tensor) for ``linalg.<fn>``; a complex one is taken by the ops of
+    :data:`_COMPLEX_OK` and refused by name by the others, which PyTorch has and the engine has not yet."""
+    if a.dtype.is_complex:
+        if fn not in _COMPLEX_OK:
+            raise NotImplementedError(f"linalg.{fn}: the engine's takes real matrices only (of complex ones it has "
+                                      f"{', '.join(sorted(_COMPLEX_OK))})")
+    elif not a.dtype.is_floating_point:
         raise RuntimeError(f"linalg.{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{a.dtype.legacy_name[:-6]}")
 
@@ -36,6 +50,7 @@ def _lapack(fn, name):
 
 class Inverse(Function):
     raw = True
+    complex_ok = True
     backward_name = "LinalgInvExBackward0"
 
     @staticmethod
@@ -45,6 +60,7 @@ class Inverse(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         inv_t = _mT(ctx.saved[0])
         return -(inv_t @ gy @ inv_t)
@@ -56,6 +72,7 @@ class Det(Function):
     A^-T`` has no inverse to use there)."""
 
     raw = True
+    complex_ok = True
     backward_name = "LinalgDetBackward0"
 
     @staticmethod
@@ -64,9 +81,13 @@ class Det(Function):
         return xp_of(a).linalg.det(a)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         a = ctx.saved[0]
         xp = xp_of(gy)
+        if a.dtype.kind == "c":  # (the adjugate as det(A) A^-1: the SVD's form below is a real matrix's)
+            return gy[..., None, None] * _mT(xp.linalg.det(a)[..., None, None] * _lapack(lambda: xp.linalg.inv(a),
+                                                                                         "det"))
         u, s, vt = xp.linalg.svd(a)
         n = s.shape[-1]
         others = xp.stack([xp.prod(s[..., [j for j in range(n) if j != i]], axis=-1) for i in range(n)], axis=-1)
@@ -79,6 +100,7 @@ class LogAbsDet(Function):
     """``log |det A|`` (the second of ``slogdet``); its gradient ``g A^-T``."""
 
     raw = True
+    complex_ok = True
     backward_name = "LinalgSlogdetBackward0"
 
     @staticmethod
@@ -89,15 +111,17 @@ class LogAbsDet(Function):
         return logabs
 
     @staticmethod
-    def backward(ctx, gy):
+    def backward(ctx, gy):  # (of a complex A: g A^-H, log |det| being real)
         a = ctx.saved[0]
-        return gy[..., None, None] * _mT(_lapack(lambda: xp_of(a).linalg.inv(a), "slogdet"))
+        inv = _lapack(lambda: xp_of(a).linalg.inv(a), "slogdet")
+        return gy[..., None, None] * _mT(inv.conj() if inv.dtype.kind == "c" else inv)
 
 
 class Solve(Function):
     """``X`` with ``A X = B`` (``B`` a batch of vectors or matrices); ``gB = A^-T G``, ``gA = -gB X^T``."""
 
     raw = True
+    complex_ok = True
     backward_name = "LinalgSolveExBackward0"
 
     @staticmethod
@@ -115,6 +139,7 @@ class Solve(Function):
         return out[..., 0] if vector else out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         a, x = ctx.saved
         xp = xp_of(gy)

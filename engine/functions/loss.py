@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, complex_words
 from ..backend import xp_of
 from ..dtypes import promote
+from ..errors import complex_refusal
 
 
 class MseLoss(Function):
@@ -19,6 +20,7 @@ class MseLoss(Function):
     them, so a write to either after the forward is refused at backward."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: complex_refusal(f"mse_{device}", dtype))
     backward_name = "MseLossBackward0"
 
     @staticmethod

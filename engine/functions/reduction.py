@@ -8,8 +8,9 @@ import warnings
 import numpy as np
 
 from .. import kernels
-from ..autograd.function import Function, apply_several
+from ..autograd.function import Function, apply_several, complex_words, holomorphic
 from ..backend import fill, xp_of
+from ..errors import complex_refusal
 
 
 def _axes(dim, ndim):
@@ -61,6 +62,7 @@ def _expand_back(gy, shape, axes, keepdim):
 
 class Sum(Function):
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return "SumBackward0" if self.meta[1] is None else "SumBackward1"
@@ -87,6 +89,8 @@ class Nansum(Function):
     ``NansumBackward0``; the gradient of a NaN element is 0, the others' the sum's."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: RuntimeError(
+        f"nansum on {device.upper()} does not support complex inputs"))
     backward_name = "NansumBackward0"
 
     @staticmethod
@@ -107,6 +111,7 @@ class Nansum(Function):
 
 class Mean(Function):
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return "MeanBackward0" if self.meta[1] is None else "MeanBackward1"
@@ -152,6 +157,8 @@ class MaxMin(Function):
     the gradient evenly, and a NaN result's gradient goes evenly to the NaNs, as in PyTorch."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: complex_refusal(f"{kwargs.get('mode', 'max')}_all",
+                                                                                dtype))
 
     def backward_name(self):  # all elements: PyTorch's second overload
         return _EVENLY_NAMES[self.mode]
@@ -179,6 +186,8 @@ class MaxMinDim(Function):
     """Values of max (or min) along ``dim``; the gradient goes to the index that was picked."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: RuntimeError(
+        f"{kwargs.get('mode', 'max')}(): does not support complex input"))
 
     def backward_name(self):
         return "MaxBackward0" if self.mode == "max" else "MinBackward0"
@@ -215,6 +224,8 @@ class Softmax(Function):
     ``out * (gy - sum(gy * out))``, or ``gy - exp(out) * sum(gy)``."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: complex_refusal(
+        "log_softmax_kernel_impl" if kwargs.get("log") else "softmax_kernel_impl", dtype))
 
     def backward_name(self):
         return "LogSoftmaxBackward0" if self.log else "SafeSoftmaxBackward0" if self.safe else "SoftmaxBackward0"
@@ -269,6 +280,7 @@ class NativeLayerNorm(Function):
     gradients summed over the samples."""
 
     raw = True
+    complex_name = "LayerNormKernelImpl"
     edge_args = 3  # input, weight, bias: PyTorch's three, an absent one an empty edge
     backward_name = "NativeLayerNormBackward0"
 
@@ -431,6 +443,7 @@ class AMinMax(Function):
     :class:`AMaxMin`'s (zeros for an output no path used)."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: complex_refusal(f"aminmax_{device}", dtype))
     apply = classmethod(apply_several)
     backward_name = "AminmaxBackward0"
 
@@ -561,6 +574,7 @@ class Prod(Function):
     the exact gradient where ``out / x`` would divide by it."""
 
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return "ProdBackward0" if self.dim is None else "ProdBackward1"
@@ -576,6 +590,7 @@ class Prod(Function):
         return x.prod(axis=dim, keepdims=keepdim, dtype=x.dtype)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         x = ctx.saved[0]
         xp = xp_of(gy)
@@ -684,6 +699,8 @@ class AMaxMin(Function):
     PyTorch's (``max(dim)``'s gradient goes to the one index it returns)."""
 
     raw = True
+    complex_error = complex_words(lambda dtype, kwargs, device: complex_refusal(
+        f"{kwargs.get('mode', 'max')}_values_{device}", dtype))
 
     def backward_name(self):
         return "AmaxBackward0" if self.mode == "max" else "AminBackward0"

@@ -8,12 +8,13 @@ import math
 import numpy as np
 
 from .. import _layouts, dtypes, kernels
-from ..autograd.function import Function, apply_several
+from ..autograd.function import Function, apply_several, holomorphic
 from ..backend import device_of_array, to_device_array, xp_of
 
 
 class Reshape(Function):
     raw = True
+    complex_ok = True
     backward_name = "ViewBackward0"
 
     @staticmethod
@@ -82,6 +83,7 @@ def views_as(arr, shape) -> bool:
 
 class Transpose(Function):
     raw = True
+    complex_ok = True
     backward_name = "TransposeBackward0"
 
     @staticmethod
@@ -96,6 +98,7 @@ class Transpose(Function):
 
 class Permute(Function):
     raw = True
+    complex_ok = True
     backward_name = "PermuteBackward0"
 
     @staticmethod
@@ -112,6 +115,7 @@ class Expand(Function):
     """A broadcast view; its gradient is summed back by the walk's one unbroadcast."""
 
     raw = True
+    complex_ok = True
     backward_name = "ExpandBackward0"
 
     @staticmethod
@@ -141,6 +145,7 @@ class Take(Function):
     (an entry taken twice gets both)."""
 
     raw = True
+    complex_ok = True
     backward_name = "TakeBackward0"
 
     @staticmethod
@@ -163,6 +168,7 @@ class DiagEmbed(Function):
     backward takes those diagonals of the gradient."""
 
     raw = True
+    complex_ok = True
     backward_name = "DiagEmbedBackward0"
 
     @staticmethod
@@ -184,6 +190,7 @@ class Diagonal(Function):
     ``diag``)."""
 
     raw = True
+    complex_ok = True
     backward_name = "DiagonalBackward0"
 
     @staticmethod
@@ -275,6 +282,7 @@ class AsStrided(Function):
     keeps the two geometries only; the places are worked out by the backward (:func:`strided_places`)."""
 
     raw = True
+    complex_ok = True
 
     @staticmethod
     def forward(ctx, x, size, stride, offset, name="AsStridedBackward0"):
@@ -408,6 +416,7 @@ def index_backward_name(shape, index) -> str:
 
 class GetItem(Function):
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         shape, _, index = self.meta
@@ -568,6 +577,7 @@ class WriteView(Function):
     itself."""
 
     raw = True
+    complex_ok = True
     backward_name = "CopySlices"
     op_label = "CopySlices"  # the graph panel's name, as PyTorch's
 
@@ -598,6 +608,7 @@ class SetItem(Function):
     gradient, as PyTorch's)."""
 
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return self.node_name
@@ -640,6 +651,7 @@ class IndexAdd(Function):
     ``scatter_add`` and ``index_add``; the value's gradient is the output's at its places."""
 
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return self.node_name
@@ -756,6 +768,7 @@ class Flip(Function):
     the old order."""
 
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return "FlipBackward0" if self.shift is None else "RollBackward0"
@@ -812,6 +825,7 @@ class Triangle(Function):
     gradient passes where the values did (a causal mask: ``torch.tril(torch.ones(T, T))``)."""
 
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return "TrilBackward0" if self.meta[0] == "lower" else "TriuBackward0"
@@ -839,6 +853,7 @@ class Cumsum(Function):
     """The running sum along ``dim``; its gradient is the running sum of the gradient from the other end."""
 
     raw = True
+    complex_ok = True
     backward_name = "CumsumBackward0"
 
     @staticmethod
@@ -912,6 +927,7 @@ class Rearrange(Function):
     the gradient back with the inverse op, itself a Rearrange (second derivatives are recorded)."""
 
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return REARRANGE[self.op][0]
@@ -935,6 +951,7 @@ class BlockDiag(Function):
     block of the output's, in its shape and dtype."""
 
     raw = True
+    complex_ok = True
     backward_name = "BlockDiagBackward0"
 
     @staticmethod
@@ -1058,6 +1075,7 @@ class MaskedScatter(Function):
     mask is false, and to ``source`` the output's at the masked places, in order, zeros past them."""
 
     raw = True
+    complex_ok = True
     backward_name = "MaskedScatterBackward0"
     nondiff = (1,)
 
@@ -1093,6 +1111,7 @@ class Put(Function):
     zero at the written places (not when accumulating), and to ``source`` the output's at ``index``."""
 
     raw = True
+    complex_ok = True
     backward_name = "PutBackward0"
     nondiff = (1,)
 
@@ -1188,6 +1207,7 @@ class Cumprod(Function):
     PyTorch's."""
 
     raw = True
+    complex_ok = True
     backward_name = "CumprodBackward0"
 
     @staticmethod
@@ -1199,6 +1219,7 @@ class Cumprod(Function):
         return xp_of(x).cumprod(x, axis=dim)
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         x = xp_of(gy).moveaxis(ctx.saved[0], ctx.meta, -1)
         g = xp_of(gy).moveaxis(gy, ctx.meta, -1)
@@ -1219,6 +1240,7 @@ class Clone(Function):
     """A copy, laid out as ``fmt`` says (engine._layouts: row-major, a dense input's own strides, channels last)."""
 
     raw = True
+    complex_ok = True
     backward_name = "CloneBackward0"
 
     @staticmethod
@@ -1232,20 +1254,22 @@ class Clone(Function):
 
 class Cast(Function):
     raw = True
+    complex_ok = True
     backward_name = "ToCopyBackward0"
 
     @staticmethod
     def forward(ctx, x, np_dtype):
         ctx.src = x.dtype
-        return x.astype(np_dtype)
+        return dtypes.real_part_for(x, np_dtype).astype(np_dtype)
 
     @staticmethod
-    def backward(ctx, gy):
-        return gy.astype(ctx.src) if ctx.src.kind == "f" else None
+    def backward(ctx, gy):  # (a complex tensor cast to a real dtype: the real part's gradient, complex again)
+        return dtypes.cast_gradient(gy, ctx.src) if ctx.src.kind in "fc" else None
 
 
 class ToDevice(Function):
     raw = True
+    complex_ok = True
     backward_name = "ToCopyBackward0"
 
     @staticmethod
@@ -1256,7 +1280,7 @@ class ToDevice(Function):
     @staticmethod
     def backward(ctx, gy):
         dev, dtype = ctx.src
-        return to_device_array(gy, dev, dtype=dtype) if dtype.kind == "f" else None
+        return to_device_array(dtypes.cast_gradient(gy, dtype), dev) if dtype.kind in "fc" else None
 
 
 class CopyFrom(Function):
@@ -1265,6 +1289,7 @@ class CopyFrom(Function):
     ``src``'s the gradient moved back to its device and dtype (the walk sums it to its shape)."""
 
     raw = True
+    complex_ok = True
     backward_name = "torch::autograd::CopyBackwards"
 
     @staticmethod
@@ -1280,7 +1305,7 @@ class CopyFrom(Function):
         shape, dest_dtype = ctx.dest
         need_dest, need_src = ctx.needs_input_grad[:2]
         return ((xp_of(gy).zeros(shape, dtype=dest_dtype) if need_dest else None),
-                (to_device_array(gy, dev, dtype=dtype) if need_src and dtype.kind in "fc" else None))
+                (to_device_array(dtypes.cast_gradient(gy, dtype), dev) if need_src and dtype.kind in "fc" else None))
 
 
 def _join_dim(dim, nd):
@@ -1306,6 +1331,7 @@ class Stack(Function):
     slice, in its tensor's own dtype."""
 
     raw = True
+    complex_ok = True
     backward_name = "StackBackward0"
 
     @staticmethod
@@ -1334,6 +1360,7 @@ class Cat(Function):
     tensors of more dimensions, as PyTorch's legacy rule. Each gradient is its piece, in its tensor's dtype."""
 
     raw = True
+    complex_ok = True
     backward_name = "CatBackward0"
 
     @staticmethod
@@ -1383,6 +1410,7 @@ class Split(Function):
     ``unsafe_`` forms made it (``UnsafeSplitBackward0``: PyTorch leaves that to the caller)."""
 
     raw = True
+    complex_ok = True
     apply = classmethod(apply_several)
 
     def backward_name(self):
@@ -1434,6 +1462,7 @@ class TakeAlong(Function):
     ``gather`` gets both). A 0-d input is its own pick."""
 
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return self.op_name
@@ -1474,6 +1503,7 @@ class ConstantPad(Function):
     part. The gradient is the output's over the kept part, 0 over what was cropped."""
 
     raw = True
+    complex_ok = True
     backward_name = "ConstantPadNdBackward0"
 
     @staticmethod
@@ -1508,6 +1538,7 @@ class Repeat(Function):
     dimensions add leading ones); the gradient sums the tiles back."""
 
     raw = True
+    complex_ok = True
     backward_name = "RepeatBackward0"
 
     @staticmethod
@@ -1528,6 +1559,7 @@ class Trace(Function):
     the diagonal, 0 elsewhere."""
 
     raw = True
+    complex_ok = True
     backward_name = "TraceBackward0"
 
     @staticmethod
@@ -1550,6 +1582,7 @@ class Pad(Function):
     through a scatter."""
 
     raw = True
+    complex_ok = True
 
     def backward_name(self):
         return self.op_name

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _deferred, creation, dtypes
 from ..autograd import is_grad_enabled, no_grad
 from ..backend import to_host, xp_of
-from ..errors import broadcast_error
+from ..errors import broadcast_error, complex_refusal
 from ..functions import (
     Addmm,
     BinaryCrossEntropy,
@@ -206,6 +206,8 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     check_dropout_probability(p)
     if not training or p == 0:
         return input
+    if input.is_complex():  # (PyTorch draws its mask in the input's dtype, and has no complex Bernoulli)
+        raise complex_refusal("bernoulli_scalar_cpu_" if input.is_cpu else "bernoulli_scalar_cuda_", input.dtype.np)
     if p == 1:
         scale = creation.zeros_like(input)
     else:
@@ -394,7 +396,10 @@ def _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale, e
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """``x * sigmoid(x)`` (the swish), one ``SiluBackward0``."""
+    """``x * sigmoid(x)`` (the swish), one ``SiluBackward0``; of complex numbers too, but, as PyTorch's, without a
+    gradient."""
+    if input.is_complex() and input.requires_grad and is_grad_enabled():
+        raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
     return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="silu"))
 
 

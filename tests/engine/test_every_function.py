@@ -20,8 +20,21 @@ def _x(requires_grad, shape=(2, 3), low=0.2):
     return engine.tensor(rng.uniform(low, 1.5, shape), requires_grad=requires_grad)
 
 
+def _z(requires_grad, shape=(2, 3)):
+    rng = np.random.default_rng(8)
+    return engine.tensor(rng.uniform(0.2, 1.5, shape) + 1j * rng.uniform(-1.0, 1.0, shape),
+                         requires_grad=requires_grad)
+
+
 # name -> (positional arguments as a function of requires_grad, keyword arguments)
 EXAMPLES = {
+    "ViewAsReal": (lambda g: (_z(g),), {}),
+    "ViewAsComplex": (lambda g: (_x(g, (2, 3, 2)),), {}),
+    "Complex": (lambda g: (_x(g), _x(g, (3,))), {}),
+    "Polar": (lambda g: (_x(g), _x(g, low=-1.0)), {}),
+    "Conj": (lambda g: (_z(g),), {"physical": True}),
+    "Angle": (lambda g: (_z(g),), {}),
+    "Sgn": (lambda g: (_z(g),), {}),
     "Add": (lambda g: (_x(g), _x(g)), {}),
     "Activation": (lambda g: (_x(g, low=-1.0),), {"op": "elu", "params": (0.5, 1.2, 0.8)}),
     "AddScaled": (lambda g: (_x(g), _x(g), -0.5), {"subtract": True}),
@@ -191,6 +204,8 @@ def test_recorded_unrecorded_and_no_grad_give_the_same_values(name):
             first.sum().backward()
     elif first.dtype.is_floating_point:
         first.sum().backward()  # the recorded graph runs back
+    elif first.dtype.is_complex:
+        first.abs().sum().backward()
 
 
 def test_cat_without_a_graph():
