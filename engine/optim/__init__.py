@@ -294,6 +294,8 @@ class Adafactor(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                if p.is_complex():
+                    raise RuntimeError("Adafactor does not support complex parameters")
                 w, g = p._data, p.grad._data
                 if group["maximize"]:
                     g = -g

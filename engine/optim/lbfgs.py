@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..autograd._writes import wrote as _wrote
 from ..backend import xp_of
+from ..functions.complex_ops import as_real
 from .optimizer import Optimizer, _closure_loss
 
 __all__ = ["LBFGS"]
@@ -105,6 +106,11 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
     return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], ls_func_evals
 
 
+def _parts(array):
+    """A complex array as its parts (a real view of one more dimension); any other as it is."""
+    return as_real(array) if array.dtype.kind == "c" else array
+
+
 class LBFGS(Optimizer):
     """L-BFGS over all the parameters at once (one parameter group only, as in PyTorch); see the module's text."""
 
@@ -122,18 +128,21 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self):
+        """Every gradient in one flat vector; a complex parameter's as its real and imaginary parts, in turn, as
+        PyTorch's (the search runs in the real space of twice its size)."""
         parts = []
         for p in self._params:
-            w = p._data
-            parts.append(xp_of(w).zeros(w.size, dtype=w.dtype) if p.grad is None else p.grad._data.reshape(-1))
+            w = _parts(p._data)
+            parts.append(xp_of(w).zeros(w.size, dtype=w.dtype) if p.grad is None
+                         else _parts(p.grad._data).reshape(-1))
         return xp_of(parts[0]).concatenate(parts)
 
     def _add_grad(self, step_size, update):
         offset = 0
         for p in self._params:
-            w = p._data
+            _wrote(p._data)
+            w = _parts(p._data)
             w += step_size * update[offset:offset + w.size].reshape(w.shape)
-            _wrote(w)
             offset += w.size
 
     def _clone_param(self):

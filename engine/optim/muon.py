@@ -121,6 +121,8 @@ class Muon(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                if p.is_complex():
+                    raise RuntimeError("Muon does not support complex parameters")
                 w, g = p._data, p.grad._data
                 if g.ndim != 2:
                     raise ValueError("Param gradient must be a 2D matrix")

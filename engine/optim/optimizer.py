@@ -12,6 +12,7 @@ import numpy as np
 from ..autograd._writes import wrote as _wrote
 from ..autograd.grad_mode import enable_grad
 from ..backend import to_device_array, xp_of
+from ..functions.complex_ops import as_complex, as_real
 from ..tensor import Tensor, _wrap
 
 __all__ = ["Optimizer"]
@@ -51,6 +52,23 @@ def _raw(value):
     return value._data if isinstance(value, Tensor) else value
 
 
+def _as_parameters(value, param):
+    """A buffer of a complex parameter's state, which the engine's updates keep as its parts (a real array of one
+    more dimension, of size 2), as the complex array PyTorch keeps (a view of the same memory); else as it is."""
+    if (param is not None and param._data.dtype.kind == "c" and getattr(value, "dtype", None) is not None
+            and value.dtype.kind == "f" and value.shape == param._data.shape + (2,)):
+        return as_complex(value)
+    return value
+
+
+def _as_parts(value, param):
+    """The other way: a complex buffer of a complex parameter as the parts the updates keep."""
+    if (param is not None and param._data.dtype.kind == "c" and getattr(value, "dtype", None) is not None
+            and value.dtype.kind == "c" and value.shape == param._data.shape):
+        return as_real(value)
+    return value
+
+
 class _RawView(MutableMapping):
     """A mapping shown over a raw dict of an engine optimizer (the part its two views share)."""
 
@@ -71,16 +89,21 @@ class _RawView(MutableMapping):
 
 
 class _TensorState(_RawView):
-    """One parameter's state of an engine optimizer, its arrays shown as Tensors (:attr:`Optimizer.state`)."""
+    """One parameter's state of an engine optimizer, its arrays shown as Tensors (:attr:`Optimizer.state`); of a
+    complex parameter, complex, as PyTorch's (the updates step its parts, :meth:`Optimizer._groups`)."""
+
+    def __init__(self, raw: dict, param=None):
+        super().__init__(raw)
+        self._param = param
 
     def __getitem__(self, key):
-        return _shown(key, self._raw[key])
+        return _shown(key, _as_parameters(self._raw[key], self._param))
 
     def __setitem__(self, key, value):
         old = self._raw.get(key)
         if key in _SCALAR_TENSORS and isinstance(old, (int, float)) and isinstance(value, Tensor):
             value = type(old)(value.item())  # (kept a number inside: the step count the updates read)
-        self._raw[key] = _raw(value)
+        self._raw[key] = _as_parts(_raw(value), self._param)
 
     def __repr__(self):
         return repr(dict(self.items()))
@@ -91,10 +114,10 @@ class _TensorStates(_RawView):
     of a parameter, as PyTorch's defaultdict)."""
 
     def __getitem__(self, key):
-        return _TensorState(self._raw[key])
+        return _TensorState(self._raw[key], key)
 
     def __setitem__(self, key, value):
-        self._raw[key] = {k: _raw(v) for k, v in dict(value).items()}
+        self._raw[key] = {k: _as_parts(_raw(v), key) for k, v in dict(value).items()}
 
     def __repr__(self):
         return repr({k: dict(v.items()) for k, v in self.items()})
@@ -261,6 +284,9 @@ class Optimizer:
                 if p.grad is None:
                     continue
                 w, g = p._data, p.grad._data
+                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
+                if w.dtype.kind == "c":  # (PyTorch's _view_as_real: a complex parameter steps as its real parts)
+                    w, g = as_real(w), as_real(g)
                 if maximize:
                     g = -g
                 if wd:
@@ -268,7 +294,6 @@ class Optimizer:
                         w *= 1 - group["lr"] * wd
                     else:
                         g = g + wd * w
-                _wrote(w)  # the step writes it in place: a graph that saved it refuses its backward from now
                 params.append((p, w, g))
             yield group, params
 
@@ -302,7 +327,8 @@ class Optimizer:
                 index.setdefault(id(p), len(index))
                 ids.append(index[id(p)])
             groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
-        state = {index[id(key)]: {name: _copied(v) for name, v in s.items()}
+        state = {index[id(key)]: {name: _copied(_as_parameters(v, key) if self._raw_state else v)
+                                  for name, v in s.items()}
                  for key, s in self._states.items() if id(key) in index}
         return {"state": state, "param_groups": groups}
 
@@ -348,7 +374,7 @@ class Optimizer:
             return v
         arr = to_device_array(v._data, p.device, dtype=p._data.dtype if v.dtype.is_floating_point else None,
                               copy=True)
-        return arr if self._raw_state else _wrap(arr)
+        return _as_parts(arr, p) if self._raw_state else _wrap(arr)
 
     def _advance(self, p, w, *zeros, **made) -> tuple:
         """Parameter ``p``'s state (made at its first step: a step count, a zero buffer like ``w`` for each name

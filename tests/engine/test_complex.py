@@ -797,6 +797,14 @@ def test_real_and_imag_are_views_that_write_through():
     assert z.tolist()[1] == 9j
 
 
+def test_view_as_real_of_a_transposed_tensor_is_a_view_too(device):
+    z = engine.tensor([[1 + 2j, 3 + 4j], [5 + 6j, 7 + 8j]], device=device)
+    v = engine.view_as_real(z.t())
+    assert v.cpu().tolist() == [[[1, 2], [5, 6]], [[3, 4], [7, 8]]]
+    v[0, 1, 1] = -6
+    assert z.cpu().tolist()[1][0] == 5 - 6j
+
+
 def test_casting_a_complex_tensor_to_a_real_dtype_keeps_the_real_part_and_warns():
     z = engine.tensor([1.5 + 2j])
     with pytest.warns(UserWarning, match="Casting complex values to real discards the imaginary part"):
@@ -830,3 +838,84 @@ def test_random_complex_tensors_on_a_gpu(device):
     z = engine.randn(1000, dtype=engine.cfloat, device=device)
     assert z.dtype == engine.complex64 and z.device.type == device.split(":")[0]
     assert abs(float(z.abs().pow(2).mean()) - 1.0) < 0.2
+
+
+# ------------------------------------------------------------------ optimizers: a complex parameter steps as its parts
+
+_OPTIMIZERS = [("SGD", {"lr": 0.01}), ("SGD", {"lr": 0.01, "momentum": 0.9, "nesterov": True, "weight_decay": 0.1}),
+               ("Adam", {"lr": 0.1}), ("AdamW", {"lr": 0.1, "amsgrad": True}), ("Adam", {"lr": 0.1, "maximize": True}),
+               ("RMSprop", {"lr": 0.01, "centered": True, "momentum": 0.5}), ("Adagrad", {"lr": 0.1}),
+               ("Adadelta", {"lr": 1.0}), ("Adamax", {"lr": 0.1}), ("NAdam", {"lr": 0.1}), ("RAdam", {"lr": 0.1}),
+               ("ASGD", {"lr": 0.01}), ("Rprop", {"lr": 0.01})]
+
+
+def _fit(lib, name, settings, steps=5):
+    """``steps`` steps of |A z - b|^2 over a complex z; z and the optimizer."""
+    rng = np.random.default_rng(4)
+    a = lib.tensor(rng.normal(size=(6, 4)) + 1j * rng.normal(size=(6, 4)))
+    b = lib.tensor(rng.normal(size=6) + 1j * rng.normal(size=6))
+    z = lib.nn.Parameter(lib.tensor(rng.normal(size=4) + 1j * rng.normal(size=4)))
+    if name == "LBFGS":
+        opt = lib.optim.LBFGS([z], lr=0.5, max_iter=4)  # (short of the minimum: where rounding decides when to stop)
+
+        def closure():
+            opt.zero_grad()
+            loss = (a @ z - b).abs().pow(2).sum()
+            loss.backward()
+            return loss
+
+        for _ in range(steps):
+            opt.step(closure)
+        return z, opt
+    opt = getattr(lib.optim, name)([z], **settings)
+    for _ in range(steps):
+        opt.zero_grad()
+        (a @ z - b).abs().pow(2).sum().backward()
+        opt.step()
+    return z, opt
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("name", "settings"), [*_OPTIMIZERS, ("LBFGS", {})],
+                         ids=[f"{n}{s}" for n, s in [*_OPTIMIZERS, ("LBFGS", {})]])
+def test_optimizers_step_a_complex_parameter_as_pytorchs(name, settings):
+    torch = pytest.importorskip("torch")
+    steps = 2 if name == "LBFGS" else 5  # (L-BFGS is near the minimum by then: rounding decides when it stops)
+    got, theirs = _fit(engine, name, settings, steps)[0], _fit(torch, name, settings, steps)[0]
+    np.testing.assert_allclose(got.detach().numpy(), theirs.detach().numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_adam_steps_a_complex_parameter_as_its_parts():
+    """Without torch: Adam on z is Adam on the real pair (Re z, Im z), element by element."""
+    z, _ = _fit(engine, "Adam", {"lr": 0.1}, steps=3)
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(6, 4)) + 1j * rng.normal(size=(6, 4))
+    b = rng.normal(size=6) + 1j * rng.normal(size=6)
+    w = engine.nn.Parameter(engine.tensor(np.stack([rng.normal(size=4), rng.normal(size=4)], -1)))  # (the same draws)
+    opt = engine.optim.Adam([w], lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        (engine.tensor(a) @ engine.view_as_complex(w) - engine.tensor(b)).abs().pow(2).sum().backward()
+        opt.step()
+    np.testing.assert_allclose(z.detach().numpy(), engine.view_as_complex(w.detach()).numpy(), rtol=1e-12)
+
+
+def test_a_complex_parameters_optimizer_state_is_complex_and_round_trips():
+    z, opt = _fit(engine, "Adam", {"lr": 0.1}, steps=2)
+    state = opt.state[z]
+    assert state["exp_avg"].dtype == engine.complex128 and tuple(state["exp_avg"].shape) == (4,)
+    state["exp_avg"].mul_(0.5)  # (a view of the buffer the updates use)
+    assert np.allclose(opt.state[z]["exp_avg"].numpy(), state["exp_avg"].numpy())
+    saved = opt.state_dict()
+    assert saved["state"][0]["exp_avg_sq"].dtype == engine.complex128
+    again = engine.optim.Adam([z], lr=0.1)
+    again.load_state_dict(saved)
+    assert np.array_equal(again.state[z]["exp_avg"].numpy(), state["exp_avg"].numpy())
+
+
+@pytest.mark.parametrize("name", ["Adafactor", "Muon"])
+def test_optimizers_without_a_complex_form_refuse_one_as_pytorchs(name):
+    z = engine.nn.Parameter(engine.ones(3, 3, dtype=engine.cfloat))
+    z.grad = engine.ones(3, 3, dtype=engine.cfloat)
+    with pytest.raises(RuntimeError, match=f"{name} does not support complex parameters"):
+        getattr(engine.optim, name)([z]).step()
