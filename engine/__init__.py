@@ -16,6 +16,7 @@ from . import (
     cuda,
     distributed,
     distributions,
+    fft,
     func,
     functional,
     jit,
@@ -86,6 +87,7 @@ from .dtypes import (
     uint8,
 )
 from .dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
+from .fft import istft, stft
 from .functional import *  # noqa: F403 - torch.mm, torch.exp, ...
 from .legacy import CPU_TYPES as _CPU_TYPES
 from .printing import set_printoptions
@@ -205,7 +207,8 @@ __all__ = [
     "seed", "logspace", "randint_like", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
     "finfo", "iinfo", "promote_types", "result_type", "can_cast", "OutOfMemoryError", "vmap", "GradScaler",
     "pi", "e", "inf", "nan", "newaxis", "memory_format", "contiguous_format", "preserve_format", "channels_last",
-    "channels_last_3d", "default_generator", "jit", "complex64", "complex128", "cfloat", "cdouble", "complex32",
+    "channels_last_3d", "default_generator", "jit", "fft", "stft", "istft", "complex64", "complex128", "cfloat",
+    "cdouble", "complex32",
     "chalf",
     *switches.__all__, *functional.__all__,
     *compat.__all__,

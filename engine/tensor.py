@@ -1409,6 +1409,15 @@ class Tensor(TensorMath):
     def double(self) -> Tensor:
         return self._moved(None, _dtypes.float64)
 
+    def cfloat(self) -> Tensor:
+        return self._moved(None, _dtypes.complex64)
+
+    def cdouble(self) -> Tensor:
+        return self._moved(None, _dtypes.complex128)
+
+    def chalf(self) -> Tensor:
+        return self._moved(None, _dtypes.complex32)  # (refused by name: NumPy and CuPy have no complex32)
+
     def half(self) -> Tensor:
         return self._moved(None, _dtypes.float16)
 

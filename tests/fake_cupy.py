@@ -32,6 +32,7 @@ It says nothing about speed or real-GPU numerics: only the ``gpu``-marked tests 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 import math
 import re
@@ -1149,6 +1150,34 @@ def _make_module():
     for f in (inv, det, slogdet, solve, svd, cholesky, eigh, qr):
         setattr(linalg, f.__name__, f)
     cupy.linalg = linalg
+
+    # cupy.fft: cuFFT's transforms, NumPy's numbers (pocketfft), CuPy's parameters (no out=, as NumPy 2 has)
+    fft_module = types.ModuleType("cupy.fft")
+
+    def _transform(name, params):
+        np_fn = getattr(np.fft, name)
+
+        def call(*args, **kwargs):
+            _check_kwargs(f"fft.{name}", params, args, kwargs)
+            if capturing():
+                raise RuntimeError("cuFFT calls are not capturable by the stand-in")
+            return _wrap(_quiet(np_fn, *_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()}))
+
+        call.__name__ = name
+        call.__signature__ = inspect.Signature(  # (CuPy's parameters, by name, for the contract test)
+            [inspect.Parameter(params[0], inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+            + [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None) for p in params[1:]])
+        return call
+
+    for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+        setattr(fft_module, name, _transform(name, ("a", "n", "axis", "norm")))
+    for name in ("fftn", "ifftn", "rfftn", "irfftn"):
+        setattr(fft_module, name, _transform(name, ("a", "s", "axes", "norm")))
+    for name in ("fft2", "ifft2", "rfft2", "irfft2"):
+        setattr(fft_module, name, _transform(name, ("a", "s", "axes", "norm")))
+    for name in ("fftshift", "ifftshift"):
+        setattr(fft_module, name, _transform(name, ("x", "axes")))
+    cupy.fft = fft_module
 
     runtime = types.ModuleType("cupy.cuda.runtime")
     runtime.getDeviceCount = lambda: DEVICE_COUNT

@@ -32,6 +32,7 @@ from ..backend import xp_of
 from ..errors import FREED_GRAPH
 from ..functions import attention as _attention
 from ..functions import conv as _conv
+from ..functions import spectral as _spectral
 from ..functions.activation import ACTIVATIONS, ArrayMath
 from ..functions.elementwise import BINARY, UNARY, _RefusedGradient
 from ..functions.shape import _has_integer_arrays
@@ -1620,6 +1621,42 @@ def _sgn(node, gy):
     return _where(zero, 0, (gy - _conj(gy) * (s * s)) / (2 * _where(zero, 1, a)))
 
 
+def _fft(node, gy):
+    """A transform's adjoint, recorded: the same transforms as the first walk's (functions/spectral.py), on
+    Tensors."""
+    axes, norm = node.axes, _spectral.DUAL_NORM[node.norm]
+    if node.kind == "c2c":
+        g = F.FFT.apply(gy, kind="c2c", sizes=None, axes=axes, norm=norm, forward=not node.forward)
+    elif node.kind == "r2c":
+        last = axes[-1]
+        full = list(gy.shape)
+        full[last] = node.last if node.last is not None else node.in_shape[last]
+        g = F.FFT.apply(_resized(gy, full, (last,)), kind="c2c", sizes=None, axes=axes, norm=norm,
+                        forward=False).real
+    else:
+        g = F.FFT.apply(gy, kind="r2c", sizes=None, axes=axes, norm=norm)
+        last, n = axes[-1], gy.shape[axes[-1]]
+        doubled = n - g.shape[last]
+        if doubled > 0:
+            weights = xp_of(g._data).ones(g.shape[last], dtype=gy._data.dtype)
+            weights[1:1 + doubled] = 2
+            g = g * _const(weights.reshape((-1,) + (1,) * (g.dim() - 1 - last)))
+    return _resized(g, node.in_shape, axes)
+
+
+def _resized(g, shape, axes):
+    """:func:`engine.functions.spectral.resized` in recorded ops: cut (a slice) or padded with zeros (a cat)."""
+    for axis in axes:
+        have, want = g.shape[axis], shape[axis]
+        if have > want:
+            g = g[(slice(None),) * axis + (slice(0, want),)]
+        elif have < want:
+            zeros = list(g.shape)
+            zeros[axis] = want - have
+            g = F.Cat.apply(g, _const(xp_of(g._data).zeros(tuple(zeros), dtype=g._data.dtype)), dim=axis)
+    return g
+
+
 DOUBLE = {
     F.Activation: _activation, F.Glu: _glu, F.NativeBatchNorm: _batch_norm, F.VarStd: _var_std, F.Add: _add,
     F.ConstantPad: _constant_pad, F.Logsumexp: _logsumexp, F.Lerp: _lerp, F.AddcOp: _addc_op,
@@ -1657,7 +1694,7 @@ DOUBLE = {
     SmoothGrad: _smooth_grad,
     F.complex_ops.ViewAsReal: _view_as_real, F.complex_ops.ViewAsComplex: _view_as_complex,
     F.complex_ops.Complex: _complex, F.complex_ops.Polar: _polar, F.complex_ops.Conj: _conj_rule,
-    F.complex_ops.Angle: _angle, F.complex_ops.Sgn: _sgn,
+    F.complex_ops.Angle: _angle, F.complex_ops.Sgn: _sgn, F.FFT: _fft,
 }
 
 

@@ -118,9 +118,10 @@ from .shape import (
     Triangle,
     WriteView,
 )
+from .spectral import FFT
 
 __all__ = [
-    "Angle", "Complex", "Conj", "Polar", "Sgn", "ViewAsComplex", "ViewAsReal",
+    "Angle", "Complex", "Conj", "Polar", "Sgn", "ViewAsComplex", "ViewAsReal", "FFT",
     "Activation", "Glu", "Add", "AddcOp", "Lerp", "AddScaled", "Addmm", "Sub", "Mul", "Div", "DivRounded",
     "NotImplementedDerivative", "Pow", "Neg", "MatMul", "Einsum", "Exp", "Log", "Sin", "Cos", "Abs", "Sqrt", "Clamp",
     "ClampTensors", "ReLU", "Sigmoid", "Tanh", "Maximum", "Where", "Rounding", "BinaryCrossEntropy", "Gelu",

@@ -407,13 +407,13 @@ def _sgd():
 
 
 BEYOND = [  # (what raises, the PyTorch name it lacks, or None for a script's own mistake)
-    (lambda: engine.zeros(8).stft(4), "torch.Tensor.stft"),
+    (lambda: engine.zeros(8).to_sparse(), "torch.Tensor.to_sparse"),
     (lambda: engine.nn.SyncBatchNorm, "torch.nn.SyncBatchNorm"),
     (lambda: engine.nn.functional.conv_tbc, "torch.nn.functional.conv_tbc"),
     (lambda: engine.nn.Linear(2, 1).xpu, "torch.nn.Module.xpu"),
     (lambda: _OwnNet().xpu, "torch.nn.Module.xpu"),  # its own
     (lambda: _sgd().profile_hook_step, "torch.optim.Optimizer.profile_hook_step"),
-    (lambda: engine.stft, "torch.stft"),
+    (lambda: engine.lobpcg, "torch.lobpcg"),
     (lambda: _OwnNet().lin, None),  # misspelt: PyTorch has no such name either
     (lambda: engine.nn.Linear(2, 1).wieght, None),
     (lambda: engine.zeros(1).bakward, None),
@@ -446,15 +446,15 @@ def test_a_script_using_more_than_the_engine_has_is_told_so(tmp_path):
     run, out, err = run_to_end(script(tmp_path, """
         import torch
         x = torch.randn(8, 3)
-        loss = x.stft(4)
+        loss = x.to_sparse()
     """))
     status, message = run.status()
     assert status == "failed"
     assert message == ("the script raised before its first step: AttributeError: 'Tensor' object has no attribute "
-                       "'stft' (torch.Tensor.stft is PyTorch's but not the engine's: gradscope's "
+                       "'to_sparse' (torch.Tensor.to_sparse is PyTorch's but not the engine's: gradscope's "
                        "engine has the API of the tutorial \"Learning PyTorch with examples\" and what a first "
                        "training script adds to it, not all of PyTorch's)")
-    assert err.splitlines()[-1].startswith("torch.Tensor.stft is PyTorch's but not the engine's")
+    assert err.splitlines()[-1].startswith("torch.Tensor.to_sparse is PyTorch's but not the engine's")
 
 
 # Writes app/torch_names.json's content from the torch installed (run it in a fresh interpreter: which submodules

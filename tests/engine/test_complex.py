@@ -491,7 +491,8 @@ CASES = [
     ('engine.zeros_like(z)', ((2, 2), 'complex64', [0j, 0j, 0j, 0j])),
     ('z.new_zeros(2)', ((2,), 'complex64', [0j, 0j])),
     ('z.new_tensor([1.0])', ((1,), 'complex64', [(1+0j)])),
-
+    ('r.cfloat()', ((2, 2), 'complex64', [(1+0j), (-2+0j), (3+0j), (0.5+0j)])),
+    ('r.cdouble().dtype == engine.complex128', ((), 'bool', [True])),
 ]
 
 test_the_engine_answers_as_pytorch, test_the_table_is_pytorchs = table_tests(CASES, _env)
@@ -505,6 +506,7 @@ DIFFERENCES = [
     ("engine.tensor([1j], dtype=engine.chalf)", ("TypeError", "complex32 is PyTorch's, but the engine has no")),
     ("engine.ones(2, dtype=engine.float16) * 1j", ("TypeError", "complex32 is PyTorch's, but the engine has no")),
     ("z.conj().is_conj()", ((), "bool", [False])),
+    ("r.chalf()", ("TypeError", "complex32 is PyTorch's, but the engine has no")),
 ]
 
 

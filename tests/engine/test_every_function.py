@@ -35,6 +35,7 @@ EXAMPLES = {
     "Conj": (lambda g: (_z(g),), {"physical": True}),
     "Angle": (lambda g: (_z(g),), {}),
     "Sgn": (lambda g: (_z(g),), {}),
+    "FFT": (lambda g: (_z(g),), {"kind": "c2c", "sizes": (4,), "axes": (1,), "norm": "ortho", "forward": False}),
     "Add": (lambda g: (_x(g), _x(g)), {}),
     "Activation": (lambda g: (_x(g, low=-1.0),), {"op": "elu", "params": (0.5, 1.2, 0.8)}),
     "AddScaled": (lambda g: (_x(g), _x(g), -0.5), {"subtract": True}),

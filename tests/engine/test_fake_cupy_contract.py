@@ -52,7 +52,7 @@ def test_the_real_cupy_is_the_version_the_stand_in_models():
 
 
 @pytest.mark.parametrize("path", ["", "cuda", "cuda.runtime", "random", "cuda.graph", "linalg", "lib",
-                                  "lib.stride_tricks"])
+                                  "lib.stride_tricks", "fft"])
 def test_every_module_name_the_stand_in_serves_is_in_cupy(path):
     fake, real = FAKE, REAL
     for part in filter(None, path.split(".")):
@@ -105,7 +105,10 @@ def test_keyword_table_matches_cupys_signatures(name):
 @pytest.mark.parametrize("path", ["asarray", "array", "copyto", "ascontiguousarray", "asfortranarray", "einsum",
                                   "random.seed", "random.standard_normal", "random.random", "random.randint",
                                   "cuda.using_allocator", "linalg.inv", "linalg.det", "linalg.slogdet",
-                                  "linalg.solve", "linalg.svd", "lib.stride_tricks.as_strided"])
+                                  "linalg.solve", "linalg.svd", "lib.stride_tricks.as_strided", "fft.fft", "fft.ifft",
+                                  "fft.rfft", "fft.irfft", "fft.hfft", "fft.ihfft", "fft.fftn", "fft.ifftn",
+                                  "fft.rfftn", "fft.irfftn", "fft.fft2", "fft.ifft2", "fft.rfft2", "fft.irfft2",
+                                  "fft.fftshift", "fft.ifftshift"])
 def test_functions_written_out_in_the_stand_in_take_cupys_parameters(path):
     fake, real = FAKE, REAL
     for part in path.split("."):
