@@ -16,7 +16,8 @@ __all__ = ["assert_close"]
 
 # PyTorch's default (rtol, atol) by dtype; integers and bools must be equal
 _TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-5), np.dtype(np.float32): (1.3e-6, 1e-5),
-               np.dtype(np.float64): (1e-7, 1e-7)}
+               np.dtype(np.float64): (1e-7, 1e-7), np.dtype(np.complex64): (1.3e-6, 1e-5),
+               np.dtype(np.complex128): (1e-7, 1e-7)}
 
 
 def _tolerance(*dtypes) -> tuple:
@@ -27,7 +28,7 @@ def _tolerance(*dtypes) -> tuple:
 def _as_tensor(value):
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (bool, int, float, np.number, np.ndarray)):
+    if isinstance(value, (bool, int, float, complex, np.number, np.ndarray)):
         return creation.tensor(value)
     return None
 
@@ -70,7 +71,7 @@ def _compare(actual: Tensor, expected: Tensor, rtol, atol, equal_nan, check_devi
     total, bad = close.size, int((~close).sum())
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         diff = np.abs(a - e)
-        rel = (diff / np.abs(e)).astype(np.float32 if exact else common)
+        rel = (diff / np.abs(e)).astype(np.float32 if exact else diff.dtype)  # (real: of complex numbers, moduli)
     def worst(values):  # the index of the largest difference among the mismatches (a NaN counts as the largest)
         score = values.astype(np.float64)
         score = np.where(close, -np.inf, np.where(np.isnan(score), np.inf, score))

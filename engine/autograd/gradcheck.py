@@ -11,6 +11,11 @@ same way), and recomputes the full Jacobians to report a mismatch. Then, as PyTo
 must give zero (or no) gradients of the inputs, of the inputs' dtype and size, also when one output gets no
 gradient at all.
 
+Complex inputs and outputs are taken as PyTorch takes them: each complex element is two real coordinates (its real
+and imaginary parts, in that order), perturbed by ``eps`` and ``eps * 1j``; an output's real part is what a backward
+with gradient 1 differentiates, its imaginary part one with gradient 1j (the conjugate Wirtinger derivatives, which
+autograd gives as ``dL/dx + i dL/dy``).
+
 A mismatch raises :class:`GradcheckError` with PyTorch's message (both Jacobians, rows = input elements, columns =
 output elements) and a last line naming the worst element, or returns False with ``raise_exception=False``. The
 Jacobians are worked out in float64 on the host, whatever the device.
@@ -56,7 +61,7 @@ def _checked_inputs(inputs: tuple) -> list[int]:
     for idx, inp in enumerate(inputs):
         if not (isinstance(inp, Tensor) and inp.requires_grad):
             continue
-        if inp.dtype.name != "float64":
+        if inp.dtype.name not in ("float64", "complex128"):
             warnings.warn(f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating point "
                           "or complex. ", stacklevel=4)
@@ -76,13 +81,31 @@ def _tensor_outputs(out) -> list[Tensor]:
     return [o for o in _as_tuple(out) if isinstance(o, Tensor)]
 
 
+def _real(array) -> np.ndarray:
+    """An array's real coordinates as a flat float64 host array: a complex element's real then imaginary part."""
+    host = to_host(array)
+    if host.dtype.kind == "c":
+        host = np.stack((host.real, host.imag), axis=-1)
+    return host.astype(np.float64).reshape(-1)
+
+
+def _coordinates(t: Tensor) -> int:
+    """How many real coordinates a tensor has: two per complex element."""
+    return t.numel() * (2 if t._data.dtype.kind == "c" else 1)
+
+
+def _shape(t: Tensor) -> tuple:
+    """The shape its real coordinates are laid out in (a last dimension of 2 for a complex tensor)."""
+    return tuple(t.shape) + ((2,) if t._data.dtype.kind == "c" else ())
+
+
 def _values(func, inputs, positions) -> list[np.ndarray]:
     """The function's tensor outputs at ``positions`` (among its tensor outputs; None: all) at the inputs as they
-    are now, as float64 host arrays."""
+    are now, as flat float64 host arrays of their real coordinates."""
     outs = _tensor_outputs(func(*inputs))
     if positions is not None:
         outs = [outs[k] for k in positions]
-    return [to_host(o._data).astype(np.float64) for o in outs]
+    return [_real(o._data) for o in outs]
 
 
 def _numerical(func, inputs, wanted, positions, out_sizes, eps) -> list[list[np.ndarray]]:
@@ -92,25 +115,33 @@ def _numerical(func, inputs, wanted, positions, out_sizes, eps) -> list[list[np.
     result = []
     for i in wanted:
         data = inputs[i]._data
-        jac = [np.zeros((data.size, n)) for n in out_sizes]
-        for k, idx in enumerate(np.ndindex(data.shape)):
-            orig = data[idx].item()
-            data[idx] = orig - eps
-            minus = _values(func, inputs, positions)
-            data[idx] = orig + eps
-            plus = _values(func, inputs, positions)
-            data[idx] = orig
-            for j, (lo, hi) in enumerate(zip(minus, plus)):
-                jac[j][k] = (hi - lo).reshape(-1) / (2 * eps)
+        steps = (eps, eps * 1j) if data.dtype.kind == "c" else (eps,)  # (a complex element: its two parts in turn)
+        jac = [np.zeros((data.size * len(steps), n)) for n in out_sizes]
+        k = 0
+        for idx in np.ndindex(data.shape):
+            for step in steps:
+                orig = data[idx].item()
+                data[idx] = orig - step
+                minus = _values(func, inputs, positions)
+                data[idx] = orig + step
+                plus = _values(func, inputs, positions)
+                data[idx] = orig
+                for j, (lo, hi) in enumerate(zip(minus, plus)):
+                    jac[j][k] = (hi - lo) / (2 * eps)
+                k += 1
         result.append(jac)
     return result
 
 
 def _unit(output: Tensor, k: int) -> Tensor:
-    """A gradient for ``output``: 1 at flat element ``k``, 0 elsewhere."""
+    """A gradient for ``output`` that differentiates its real coordinate ``k``: 1 there, 0 elsewhere (of a complex
+    output, 1 at element k // 2 for its real part, 1j for its imaginary part)."""
     data = output._data
     g = xp_of(data).zeros(data.shape, dtype=data.dtype)
-    g.reshape(-1)[k] = 1
+    if data.dtype.kind == "c":
+        g.reshape(-1)[k // 2] = 1j if k % 2 else 1
+    else:
+        g.reshape(-1)[k] = 1
     return _wrap(g)
 
 
@@ -126,7 +157,7 @@ def _sized(g, inp: Tensor, check_grad_dtypes: bool) -> np.ndarray | None:
         raise GradcheckError("Analytical gradient has incorrect size")
     if check_grad_dtypes and g.dtype != inp.dtype:
         raise GradcheckError("Gradient has dtype mismatch")
-    return to_host(g._data).astype(np.float64).reshape(-1)
+    return _real(g._data)
 
 
 def _analytical(output: Tensor, diff: list[Tensor], nondet_tol, check_grad_dtypes) -> list[np.ndarray]:
@@ -134,8 +165,8 @@ def _analytical(output: Tensor, diff: list[Tensor], nondet_tol, check_grad_dtype
     worked out twice, which must agree within ``nondet_tol``."""
     runs = []
     for _ in range(2):
-        jac = [np.zeros((t.numel(), output.numel())) for t in diff]
-        for k in range(output.numel()):
+        jac = [np.zeros((_coordinates(t), _coordinates(output))) for t in diff]
+        for k in range(_coordinates(output)):
             for j, (g, t) in enumerate(zip(_vjps(output, diff, _unit(output, k)), diff)):
                 flat = _sized(g, t, check_grad_dtypes)
                 if flat is not None:
@@ -173,15 +204,14 @@ def _mismatch(i, j, a, n) -> str:
 
 
 def _slow(func, inputs, wanted, positions, outputs, eps, rtol, atol, nondet_tol, check_grad_dtypes):
-    numerical = _numerical(func, inputs, wanted, positions, [o.numel() for o in outputs], eps)
+    numerical = _numerical(func, inputs, wanted, positions, [_coordinates(o) for o in outputs], eps)
     diff = [inputs[i] for i in wanted]
     for i, o in enumerate(outputs):
         analytical = _analytical(o, diff, nondet_tol, check_grad_dtypes)
         for j, a in enumerate(analytical):
             n = numerical[j][i]
             if not _close(a, n, rtol, atol).all():
-                raise GradcheckError(_mismatch(i, j, a, n) + _worst(a, n, rtol, atol, tuple(diff[j].shape),
-                                                                    tuple(o.shape)))
+                raise GradcheckError(_mismatch(i, j, a, n) + _worst(a, n, rtol, atol, _shape(diff[j]), _shape(o)))
 
 
 def _random_unit(n: int, rng) -> np.ndarray:
@@ -193,15 +223,15 @@ def _random_unit(n: int, rng) -> np.ndarray:
 def _fast(func, inputs, wanted, positions, outputs, eps, rtol, atol, nondet_tol, check_grad_dtypes):
     rng = np.random.default_rng(0)  # (its own generator: the user's random state is left alone, as in PyTorch)
     diff = [inputs[i] for i in wanted]
-    all_u = [_random_unit(t.numel(), rng) for t in diff]
-    all_v = [_random_unit(o.numel(), rng) for o in outputs]
+    all_u = [_random_unit(_coordinates(t), rng) for t in diff]
+    all_v = [_random_unit(_coordinates(o), rng) for o in outputs]
     # numerical: J u by one central difference along u, per input
     numerical = []  # [input][output] -> v^T J u
     for t, u in zip(diff, all_u):
         data = t._data
         xp = xp_of(data)
         orig = data.copy()
-        step = xp.asarray((eps * u).reshape(data.shape), dtype=data.dtype)
+        step = _from_real(xp, eps * u, data)
         data[...] = orig - step
         minus = _values(func, inputs, positions)
         data[...] = orig + step
@@ -209,7 +239,7 @@ def _fast(func, inputs, wanted, positions, outputs, eps, rtol, atol, nondet_tol,
         data[...] = orig
         numerical.append([float(v @ ((hi - lo).reshape(-1) / (2 * eps))) for v, lo, hi in zip(all_v, minus, plus)])
     for i, (o, v) in enumerate(zip(outputs, all_v)):
-        gv = _wrap(xp_of(o._data).asarray(v.reshape(tuple(o.shape)), dtype=o._data.dtype))
+        gv = _wrap(_from_real(xp_of(o._data), v, o._data))
         runs = []
         for _ in range(2):
             runs.append([_sized(g, t, check_grad_dtypes) for g, t in zip(_vjps(o, diff, gv), diff)])
@@ -220,7 +250,7 @@ def _fast(func, inputs, wanted, positions, outputs, eps, rtol, atol, nondet_tol,
             n = numerical[j][i]
             scaled_atol = atol * float(u.sum()) * float(v.sum())
             if not abs(a - n) <= scaled_atol + rtol * abs(n):
-                slow_n = _numerical(func, inputs, [wanted[j]], [positions[i]], [o.numel()], eps)[0][0]
+                slow_n = _numerical(func, inputs, [wanted[j]], [positions[i]], [_coordinates(o)], eps)[0][0]
                 slow_a = _analytical(o, [diff[j]], nondet_tol, check_grad_dtypes)[0]
                 raise GradcheckError(
                     _mismatch(i, j, np.array(a), np.array(n))
@@ -228,12 +258,20 @@ def _fast(func, inputs, wanted, positions, outputs, eps, rtol, atol, nondet_tol,
                     "mode. Below, we recompute numerical and analytical jacobians in slow mode:\n\n"
                     f"Numerical:\n {_wrap(slow_n)}\nAnalytical:\n{_wrap(slow_a)}\n\n"
                     f"The max per-element difference (slow mode) is: {np.abs(slow_n - slow_a).max():.10g}.\n"
-                    + _worst(slow_a, slow_n, rtol, atol, tuple(diff[j].shape), tuple(o.shape)))
+                    + _worst(slow_a, slow_n, rtol, atol, _shape(diff[j]), _shape(o)))
+
+
+def _from_real(xp, coordinates: np.ndarray, like):
+    """Real coordinates (:func:`_real`'s layout) as an array of ``like``'s shape and dtype, on its device."""
+    if like.dtype.kind == "c":
+        pairs = coordinates.reshape(tuple(like.shape) + (2,))
+        coordinates = pairs[..., 0] + 1j * pairs[..., 1]
+    return xp.asarray(coordinates.reshape(like.shape), dtype=like.dtype)
 
 
 def _no_differentiable_outputs(func, inputs, wanted, func_out, eps):
     """No output requires grad: the function must then not depend on the inputs that do."""
-    sizes = [o.numel() for o in _tensor_outputs(func_out)]
+    sizes = [_coordinates(o) for o in _tensor_outputs(func_out)]
     for per_input in _numerical(func, inputs, wanted, None, sizes, eps):
         for jac in per_input:
             if np.any(jac != 0):
@@ -326,11 +364,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
         for o in _tensor_outputs(func(*inputs)):
             if not o.requires_grad:
                 continue
-            dtype = o._data.dtype if o.dtype.is_floating_point else np.float64
+            dtype = o._data.dtype if o._data.dtype.kind in "fc" else np.float64
             shape = tuple(o.shape)
             values = rng.uniform(-1, 1, shape)
+            if o._data.dtype.kind == "c":
+                values = values + 1j * rng.uniform(-1, 1, shape)
             if gen_non_contig_grad_outputs:
-                wide = np.zeros(shape[:-1] + (2 * shape[-1],) if shape else (2,))
+                wide = np.zeros(shape[:-1] + (2 * shape[-1],) if shape else (2,), dtype=values.dtype)
                 wide[..., ::2] = values
                 data = xp_of(o._data).asarray(wide, dtype=dtype)[..., ::2]
             else:

@@ -562,7 +562,8 @@ def _scalar_seed(data):
     """The implicit gradient of a one-element output: a one of its dtype, shape and device. A complex output has
     none (which real loss would it be the gradient of?), as in PyTorch."""
     if data.dtype.kind == "c":
-        raise RuntimeError("grad can be implicitly created only for real scalar outputs")
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                           f"{from_numpy_dtype(data.dtype)}")
     if data.__class__ is np.ndarray and data.ndim == 0:
         return np.array(1, dtype=data.dtype)
     return _xp(data).ones(data.shape, dtype=data.dtype)

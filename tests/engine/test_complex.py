@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine.autograd.gradcheck import GradcheckError
 from tests.engine.helpers import answer, check_answer, table_tests
 
 pytestmark = pytest.mark.usefixtures("graph_core")  # compiled and Python recording and walk (conftest.py)
@@ -921,3 +922,69 @@ def test_optimizers_without_a_complex_form_refuse_one_as_pytorchs(name):
     z.grad = engine.ones(3, 3, dtype=engine.cfloat)
     with pytest.raises(RuntimeError, match=f"{name} does not support complex parameters"):
         getattr(engine.optim, name)([z]).step()
+
+
+# ------------------------------------------------------------------ the checking tools take complex numbers
+
+
+class _MissingConj(engine.autograd.Function):
+    """z * z with the gradient of real numbers (2 z g): the conjugate is missing, the classic mistake."""
+
+    @staticmethod
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        return z * z
+
+    @staticmethod
+    def backward(ctx, g):
+        (z,) = ctx.saved_tensors
+        return g * 2 * z
+
+
+class _RightConj(_MissingConj):
+    @staticmethod
+    def backward(ctx, g):
+        (z,) = ctx.saved_tensors
+        return g * 2 * z.conj()
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_gradcheck_takes_complex_inputs_and_outputs_and_finds_a_missing_conjugate(fast):
+    z = engine.tensor(_LEAVES["z"][0], requires_grad=True)
+    r = engine.tensor(_LEAVES["r"][0], requires_grad=True)
+    check = engine.autograd.gradcheck
+    assert check(lambda a: a.exp() * 2, (z,), fast_mode=fast)
+    assert check(lambda a, b: (a * b).abs(), (z, r), fast_mode=fast)
+    assert check(lambda a, b: engine.polar(b.abs() + 1, b) * a.conj(), (z, r), fast_mode=fast)
+    assert check(_RightConj.apply, (z,), fast_mode=fast)
+    assert not check(_MissingConj.apply, (z,), fast_mode=fast, raise_exception=False)
+    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        check(_MissingConj.apply, (z,), fast_mode=fast)
+
+
+def test_gradgradcheck_takes_complex_functions():
+    z = engine.tensor(_LEAVES["z"][0], requires_grad=True)
+    r = engine.tensor(_LEAVES["r"][0], requires_grad=True)
+    assert engine.autograd.gradgradcheck(lambda a: (a * a).sin(), (z,))
+    assert engine.autograd.gradgradcheck(lambda a, b: (a * b).angle(), (z, r))
+    assert engine.autograd.gradgradcheck(lambda a: engine.fft.fft(a * a), (z,))
+
+
+def test_assert_close_compares_complex_numbers_by_their_distance():
+    z = engine.tensor([1 + 1j, 2 + 0j])
+    engine.testing.assert_close(z, z + 1e-7j)
+    engine.testing.assert_close(engine.tensor(1 + 2j), 1 + 2j)
+    with pytest.raises(AssertionError, match=r"Greatest absolute difference: 0.0010000\d* at index \(0,\) \(up to "
+                                             r"1e-05 allowed\)"):
+        engine.testing.assert_close(z, z + 1e-3j)
+    with pytest.raises(AssertionError, match="attribute 'dtype' do not match: engine.complex64 != engine.float32"):
+        engine.testing.assert_close(z, z.real)
+
+
+def test_jacobian_of_a_real_function_of_complex_numbers_and_the_refusal_of_a_complex_one():
+    a = engine.tensor(_LEAVES["z"][0, :2])
+    jac = engine.autograd.functional.jacobian(lambda t: (t * 2).abs(), a)
+    np.testing.assert_allclose(jac.numpy(), np.diag(2 * a.numpy() / np.abs(a.numpy())), atol=1e-12)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for real scalar outputs but got "
+                                           "engine.complex128"):
+        engine.autograd.functional.jacobian(lambda t: t * 2, a)
