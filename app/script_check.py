@@ -79,17 +79,28 @@ def leaves_of(loss) -> list:
 
 
 def replay(engine, entries, loss, leaves, values, grad: bool = False):
-    """The loss of the taped step with the leaves set to ``values`` (float64 host arrays), in float64."""
+    """The loss of the taped step with the leaves set to ``values`` (float64 host arrays; complex128 for a complex
+    leaf), in float64 (complex128)."""
     tensor_cls = engine.Tensor
     env = {}
     for leaf, value in zip(leaves, values):
-        env[id(leaf)] = engine.tensor(value, dtype=engine.float64, device=leaf.device, requires_grad=grad)
+        wide = engine.complex128 if np.iscomplexobj(value) else engine.float64
+        env[id(leaf)] = engine.tensor(value, dtype=wide, device=leaf.device, requires_grad=grad)
     new_leaves = [env[id(leaf)] for leaf in leaves]
+    by_node = {}  # (id of a recorded node, output index) -> its replayed output: what an in-place op rebound to it
+    seq = None  # the recording tick of the entry being replayed, whose inputs are taken as they were then
 
     def sub(a):
         if isinstance(a, tensor_cls):
+            if seq is not None and hasattr(a, "_as_it_was"):
+                a = a._as_it_was(seq)
             if id(a) in env:
                 return env[id(a)]
+            node = a.grad_fn
+            if node is not None and (id(node), getattr(a, "_out_index", 0)) in by_node:
+                return by_node[(id(node), getattr(a, "_out_index", 0))]  # (a tensor an in-place op rebound)
+            if a.is_complex():
+                return a.detach().to(engine.complex128)
             return a.detach().double() if a.is_floating_point() else a.detach()
         if isinstance(a, (list, tuple)):
             return type(a)(sub(x) for x in a)
@@ -98,13 +109,14 @@ def replay(engine, entries, loss, leaves, values, grad: bool = False):
     context = engine.enable_grad() if grad else engine.no_grad()
     with context:
         for cls, args, kwargs, out in entries:
+            first = out[0] if isinstance(out, tuple) else out
+            seq = getattr(getattr(first, "grad_fn", None), "_seq", None)
             result = cls.apply(*sub(args), **{k: sub(v) for k, v in kwargs.items()})
-            if isinstance(out, tuple):
-                for o, r in zip(out, result):
-                    if isinstance(o, tensor_cls):
-                        env[id(o)] = r
-            elif isinstance(out, tensor_cls):
-                env[id(out)] = result
+            for o, r in zip(out, result) if isinstance(out, tuple) else ((out, result),):
+                if isinstance(o, tensor_cls):
+                    env[id(o)] = r
+                    if o.grad_fn is not None:
+                        by_node[(id(o.grad_fn), getattr(o, "_out_index", 0))] = r
     if id(loss) not in env:
         raise LookupError("the loss was not computed by the engine's operations in this step")
     return env[id(loss)], new_leaves
@@ -119,7 +131,8 @@ def check(engine, tape: Tape, loss, step: int, name_leaves=None) -> dict:
     names = name_leaves(leaves) if name_leaves is not None else [f"leaf {i}" for i in range(1, len(leaves) + 1)]
     dtype = str(loss.dtype).replace("torch.", "").replace("engine.", "")
     def to_numpy(t):
-        return np.asarray(engine.backend.to_host(t.detach()._data), dtype=np.float64)
+        data = engine.backend.to_host(t.detach()._data)
+        return np.asarray(data, dtype=np.complex128 if data.dtype.kind == "c" else np.float64)
 
     grads = engine.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)
     autograd_run = [to_numpy(g) if g is not None else np.zeros(tuple(leaf.shape)) for g, leaf in zip(grads, leaves)]
@@ -148,7 +161,9 @@ def check(engine, tape: Tape, loss, step: int, name_leaves=None) -> dict:
     out_leaves = []
     eps = np.finfo(np.float64).eps
     for index, value in enumerate(base):
-        flat = value.reshape(-1)
+        # a complex leaf is probed, and reported, by its real coordinates: each element's real and imaginary part
+        # (autograd's gradient dL/dx + i dL/dy is then the two partial derivatives side by side)
+        flat = _coordinates(value).reshape(-1)
         n = flat.size
         probe = np.arange(n) if n <= MAX_PROBED else np.sort(rng.choice(n, MAX_PROBED, replace=False))
         numerical = np.full(n, np.nan)
@@ -158,10 +173,13 @@ def check(engine, tape: Tape, loss, step: int, name_leaves=None) -> dict:
             h = eps ** (1 / 3) * max(abs(flat[i]), 1.0)
             d = []  # central differences at steps h, h/2, h/4
             for step_size in (h, h / 2, h / 4):
-                moved = [v.copy() for v in base]
-                moved[index].reshape(-1)[i] = flat[i] + step_size
+                moved = list(base)
+                coords = flat.copy()
+                coords[i] = flat[i] + step_size
+                moved[index] = _from_coordinates(coords, value)
                 up = loss_at(moved)
-                moved[index].reshape(-1)[i] = flat[i] - step_size
+                coords[i] = flat[i] - step_size
+                moved[index] = _from_coordinates(coords, value)
                 down = loss_at(moved)
                 d.append((up - down) / (2 * step_size))
             rounding = 8 * eps * max(abs(loss64_value), 1e-300) / (h / 4)
@@ -174,14 +192,34 @@ def check(engine, tape: Tape, loss, step: int, name_leaves=None) -> dict:
                 smooth = fine != 0 and 2.0 <= coarse / fine <= 8.0
                 kinks[i] = not smooth
         shape = list(value.shape)
+        name = f"{names[index]} ({'×'.join(str(s) for s in shape) or 'scalar'})"
+        if np.iscomplexobj(value):
+            name = f"{names[index]} ({'×'.join(str(s) for s in shape) or 'scalar'} complex: real, imaginary)"
+            shape = shape + [2]
         out_leaves.append({
-            "name": f"{names[index]} ({'×'.join(str(s) for s in shape) or 'scalar'})",
+            "name": name,
             "shape": shape,
-            "autograd": autograd_run[index].reshape(-1).tolist(),
-            "autograd64": autograd64[index].reshape(-1).tolist(),
+            "autograd": _coordinates(autograd_run[index]).reshape(-1).tolist(),
+            "autograd64": _coordinates(autograd64[index]).reshape(-1).tolist(),
             "numerical": [None if math.isnan(v) else v for v in numerical.tolist()],
             "bound": [None if math.isnan(v) else v for v in bound.tolist()],
             "kinks": np.flatnonzero(kinks).tolist(),
         })
     return {"t": "check", "step": step, "dtype": dtype, "device": str(loss.device), "loss": loss_run,
             "leaves": out_leaves}
+
+
+def _coordinates(array: np.ndarray) -> np.ndarray:
+    """A complex array as its real coordinates (a last dimension of 2: the real and imaginary parts); a real one as
+    it is."""
+    if np.iscomplexobj(array):
+        return np.stack((array.real, array.imag), axis=-1)
+    return array
+
+
+def _from_coordinates(coordinates: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """:func:`_coordinates` undone, to ``like``'s shape."""
+    if np.iscomplexobj(like):
+        pairs = coordinates.reshape(like.shape + (2,))
+        return pairs[..., 0] + 1j * pairs[..., 1]
+    return coordinates.reshape(like.shape)

@@ -5,7 +5,8 @@ tests/engine/test_seeds.py runs them), with the tutorial's autograd, nn and opti
 sin(x), and that fit as one's own training script is often written (a DataLoader's shuffled mini-batches, a
 learning-rate schedule, a held-out set, a checkpoint saved and loaded back), a first convolutional net on digits
 it draws itself, a denoising autoencoder that rebuilds those digits from noise with transposed convolutions, a
-physics-informed network that learns sin(x) from the equation it solves (gradients of gradients), a character-level
+physics-informed network that learns sin(x) from the equation it solves (gradients of gradients), a spectral layer
+with complex weights that learns how heat spreads (torch.fft), a character-level
 model that makes up names (makemore's, after the tutorial), a recurrent net that reads a surname letter by letter and tells its language, and a small GPT
 built as GPT-2 is (nanoGPT's), writing like the text it read."""
 
@@ -27,6 +28,7 @@ TITLES = {
     "cnn_digits.py": "Past the tutorial: a small CNN reads drawn digits (Conv2d, MaxPool2d)",
     "denoising_autoencoder.py": "Past the tutorial: an autoencoder cleans noisy digits (ConvTranspose2d, OneCycleLR)",
     "physics_informed.py": "Past the tutorial: a physics-informed net learns sin(x) from u'' + u = 0 (create_graph)",
+    "spectral_heat.py": "Past the tutorial: a spectral layer learns how heat spreads (torch.fft, complex weights)",
     "names_mlp.py": "Past the tutorial: a character-level model makes up names (Embedding, multinomial)",
     "names_rnn.py": "Past the tutorial: a recurrent net tells a surname's language (nn.RNN, letter by letter)",
     "tiny_gpt.py": "Past the tutorial: a small GPT learns to write like a text (attention, GELU, AdamW, top-k)",

@@ -226,7 +226,7 @@ def test_the_examples_run_on_the_engine():
     from app.examples import examples
 
     found = dict((title, path) for title, path in examples())
-    assert len(found) == 16
+    assert len(found) == 17
     for title, path in found.items():
         run, out, err = run_to_end(path, timeout=120)
         assert run.status()[0] == "done", (title, err[-500:])
@@ -302,6 +302,52 @@ def test_a_scripts_correct_gradients_are_graded_good_and_a_wrong_backward_bad(tm
     assert grades == {"w1 (20×16)": "bad", "w2 (16×3)": report.stats[
         ("w2 (16×3)", ("autograd", "numerical"))].grade(report.dtype)}
     assert grades["w2 (16×3)"] != "bad"  # w2 does not pass through the ReLU
+
+
+COMPLEX = """
+import torch
+torch.manual_seed(2)
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        return z * z
+
+    @staticmethod
+    def backward(ctx, g):
+        z, = ctx.saved_tensors
+        return g * 2 * {factor}
+
+w = torch.randn(6, dtype=torch.cdouble, requires_grad=True)
+x = torch.randn(16, 6, dtype=torch.cdouble)
+y = torch.randn(16, dtype=torch.cdouble)
+for t in range(100000):
+    loss = (x @ Square.apply(w) - y).abs().pow(2).sum()
+    loss.backward()
+    with torch.no_grad():
+        w -= 1e-4 * w.grad
+        w.grad.zero_()
+"""
+
+
+def test_a_complex_leaf_is_checked_by_its_real_and_imaginary_parts_and_a_missing_conjugate_found(tmp_path):
+    right = script(tmp_path, COMPLEX.format(factor="z.conj()"), "right.py")
+    event, report = check_at(right)
+    assert report.params == ("w (6 complex: real, imaginary)",) and report.dtype == "float64"
+    assert event["leaves"][0]["shape"] == [6, 2] and report.worst_grade() != "bad", report.table()
+    wrong = script(tmp_path, COMPLEX.format(factor="z  # the conjugate forgotten"), "wrong.py")
+    _, report = check_at(wrong)
+    assert report.worst_grade() == "bad", report.table()
+
+
+def test_a_write_into_a_tensor_made_outside_the_graph_is_replayed():
+    """The spectral example writes its weighted modes into zeros_like(...) (an in-place write the tape records as
+    an op on a tensor no op made): the check follows the write, and grades the complex weights' gradient."""
+    event, report = check_at("app/examples/spectral_heat.py")
+    assert event["t"] == "check", event
+    assert report.params == ("model.weight (12 complex: real, imaginary)",)
+    assert report.worst_grade() != "bad", report.table()
 
 
 def test_a_step_the_tape_cannot_replay_is_said_not_graded(tmp_path):

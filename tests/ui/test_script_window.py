@@ -130,11 +130,12 @@ def test_the_examples_menu_lists_the_tutorials_programs(window):
     file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
     examples = next(a.menu() for a in file_menu.actions() if a.text() == "E&xamples")
     titles = [a.text() for a in examples.actions()]
-    assert len(titles) == 16 and titles[0].startswith("Two-layer net: NumPy")
-    assert titles[-7:] == ["Past the tutorial: mini-batches, a schedule, a checkpoint",
+    assert len(titles) == 17 and titles[0].startswith("Two-layer net: NumPy")
+    assert titles[-8:] == ["Past the tutorial: mini-batches, a schedule, a checkpoint",
                            "Past the tutorial: a small CNN reads drawn digits (Conv2d, MaxPool2d)",
                            "Past the tutorial: an autoencoder cleans noisy digits (ConvTranspose2d, OneCycleLR)",
                            "Past the tutorial: a physics-informed net learns sin(x) from u'' + u = 0 (create_graph)",
+                           "Past the tutorial: a spectral layer learns how heat spreads (torch.fft, complex weights)",
                            "Past the tutorial: a character-level model makes up names (Embedding, multinomial)",
                            "Past the tutorial: a recurrent net tells a surname's language (nn.RNN, letter by letter)",
                            "Past the tutorial: a small GPT learns to write like a text (attention, GELU, AdamW, top-k)"]
