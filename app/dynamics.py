@@ -35,9 +35,13 @@ FULL_SHARE = 2 / 3  # of it, what the full samples (gradients, histograms) may t
 
 
 def _host(value) -> np.ndarray:
-    """A host copy in the array's own floating dtype (a float32 copy is half the work of a float64 one)."""
+    """A host copy in the array's own floating dtype (a float32 copy is half the work of a float64 one); of a
+    complex array, its real and imaginary parts side by side (so its norm is the norm of the moduli, and its
+    histogram that of the parts)."""
     data = value._data if isinstance(value, engine.Tensor) else value
     a = np.array(engine.backend.to_host(data), copy=True)
+    if a.dtype.kind == "c":
+        return np.stack((a.real, a.imag), axis=-1)
     return a if a.dtype.kind == "f" else a.astype(np.float64)
 
 

@@ -227,7 +227,7 @@ def _start_dynamics(engine, reporter: Reporter, loss, script_check) -> None:
     from app.script_inside import leaf_names  # noqa: PLC0415
 
     try:
-        leaves = [t for t in script_check.leaves_of(loss) if t.dtype.is_floating_point]
+        leaves = [t for t in script_check.leaves_of(loss) if t.dtype.is_floating_point or t.dtype.is_complex]
         # "step" and "full" are a sample's own keys: a tensor of the script's may have those names
         names = leaf_names(engine, leaves, sys._getframe(2), reserved=("step", "full"))
         reporter.dynamics = ScriptDynamics(list(zip(names, leaves))) if leaves else None

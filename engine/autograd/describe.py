@@ -70,12 +70,16 @@ class GraphDescription:
 
 
 def tensor_stats(array) -> dict:
-    """Norm, min, max, mean and the share of exact zeros of an array (on the host, in float64)."""
-    a = np.asarray(to_host(array), dtype=np.float64)
-    if a.size == 0:
+    """Norm, min, max, mean and the share of exact zeros of an array (on the host, in float64); of a complex one the
+    norm of the moduli, the min, max and mean of the real and imaginary parts together, and the share of elements
+    that are exactly 0."""
+    host = to_host(array)
+    if host.size == 0:
         return {"norm": 0.0, "min": 0.0, "max": 0.0, "mean": 0.0, "zeros": 0.0, "size": 0}
+    zeros = float(np.count_nonzero(host == 0) / host.size)
+    a = np.asarray(np.stack((host.real, host.imag)) if host.dtype.kind == "c" else host, dtype=np.float64)
     return {"norm": float(np.sqrt(np.sum(a * a))), "min": float(a.min()), "max": float(a.max()),
-            "mean": float(a.mean()), "zeros": float(np.count_nonzero(a == 0) / a.size), "size": int(a.size)}
+            "mean": float(a.mean()), "zeros": zeros, "size": int(host.size)}
 
 
 def _meta(data) -> tuple:

@@ -679,6 +679,22 @@ def test_a_scripts_weights_are_sampled_by_their_own_names_with_the_update_it_mad
     assert dynamics["params"] == ["w"] and len(dynamics["samples"]) == len(run.samples)
 
 
+def test_a_complex_weights_dynamics_are_those_of_its_real_and_imaginary_parts(tmp_path):
+    """Norms of the moduli (sqrt(sum |z|^2)), the update ratio of the same, histograms over the parts: 2 x 6 values
+    for a weight of 6 complex elements. (The parts were cast away, with NumPy's warning, before.)"""
+    run, _, err = run_to_end(script(tmp_path, COMPLEX.format(factor="z.conj()").replace("range(100000)",
+                                                                                          "range(400)")))
+    assert run.status()[0] == "done", err
+    full = [s for s in run.samples if s["full"]]
+    assert full and "ComplexWarning" not in err
+    first = full[0]["w (2)" if "w (2)" in full[0] else "w"]
+    engine.manual_seed(2)  # the script's own first draw
+    w0 = engine.randn(6, dtype=engine.cdouble).numpy()
+    assert first["weight_norm"] == pytest.approx(float(np.sqrt(np.sum(np.abs(w0) ** 2))), rel=1e-12)
+    assert sum(first["weights"]["counts"]) == 12 and first["weights"]["lo"] == pytest.approx(
+        min(w0.real.min(), w0.imag.min()))
+
+
 def test_parameters_named_alike_or_as_a_samples_own_keys_are_kept_apart(tmp_path):
     body = """
     import torch
