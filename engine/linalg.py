@@ -12,6 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import dtypes as _dtypes
 from . import functions as _fn
 from .autograd.function import Function
 from .autograd.grad_mode import no_grad as _no_grad
@@ -24,7 +25,7 @@ from .functions.linalg import check_square as _square
 from .tensor import Tensor, _wrap
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh",
-           "eigvalsh", "svd", "svdvals", "pinv"]
+           "eigvalsh", "eig", "eigvals", "svd", "svdvals", "pinv"]
 
 
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A002
@@ -115,6 +116,7 @@ def _result(name: str, fields: tuple):
 
 _SvdResult = _result("linalg_svd", ("U", "S", "Vh"))
 _EighResult = _result("linalg_eigh", ("eigenvalues", "eigenvectors"))
+_EigResult = _result("linalg_eig", ("eigenvalues", "eigenvectors"))
 _QrResult = _result("linalg_qr", ("Q", "R"))
 
 
@@ -225,6 +227,49 @@ class _Eigh(Function):
         return v @ ga @ v.mT, None
 
 
+class _Eig(Function):
+    """The eigendecomposition of a general square matrix: complex eigenvalues and unit eigenvectors (LAPACK's
+    geev: each vector's largest component real), always complex, as PyTorch's. The gradient is PyTorch's
+    ``linalg_eig_backward``: ``V^-H (diag(gL) + P(V^H gV) / conj(E)) V^H``, ``E_ij = L_j - L_i``, ``P`` the
+    projection that keeps the vectors of unit norm; a loss that depends on the phase of an eigenvector (which is
+    only defined up to ``e^(i phi)``) is refused in PyTorch's words."""
+
+    backward_name = "LinalgEigBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        data = a._data
+        w, v = xp_of(data).linalg.eig(data)
+        wide = _dtypes.complex_of(_dtypes.real_of(data.dtype))
+        w, v = _wrap(w.astype(wide, copy=False)), _wrap(v.astype(wide, copy=False))
+        ctx.save_for_backward(w, v)
+        return w, v
+
+    @staticmethod
+    def backward(ctx, gw, gv):
+        w, v = ctx.saved_tensors
+        vh = v.mH
+        if not _used(gv):
+            return _solve_matrix(vh, gw.unsqueeze(-1) * vh), None
+        vhgv = vh @ gv
+        diag = vhgv.diagonal(0, -2, -1)
+        if not bool((diag.imag.abs() <= 1e-2).all()):  # (PyTorch's allclose(imag, 0, 1e-2, 1e-2))
+            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                               "so it is ill-defined.")
+        vhgv = vhgv - vh @ (v * diag.real.unsqueeze(-2))
+        wc = w.conj()
+        gap = wc.unsqueeze(-2) - wc.unsqueeze(-1) + _eye(w.shape[-1], dtype=w.dtype, device=w.device)
+        ga = vhgv / gap
+        if _used(gw):  # (the diagonal is the eigenvalues' own gradient: PyTorch copies it in)
+            ga = _off_diagonal(ga) + _diag_embed(gw)
+        return _solve_matrix(vh, ga @ vh), None
+
+
+def _solve_matrix(a: Tensor, b: Tensor) -> Tensor:
+    return _fn.Solve.apply(a, b, vector=False)
+
+
 class _Svd(Function):
     backward_name = "LinalgSvdBackward0"
 
@@ -292,6 +337,19 @@ def eigh(a: Tensor, UPLO: str = "L"):  # noqa: N803 - PyTorch's name
 
 def eigvalsh(a: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803 - PyTorch's name
     return eigh(a, UPLO).eigenvalues
+
+
+def eig(a: Tensor):
+    """``(eigenvalues, eigenvectors)`` of a general square ``A`` (``A V = V diag(L)``), complex whatever ``A``'s
+    dtype (complex64 for float32), the eigenvectors of unit norm; differentiable (``_Eig``)."""
+    _square(a, "eig")
+    return _EigResult(*_Eig.apply(a))
+
+
+def eigvals(a: Tensor) -> Tensor:
+    """The eigenvalues of a general square ``A`` (complex); their gradient needs the eigenvectors, so they are
+    computed too (as PyTorch's)."""
+    return eig(a).eigenvalues
 
 
 def svd(a: Tensor, full_matrices: bool = True):

@@ -1119,6 +1119,14 @@ def _make_module():
     def slogdet(a):
         return _solver(np.linalg.slogdet, a)
 
+    def eig(a):
+        """cuSOLVER's geev (CuPy 13+): complex eigenvalues and eigenvectors of a general matrix (NumPy's numbers;
+        CuPy promises no order, nor the same as NumPy's)."""
+        return _solver(np.linalg.eig, a)
+
+    def eigvals(a):
+        return _solver(np.linalg.eigvals, a)
+
     def solve(a, b):
         """CuPy's checks first (cupy/linalg/_solve.py): no broadcasting of the batch dimensions, as NumPy has."""
         ra, rb = _unwrap(a), _unwrap(b)
@@ -1147,7 +1155,7 @@ def _make_module():
     def qr(a, mode="reduced"):
         return _solver(lambda x: np.linalg.qr(x, mode=mode), a)
 
-    for f in (inv, det, slogdet, solve, svd, cholesky, eigh, qr):
+    for f in (inv, det, slogdet, solve, svd, cholesky, eigh, qr, eig, eigvals):
         setattr(linalg, f.__name__, f)
     cupy.linalg = linalg
 

@@ -24,7 +24,7 @@ def check_square(a, fn: str) -> None:
 
 
 # the ops of this module that take complex matrices (each complex-analytic, or conjugated where it is not)
-_COMPLEX_OK = frozenset(("inv", "det", "slogdet", "solve"))
+_COMPLEX_OK = frozenset(("inv", "det", "slogdet", "solve", "eig"))
 
 
 def check_floating(a, fn: str) -> None:

@@ -988,3 +988,74 @@ def test_jacobian_of_a_real_function_of_complex_numbers_and_the_refusal_of_a_com
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for real scalar outputs but got "
                                            "engine.complex128"):
         engine.autograd.functional.jacobian(lambda t: t * 2, a)
+
+
+# ------------------------------------------------------------------ linalg.eig: complex eigenvalues of real matrices
+
+_GENERAL = {"a": np.random.default_rng(3).normal(size=(4, 4)), "b": np.random.default_rng(4).normal(size=(2, 3, 3)),
+            "z": _LEAVES["z"]}
+EIGS = ["engine.linalg.eigvals(a).abs().sum()", "engine.linalg.eigvals(a).real.pow(2).sum()",
+        "engine.linalg.eig(a)[0].imag.abs().sum()", "engine.linalg.eig(a)[1].abs().sum()",
+        "(engine.linalg.eig(a)[1].abs() ** 2 * engine.arange(4.0)).sum()", "engine.linalg.eigvals(b).abs().sum()",
+        "engine.linalg.eig(z)[0].abs().sum() + engine.linalg.eig(z)[1].abs().sum()"]
+
+
+def _eig_run(lib, expr, device="cpu"):
+    env = {k: lib.tensor(a, requires_grad=True, device=device) for k, a in _GENERAL.items()}
+    loss = eval(expr.replace("engine.", "lib."), {"lib": lib, **env})  # noqa: S307
+    loss.backward()
+    return float(loss.item()), [env[k].grad.detach().cpu().numpy() if env[k].grad is not None else None for k in env]
+
+
+@pytest.mark.parametrize("expr", EIGS)
+def test_eig_gradients_are_finite_differences(expr):
+    value, grads = _eig_run(engine, expr)
+    for (name, base), g in zip(_GENERAL.items(), grads, strict=True):
+        if g is None:
+            continue
+        assert g.dtype == base.dtype  # (a real matrix's gradient is real)
+        numeric = np.zeros(base.shape, dtype=base.dtype)
+        for k in range(base.size):
+            for step in ((1.0, 1j) if base.dtype.kind == "c" else (1.0,)):
+                values = []
+                for sign in (1, -1):
+                    moved = base.copy()
+                    moved.reshape(-1)[k] += sign * 1e-6 * step
+                    with engine.no_grad():
+                        env = {k2: engine.tensor(moved if k2 == name else a) for k2, a in _GENERAL.items()}
+                        values.append(float(eval(expr, {"engine": engine, **env})))  # noqa: S307
+                numeric.reshape(-1)[k] += step * (values[0] - values[1]) / 2e-6
+        np.testing.assert_allclose(g, numeric, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expr", EIGS)
+def test_eig_values_and_gradients_are_pytorchs(expr):
+    torch = pytest.importorskip("torch")
+    (value, grads), (theirs, their_grads) = _eig_run(engine, expr), _eig_run(torch, expr)
+    assert value == pytest.approx(theirs, rel=1e-12)
+    for g, t in zip(grads, their_grads, strict=True):
+        assert (g is None) == (t is None)
+        if g is not None:
+            np.testing.assert_allclose(g, t, rtol=1e-8, atol=1e-9)
+
+
+def test_eig_is_complex_and_refuses_a_loss_that_depends_on_an_eigenvectors_phase():
+    a = engine.tensor([[1.0, -1.0], [1.0, 1.0]], requires_grad=True)  # eigenvalues 1 +- i
+    values, vectors = engine.linalg.eig(a)
+    assert values.dtype == engine.complex64 and sorted(values.tolist(), key=lambda v: v.imag) == [1 - 1j, 1 + 1j]
+    np.testing.assert_allclose((a.detach().cfloat() @ vectors).detach().numpy(),
+                               (vectors * values).detach().numpy(), atol=1e-6)
+    with pytest.raises(RuntimeError, match="linalg_eig_backward: The eigenvectors in the complex case are specified "
+                                           "up to multiplication by e\\^\\{i phi\\}"):
+        vectors.real.sum().backward()
+
+
+def test_eig_on_a_gpu_is_the_cpus(device):
+    for expr in EIGS[:2] + EIGS[5:6]:
+        value, grads = _eig_run(engine, expr, device)
+        on_cpu, cpu_grads = _eig_run(engine, expr)
+        assert value == pytest.approx(on_cpu, rel=1e-10)
+        for g, c in zip(grads, cpu_grads, strict=True):
+            if g is not None:
+                np.testing.assert_allclose(g, c, rtol=1e-8, atol=1e-9)

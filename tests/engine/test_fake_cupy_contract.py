@@ -105,7 +105,8 @@ def test_keyword_table_matches_cupys_signatures(name):
 @pytest.mark.parametrize("path", ["asarray", "array", "copyto", "ascontiguousarray", "asfortranarray", "einsum",
                                   "random.seed", "random.standard_normal", "random.random", "random.randint",
                                   "cuda.using_allocator", "linalg.inv", "linalg.det", "linalg.slogdet",
-                                  "linalg.solve", "linalg.svd", "lib.stride_tricks.as_strided", "fft.fft", "fft.ifft",
+                                  "linalg.solve", "linalg.svd", "linalg.eig", "linalg.eigvals",
+                                  "lib.stride_tricks.as_strided", "fft.fft", "fft.ifft",
                                   "fft.rfft", "fft.irfft", "fft.hfft", "fft.ihfft", "fft.fftn", "fft.ifftn",
                                   "fft.rfftn", "fft.irfftn", "fft.fft2", "fft.ifft2", "fft.rfft2", "fft.irfft2",
                                   "fft.fftshift", "fft.ifftshift"])
