@@ -21,7 +21,7 @@ from . import dtypes as _dtypes
 from . import functions as _fn
 from .backend import xp_of
 from .nn import functional as F
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _viewed, _wrap
 
 __all__ = ["batch_norm", "instance_norm", "embedding", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
            "hinge_embedding_loss", "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
@@ -145,14 +145,14 @@ def view_as_real(input):  # noqa: A002
     """A complex tensor's parts along a new last dimension of size 2 (``[..., 0]`` real, ``[..., 1]`` imaginary),
     sharing its memory."""
     _tensor_argument("view_as_real", "input", 1, input)
-    return _fn.complex_ops.ViewAsReal.apply(input)
+    return _viewed(input, _fn.complex_ops.ViewAsReal.apply(input))
 
 
 def view_as_complex(input):  # noqa: A002
     """A float tensor whose last dimension (of size 2, contiguous) holds (real, imaginary) pairs, as a complex
     tensor sharing its memory."""
     _tensor_argument("view_as_complex", "input", 1, input)
-    return _fn.complex_ops.ViewAsComplex.apply(input)
+    return _viewed(input, _fn.complex_ops.ViewAsComplex.apply(input))
 
 
 def complex(real, imag):  # noqa: A001 - PyTorch's name

@@ -429,12 +429,15 @@ def _refresh_plain_views(root: Tensor, skip=None):
         if view is None or view is skip:
             continue
         places = _flat_places(root._data, view._data)
-        if places is None:
+        parts = None if places is not None else _part_places(root._data, view._data)
+        if places is None and parts is None:
             continue  # (root's memory was replaced, or the view was given another array)
         if flat is None:
             flat = _fn.Reshape.apply(root, (-1,))
         if "_src_no_grad" in view.__dict__:
             node = _fn.shape.RefusedView.apply(flat, message=_NO_GRAD_VIEW_WRITTEN).grad_fn
+        elif parts is not None:  # (a view that changed the dtype: the parts of root's elements)
+            node = _parts_of(root, parts).grad_fn
         else:
             node = _fn.GetItem.apply(flat, index=places).grad_fn
             node.backward_name = "AsStridedBackward0"
@@ -458,11 +461,23 @@ def _view_of_written(base: Tensor, steps, view_data=None):
     for step in steps:
         if step[0] == "flat":
             t = _fn.GetItem.apply(_fn.Reshape.apply(t, (-1,)), index=step[1])
+        elif step[0] == "parts":
+            t = _parts_of(t, step[1])
         else:
             t = _fn.shape.view_node(t, step)
     node = t.grad_fn
     node.backward_name = "AsStridedBackward0"
     return node
+
+
+def _parts_of(t: Tensor, places) -> Tensor:
+    """The elements of ``t`` at ``places`` counted in its real coordinates (:func:`_part_places`), recorded: a real
+    view's values, or a complex view's as its real and imaginary parts put together."""
+    coords = _fn.Reshape.apply(_fn.complex_ops.ViewAsReal.apply(t) if t.is_complex() else t, (-1,))
+    if places.dtype.kind == "c":
+        return _fn.complex_ops.Complex.apply(_fn.GetItem.apply(coords, index=places.real.astype(np.int64)),
+                                             _fn.GetItem.apply(coords, index=places.imag.astype(np.int64)))
+    return _fn.GetItem.apply(coords, index=places)
 
 
 def _strided_node(base: Tensor, arr):
@@ -490,6 +505,19 @@ def _flat_places(root, arr):
     if arr.size and off + sum((n - 1) * st for n, st in zip(arr.shape, strides)) >= root.size:
         return None
     return _fn.shape.memory_places(xp_of(arr), arr.shape, strides, off)
+
+
+def _part_places(root, arr):
+    """:func:`_flat_places` of a view that changed the dtype, counted in ``root``'s real coordinates (a complex
+    element's real part at 2k, its imaginary part at 2k + 1): integers where ``arr`` is real, complex numbers (the
+    places of its real and imaginary parts) where it is complex; None where it is neither kind of view."""
+    ops = _fn.complex_ops
+    if root.dtype.kind == "c" and arr.dtype == _dtypes.real_of(root.dtype):
+        return _flat_places(ops.as_real(root).reshape(-1), arr) if root.flags.c_contiguous else None
+    if arr.dtype.kind == "c" and root.dtype == _dtypes.real_of(arr.dtype):
+        pairs = _flat_places(root, ops.as_real(arr))
+        return None if pairs is None else pairs[..., 0] + 1j * pairs[..., 1]
+    return None
 
 
 _NO_GRAD_VIEW = (
@@ -1286,6 +1314,11 @@ class Tensor(TensorMath):
             if places is not None:
                 steps.insert(0, ("flat", places))
                 t = root
+            else:  # (a view of a complex tensor's parts, or parts viewed as complex numbers: view_as_real, .real)
+                places = _part_places(root._data, t._data)
+                if places is not None:
+                    steps.insert(0, ("parts", places))
+                    t = root
         if any(step[0] == "strided" for step in steps):  # (as_strided may show the base's elements its input hid)
             places = _flat_places(t._data, self._data)
             if places is not None:

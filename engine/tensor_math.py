@@ -573,7 +573,7 @@ class TensorMath:
         itself."""
         if self._data.dtype.kind != "c":
             return self
-        return _t._named(_t._fn.complex_ops.ViewAsReal.apply(self)[..., 0], "SelectBackward0")
+        return _t._named(_t._viewed(self, _t._fn.complex_ops.ViewAsReal.apply(self))[..., 0], "SelectBackward0")
 
     @real.setter
     def real(self, value):
@@ -584,7 +584,7 @@ class TensorMath:
         """The imaginary parts of a complex tensor (a view)."""
         if self._data.dtype.kind != "c":
             raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-        return _t._named(_t._fn.complex_ops.ViewAsReal.apply(self)[..., 1], "SelectBackward0")
+        return _t._named(_t._viewed(self, _t._fn.complex_ops.ViewAsReal.apply(self))[..., 1], "SelectBackward0")
 
     @imag.setter
     def imag(self, value):

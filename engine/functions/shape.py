@@ -474,6 +474,10 @@ def view_step(node, out_shape):
         return ("diagonal", node.args)
     if cls is AsStrided:
         return ("strided", (node.size, node.stride, node.rel, node.shape, node.x_stride, node.grad_name))
+    if cls.__name__ == "ViewAsReal":  # (complex_ops' views: a complex tensor's parts, and back)
+        return ("as_real", None)
+    if cls.__name__ == "ViewAsComplex":
+        return ("as_complex", None)
     return None
 
 
@@ -496,9 +500,19 @@ def replay_view(arr, steps):
         elif kind == "strided":
             size, stride, rel = arg[:3]
             arr = strided_view(arr, size, stride, storage_of(arr)[1] + rel)
+        elif kind == "as_real":
+            arr = _complex_ops().as_real(arr)
+        elif kind == "as_complex":
+            arr = _complex_ops().as_complex(arr)
         else:
             arr = arr.reshape(arg)
     return arr
+
+
+def _complex_ops():
+    from . import complex_ops  # (it imports this module's neighbours; read when a view of one is replayed)
+
+    return complex_ops
 
 
 def view_node(base, step):
@@ -518,6 +532,10 @@ def view_node(base, step):
     if kind == "strided":
         size, stride, rel, _, _, name = arg
         return AsStrided.apply(base, size, stride, storage_of(base._data)[1] + rel, name=name)
+    if kind == "as_real":
+        return _complex_ops().ViewAsReal.apply(base)
+    if kind == "as_complex":
+        return _complex_ops().ViewAsComplex.apply(base)
     return Reshape.apply(base, arg)
 
 
@@ -533,6 +551,46 @@ def written_places(shape, steps, xp=None):
     for step in steps:
         places = _strided_positions(places, step[1]) if step[0] == "strided" else replay_view(places, (step,))
     return places
+
+
+def _reinterprets(steps) -> bool:
+    """Whether view ``steps`` change the dtype (a complex tensor's parts, or parts as complex numbers)."""
+    return any(step[0] in ("as_real", "as_complex", "parts") for step in steps)
+
+
+def _part_places(shape, steps, complex_base, xp):
+    """:func:`written_places` for steps that change the dtype, counted in the base's real coordinates (each complex
+    element two: its real part at 2k, its imaginary part at 2k + 1): a complex base's places as complex numbers
+    ``2k + (2k + 1)i``, so that ``as_real`` views them as its pairs, and a real base's as floats, so that
+    ``as_complex`` pairs them; the view's places come out real (a real view) or complex (a complex one)."""
+    if steps[0][0] == "parts":  # (the places of a view made without a node, already so counted)
+        places, steps = steps[0][1], steps[1:]
+    else:
+        k = xp.arange(math.prod(shape), dtype=np.float64)
+        places = ((2 * k + 1j * (2 * k + 1)) if complex_base else k).reshape(shape)
+    for step in steps:
+        places = replay_view(places, (step,))
+    return places
+
+
+def _write_view_backward(gy, steps):
+    """WriteView's gradients where its view changed the dtype: the base's with the written real coordinates zeroed,
+    the value's those coordinates (paired again where the view is complex)."""
+    xp = xp_of(gy)
+    flat = xp.ascontiguousarray(gy).reshape(-1)
+    coords = (_complex_ops().as_real(flat) if gy.dtype.kind == "c" else flat).reshape(-1).copy()
+    where = _part_places(gy.shape, steps, gy.dtype.kind == "c", xp)
+    if where.dtype.kind == "c":
+        re, im = where.real.astype(np.int64), where.imag.astype(np.int64)
+        gvalue = coords[re] + 1j * coords[im]
+        coords[re] = 0
+        coords[im] = 0
+    else:
+        at = where.astype(np.int64)
+        gvalue = coords[at]
+        coords[at] = 0
+    gbase = _complex_ops().as_complex(coords.reshape(-1, 2)) if gy.dtype.kind == "c" else coords
+    return gbase.reshape(gy.shape), gvalue
 
 
 def _strided_positions(places, arg):
@@ -586,12 +644,22 @@ class WriteView(Function):
         ctx.steps = steps
         if steps[0][0] == "flat":  # (a view made without a node: the places of its elements in the base's memory)
             base.reshape(-1)[written_places(base.shape, steps)] = value
+        elif steps[0][0] == "parts":  # (the same, counted in the base's real coordinates: the view changed dtype)
+            where = _part_places(base.shape, steps, base.dtype.kind == "c", xp_of(base))
+            coords = (_complex_ops().as_real(base) if base.dtype.kind == "c" else base).reshape(-1)
+            if where.dtype.kind == "c":
+                coords[where.real.astype(np.int64)] = value.real
+                coords[where.imag.astype(np.int64)] = value.imag
+            else:
+                coords[where.astype(np.int64)] = value
         else:
             replay_view(base, steps)[...] = value
         return base
 
     @staticmethod
     def backward(ctx, gy):
+        if _reinterprets(ctx.steps):
+            return _write_view_backward(gy, ctx.steps)
         xp = xp_of(gy)
         flat = xp.ascontiguousarray(gy).reshape(-1)
         where = written_places(gy.shape, ctx.steps, xp)

@@ -1059,3 +1059,77 @@ def test_eig_on_a_gpu_is_the_cpus(device):
         for g, c in zip(grads, cpu_grads, strict=True):
             if g is not None:
                 np.testing.assert_allclose(g, c, rtol=1e-8, atol=1e-9)
+
+
+# ------------------------------------------------------------------ writes through views of a complex tensor's parts
+
+_Z0, _X0 = np.array([1 + 2j, 3 - 1j, -0.5 + 0.25j]), np.array([1.0, 2.0, -3.0])
+VIEW_WRITES = {
+    "real/imag in place on a non-leaf": "w = z * 1; w.real.mul_(3); w.imag.add_(1); loss = (w.abs() ** 2).sum()",
+    "view_as_real scaled": "y = z * 2; r = L.view_as_real(y); r.mul_(2); loss = (y.abs() ** 2).sum() + r.sum()",
+    "view_as_real column written": "y = z * 2; r = L.view_as_real(y); r[:, 1] = x; loss = (y * y).real.sum()",
+    "view_as_complex scaled by 1j": "q = L.stack([x, x * 2], -1); c = L.view_as_complex(q); c.mul_(1j); "
+                                    "loss = (q ** 2).sum() + q[:, 0].sum()",
+    "plain real and imag written": "p = L.zeros(3, dtype=L.cdouble); p.real[:] = x * 2; p.imag.copy_(x); "
+                                   "loss = (p.abs() ** 2).sum()",
+    "plain pairs viewed, base written": "q = L.zeros(3, 2, dtype=L.float64); c = L.view_as_complex(q); q[:, 0] = x; "
+                                        "loss = c.abs().sum()",
+    "plain pairs viewed, view written": "q = L.zeros(3, 2, dtype=L.float64); c = L.view_as_complex(q); c.add_(z); "
+                                        "loss = (q ** 2).sum()",
+    "one real part set": "y = z * 1; y.real[1] = x[0]; loss = (y.abs() ** 2).sum()",
+    "view read after the base is written": "y = z * 1; v = y.imag; y.mul_(2); loss = (v * x).sum()",
+    "imag of a transposed matrix": "m = (z.unsqueeze(0) * z.unsqueeze(1)); t = m.t(); t.imag.mul_(x); "
+                                   "loss = m.abs().sum()",
+}
+
+
+def _view_write(lib, code, z=_Z0, x=_X0, grad=True):
+    env = {"L": lib, "z": lib.tensor(z, requires_grad=grad), "x": lib.tensor(x, requires_grad=grad)}
+    exec(code, env)  # noqa: S102 - the test's own lines
+    if not grad:
+        return float(env["loss"])
+    env["loss"].backward()
+    return float(env["loss"].detach()), [None if env[k].grad is None else env[k].grad.detach().resolve_conj().numpy()
+                                         for k in "zx"]
+
+
+@pytest.mark.parametrize("name", VIEW_WRITES)
+def test_a_write_through_a_view_of_parts_reaches_the_gradient(name):
+    """Each write changes the tensor it views, and the gradient knows: against central differences of the same
+    lines (run without autograd) in every real coordinate of z and x."""
+    code = VIEW_WRITES[name]
+    _, (gz, gx) = _view_write(engine, code)
+    for leaf, base, g in (("z", _Z0, gz), ("x", _X0, gx)):
+        numeric = np.zeros(base.shape, dtype=base.dtype)
+        for k in range(base.size):
+            for step in ((1.0, 1j) if base.dtype.kind == "c" else (1.0,)):
+                values = []
+                for sign in (1, -1):
+                    moved = base.copy()
+                    moved[k] += sign * 1e-6 * step
+                    args = {"z": moved, "x": _X0} if leaf == "z" else {"z": _Z0, "x": moved}
+                    with engine.no_grad():
+                        values.append(_view_write(engine, code, grad=False, **args))
+                numeric[k] += step * (values[0] - values[1]) / 2e-6
+        np.testing.assert_allclose(g if g is not None else 0 * numeric, numeric, rtol=1e-6, atol=1e-6, err_msg=leaf)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", VIEW_WRITES)
+def test_a_write_through_a_view_of_parts_is_pytorchs(name):
+    torch = pytest.importorskip("torch")
+    (loss, grads), (theirs, their_grads) = _view_write(engine, VIEW_WRITES[name]), _view_write(torch,
+                                                                                                  VIEW_WRITES[name])
+    assert loss == pytest.approx(theirs, rel=1e-12)
+    for g, t in zip(grads, their_grads, strict=True):
+        assert (g is None) == (t is None)
+        if g is not None:
+            np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
+
+
+def test_a_view_of_a_leafs_parts_refuses_an_in_place_write():
+    z = engine.tensor([1 + 2j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place"):
+        z.real.mul_(2)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        engine.view_as_real(z)[0, 1] = 0.0
