@@ -22,8 +22,8 @@ __all__ = ["ViewAsReal", "ViewAsComplex", "Complex", "Polar", "Conj", "Angle", "
 
 
 def as_real(x):
-    """A complex array's real and imaginary parts as a real array of one more dimension, of size 2 (a view of the
-    same memory where the last dimension is contiguous, as PyTorch's ``view_as_real``)."""
+    """A complex array's real and imaginary parts as a real array of one more dimension, of size 2: a view of the same
+    memory, as PyTorch's ``view_as_real`` (strided where the array is strided along its last dimension)."""
     real = dtypes.real_of(x.dtype)
     if x.ndim == 0:
         return x.reshape(1).view(real)
