@@ -3,7 +3,10 @@
 LAPACK on the CPU and CuPy's cuSOLVER on a GPU.
 
 The decompositions are Functions of several outputs whose backward is written in tensor ops (PyTorch's formulas,
-FunctionsManual.cpp), so that ``create_graph=True`` differentiates them again."""
+FunctionsManual.cpp), so that ``create_graph=True`` differentiates them again. Each takes complex matrices too:
+the formulas are written with ``^H`` (``mH``, the transpose of a real matrix), and where a complex decomposition
+is defined only up to phases (eigenvectors, singular vectors), a loss that depends on them is refused in PyTorch's
+words (``_phase_check``)."""
 
 from __future__ import annotations
 
@@ -153,25 +156,27 @@ class _Cholesky(Function):
                                "positive-definite.") from None
         if a._data.__class__ is not np.ndarray:  # CuPy raises nothing by default (cuSOLVER's info is not read): a
             # failed factorization leaves a diagonal element not positive or NaN; a host read, as PyTorch's check
-            diag = lower.diagonal(axis1=-2, axis2=-1)
+            diag = lower.diagonal(axis1=-2, axis2=-1).real  # (a complex factor's diagonal is real)
             if not bool(((diag > 0) & xp_of(diag).isfinite(diag)).all()):
                 raise RuntimeError("linalg.cholesky: The factorization could not be completed because the input is "
                                    "not positive-definite.")
         lower = _wrap(lower)
+        out = lower.mH.contiguous() if upper else lower
         ctx.upper = upper
-        ctx.save_for_backward(lower)
-        return lower.mT.contiguous() if upper else lower
+        ctx.save_for_backward(out)  # (the output itself: a second derivative follows it back to A)
+        return out
 
     @staticmethod
     def backward(ctx, g):
         (lower,) = ctx.saved_tensors
         if ctx.upper:
-            g = g.mT
-        # A = L L^T: gA = L^-T sym(tril(L^T gL)) L^-1, sym(X) = (X + X^T) / 2 on the strictly lower part
-        t = (lower.mT @ g).tril()
-        p = 0.5 * (t + t.tril(-1).mT)
-        x = solve(lower.mT, p)  # L^-T P
-        return solve(lower.mT, x.mT).mT, None  # (L^-T P) L^-1 (and nothing for the option)
+            lower, g = lower.mH, g.mH
+        # A = L L^H: gA = L^-H sym(tril(L^H gL)) L^-1, sym(X) = (X + X^H) / 2 on the strictly lower part, the
+        # diagonal halved (PyTorch's cholesky_backward; ^H is ^T for a real matrix)
+        t = (lower.mH @ g).tril()
+        p = 0.5 * (t + t.tril(-1).mH)
+        x = solve(lower.mH, p)  # L^-H P
+        return solve(lower.mH, x.mH).mH, None  # (L^-H P) L^-1 (and nothing for the option)
 
 
 class _Qr(Function):
@@ -194,15 +199,17 @@ class _Qr(Function):
         m, n = q.shape[-2], r.shape[-1]
         if ctx.mode == "complete" and m > n:
             raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
-        x = gr @ r.mT - q.mT @ gq
+        # PyTorch's linalg_qr_backward (^H is ^T for a real matrix)
+        x = gr @ r.mH - q.mH @ gq
         if m >= n:
             upper = x.triu()
-            sym = upper + upper.mT
+            sym = upper + upper.mH  # (its diagonal real: 2 Re, halved to Re)
             sym = sym - 0.5 * _diag_embed(sym.diagonal(0, -2, -1))
             ga = q @ sym + gq
-            return solve(r, ga.mT).mT, None  # ga R^-T
-        skew = (-x + x.mT).tril()
-        ga = solve(r[..., :m], (q @ skew).mT).mT  # (Q skew) R_1^-T, R_1 R's first m columns
+            return solve(r, ga.mH).mH, None  # ga R^-H
+        skew = (-x + x.mH).tril()  # (its diagonal 2i Im, halved: zero for a real matrix)
+        skew = skew - 0.5 * _diag_embed(skew.diagonal(0, -2, -1))
+        ga = solve(r[..., :m], (q @ skew).mH).mH  # (Q skew) R_1^-H, R_1 R's first m columns
         zeros = _zeros(*ga.shape[:-1], n - m, dtype=ga.dtype, device=ga.device)
         return _cat([ga, zeros], -1) + q @ gr, None
 
@@ -220,11 +227,18 @@ class _Eigh(Function):
     @staticmethod
     def backward(ctx, gw, gv):
         w, v = ctx.saved_tensors
-        # gA = V (skew(V^T gV) / 2 / E + diag(gw)) V^T, E_ij = w_j - w_i (the diagonal: the eigenvalues' own)
-        vg = v.mT @ gv
+        # PyTorch's linalg_eig_backward of a Hermitian matrix: gA = V (skew(V^H gV) / 2 / E + diag(gw)) V^H,
+        # E_ij = w_j - w_i (the diagonal: the eigenvalues' own); ^H is ^T for a real matrix
+        if not _used(gv):
+            return (v * gw.unsqueeze(-2)) @ v.mH, None
+        vg = v.mH @ gv
+        if vg.is_complex():
+            _phase_check(lambda: vg.diagonal(0, -2, -1).imag, None, "linalg_eigh_backward" + _EIGENVECTOR_PHASE)
         gap = w.unsqueeze(-2) - w.unsqueeze(-1) + _eye(w.shape[-1], dtype=w.dtype, device=w.device)
-        ga = _off_diagonal(0.5 * (vg - vg.mT) / gap) + _diag_embed(gw)
-        return v @ ga @ v.mT, None
+        ga = 0.5 * (vg - vg.mH) / gap
+        if _used(gw):  # (the diagonal is the eigenvalues' own gradient: PyTorch copies it in)
+            ga = _off_diagonal(ga) + _diag_embed(gw)
+        return v @ ga @ v.mH, None
 
 
 class _Eig(Function):
@@ -253,10 +267,7 @@ class _Eig(Function):
             return _solve_matrix(vh, gw.unsqueeze(-1) * vh), None
         vhgv = vh @ gv
         diag = vhgv.diagonal(0, -2, -1)
-        if not bool((diag.imag.abs() <= 1e-2).all()):  # (PyTorch's allclose(imag, 0, 1e-2, 1e-2))
-            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
-                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
-                               "so it is ill-defined.")
+        _phase_check(lambda: diag.imag, None, "linalg_eig_backward" + _EIGENVECTOR_PHASE)
         vhgv = vhgv - vh @ (v * diag.real.unsqueeze(-2))
         wc = w.conj()
         gap = wc.unsqueeze(-2) - wc.unsqueeze(-1) + _eye(w.shape[-1], dtype=w.dtype, device=w.device)
@@ -264,6 +275,26 @@ class _Eig(Function):
         if _used(gw):  # (the diagonal is the eigenvalues' own gradient: PyTorch copies it in)
             ga = _off_diagonal(ga) + _diag_embed(gw)
         return _solve_matrix(vh, ga @ vh), None
+
+
+_EIGENVECTOR_PHASE = (": The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. The "
+                      "specified loss function depends on this quantity, so it is ill-defined.")
+
+
+def _phase_check(a, b, message: str) -> None:
+    """PyTorch's check that a loss does not depend on the phase of a complex eigenvector or singular vector (only
+    defined up to ``e^(i phi)``): ``allclose(a(), b(), rtol=1e-2, atol=1e-2)`` (``b`` None: zeros), else
+    ``message``; ``a`` and ``b`` are computed unrecorded (a backward of ``create_graph`` records the rest)."""
+    with _no_grad():
+        a, b = a(), (None if b is None else b())
+        bound = 1e-2 if b is None else 1e-2 + 1e-2 * b.abs()
+        gap = a.abs() if b is None else (a - b).abs()
+        if not bool((gap <= bound).all()):
+            raise RuntimeError(message)
+
+
+def _skew(x: Tensor) -> Tensor:
+    return x - x.mH
 
 
 def _solve_matrix(a: Tensor, b: Tensor) -> Tensor:
@@ -281,6 +312,9 @@ class _Svd(Function):
 
     @staticmethod
     def backward(ctx, gu, gs, gvh):
+        # PyTorch's svd_backward (^H is ^T for a real matrix): of a complex matrix, a loss may not depend on the
+        # phases of the singular vectors (U diag(e^(i phi)), V diag(e^(i phi)) serve as well), and the diagonal
+        # has a term of their own
         u, s, vh = ctx.saved_tensors
         k = s.shape[-1]
         u, vh, gu, gvh = u[..., :k], vh[..., :k, :], gu[..., :k], gvh[..., :k, :]  # a full factorization's extra
@@ -288,21 +322,29 @@ class _Svd(Function):
         use_u, use_v = _used(gu), _used(gvh)
         if not use_u and not use_v:
             return (u * gs.unsqueeze(-2)) @ vh, None
+        uu = _skew(u.mH @ gu) if use_u else None
+        vv = _skew(vh @ gvh.mH) if use_v else None
+        if u.is_complex():
+            _phase_check(lambda: uu.diagonal(0, -2, -1).imag if use_u else s * 0,
+                         lambda: -vv.diagonal(0, -2, -1).imag if use_v else s * 0,
+                         "svd_backward: The singular vectors in the complex case are specified up to multiplication "
+                         "by e^{i phi}. The specified loss function depends on this phase term, making it "
+                         "ill-defined.")
         s2 = s * s
         gap = s2.unsqueeze(-2) - s2.unsqueeze(-1) + _eye(k, dtype=s.dtype, device=s.device)  # S_j^2 - S_i^2
         ga = _diag_embed(gs)
         if use_u:
-            uu = u.mT @ gu
-            ga = ga + (uu - uu.mT) / gap * s.unsqueeze(-2)
+            ga = ga + uu / gap * s.unsqueeze(-2)
         if use_v:
-            vv = vh @ gvh.mT
-            ga = ga + s.unsqueeze(-1) * ((vv - vv.mT) / gap)
+            ga = ga + s.unsqueeze(-1) * (vv / gap)
+        if use_u and use_v and u.is_complex():
+            ga = ga + _diag_embed(uu.diagonal(0, -2, -1) / (2 * s))
         if m > n and use_u:
             scaled = gu / s.unsqueeze(-2)
-            return (u @ ga + scaled - u @ (u.mT @ scaled)) @ vh, None
+            return (u @ ga + scaled - u @ (u.mH @ scaled)) @ vh, None
         if m < n and use_v:
             scaled = gvh / s.unsqueeze(-1)
-            return u @ (ga @ vh + scaled - (scaled @ vh.mT) @ vh), None
+            return u @ (ga @ vh + scaled - (scaled @ vh.mH) @ vh), None
         return u @ ga @ vh, None
 
 
@@ -359,14 +401,14 @@ def svd(a: Tensor, full_matrices: bool = True):
 
 
 def pinv(a: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
-    """The Moore-Penrose pseudo-inverse, from the SVD: ``V diag(1/s) U^T`` over the singular values past
+    """The Moore-Penrose pseudo-inverse, from the SVD: ``V diag(1/s) U^H`` over the singular values past
     ``max(atol, rtol * s_max)`` (PyTorch's default ``rtol``: ``eps * max(m, n)`` where neither is given), the others
     dropped; its gradient through the SVD's (``hermitian`` is taken and ignored: the SVD serves either)."""
     _matrices(a, "pinv")
     u, s, vh = svd(a, full_matrices=False)
     kept = s > _tolerance(a, s, atol, rtol)
     inverse = (s.where(kept, 1.0)).reciprocal().where(kept, 0.0)  # (1/s only where kept: no 1/0 in its gradient)
-    return (vh.transpose(-2, -1) * inverse.unsqueeze(-2)) @ u.transpose(-2, -1)
+    return (vh.mH * inverse.unsqueeze(-2)) @ u.mH
 
 
 def _tolerance(a: Tensor, s: Tensor, atol, rtol) -> Tensor:
@@ -443,8 +485,8 @@ def cross(a: Tensor, b: Tensor, *, dim: int = -1) -> Tensor:
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """The dot product of ``x`` and ``y`` along ``dim`` (broadcast first)."""
-    return (x * y).sum(dim)
+    """The dot product of ``x`` and ``y`` along ``dim`` (broadcast first), ``x`` conjugated as PyTorch's: ``x^H y``."""
+    return ((x.conj() if x.is_complex() else x) * y).sum(dim)
 
 
 def multi_dot(tensors) -> Tensor:
@@ -587,7 +629,7 @@ def lstsq(a: Tensor, b: Tensor, rcond=None, *, driver=None):
     values = svdvals(a).detach() if driver in ("gelsd", "gelss") else empty
     residuals = empty
     if driver != "gelsy" and m > n and bool((rank == n).all()):
-        residuals = ((a @ solution - bb) ** 2).sum(-2)
+        residuals = ((a @ solution - bb).abs() ** 2).sum(-2)
     if vector:
         solution = solution.squeeze(-1)
         residuals = residuals.squeeze(-1) if residuals.numel() else residuals
@@ -629,14 +671,14 @@ _TriangularSolve = _result("triangular_solve", ("solution", "cloned_coefficient"
 
 
 def old_svd(a: Tensor, some: bool = True, compute_uv: bool = True):
-    """``torch.svd``: ``(U, S, V)`` with ``A = U diag(S) V^T`` (V, not Vh); ``some``: the reduced form;
+    """``torch.svd``: ``(U, S, V)`` with ``A = U diag(S) V^H`` (V, not Vh); ``some``: the reduced form;
     ``compute_uv=False``: U and V zero-filled and square, S alone computed."""
     if not compute_uv:
         m, n = a.shape[-2], a.shape[-1]
         return _OldSvd(_zeros(*a.shape[:-2], m, m, dtype=a.dtype, device=a.device), svdvals(a),
                        _zeros(*a.shape[:-2], n, n, dtype=a.dtype, device=a.device))
     u, s, vh = svd(a, full_matrices=not some)
-    return _OldSvd(u, s, vh.mT)
+    return _OldSvd(u, s, vh.mH)
 
 
 def old_qr(a: Tensor, some: bool = True):
@@ -658,9 +700,9 @@ def _sum_to(g: Tensor, shape) -> Tensor:
 
 
 class _CholeskySolve(Function):
-    """``X`` with ``L L^T X = B`` (``U^T U X = B``), one node as PyTorch's: ``gB = cholesky_solve(G, L)``,
-    ``gL = -(gB X^T + X gB^T) L`` (``-U (...)``), the factor's gradient on the whole matrix as PyTorch's formula
-    gives it (only a triangle is read)."""
+    """``X`` with ``L L^H X = B`` (``U^H U X = B``; ^H is ^T for a real matrix), one node as PyTorch's:
+    ``gB = cholesky_solve(G, L)``, ``gL = -(gB X^H + X gB^H) L`` (``-U (...)``), the factor's gradient on the whole
+    matrix as PyTorch's formula gives it (only a triangle is read)."""
 
     backward_name = "CholeskySolveBackward0"
 
@@ -668,13 +710,15 @@ class _CholeskySolve(Function):
     def forward(ctx, b, factor, upper):
         xp = xp_of(factor._data)
         with _no_grad():
-            lower = (factor.mT if upper else factor).tril()._data  # (the triangle read, the rest ignored)
+            lower = (factor.mH if upper else factor).tril()._data  # (the triangle read, the rest ignored)
         # (the batch dimensions broadcast here, the gradients summed back in backward: CuPy's solve broadcasts none)
         batch = np.broadcast_shapes(lower.shape[:-2], b._data.shape[:-2])
         lower = xp.ascontiguousarray(xp.broadcast_to(lower, (*batch, *lower.shape[-2:])))
         rhs = xp.ascontiguousarray(xp.broadcast_to(b._data, (*batch, *b._data.shape[-2:])))
         y = _fn.linalg._lapack(lambda: xp.linalg.solve(lower, rhs), "cholesky_solve")
-        x = _wrap(_fn.linalg._lapack(lambda: xp.linalg.solve(xp.swapaxes(lower, -1, -2), y), "cholesky_solve"))
+        upper_t = xp.swapaxes(lower, -1, -2)  # L^H
+        upper_t = upper_t.conj() if upper_t.dtype.kind == "c" else upper_t
+        x = _wrap(_fn.linalg._lapack(lambda: xp.linalg.solve(upper_t, y), "cholesky_solve"))
         ctx.upper = upper
         ctx.save_for_backward(factor, x)
         ctx.shapes = (tuple(b.shape), tuple(factor.shape))
@@ -687,14 +731,14 @@ class _CholeskySolve(Function):
         gb = cholesky_solve(g, factor, ctx.upper)
         gf = None
         if need_factor:
-            common = gb @ x.mT
-            common = common + common.mT
+            common = gb @ x.mH
+            common = common + common.mH
             gf = _sum_to(-(factor @ common) if ctx.upper else -(common @ factor), ctx.shapes[1])
         return (_sum_to(gb, ctx.shapes[0]) if need_b else None), gf, None
 
 
 class _CholeskyInverse(Function):
-    """``(L L^T)^-1`` (``(U^T U)^-1``) from the factor, one node as PyTorch's: ``gL = -(A^-1 (G + G^T) A^-1) L``
+    """``(L L^H)^-1`` (``(U^H U)^-1``) from the factor, one node as PyTorch's: ``gL = -(A^-1 (G + G^H) A^-1) L``
     (``-U (...)``)."""
 
     backward_name = "CholeskyInverseBackward0"
@@ -714,12 +758,12 @@ class _CholeskyInverse(Function):
     @staticmethod
     def backward(ctx, g):
         factor, inverse = ctx.saved_tensors
-        common = inverse @ ((g + g.mT) @ inverse)
+        common = inverse @ ((g + g.mH) @ inverse)
         return (-(factor @ common) if ctx.upper else -(common @ factor)), None
 
 
 def cholesky_solve(b: Tensor, factor: Tensor, upper: bool = False) -> Tensor:
-    """``X`` with ``A X = B``, given A's Cholesky factor (``A = L L^T``, or ``U^T U`` where ``upper``): two
+    """``X`` with ``A X = B``, given A's Cholesky factor (``A = L L^H``, or ``U^H U`` where ``upper``): two
     triangular solves in one node; the gradient reaches the factor and B."""
     from .dtypes import scalar_name
 
@@ -739,7 +783,7 @@ def cholesky_solve(b: Tensor, factor: Tensor, upper: bool = False) -> Tensor:
 
 
 def cholesky_inverse(factor: Tensor, upper: bool = False) -> Tensor:
-    """The inverse of ``A = L L^T`` (``U^T U`` where ``upper``) from its Cholesky factor, one node."""
+    """The inverse of ``A = L L^H`` (``U^H U`` where ``upper``) from its Cholesky factor, one node."""
     if factor.dim() < 2:
         raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
     if factor.shape[-1] != factor.shape[-2]:
@@ -758,7 +802,7 @@ def triangular_solve(b: Tensor, a: Tensor, upper: bool = True, transpose: bool =
 
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
     """The first ``n`` columns of ``H_1 ... H_k`` (``A`` of shape ``(..., m, n)``, ``tau`` of ``(..., k)``), each
-    ``H_i = I - tau_i v_i v_i^T`` with ``v_i`` the ``i``-th column of A below its diagonal and 1 on it: LAPACK's
+    ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` the ``i``-th column of A below its diagonal and 1 on it: LAPACK's
     ``orgqr``, the Q of a QR decomposition from :func:`geqrf`'s reflectors. Made of recorded ops, so the gradient
     reaches A and tau (and a second derivative)."""
     if A.ndim < 2:
@@ -784,7 +828,7 @@ def _reflectors_product(A, tau):  # noqa: N803
     Q = _eye(m, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], m, m)  # noqa: N806
     for i in range(k):
         v = A[..., :, i] * (rows > i).to(A.dtype) + (rows == i).to(A.dtype)
-        Q = Q - tau[..., i, None, None] * ((Q @ v.unsqueeze(-1)) @ v.unsqueeze(-2))  # noqa: N806
+        Q = Q - tau[..., i, None, None] * ((Q @ v.unsqueeze(-1)) @ v.conj().unsqueeze(-2))  # noqa: N806
     return Q
 
 
@@ -793,7 +837,7 @@ orgqr = householder_product
 
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False) -> Tensor:  # noqa: A002
     """``other`` multiplied by the Q of :func:`geqrf`'s reflectors (``input``, ``tau``) without forming it apart:
-    ``Q C`` (``left``) or ``C Q``, ``Q^T`` in its place with ``transpose``, as ``torch.ormqr``; differentiable (Q is
+    ``Q C`` (``left``) or ``C Q``, ``Q^H`` in its place with ``transpose``, as ``torch.ormqr``; differentiable (Q is
     made of recorded ops)."""
     if input.ndim < 2 or other.ndim < 2:
         raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
@@ -803,9 +847,12 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpos
     side = other.shape[-2] if left else other.shape[-1]
     if side != m:
         raise RuntimeError(f"torch.ormqr: other.shape[{-2 if left else -1}] must be equal to input.shape[-2]")
+    if tau.shape[-1] != min(side, input.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{-2 if left else -1}], "
+                           "input.shape[-1])")
     Q = _reflectors_product(input, tau)  # noqa: N806
-    if transpose:
-        Q = Q.mT  # noqa: N806
+    if transpose:  # (Q's conjugate transpose, as PyTorch's: its transpose for a real matrix)
+        Q = Q.mH  # noqa: N806
     return Q @ other if left else other @ Q
 
 

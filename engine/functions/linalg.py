@@ -23,18 +23,10 @@ def check_square(a, fn: str) -> None:
     check_floating(a, fn)
 
 
-# the ops of this module that take complex matrices (each complex-analytic, or conjugated where it is not)
-_COMPLEX_OK = frozenset(("inv", "det", "slogdet", "solve", "eig"))
-
-
 def check_floating(a, fn: str) -> None:
-    """PyTorch's refusal of an integer ``a`` (a Tensor) for ``linalg.<fn>``; a complex one is taken by the ops of
-    :data:`_COMPLEX_OK` and refused by name by the others, which PyTorch has and the engine has not yet."""
-    if a.dtype.is_complex:
-        if fn not in _COMPLEX_OK:
-            raise NotImplementedError(f"linalg.{fn}: the engine's takes real matrices only (of complex ones it has "
-                                      f"{', '.join(sorted(_COMPLEX_OK))})")
-    elif not a.dtype.is_floating_point:
+    """PyTorch's refusal of an integer ``a`` (a Tensor) for ``linalg.<fn>``; floating-point and complex matrices are
+    taken (each op has its complex form, PyTorch's)."""
+    if not (a.dtype.is_floating_point or a.dtype.is_complex):
         raise RuntimeError(f"linalg.{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{a.dtype.legacy_name[:-6]}")
 
