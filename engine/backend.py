@@ -343,6 +343,49 @@ def to_host(array) -> np.ndarray:
     return np.asarray(array)
 
 
+# the dtypes CuPy 14.2's add.at adds by atomicAdd where its index has an integer array; it refuses the others
+# ("cupy.add.at only supports int32, int64, float16, float32, float64, uint32, uint64 as data type":
+# cupy/_core/_routines_indexing.pyx, _scatter_op_single), complex among them
+_CUPY_ATOMIC_ADD = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.float16, np.float32, np.float64, np.uint32,
+                                                    np.uint64))
+
+
+def add_at(out, where, values) -> None:
+    """``out[where] += values``, a place named twice taking both (NumPy's ``add.at``), on either device. CuPy's
+    ``add.at`` with an integer-array index adds by atomicAdd, which only some dtypes have: a complex array's real
+    and imaginary parts are added as the real array of its parts (a view of it), and a bool or a small integer
+    array (int8, int16, uint8, uint16) through an int64 copy (wrapping as the additions would; bool as "or")."""
+    if out.__class__ is np.ndarray:
+        np.add.at(out, where, values)
+        return
+    cupy = xp_of(out)
+    if out.dtype in _CUPY_ATOMIC_ADD:
+        cupy.add.at(out, where, values)
+        return
+    if out.dtype.kind == "c":
+        shape = out[where].shape
+        values = cupy.ascontiguousarray(cupy.broadcast_to(cupy.asarray(values, dtype=out.dtype), shape))
+        if isinstance(where, tuple) and any(w is Ellipsis for w in where):
+            where = where + (slice(None),)  # (the parts' own dimension, after the ones the index names)
+        cupy.add.at(_parts(out), where, _parts(values))
+        return
+    wide = out.astype(np.int64)
+    cupy.add.at(wide, where, cupy.asarray(values).astype(np.int64))
+    out[...] = (wide != 0) if out.dtype == np.bool_ else wide.astype(out.dtype)
+
+
+def _parts(x):
+    """A complex CuPy array's real and imaginary parts as a real array of one more dimension (a view)."""
+    real = np.dtype(x.dtype.char.lower())
+    if x.ndim == 0:
+        return x.reshape(1).view(real)
+    if x.strides[-1] == x.itemsize or x.shape[-1] <= 1:
+        return x.view(real).reshape(x.shape + (2,))
+    parts = x.real  # (strided along its last dimension: the same memory, the parts' own strides)
+    return xp_of(x).lib.stride_tricks.as_strided(parts, shape=x.shape + (2,),
+                                                 strides=parts.strides + (x.itemsize // 2,))
+
+
 def fill(out, value):
     """``out`` with every element set to ``value`` (a number, or a 0-d array on ``out``'s device); returns ``out``.
 

@@ -912,9 +912,23 @@ _VIEWS = {"broadcast_to", "broadcast_arrays", "expand_dims", "swapaxes", "moveax
 _UFUNC_KWARGS = {"out", "dtype", "casting"}
 
 
+# the dtypes whose atomicAdd CuPy 14.2 has: cupy.add.at with an integer-array index refuses the others
+# (cupy/_core/_routines_indexing.pyx, _scatter_op_single: complex, int8, int16, uint8, uint16 and bool among them)
+_ADD_AT_DTYPES = frozenset(np.dtype(t) for t in (np.int32, np.int64, np.float16, np.float32, np.float64, np.uint32,
+                                                  np.uint64))
+
+
 def _add_at(a, indices, b=None):
-    """cupy.add.at (CuPy's ufunc.at): atomic adds on the device, no host sync; recorded while capturing."""
-    raw = (a._a, _cupy_index(_unwrap(indices), a._a.shape), _unwrap(b, strict=False))
+    """cupy.add.at (CuPy's ufunc.at): atomic adds on the device, no host sync; recorded while capturing. As CuPy
+    14.2's: an index with an integer array adds by atomicAdd, which a few dtypes have (the values are cast to the
+    array's dtype first, so it is the array's that counts); a mask or plain slices add elementwise, any dtype."""
+    index = _unwrap(indices)
+    items = index if isinstance(index, tuple) else (index,)
+    advanced = any(isinstance(i, list) or (isinstance(i, np.ndarray) and i.dtype.kind in "iu") for i in items)
+    if advanced and a._a.dtype not in _ADD_AT_DTYPES:
+        raise TypeError("cupy.add.at only supports int32, int64, float16, float32, float64, uint32, uint64 as data "
+                        "type")
+    raw = (a._a, _cupy_index(index, a._a.shape), _unwrap(b, strict=False))
     if capturing():
         _record(lambda: np.add.at(*raw))
     else:
@@ -1226,8 +1240,13 @@ def _make_module():
         root = a
         while isinstance(root.base, np.ndarray):
             root = root.base
-        offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-        out = ndarray(np.ndarray(shape, a.dtype, buffer=root, offset=offset, strides=strides), x._device_id)
+        if root.flags.c_contiguous:
+            offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+            header = np.ndarray(shape, a.dtype, buffer=root, offset=offset, strides=strides)
+        else:  # (memory NumPy laid out in another order, as an elementwise result of a strided input can be: no
+            # buffer to hand np.ndarray; NumPy's own as_strided reads the same memory from x's first element)
+            header = np.lib.stride_tricks.as_strided(a, shape=shape, strides=strides)
+        out = ndarray(header, x._device_id)
         out._base = None
         return out
 

@@ -17,7 +17,7 @@ import numpy as np
 from .. import kernels as _kernels
 from .. import threads as _threads
 from ..autograd.function import Function
-from ..backend import xp_of
+from ..backend import add_at, xp_of
 from .arithmetic import dot2
 
 
@@ -602,5 +602,5 @@ class AdaptiveMaxPool(Function):
             gx = np.bincount((places + offsets).ravel(), weights=g.ravel(), minlength=rows * total)
             return gx.astype(gy.dtype, copy=False).reshape(ctx.shape)
         gx = xp.zeros((rows, total), dtype=gy.dtype)
-        xp.add.at(gx, (xp.arange(rows)[:, None], places), g)  # (atomic adds on the device: no host sync)
+        add_at(gx, (xp.arange(rows)[:, None], places), g)  # (atomic adds on the device: no host sync)
         return gx.reshape(ctx.shape)

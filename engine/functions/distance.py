@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function, complex_words
-from ..backend import xp_of
+from ..backend import add_at, xp_of
 from ..dtypes import scalar_name
 from .reduction import vector_norm, vector_norm_grad
 
@@ -144,9 +144,5 @@ class Pdist(Function):
 
 
 def scatter_rows(target, rows, values):
-    """``target[rows] += values`` with repeated rows summed (NumPy's ``add.at``; CuPy's scatter_add)."""
-    xp = xp_of(target)
-    if xp is np:
-        np.add.at(target, rows, values)
-    else:
-        xp.add.at(target, rows, values)
+    """``target[rows] += values`` with repeated rows summed (NumPy's ``add.at``; CuPy's on a GPU)."""
+    add_at(target, rows, values)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _layouts, dtypes, kernels
 from ..autograd.function import Function, apply_several, holomorphic
-from ..backend import device_of_array, to_device_array, xp_of
+from ..backend import add_at, device_of_array, to_device_array, xp_of
 
 
 class Reshape(Function):
@@ -158,7 +158,7 @@ class Take(Function):
         shape, index = ctx.meta
         xp = xp_of(gy)
         gx = xp.zeros(math.prod(shape), dtype=gy.dtype)
-        xp.add.at(gx, index, gy)
+        add_at(gx, index, gy)
         return gx.reshape(shape)
 
 
@@ -302,7 +302,7 @@ class AsStrided(Function):
         out_at, in_at, shared, n = strided_places(xp, ctx.shape, ctx.x_stride, ctx.size, ctx.stride, ctx.rel)
         if gy.dtype.kind == "c":
             g = xp.zeros(n + 1, dtype=gy.dtype)
-            xp.add.at(g, out_at.reshape(-1), gy.reshape(-1))
+            add_at(g, out_at.reshape(-1), gy.reshape(-1))
         else:
             g = xp.bincount(out_at.reshape(-1), weights=gy.reshape(-1), minlength=n + 1).astype(gy.dtype)
         g = g[:n]
@@ -436,7 +436,7 @@ class GetItem(Function):
             # a repeated index must add up, not overwrite (cupyx.scatter_add is deprecated in CuPy 14)
             rows = index[0] if isinstance(index, tuple) and len(index) == 1 else index
             if not kernels.add_rows(gx, rows, gy):  # (rows picked by one index array: C, where built)
-                xp.add.at(gx, index, gy)
+                add_at(gx, index, gy)
         else:
             gx[index] = gy
         return gx
@@ -727,7 +727,7 @@ class IndexAdd(Function):
     @staticmethod
     def forward(ctx, x, value, index, name="IndexAddBackward0", crop=None):
         out = x.copy()
-        xp_of(x).add.at(out, index, value if crop is None else value[crop])
+        add_at(out, index, value if crop is None else value[crop])
         ctx.index, ctx.node_name = index, name
         ctx.crop = None if crop is None else (crop, value.shape)  # (as SetItem's: scatter_add's larger src)
         ctx.op_label = name[:-len("Backward0")]  # ScatterAdd, IndexAdd or IndexPut in the graph panel
@@ -746,7 +746,10 @@ def _at(xp, kind, out, where, values):
     """``out[where] (op)= values``, a repeated place taking every value: NumPy's ``ufunc.at``. CuPy's ``add.at`` is
     its own (atomic adds on the device); the others go through the host (a copy each way) rather than rely on
     CuPy's ``ufunc.at`` for them."""
-    if kind == "add" or xp is np:
+    if kind == "add":
+        add_at(out, where, values)
+        return
+    if xp is np:
         getattr(xp, kind).at(out, where, values)
         return
     host = out.get()
@@ -779,13 +782,13 @@ class ScatterReduce(Function):
         touched = xp.zeros(out.shape, dtype=bool)
         touched[where] = True
         count = xp.zeros(out.shape, dtype=np.int64)
-        xp.add.at(count, where, 1)
+        add_at(count, where, 1)
         if not include_self:
             out[touched] = _REDUCE_IDENTITY[reduce]
         else:
             count += 1
         if reduce in ("sum", "mean"):
-            xp.add.at(out, where, values)
+            add_at(out, where, values)
             if reduce == "mean":
                 n = xp.maximum(count, 1).astype(out.dtype)
                 out = xp.where(touched, out // n if out.dtype.kind in "iub" else out / n, out).astype(x.dtype)
@@ -812,12 +815,12 @@ class ScatterReduce(Function):
             self_tie = touched & keep_self & (x == out)
             src_tie = values == out[where]
             ties = self_tie.astype(g.dtype)
-            xp.add.at(ties, where, src_tie.astype(g.dtype))
+            add_at(ties, where, src_tie.astype(g.dtype))
             share = g / xp.maximum(ties, 1)
             gx, gsrc = xp.where(touched, share * self_tie, g), share[where] * src_tie
         else:  # prod: each value's gradient is the product of the others in its place
             zeros = (touched & keep_self & (x == 0)).astype(np.int64)
-            xp.add.at(zeros, where, (values == 0).astype(np.int64))
+            add_at(zeros, where, (values == 0).astype(np.int64))
             nonzero = xp.where(touched & keep_self & (x != 0), x, 1).astype(g.dtype)
             _at(xp, "multiply", nonzero, where, xp.where(values == 0, 1, values).astype(g.dtype))
 
@@ -862,6 +865,7 @@ class Embedding(Function):
     ``scale_grad_by_freq``."""
 
     raw = True
+    complex_ok = True  # (a row's gradient is the sum of its picks' gradients, complex or not)
     backward_name = "EmbeddingBackward0"
     nondiff = (1,)  # the indices
 
@@ -878,11 +882,11 @@ class Embedding(Function):
         gw = xp.zeros(shape, dtype=gy.dtype)
         rows = gy.reshape(-1, shape[1])
         if not kernels.add_rows(gw, flat, rows):  # (C, where built: add.at's sums, in one pass)
-            xp.add.at(gw, flat, rows)  # a row picked twice gets both gradients
+            add_at(gw, flat, rows)  # a row picked twice gets both gradients
         if scale:
-            counts = xp.zeros(shape[0], dtype=gy.dtype)
-            xp.add.at(counts, flat, gy.dtype.type(1))
-            gw /= xp.maximum(counts, gy.dtype.type(1)).reshape(-1, 1)
+            counts = xp.zeros(shape[0], dtype=gy.real.dtype)  # (real: a complex table's counts too)
+            add_at(counts, flat, 1)
+            gw /= xp.maximum(counts, 1).reshape(-1, 1)
         if padding_idx is not None:
             gw[padding_idx] = 0
         return gw, None
@@ -1185,14 +1189,10 @@ class Put(Function):
 
     @staticmethod
     def forward(ctx, x, index, source, accumulate):
-        xp = xp_of(x)
         out = x.copy().reshape(-1)
         flat, values = index.reshape(-1), source.reshape(-1)
         if accumulate:
-            if xp is np:
-                np.add.at(out, flat, values)
-            else:
-                xp.add.at(out, flat, values)
+            add_at(out, flat, values)
         else:
             out[flat] = values
         ctx.saved = (flat,)
@@ -1559,7 +1559,7 @@ class TakeAlong(Function):
             gy = xp.expand_dims(gy, squeezed)
         gx = xp.zeros(shape, dtype=gy.dtype)
         if repeats:
-            xp.add.at(gx, where, gy)
+            add_at(gx, where, gy)
         else:  # sort and topk pick each entry at most once
             gx[where] = gy
         return gx, None

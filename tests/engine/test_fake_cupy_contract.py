@@ -128,6 +128,28 @@ def test_add_at_takes_cupys_parameters():
     assert "ufunc.at(self, a, indices, b=None)" in REAL.add.at.__doc__
 
 
+def test_add_at_with_an_integer_index_refuses_the_dtypes_cupys_atomic_add_lacks(sim):
+    """CuPy 14.2's ``add.at`` with an integer-array index adds by atomicAdd, which CuPy has for int32, int64,
+    float16, float32, float64, uint32 and uint64 only: the others, complex among them, raise TypeError
+    (cupy/_core/_routines_indexing.pyx at v14.2.0, _scatter_op_single; the values are cast to the array's dtype
+    first, so the array's counts). A boolean mask, or plain slices, add elementwise whatever the dtype."""
+    where = sim.asarray([0, 0, 2])
+    for dtype in (np.complex64, np.complex128, np.int8, np.int16, np.uint8, np.uint16, np.bool_):
+        with pytest.raises(TypeError, match="cupy.add.at only supports int32, int64, float16, float32, float64, "
+                                            "uint32, uint64 as data type"):
+            sim.add.at(sim.zeros(3, dtype=dtype), where, sim.ones(3, dtype=dtype))
+        with pytest.raises(TypeError, match="cupy.add.at only supports"):
+            sim.add.at(sim.zeros((3, 2), dtype=dtype), (where, 1), 1)
+    for dtype in (np.int32, np.int64, np.float16, np.float32, np.float64, np.uint32, np.uint64):
+        a = sim.zeros(3, dtype=dtype)
+        sim.add.at(a, where, sim.ones(3, dtype=np.complex64 if dtype == np.float64 else dtype).real)
+        assert a.get().tolist() == [2, 0, 1]
+    z = sim.zeros(3, dtype=np.complex128)
+    sim.add.at(z, sim.asarray([True, False, True]), 1j)
+    sim.add.at(z, slice(0, 2), 1)
+    assert z.get().tolist() == [1 + 1j, 1, 1j]
+
+
 def test_add_reduceat_takes_cupys_parameters():
     """interpolate's backward sums runs of taps with ``cupy.add.reduceat`` (CuPy's ufunc.reduceat)."""
     assert _params(FAKE.add.reduceat) == ("array", "indices", "axis", "dtype", "out")
