@@ -867,7 +867,7 @@ def vander(x, N=None, increasing=False):  # noqa: N803 - PyTorch's name
     powers = creation.arange(n, device=x.device)
     if not increasing:
         powers = powers.flip(0)
-    base = x if x.dtype.is_floating_point else x.to(_dtypes.int64)
+    base = x if x.dtype.is_floating_point or x.dtype.is_complex else x.to(_dtypes.int64)
     return base.unsqueeze(-1) ** powers.to(base.dtype)
 
 

@@ -2056,7 +2056,7 @@ class TensorMath:
                           "observations.", UserWarning, stacklevel=2)
             norm = norm.zero_() if norm.grad_fn is not None else norm * 0  # (ATen's zero_ in place)
         centred = x - mean.unsqueeze(1)
-        product = centred.mm((centred * w if w is not None else centred).t())
+        product = centred.mm((centred * w if w is not None else centred).t().conj())  # (x x^H: complex rows too)
         return (product / norm).squeeze()
 
     def corrcoef(self):

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import kernels as _kernels
 from .. import threads as _threads
-from ..autograd.function import Function
+from ..autograd.function import Function, holomorphic
 from ..backend import add_at, xp_of
 from .arithmetic import dot2
 
@@ -99,6 +99,7 @@ class Convolution(Function):
     """``conv1d/2d/3d``: input ``(N, C, *S)``, weight ``(O, C / groups, *K)``, bias ``(O,)`` or None."""
 
     raw = True
+    complex_ok = True  # (bilinear: a complex input and weight's gradients are the real formulas' conjugated)
     edge_args = 3  # input, weight, bias (an edge even when None, as in PyTorch's ConvolutionBackward0)
     # the input's columns are read for the weight's gradient; the weight is checked always and the input itself,
     # kept by reference, for the weight's gradient: a write into either before backward is refused as PyTorch's
@@ -127,6 +128,7 @@ class Convolution(Function):
         return y
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         cols, w2, _ = ctx.saved
         x_shape, pad_shape, padding, stride, dilation, kernel, out, w_shape = ctx.meta
@@ -161,6 +163,7 @@ class ConvTranspose(Function):
     weight gradient."""
 
     raw = True
+    complex_ok = True
     edge_args = 3  # input, weight, bias (an edge even when None, as in PyTorch's ConvolutionBackward0)
     saved_uses = ((1,), None, (1,))  # as Convolution's: a copy of the input, the weight, the input itself
     backward_name = "ConvolutionBackward0"
@@ -188,6 +191,7 @@ class ConvTranspose(Function):
         return y
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         x2, w2, _ = ctx.saved
         x_shape, w_shape, pads, stride, dilation, kernel, size = ctx.meta
@@ -407,6 +411,7 @@ class Im2Col(Function):
     backward."""
 
     raw = True
+    complex_ok = True  # (a rearrangement and its sums: the gradient goes back as it is, complex or not)
 
     def backward_name(self):
         return "Col2ImBackward0" if self.fold else "Im2ColBackward0"

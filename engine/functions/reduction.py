@@ -334,6 +334,7 @@ class Logsumexp(Function):
     result)``. Keeps the input and the result, as PyTorch's does."""
 
     raw = True
+    complex_ok = True  # (shifted by the largest real part, as PyTorch's; the gradient complex-analytic)
     backward_name = "LogsumexpBackward0"
 
     @staticmethod
@@ -342,8 +343,8 @@ class Logsumexp(Function):
         if x.size == 0:
             m = xp.zeros([1 if i in axes else n for i, n in enumerate(x.shape)], dtype=x.dtype)
         else:
-            m = x.max(axis=axes, keepdims=True)
-            m = xp.where(xp.isinf(m), x.dtype.type(0), m)
+            m = (x.real if x.dtype.kind == "c" else x).max(axis=axes, keepdims=True)
+            m = xp.where(xp.isinf(m), m.dtype.type(0), m)
         with np.errstate(divide="ignore"):  # (log(0) = -inf: an empty sum, or every element -inf)
             out = xp.log(xp.exp(x - m).sum(axis=axes, keepdims=True)) + m
         if not keepdim:
@@ -353,6 +354,7 @@ class Logsumexp(Function):
         return out
 
     @staticmethod
+    @holomorphic
     def backward(ctx, gy):
         x, out = ctx.saved
         axes, keepdim = ctx.meta
