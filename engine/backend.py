@@ -367,15 +367,16 @@ def add_at(out, where, values) -> None:
         values = cupy.ascontiguousarray(cupy.broadcast_to(cupy.asarray(values, dtype=out.dtype), shape))
         if isinstance(where, tuple) and any(w is Ellipsis for w in where):
             where = where + (slice(None),)  # (the parts' own dimension, after the ones the index names)
-        cupy.add.at(_parts(out), where, _parts(values))
+        cupy.add.at(complex_parts(out), where, complex_parts(values))
         return
     wide = out.astype(np.int64)
     cupy.add.at(wide, where, cupy.asarray(values).astype(np.int64))
     out[...] = (wide != 0) if out.dtype == np.bool_ else wide.astype(out.dtype)
 
 
-def _parts(x):
-    """A complex CuPy array's real and imaginary parts as a real array of one more dimension (a view)."""
+def complex_parts(x):
+    """A complex array's real and imaginary parts as a real array of one more dimension, of size 2 (a view of its
+    memory; strided where the array is strided along its last dimension)."""
     real = np.dtype(x.dtype.char.lower())
     if x.ndim == 0:
         return x.reshape(1).view(real)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Function
-from ..backend import xp_of
+from ..backend import complex_parts, xp_of
 from ..errors import broadcast_error
 
 __all__ = ["ViewAsReal", "ViewAsComplex", "Complex", "Polar", "Conj", "Angle", "Sgn", "as_real", "as_complex"]
@@ -24,14 +24,7 @@ __all__ = ["ViewAsReal", "ViewAsComplex", "Complex", "Polar", "Conj", "Angle", "
 def as_real(x):
     """A complex array's real and imaginary parts as a real array of one more dimension, of size 2: a view of the same
     memory, as PyTorch's ``view_as_real`` (strided where the array is strided along its last dimension)."""
-    real = dtypes.real_of(x.dtype)
-    if x.ndim == 0:
-        return x.reshape(1).view(real)
-    if x.strides[-1] == x.itemsize or x.shape[-1] <= 1:
-        return x.view(real).reshape(x.shape + (2,))
-    parts = x.real  # (strided along the last dimension: the same memory, the parts' own strides)
-    return xp_of(x).lib.stride_tricks.as_strided(parts, shape=x.shape + (2,),
-                                                 strides=parts.strides + (x.itemsize // 2,))
+    return complex_parts(x)
 
 
 def as_complex(x):
