@@ -25,7 +25,8 @@ ARRAYS = {"x": _complex(2, 3, 6, 6), "w": _complex(4, 3, 3, 3), "b": _complex(4)
 EXPRESSIONS = [
     "F.conv2d(x, w, b, padding=1)", "F.conv2d(x, w, b, stride=2, dilation=2)", "F.conv2d(x, w[:3, :1], groups=3)",
     "F.conv1d(x[:, :, 0], w[:, :, 0], b)", "F.conv3d(x[:, :, None].expand(2, 3, 3, 6, 6), w[:, :, None], b)",
-    "F.conv_transpose2d(x, w.transpose(0, 1), stride=2)", "F.conv_transpose1d(x[:, :, 0], w[:, :, 0].transpose(0, 1), padding=1)",
+    "F.conv_transpose2d(x, w.transpose(0, 1), stride=2)",
+    "F.conv_transpose1d(x[:, :, 0], w[:, :, 0].transpose(0, 1), padding=1)",
     "F.unfold(x, 2, stride=2)", "F.fold(F.unfold(x, 3, padding=1), (6, 6), 3, padding=1)",
     "v.logsumexp(1)", "v.logsumexp(0, keepdim=True)", "L.logsumexp(v, (0, 1))", "L.special.logsumexp(v, 1)",
     "L.cov(v)", "L.cov(v, correction=0)",
