@@ -365,6 +365,7 @@ def add_at(out, where, values) -> None:
     if out.dtype.kind == "c":
         shape = out[where].shape
         values = cupy.ascontiguousarray(cupy.broadcast_to(cupy.asarray(values, dtype=out.dtype), shape))
+        values = values.reshape(shape)  # (CuPy's ascontiguousarray gives a 0-dimensional array a dimension)
         if isinstance(where, tuple) and any(w is Ellipsis for w in where):
             where = where + (slice(None),)  # (the parts' own dimension, after the ones the index names)
         cupy.add.at(complex_parts(out), where, complex_parts(values))
@@ -372,6 +373,40 @@ def add_at(out, where, values) -> None:
     wide = out.astype(np.int64)
     cupy.add.at(wide, where, cupy.asarray(values).astype(np.int64))
     out[...] = (wide != 0) if out.dtype == np.bool_ else wide.astype(out.dtype)
+
+
+def running(op: str, x, axis: int):
+    """The running maximum or minimum of ``x`` along ``axis`` (NumPy's ``maximum.accumulate``; ``op`` "maximum"
+    or "minimum"), a NaN carried on as there, on either device. CuPy 14.2's ufuncs accumulate for add and multiply
+    only (``cupy.maximum.accumulate`` raises NotImplementedError: cupy/_core/_kernel.pyx): on a GPU it is a scan of
+    doubling steps (Hillis and Steele), each a whole-array ``maximum`` of the array and itself shifted along
+    ``axis``: ceil(log2 n) kernels, the same numbers, since a maximum is exact whatever the order."""
+    if x.__class__ is np.ndarray:
+        return getattr(np, op).accumulate(x, axis=axis)
+    cupy = xp_of(x)
+    ufunc = getattr(cupy, op)
+    out = x.copy()
+    n = x.shape[axis]
+    step = 1
+    while step < n:
+        later = (slice(None),) * axis + (slice(step, None),)
+        earlier = (slice(None),) * axis + (slice(None, n - step),)
+        out[later] = ufunc(out[later], out[earlier])  # (the right side is a new array before it is written)
+        step *= 2
+    return out
+
+
+def unravel(places, shape):
+    """The coordinates of flat ``places`` in an array of ``shape``, one array per dimension (NumPy's
+    ``unravel_index``), on either device. CuPy's ``unravel_index`` checks the places on the host first (two reads
+    back, cupy/_indexing/generate.py); places made from the array's own positions need no check."""
+    if places.__class__ is np.ndarray:
+        return np.unravel_index(places, shape)
+    coords = []
+    for n in reversed(shape):
+        coords.append(places % n if n else places)
+        places = places // n if n else places
+    return tuple(reversed(coords))
 
 
 def complex_parts(x):

@@ -297,8 +297,20 @@ def _steps(steps) -> int:
     return int(steps)
 
 
+def _bounds(name, start, end):
+    """``start`` and ``end`` as numbers: a tensor (on either device) must be 0-dimensional, as PyTorch's ``linspace``
+    and ``logspace`` ask; its value is read back."""
+    tensors = [v for v in (start, end) if isinstance(v, Tensor)]
+    if any(t.dim() != 0 for t in tensors):
+        dims = [v.dim() if isinstance(v, Tensor) else 0 for v in (start, end)]
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got start with {dims[0]} "
+                           f"dimension(s) and end with {dims[1]} dimension(s).")
+    return _number(start), _number(end)
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     steps = _steps(steps)
+    start, end = _bounds("linspace", start, end)
     array = np.linspace(start, end, int(steps), dtype=_np_dtype(dtype))
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
@@ -306,6 +318,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
 def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``base`` to the powers ``linspace(start, end, steps)``."""
     steps = _steps(steps)
+    start, end = _bounds("logspace", start, end)
     array = np.logspace(start, end, int(steps), base=base).astype(_np_dtype(dtype))
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 

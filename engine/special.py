@@ -316,8 +316,9 @@ def _polynomial(name, x, n, fn):
     dtype = xa.dtype
     compute = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float32)  # (half precision: in float32)
     xa, na = xp.broadcast_arrays(xa.astype(compute, copy=False), na.astype(compute, copy=False))
+    shape = xa.shape  # (ascontiguousarray gives a 0-dimensional array one dimension, on either device)
     out = fn(xp, xp.ascontiguousarray(xa), _polynomials.degrees(xp, xp.ascontiguousarray(na)))
-    return _wrap(out.astype(dtype, copy=False))
+    return _wrap(out.astype(dtype, copy=False).reshape(shape))
 
 
 def chebyshev_polynomial_t(input, n):  # noqa: A002

@@ -2703,7 +2703,7 @@ class Tensor(TensorMath):
                 data = self._data  # dimension, the places in PyTorch's order, so that a value lines up as there)
                 xp = xp_of(data)
                 places = xp.arange(data.size).reshape(data.shape)[parts[0]][parts[1]]
-                index = xp.unravel_index(places, data.shape)
+                index = _backend.unravel(places, data.shape)
         if self._data.__class__ is not _ndarray and index.__class__ is not slice and index.__class__ is not _int:
             _deferred.check_index(index, self._data.shape)  # (CuPy wraps an index past the end round)
         if self._records(value) and self._data.dtype.kind in "fc":  # (into an integer tensor: cast, no gradient)

@@ -13,7 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _deferred
+from . import _deferred, backend
 from . import dtypes as _dtypes
 from . import tensor as _t  # bound while engine.tensor is being made; read when a method runs
 from .backend import to_device_array, to_host, xp_of
@@ -1918,10 +1918,10 @@ class TensorMath:
                                      _t._wrap(xp_of(x).zeros((), dtype=np.int64)))
         d = _dims(dim, x.ndim, f"cum{mode}")[0]
         xp = xp_of(x)
-        running = (xp.maximum if mode == "max" else xp.minimum).accumulate(x, axis=d)
-        here = (x == running) | (xp.isnan(x) if x.dtype.kind == "f" else False)
+        extreme = backend.running("maximum" if mode == "max" else "minimum", x, d)
+        here = (x == extreme) | (xp.isnan(x) if x.dtype.kind == "f" else False)
         positions = xp.arange(x.shape[d]).reshape((-1,) + (1,) * (x.ndim - d - 1))
-        indices = xp.maximum.accumulate(xp.where(here, positions, -1), axis=d).astype(np.int64)
+        indices = backend.running("maximum", xp.where(here, positions, -1), d).astype(np.int64)
         return _CUMULATIVE[mode](_t._fn.TakeAlong.apply(self, indices, d, name=name), _t._wrap(indices))
 
     def sum_to_size(self, *size):

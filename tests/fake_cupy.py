@@ -904,9 +904,20 @@ SIGNATURES = {
     "bincount": ("x", "weights", "minlength"), "repeat": ("a", "repeats", "axis"), "tile": ("A", "reps"),
     "searchsorted": ("a", "v", "side", "sorter"),
     "isin": ("element", "test_elements", "assume_unique", "invert"),
+    "sort": ("a", "axis", "kind"), "cumsum": ("a", "axis", "dtype", "out"),
+    "diff": ("a", "n", "axis", "prepend", "append"),
+    "histogram": ("x", "bins", "range", "density", "weights"),
+    "unravel_index": ("indices", "dims", "order"), "broadcast_shapes": ("args",),
+    "matmul": ("args", "axes", "axis", "keepdims", "casting", "dtype", "signature", "order", "out"),
+    "floor_divide": None, "copysign": None,
 }
 # what CuPy reads back to the host to size its output: a synchronisation each call
 _SIZED_ON_THE_HOST = {"nonzero", "unique", "bincount"}
+# what checks its input on the host first: unravel_index reads (indices < 0).any() and (indices > 0).any() back
+# (cupy/_indexing/generate.py)
+_CHECKED_ON_THE_HOST = {"unravel_index"}
+# CuPy's sort and argsort know one kind (cupy/_core/core.pyx, _check_kind_sort)
+_SORTS = {"sort", "argsort"}
 # may hand back views of an input
 _VIEWS = {"broadcast_to", "broadcast_arrays", "expand_dims", "swapaxes", "moveaxis", "split", "flip"}
 _UFUNC_KWARGS = {"out", "dtype", "casting"}
@@ -951,6 +962,101 @@ def _add_reduceat(array, indices, axis=0, dtype=None, out=None):
     return result
 
 
+class ufunc:  # noqa: N801 - CuPy's name
+    """A CuPy ufunc: called as NumPy's (the stand-in's ``call``), with CuPy 14.2's methods and their limits
+    (cupy/_core/_kernel.pyx): ``reduce`` and ``accumulate`` for add and multiply only (the sum and product
+    kernels), ``reduceat`` for add only, ``at`` for the ufuncs with a scatter kernel, ``outer`` for all. NumPy's
+    ``np.maximum.accumulate`` has no CuPy counterpart: ``cupy.maximum.accumulate`` raises NotImplementedError."""
+
+    # the ufuncs whose ``at`` has a scatter kernel in CuPy 14.2 (_routines_indexing.pyx, _scatter_op_single)
+    _SCATTER = {"add", "subtract", "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor"}
+
+    _ALIASES = {"abs": "absolute", "conj": "conjugate"}  # (CuPy's own names: cupy.abs is cupy_absolute)
+
+    def __init__(self, name, call):
+        np_ufunc = getattr(np, name)
+        self.name = f"cupy_{self._ALIASES.get(name, name)}"
+        self.nin, self.nout, self.nargs = np_ufunc.nin, np_ufunc.nout, np_ufunc.nargs
+        self._call = call
+        self.__name__ = name
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<ufunc '{self.name}'>"
+
+    def _refuse(self, method):
+        raise NotImplementedError(f"`{self.name}.{method}` is not supported yet")
+
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False):
+        if self.name == "cupy_add":
+            return array.sum(axis, dtype, out, keepdims)
+        if self.name == "cupy_multiply":
+            return array.prod(axis, dtype, out, keepdims)
+        self._refuse("reduce")
+
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        if self.name == "cupy_add":
+            return array.cumsum(axis, dtype, out)
+        if self.name == "cupy_multiply":
+            return array.cumprod(axis, dtype, out)
+        self._refuse("accumulate")
+
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        if self.name == "cupy_add":
+            return _add_reduceat(array, indices, axis, dtype, out)
+        self._refuse("reduceat")
+
+    def at(self, a, indices, b=None):
+        if self.name == "cupy_add":
+            return _add_at(a, indices, b)
+        if self.__name__ in self._SCATTER:  # (CuPy has these; the engine does not call them, nor models them)
+            raise NotImplementedError(f"the CuPy stand-in does not model {self.name}.at")
+        self._refuse("at")
+
+    def outer(self, A, B, **kwargs):  # noqa: N803 - CuPy's names
+        A = A if isinstance(A, ndarray) else ndarray(np.array(A))  # (core.array: a copy to the device)
+        B = B if isinstance(B, ndarray) else ndarray(np.array(B))
+        return self(A.reshape(A.shape + (1,) * B.ndim), B.reshape((1,) * A.ndim + B.shape), **kwargs)
+
+
+def _histogram(x, bins=10, range=None, density=False, weights=None):  # noqa: A002 - CuPy's name
+    """cupy.histogram (cupy/_statistics/histogram.py at v14.2.0): NumPy's bins and counts, CuPy's refusals,
+    dtypes and host reads: no complex data, x and weights CuPy arrays, a bool x as uint8 (with CuPy's warning);
+    the counts int64, weighted sums complex128, int64 or float64 whatever the weights' width; bin edges given as
+    an array checked for order on the host, and a range taken from the data read back to the host."""
+    if x.dtype.kind == "c":
+        raise NotImplementedError("complex number is not supported")
+    if not isinstance(x, ndarray):
+        raise ValueError("x must be a cupy.ndarray")
+    data = x._a
+    if data.dtype == np.bool_:
+        warnings.warn(f"Converting input from {data.dtype} to {np.dtype(np.uint8)} for compatibility.",
+                      RuntimeWarning, stacklevel=2)
+        data = data.astype(np.uint8)
+    if weights is not None:
+        if not isinstance(weights, ndarray):
+            raise ValueError("weights must be a cupy.ndarray")
+        if weights.shape != x.shape:
+            raise ValueError("weights should have the same shape as a.")
+    if isinstance(bins, str):
+        raise NotImplementedError("only integer and array bins are implemented")
+    if isinstance(bins, ndarray) or np.ndim(bins) == 1:
+        _sync("cupy.histogram (bins must increase monotonically)")
+    elif range is None and data.size:
+        _sync("cupy.histogram (the range from the data)")
+    if capturing():
+        _refuse("cupy.histogram")
+    w = None if weights is None else weights._a
+    hist, edges = _quiet(np.histogram, data.ravel(), bins=_unwrap(bins), range=range, density=density,
+                         weights=None if w is None else w.ravel())
+    if not density:
+        kind = "i" if w is None else w.dtype.kind
+        hist = hist.astype(np.complex128 if kind == "c" else np.int64 if kind in "bui" else np.float64)
+    return ndarray(hist, x._device_id), ndarray(edges, x._device_id)
+
+
 def _check_kwargs(name, params, args, kwargs):
     allowed = _UFUNC_KWARGS if params is None else set(params)
     bad = set(kwargs) - allowed
@@ -989,8 +1095,14 @@ def _make_module():
                 axis = raw_args[2] if len(raw_args) > 2 else raw_kwargs.pop("axis", None)
                 size = a.size if axis is None else a.shape[axis]
                 raw_args = (a, idx % size if size else idx, axis)
-            if name in _SIZED_ON_THE_HOST:
+            if name in _SIZED_ON_THE_HOST or name in _CHECKED_ON_THE_HOST:
                 _sync(f"cupy.{name}")
+            if name in _SORTS:
+                kind = args[2] if len(args) > 2 else kwargs.get("kind")
+                if kind is not None and kind != "stable":
+                    raise ValueError("kind can only be None or 'stable'")
+                if raw_args and getattr(raw_args[0], "ndim", 1) == 0 and name == "sort":
+                    raise np.exceptions.AxisError("Sorting arrays with the rank of zero is not supported")
             if name == "repeat" and isinstance((args[1:2] or [kwargs.get("repeats")])[0], ndarray):
                 raise ValueError("cupy.ndarray cannot be specified as `repeats` argument.")  # CuPy's refusal
             if not capturing():
@@ -1007,14 +1119,13 @@ def _make_module():
             return result
 
         call.__name__ = name
-        if name == "add":
-            call.at = _add_at
-            call.reduceat = _add_reduceat
-        return call
+        return ufunc(name, call) if params is None else call
 
     for name in SIGNATURES:
-        if name not in ("asarray", "array", "copyto", "ascontiguousarray", "asfortranarray"):
+        if name not in ("asarray", "array", "copyto", "ascontiguousarray", "asfortranarray", "histogram"):
             setattr(cupy, name, _fn(name))
+    cupy.ufunc = ufunc
+    cupy.histogram = _histogram
     for name in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_", "complex64",
                  "complex128", "dtype", "newaxis", "inf", "nan", "pi", "result_type", "can_cast"):
         setattr(cupy, name, getattr(np, name))
@@ -1036,15 +1147,20 @@ def _make_module():
         h2d_copies.append(type(obj).__name__)
         return ndarray(np.array(obj, dtype=dtype, copy=True, order="C" if order == "K" else order))
 
+    # CuPy's (cupy/_core/core.pyx), as NumPy's: a 0-dimensional array comes back with one dimension, of size 1
     def ascontiguousarray(a, dtype=None):
-        return a if a.flags.c_contiguous and (dtype is None or a.dtype == dtype) else _copy_layout(a, "C", dtype)
+        if a.flags.c_contiguous and (dtype is None or a.dtype == dtype):
+            return a.reshape(1) if a.ndim == 0 else a
+        return _copy_layout(a, "C", dtype)
 
     def asfortranarray(a, dtype=None):
-        return a if a.flags.f_contiguous and (dtype is None or a.dtype == dtype) else _copy_layout(a, "F", dtype)
+        if a.flags.f_contiguous and (dtype is None or a.dtype == dtype):
+            return a.reshape(1) if a.ndim == 0 else a
+        return _copy_layout(a, "F", dtype)
 
     def _copy_layout(a, order, dtype):
         def compute():
-            return np.array(a._a, dtype=dtype, order=order, copy=True)
+            return np.array(a._a.reshape(1) if a.ndim == 0 else a._a, dtype=dtype, order=order, copy=True)
 
         result = ndarray(compute(), a._device_id)
         if capturing():

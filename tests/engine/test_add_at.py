@@ -104,3 +104,64 @@ def test_small_integer_and_bool_accumulation_on_a_gpu_is_the_cpus(dtype, device)
                 base.put(index, values, accumulate=True).cpu().tolist()]
 
     assert run(device) == run("cpu")
+
+
+def test_add_at_of_a_complex_array_at_a_0d_index_on_every_device(device):
+    """The gradient of ``take`` of a 0-dimensional complex tensor: its values went through CuPy's ascontiguousarray,
+    which (as NumPy's) gives a 0-dimensional array one dimension, and CuPy's add.at refused the shapes."""
+    x = engine.tensor(2.0 - 1.0j, device=device, requires_grad=True)
+    y = engine.take(x, engine.tensor(0, device=device))
+    (y * (3.0 + 4.0j)).real.backward()
+    assert x.grad.cpu().item() == 3.0 - 4.0j
+
+
+# ------------------------------------------------------------------ running extremes (cummax, cummin)
+
+_RUNS = [
+    np.array([[3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0], [2.0, 7.0, 1.0, 8.0, 2.0, 8.0, 1.0, 8.0]]),
+    np.array([[1.0, np.nan, 3.0, 0.0, np.nan, 7.0], [-np.inf, -1.0, np.inf, 2.0, 2.0, np.nan]]),
+    np.array([[5, 5, 2, 7, 7, 1, 9]], dtype=np.int64),
+    np.array([[False, True, False, True, True]]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_RUNS)))
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_running_extremes_are_numpys_accumulate_on_every_device(device, case, axis, op):
+    """engine.backend.running: NumPy's maximum.accumulate on the CPU; on a GPU, where CuPy 14.2 has no
+    maximum.accumulate (the stand-in refuses it as CuPy does), a doubling scan with the same numbers, NaN carried."""
+    data = _RUNS[case]
+    expected = getattr(np, op).accumulate(data, axis=axis)
+    got = backend.to_host(backend.running(op, engine.tensor(data, device=device)._data, axis))
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("mode", ["cummax", "cummin"])
+def test_cummax_and_cummin_on_every_device_match_pytorch(device, mode):
+    torch = pytest.importorskip("torch")
+    data = np.array([[1.0, 3.0, 3.0, np.nan, 2.0, 5.0, 5.0], [4.0, 2.0, 2.0, 6.0, 1.0, 6.0, 0.5]])
+    x = engine.tensor(data, device=device, requires_grad=True)
+    values, indices = getattr(x, mode)(1)
+    (values * engine.arange(7.0, device=device)).sum().backward()
+    t = torch.tensor(data, requires_grad=True)
+    tv, ti = getattr(t, mode)(1)
+    (tv * torch.arange(7.0)).sum().backward()
+    np.testing.assert_array_equal(values.detach().cpu().numpy(), tv.detach().numpy())
+    np.testing.assert_array_equal(indices.cpu().numpy(), ti.numpy())
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), t.grad.numpy())
+
+
+def test_writing_through_an_integer_index_first_reads_nothing_back_on_a_gpu(simulated_gpu):
+    """``x[idx, 1:] = v`` lays out its places with unravel_index, which in CuPy checks them on the host (two reads
+    back); the engine works the coordinates out on the device instead (engine.backend.unravel)."""
+    x = engine.zeros(4, 3, device="cuda")
+    idx = engine.tensor([2, 0], device="cuda")
+    with simulated_gpu.count_syncs() as seen:
+        x[idx, 1:] = engine.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda")
+    assert "cupy.unravel_index" not in seen
+    assert x.cpu().tolist() == [[0, 3, 4], [0, 0, 0], [0, 1, 2], [0, 0, 0]]
+    places = simulated_gpu.ndarray(np.array([[0, 5], [11, 7]]))
+    rows, cols = backend.unravel(places, (4, 3))
+    assert rows.get().tolist() == [[0, 1], [3, 2]] and cols.get().tolist() == [[0, 2], [2, 1]]

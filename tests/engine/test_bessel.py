@@ -340,3 +340,14 @@ def test_on_the_cupy_stand_in_values_and_gradients_equal_the_cpus(cuda_device):
         on_cpu = getattr(engine.special, name)(engine.tensor(points), engine.tensor(degrees))
         assert on_gpu.device.type == "cuda"
         np.testing.assert_allclose(on_gpu.cpu().numpy(), on_cpu.numpy(), rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_a_polynomial_of_0d_tensors_is_0d_on_every_device(name, device):
+    """As PyTorch's: a 0-dimensional point and degree give a 0-dimensional value (it came back with shape (1,):
+    ascontiguousarray, NumPy's and CuPy's, gives a 0-dimensional array one dimension)."""
+    f = getattr(engine.special, name)
+    x, n = engine.tensor(0.25, device=device), engine.tensor(3.0, device=device)
+    assert f(x, n).shape == () and f(x, 3).shape == () and f(0.25, n).shape == ()
+    assert f(engine.tensor([0.25], device=device), n).shape == (1,)
+    assert f(x, n).item() == f(engine.tensor([0.25], dtype=engine.float32), 3).item()

@@ -6,6 +6,7 @@ printed by torch 2.13.0, and held to the torch installed where there is one."""
 
 from __future__ import annotations
 
+import engine
 from tests.engine.helpers import table_tests
 
 CASES = [
@@ -35,6 +36,14 @@ CASES = [
     ("engine.linspace(0, 1, -1)", ("RuntimeError", "number of steps must be non-negative")),
     ("engine.logspace(0, 1, -2)", ("RuntimeError", "number of steps must be non-negative")),
     ("engine.linspace(0, 1, 0)", ((0,), "float32", [])),
+    ("engine.linspace(engine.tensor(1.0), engine.tensor(3), 3)", ((3,), "float32", [1.0, 2.0, 3.0])),
+    ("engine.logspace(engine.tensor(0), 2.0, 3, base=2.0)", ((3,), "float32", [1.0, 2.0, 4.0])),
+    ("engine.linspace(engine.tensor([1.0, 2.0]), engine.tensor(2.0), 3)",
+     ("RuntimeError", "linspace only supports 0-dimensional start and end tensors, but got start with 1 dimension(s) "
+                      "and end with 0 dimension(s).")),
+    ("engine.logspace(engine.tensor(1.0), engine.tensor([2.0]), 3)",
+     ("RuntimeError", "logspace only supports 0-dimensional start and end tensors, but got start with 0 dimension(s) "
+                      "and end with 1 dimension(s).")),
     ("engine.eye(-1)", ("RuntimeError", "n must be greater or equal to 0, got -1")),
     ("engine.eye(2, -3)", ("RuntimeError", "m must be greater or equal to 0, got -3")),
     ("engine.eye(0)", ((0, 0), "float32", [])),
@@ -48,3 +57,10 @@ def _env(lib):
 
 
 test_the_engine_answers_as_pytorch, test_the_table_is_pytorchs = table_tests(CASES, _env)
+
+
+def test_linspace_and_logspace_take_0d_tensors_of_a_gpu(cuda_device):
+    """Their bounds as tensors on the device: read back as numbers (they were read as NumPy arrays, and raised)."""
+    start, end = engine.tensor(1.0, device=cuda_device), engine.tensor(3.0, device=cuda_device)
+    assert engine.linspace(start, end, 3, device=cuda_device).cpu().tolist() == [1.0, 2.0, 3.0]
+    assert engine.logspace(start, end, 3, base=2.0).tolist() == [2.0, 4.0, 8.0]

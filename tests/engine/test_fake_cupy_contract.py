@@ -109,7 +109,7 @@ def test_keyword_table_matches_cupys_signatures(name):
                                   "lib.stride_tricks.as_strided", "fft.fft", "fft.ifft",
                                   "fft.rfft", "fft.irfft", "fft.hfft", "fft.ihfft", "fft.fftn", "fft.ifftn",
                                   "fft.rfftn", "fft.irfftn", "fft.fft2", "fft.ifft2", "fft.rfft2", "fft.irfft2",
-                                  "fft.fftshift", "fft.ifftshift"])
+                                  "fft.fftshift", "fft.ifftshift", "histogram"])
 def test_functions_written_out_in_the_stand_in_take_cupys_parameters(path):
     fake, real = FAKE, REAL
     for part in path.split("."):
@@ -163,6 +163,175 @@ def test_scatter_add_warns_deprecated_as_cupy_14_does():
     with pytest.warns(DeprecationWarning, match="scatter_add"):
         FAKEX.scatter_add(a, FAKE.asarray([0, 0]), FAKE.ones(2))
     assert a.get().tolist() == [2.0, 0.0, 0.0]
+
+
+# ------------------------------------------------------------------ ufuncs: their methods and their loops
+
+
+def _doc_params(method):
+    """A Cython method's parameters, read from the signature CuPy embeds in its docstring's first line."""
+    first = method.__doc__.strip().splitlines()[0]
+    inside = first[first.index("(") + 1:first.rindex(")")]
+    return tuple(p.split("=")[0].strip().lstrip("*") for p in inside.split(",") if p.strip())[1:]  # (less self)
+
+
+def test_the_stand_ins_ufuncs_are_cupy_ufuncs_with_cupys_methods():
+    assert isinstance(REAL.maximum, REAL.ufunc) and isinstance(FAKE.maximum, FAKE.ufunc)
+    assert not sorted(_public(FAKE.ufunc) - _public(REAL.ufunc))
+    for method in ("reduce", "accumulate", "reduceat", "at", "outer"):
+        fake = _params(getattr(FAKE.maximum, method))
+        assert fake == _doc_params(getattr(REAL.ufunc, method))[:len(fake)], method
+    for name in (n for n, p in fake_cupy.SIGNATURES.items() if p is None):
+        fake, real = getattr(FAKE, name), getattr(REAL, name)
+        assert (fake.name, fake.nin, fake.nout, fake.nargs) == (real.name, real.nin, real.nout, real.nargs), name
+
+
+def _outcome(ufunc, method, *args):
+    try:
+        getattr(ufunc, method)(*args)
+    except NotImplementedError as exc:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - the method went past its name check (to work it needs a GPU)
+        return "computes"
+    return "computes"
+
+
+@pytest.mark.parametrize("method", ["reduce", "accumulate", "reduceat", "at"])
+def test_ufunc_methods_refuse_where_cupys_do(method):
+    """CuPy 14.2 reduces and accumulates with add and multiply only (their sum and product kernels), reduces at
+    with add only, and has ``at`` for the ufuncs with a scatter kernel: every other ufunc raises
+    NotImplementedError where NumPy computes (``cupy.maximum.accumulate``: cummax once called it). The real
+    ufuncs' refusals come before any GPU work, so they are read here from the real CuPy, for every ufunc served."""
+    x = np.zeros(3)
+    args = {"reduce": (x,), "accumulate": (x,), "reduceat": (x, np.zeros(1, np.int64)), "at": (x, np.array([0]))}
+    for name in sorted(n for n, p in fake_cupy.SIGNATURES.items() if p is None):
+        if method in ("reduce", "accumulate", "reduceat") and getattr(np, name).nin != 2:
+            continue
+        real = _outcome(getattr(REAL, name), method, *args[method])
+        fake = _outcome(getattr(FAKE, name), method, *(FAKE.asarray(a) for a in args[method]))
+        if real != "computes":
+            assert fake == real, (name, method)
+        else:
+            assert fake == "computes" or "does not model" in fake, (name, method, fake)
+
+
+def test_ufunc_methods_compute_what_numpy_does_where_cupy_has_them():
+    x = FAKE.asarray(np.array([[3.0, 1.0, 4.0], [1.0, 5.0, 9.0]]))
+    assert FAKE.add.accumulate(x, axis=1).get().tolist() == [[3, 4, 8], [1, 6, 15]]
+    assert FAKE.multiply.accumulate(x, axis=1).get().tolist() == [[3, 3, 12], [1, 5, 45]]
+    assert FAKE.add.reduce(x, axis=0).get().tolist() == [4, 6, 13]
+    assert FAKE.multiply.reduce(x, axis=1).get().tolist() == [12, 45]
+    assert FAKE.subtract.outer(FAKE.arange(2), FAKE.arange(3)).get().tolist() == [[0, -1, -2], [1, 0, -1]]
+
+
+_DTYPES = [np.dtype(c) for c in "?bhilBefdFD"]
+
+
+def _cupy_loop(name, in_types, weaks=None):
+    """The output dtypes of the loop the real CuPy 14.2 picks for ``in_types`` (its own resolver, which runs
+    without a GPU), or None where it has no loop or refuses the combination (subtract of two bools)."""
+    op = getattr(REAL, name)._ops._guess_routine_from_in_types(tuple(in_types), weaks)
+    if op is None or op.error_func is not None:
+        return None
+    return tuple(np.dtype(t) for t in op.out_types)
+
+
+def _stand_in_loop(name, *operands):
+    try:
+        out = getattr(FAKE, name)(*operands)
+    except TypeError:
+        return None
+    return tuple(o.dtype for o in (out if isinstance(out, tuple) else (out,)))
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in fake_cupy.SIGNATURES.items() if p is None))
+def test_each_ufunc_answers_in_cupys_dtype_or_refuses_as_cupy_does(name):
+    """For every ufunc the stand-in serves and every dtype (pair) of the engine's: where the stand-in (NumPy's
+    loops) computes, CuPy has a loop and it gives the same dtype; where CuPy has none, the stand-in refuses. NumPy
+    and CuPy differ in a few loops the engine does not use (CuPy's arctan2, hypot and nextafter take complex
+    numbers, its sign a bool): there the stand-in is the stricter, which hides nothing."""
+    nin = getattr(np, name).nin
+    pairs = [(d,) for d in _DTYPES] if nin == 1 else [(a, b) for a in _DTYPES for b in _DTYPES]
+    for types in pairs:
+        got = _stand_in_loop(name, *(FAKE.ones(2, dtype=t) for t in types))
+        if got is not None:
+            assert got == _cupy_loop(name, types), (name, types, got)
+
+
+def _weak_loop(name, array_dtype, scalar, position):
+    """CuPy 14.2's loop for an array and a Python scalar: the scalar weak (NEP 50) unless its kind is above the
+    array's (cupy/_core/_kernel.pyx, _check_should_use_weak_scalar: bool < int < float = complex); a Python bool is
+    a strong bool."""
+    kind = {bool: 0, int: 1, float: 2, complex: 2}
+    scalar_type = {bool: np.dtype("?"), int: np.dtype("int64"), float: np.dtype("float64"),
+                   complex: np.dtype("complex128")}[type(scalar)]
+    array_kind = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 2}[array_dtype.kind]
+    types = [array_dtype, array_dtype]
+    types[position] = scalar_type
+    weaks = [False, False]
+    weaks[position] = type(scalar) if type(scalar) is not bool else False
+    use = any(weaks) and kind[type(scalar)] <= array_kind
+    return _cupy_loop(name, types, tuple(weaks) if use else None)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p in fake_cupy.SIGNATURES.items() if p is None
+                                        and getattr(np, n).nin == 2))
+def test_an_array_and_a_python_number_give_cupys_dtype(name):
+    """``x * 2.5`` and its kind: a float32 array times a Python float stays float32, an int8 array plus a Python
+    float goes to float64, a float32 array times 1j gives complex64, in CuPy 14 as in NumPy 2."""
+    for dtype in _DTYPES:
+        for scalar in (True, 2, 2.5, 1 + 1j):
+            for position in (0, 1):
+                operands = [FAKE.ones(2, dtype=dtype), FAKE.ones(2, dtype=dtype)]
+                operands[position] = scalar
+                got = _stand_in_loop(name, *operands)
+                if got is not None:
+                    assert got == _weak_loop(name, dtype, scalar, position), (name, dtype, scalar, position, got)
+
+
+# ------------------------------------------------------------------ functions CuPy writes its own way
+
+
+def test_histogram_refuses_counts_and_reads_back_as_cupys(sim):
+    """cupy/_statistics/histogram.py at v14.2.0: no complex data, no host array, counts in int64 and weighted sums
+    in float64 whatever the weights' width; bin edges given as an array are checked for order on the host, and a
+    range taken from the data is read back."""
+    x = sim.asarray(np.array([0.5, 1.5, 1.7, 3.0], dtype=np.float32))
+    with fake_cupy.count_syncs() as seen:
+        counts, edges = sim.histogram(x, bins=3, range=(0.0, 3.0))
+    assert seen == [] and counts.dtype == np.int64 and counts.get().tolist() == [1, 2, 1]
+    with fake_cupy.count_syncs() as seen:
+        sim.histogram(x, bins=3)
+        sim.histogram(x, bins=sim.asarray(np.array([0.0, 1.0, 3.0])))
+    assert len(seen) == 2
+    sums, _ = sim.histogram(x, bins=2, range=(0.0, 4.0), weights=sim.ones(4, dtype=np.float32))
+    assert sums.dtype == np.float64 and sums.get().tolist() == [3.0, 1.0]
+    with pytest.raises(NotImplementedError, match="complex number is not supported"):
+        sim.histogram(sim.ones(2, dtype=np.complex64))
+    with pytest.raises(ValueError, match="x must be a cupy.ndarray"):
+        sim.histogram(np.ones(2))
+
+
+def test_ascontiguousarray_gives_a_0d_array_one_dimension_as_cupy_does(sim):
+    """cupy/_core/core.pyx (ascontiguousarray, asfortranarray): a 0-dimensional array comes back raveled, shape
+    (1,), as NumPy's; the engine once returned a 0-dimensional polynomial's value with that extra dimension."""
+    for f in (sim.ascontiguousarray, sim.asfortranarray):
+        assert f(sim.asarray(2.0)).shape == (1,)
+        assert f(sim.asarray(2.0), dtype=np.float32).shape == (1,)
+        assert f(sim.ones((2, 3))).shape == (2, 3)
+    assert np.ascontiguousarray(np.float64(2.0)).shape == (1,)
+
+
+def test_sort_knows_one_kind_and_unravel_index_checks_on_the_host(sim):
+    x = sim.asarray(np.array([[3, 1, 2], [0, 5, 4]]))
+    assert sim.sort(x, axis=1).get().tolist() == [[1, 2, 3], [0, 4, 5]]
+    assert sim.argsort(x, axis=1, kind="stable").get().tolist() == [[1, 2, 0], [0, 2, 1]]
+    for f in (sim.sort, sim.argsort):
+        with pytest.raises(ValueError, match="kind can only be None or 'stable'"):
+            f(x, kind="quicksort")
+    with fake_cupy.count_syncs() as seen:
+        rows, cols = sim.unravel_index(sim.asarray(np.array([4, 1])), (2, 3))
+    assert seen == ["cupy.unravel_index"] and rows.get().tolist() == [1, 0] and cols.get().tolist() == [1, 1]
 
 
 def test_a_keyword_cupy_does_not_take_is_refused():
