@@ -223,6 +223,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     nd = input.dim()
+    spacing = 1 if spacing is None else spacing  # (None, as PyTorch's: unit spacing)
     dims = list(builtins.range(nd)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
     dims = [d % nd for d in dims]
     spacings = spacing if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)

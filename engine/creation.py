@@ -271,6 +271,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
+    integral = dtype is not None and dtypes.to_dtype(dtype).np.kind in "iu"
+    if integral and dtypes.to_dtype(dtype).np == np.int64:  # (PyTorch 2.13's: each bound cut toward zero first)
+        start, end, step = (math.trunc(v) if isinstance(v, float) and math.isfinite(v) else v
+                            for v in (start, end, step))
     if not all(math.isfinite(v) for v in (start, end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if dtype is None:
@@ -283,7 +287,12 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     np_dtype = dtypes.to_dtype(dtype).np
     if np_dtype == _BOOL or np_dtype.kind == "c":
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtypes.scalar_name(np_dtype)}'")
-    if all(isinstance(v, int) for v in (start, end, step)):
+    if integral and not all(isinstance(v, int) for v in (start, end, step)):
+        # (PyTorch 2.13's for the other integer dtypes: the length from the numbers as given, the values from the
+        # start and step cut toward zero: arange(0, 5, 0.5, dtype=int32) is ten zeros)
+        n = max(0, math.ceil((end - start) / step))
+        array = (math.trunc(start) + math.trunc(step) * np.arange(n, dtype=np.int64)).astype(np_dtype)
+    elif all(isinstance(v, int) for v in (start, end, step)):
         array = np.arange(start, end, step).astype(np_dtype, copy=False)
     else:
         n = max(0, math.ceil((end - start) / step))
@@ -308,10 +317,19 @@ def _bounds(name, start, end):
     return _number(start), _number(end)
 
 
+def _cut(v):
+    return math.trunc(v) if isinstance(v, float) and math.isfinite(v) else v
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     steps = _steps(steps)
     start, end = _bounds("linspace", start, end)
-    array = np.linspace(start, end, int(steps), dtype=_np_dtype(dtype))
+    np_dtype = _np_dtype(dtype)
+    if np_dtype.kind in "iub":  # (PyTorch's: the bounds and then the values cut toward zero; NumPy's floors them)
+        start, end = _cut(start), _cut(end)
+        array = np.linspace(start, end, int(steps)).astype(np_dtype)
+    else:
+        array = np.linspace(start, end, int(steps), dtype=np_dtype)
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 
@@ -319,6 +337,8 @@ def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_gra
     """``base`` to the powers ``linspace(start, end, steps)``."""
     steps = _steps(steps)
     start, end = _bounds("logspace", start, end)
+    if _np_dtype(dtype).kind in "iub":  # (PyTorch's: the powers' bounds cut toward zero first)
+        start, end = _cut(start), _cut(end)
     array = np.logspace(start, end, int(steps), base=base).astype(_np_dtype(dtype))
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 

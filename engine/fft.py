@@ -417,9 +417,10 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     spec = (input.unsqueeze(0) if one else input).transpose(-1, -2)  # (B, frames, freq)
     if normalized:
         spec = spec * (n_fft ** 0.5)
-    frames = irfft(spec, n=n_fft, dim=-1) if onesided else ifft(spec, n=n_fft, dim=-1)
-    if not return_complex and frames.is_complex():
-        frames = frames.real
+    if return_complex:
+        frames = ifft(spec, n=n_fft, dim=-1)
+    else:  # (as PyTorch's: a real signal from the first n_fft // 2 + 1 bins, a two-sided input's taken as Hermitian)
+        frames = irfft(spec if onesided else spec[..., :n_fft // 2 + 1], n=n_fft, dim=-1)
     frames = frames * w
     count = frames.shape[-2]
     total = n_fft + hop * (count - 1)

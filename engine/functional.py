@@ -854,10 +854,14 @@ def combinations(input, r=2, with_replacement=False):  # noqa: A002
 
     if input.dim() != 1:
         raise ValueError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_zeros(0)
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     index = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
-    if index.size == 0:
-        return input.new_zeros(0) if r else input.new_zeros(0)
+    if index.size == 0:  # (more picks than elements: no rows of r, as PyTorch's; r = 0: an empty vector)
+        return input.new_zeros((0, r) if r else 0)
     return input[creation.tensor(index, device=input.device)]
 
 

@@ -320,7 +320,7 @@ def _one_pass(x) -> bool:
         return False
     if x.__class__ is np.ndarray:
         return _ck is not None and x.flags.c_contiguous
-    return True
+    return not isinstance(x, np.generic)  # (a NumPy scalar, a ufunc's answer for a 0-d array: not CuPy's)
 
 
 def erf(x):

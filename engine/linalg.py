@@ -45,12 +45,18 @@ def matrix_norm(a: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
     if a.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     a = a.to(dtype) if dtype is not None else a
+    dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     rows, cols = (d % a.dim() for d in dim)
+    if rows == cols:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
     if ord == "fro":
         return a.norm(2, (rows, cols), keepdim)
     if ord in ("nuc", 2, -2):  # from the singular values: their sum, the largest, the smallest
         sv = svdvals(a.movedim((rows, cols), (-2, -1)))
-        out = sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1)
+        out = sv.sum(-1) if ord in ("nuc", 2) and not sv.shape[-1] else (
+            sv.sum(-1) if ord == "nuc" else sv.amax(-1) if ord == 2 else sv.amin(-1))  # (an empty largest: 0)
         for d in sorted((rows, cols)) if keepdim else ():
             out = out.unsqueeze(d)
         return out
@@ -58,7 +64,10 @@ def matrix_norm(a: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     summed, over = (rows, cols) if ord in (1, -1) else (cols, rows)
     sums = a.abs().sum(summed, keepdim=True)
-    out = sums.amax(over, keepdim=True) if ord > 0 else sums.amin(over, keepdim=True)
+    if ord > 0 and not sums.shape[over]:  # (the largest of no sums: 0, as PyTorch's; the smallest refuses)
+        out = sums.sum(over, keepdim=True)
+    else:
+        out = sums.amax(over, keepdim=True) if ord > 0 else sums.amin(over, keepdim=True)
     return out if keepdim else out.reshape([n for i, n in enumerate(out.shape) if i not in (rows, cols)])
 
 
@@ -403,8 +412,14 @@ def svd(a: Tensor, full_matrices: bool = True):
 def pinv(a: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse, from the SVD: ``V diag(1/s) U^H`` over the singular values past
     ``max(atol, rtol * s_max)`` (PyTorch's default ``rtol``: ``eps * max(m, n)`` where neither is given), the others
-    dropped; its gradient through the SVD's (``hermitian`` is taken and ignored: the SVD serves either)."""
+    dropped; its gradient through the SVD's. ``hermitian``: A is read as Hermitian from its lower triangle, as
+    PyTorch's (its eigh reads that one), whatever the upper triangle holds."""
     _matrices(a, "pinv")
+    if hermitian:
+        _square(a, "pinv")
+        lower = a.tril(-1)
+        diagonal = a.diagonal(0, -2, -1)
+        a = lower + lower.mH + (diagonal.real if a.is_complex() else diagonal).diag_embed().to(a.dtype)
     u, s, vh = svd(a, full_matrices=False)
     kept = s > _tolerance(a, s, atol, rtol)
     inverse = (s.where(kept, 1.0)).reciprocal().where(kept, 0.0)  # (1/s only where kept: no 1/0 in its gradient)
@@ -412,13 +427,21 @@ def pinv(a: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
 
 
 def _tolerance(a: Tensor, s: Tensor, atol, rtol) -> Tensor:
-    """``max(atol, rtol * s_max)`` of singular values ``s`` (PyTorch's default ``rtol``: ``eps * max(m, n)`` where
-    neither is given), kept as a dimension for comparing with ``s``."""
+    """``max(atol, rtol * s_max)`` of singular values ``s``, kept as a dimension for comparing with ``s``. Each of
+    ``atol`` and ``rtol`` a number or a tensor of one per matrix (the batch's shape, broadcast); PyTorch's default
+    ``rtol``: ``eps * max(m, n)``, or 0 where ``atol`` is given and positive (elementwise, for a tensor of them)."""
     if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else float(np.finfo(a._data.dtype).eps) * max(a.shape[-2:])
+        default = float(np.finfo(a._data.dtype).eps) * max(a.shape[-2:])
+        if isinstance(atol, Tensor):
+            rtol = (atol > 0).logical_not().to(s.dtype) * default
+        else:
+            rtol = 0.0 if atol is not None and atol > 0 else default
     smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    atol, rtol = (t.unsqueeze(-1) if isinstance(t, Tensor) else t for t in (atol, rtol))
     tol = smax * rtol
-    return tol.clamp(min=atol) if atol is not None else tol
+    if atol is None:
+        return tol
+    return tol.maximum(atol.to(tol.dtype)) if isinstance(atol, Tensor) else tol.clamp(min=atol)
 
 
 def svdvals(a: Tensor) -> Tensor:
@@ -554,8 +577,7 @@ def multi_dot(tensors) -> Tensor:
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
     """The Vandermonde matrix of ``x``'s last dimension: columns ``x ** 0, x ** 1, ..., x ** (N - 1)``."""
-    if x.dim() < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    x = x.reshape(1) if x.dim() == 0 else x  # (a 0-d x, as PyTorch 2.13's: one point)
     n = x.shape[-1] if N is None else int(N)
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
@@ -624,7 +646,7 @@ def lstsq(a: Tensor, b: Tensor, rcond=None, *, driver=None):
     m, n = a.shape[-2], a.shape[-1]
     rtol = rcond if rcond is not None else float(np.finfo(a._data.dtype).eps) * max(m, n)
     solution = pinv(a, rtol=rtol) @ bb
-    empty = a.new_zeros(0)
+    empty = a.new_zeros(0, dtype=_dtypes.from_numpy_dtype(np.dtype(a._data.dtype.char.lower())))  # (real)
     rank = matrix_rank(a, rtol=rtol) if driver != "gels" else _zeros(0, dtype=np.int64, device=a.device)
     values = svdvals(a).detach() if driver in ("gelsd", "gelss") else empty
     residuals = empty
@@ -877,13 +899,14 @@ def _getrf(a, xp):
     m, n = a.shape[-2:]
     k = min(m, n)
     batch = a.shape[:-2]
-    lu = a.reshape((-1, m, n)).copy()
+    lu = a.reshape((math.prod(batch), m, n)).copy()  # (a count, not -1: NumPy cannot infer it of empty matrices)
     count = lu.shape[0]
     piv = xp.empty((count, k), dtype=np.int32)
     info = xp.zeros(count, dtype=np.int32)
     rows = xp.arange(count)
     for j in range(k):
-        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
+        column = lu[:, j:, j]  # (LAPACK's i?amax: a complex entry's size is |re| + |im|, not its modulus)
+        p = j + xp.argmax(abs(column.real) + abs(column.imag) if column.dtype.kind == "c" else abs(column), axis=1)
         piv[:, j] = p + 1
         top, chosen = lu[rows, j, :].copy(), lu[rows, p, :].copy()
         lu[rows, p, :] = top
@@ -900,7 +923,7 @@ def _getrf(a, xp):
 def _permutation(piv, m, xp):
     """The row order ``perm`` (``A[perm] = L U``) from LAPACK's sequential swaps."""
     batch = piv.shape[:-1]
-    flat = piv.reshape((-1, piv.shape[-1])) - 1
+    flat = piv.reshape((math.prod(batch), piv.shape[-1])) - 1
     perm = xp.broadcast_to(xp.arange(m), (flat.shape[0], m)).copy()
     rows = xp.arange(flat.shape[0])
     for j in range(flat.shape[1]):
@@ -997,8 +1020,8 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
         perm = _permutation(LU_pivots._data, m, xp)
         batch = perm.shape[:-1]
         p = xp.zeros(batch + (m, m), dtype=LU_data._data.dtype)
-        flat = p.reshape((-1, m, m))
-        rows = perm.reshape((-1, m))
+        flat = p.reshape((math.prod(batch), m, m))
+        rows = perm.reshape((math.prod(batch), m))
         flat[xp.arange(flat.shape[0])[:, None], rows, xp.arange(m)[None, :]] = 1
         permutation = _wrap(flat.reshape(batch + (m, m)))
     else:
@@ -1070,6 +1093,19 @@ Tensor.cholesky_solve = cholesky_solve
 Tensor.cholesky_inverse = cholesky_inverse
 Tensor.triangular_solve = triangular_solve
 Tensor.pinverse = lambda self, rcond=1e-15: pinv(self, rtol=rcond)
+_vector_norm_method = Tensor.norm
+
+
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    """``Tensor.norm`` (and ``torch.norm``), with PyTorch's ``p='nuc'``: the nuclear norm of the matrices over
+    ``dim`` (all dimensions by default, so two of them: a matrix's), a sum of singular values."""
+    if isinstance(p, str) and p == "nuc":
+        return matrix_norm(self, "nuc", tuple(range(self.dim())) if dim is None else dim, keepdim, dtype=dtype)
+    return _vector_norm_method(self, p, dim, keepdim, dtype)
+
+
+_norm_method.__doc__ = f"{_vector_norm_method.__doc__}\n\n{_norm_method.__doc__}"
+Tensor.norm = _norm_method
 Tensor.cholesky = lambda self, upper=False: cholesky(self, upper=upper)
 
 

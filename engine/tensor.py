@@ -2215,7 +2215,7 @@ class Tensor(TensorMath):
         if idx.ndim != nd and not (max(nd, 1) == max(idx.ndim, 1)):
             raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
         if nd == 0 or idx.ndim == 0:
-            return self.reshape(1).gather(0, index.reshape(1)).reshape(())
+            return self.reshape(-1).gather(0, index.reshape(-1)).reshape(index.shape)  # (the index's shape)
         larger = [d for d in range(nd) if d != dim and idx.shape[d] > a.shape[d]]
         if larger:
             raise RuntimeError(f"Size does not match at dimension {larger[0]} expected index {list(idx.shape)} to be "
@@ -2265,9 +2265,8 @@ class Tensor(TensorMath):
         if p == "fro":
             p = 2.0
         if not isinstance(p, (_int, _float, np.integer, np.floating)) or isinstance(p, _bool):
-            if p == "nuc":
-                raise NotImplementedError("norm(p='nuc'): the nuclear norm (a sum of singular values) is PyTorch's "
-                                          "but not the engine's")
+            if p == "nuc":  # (engine/linalg.py's Tensor.norm takes it first: this is reached without it)
+                raise NotImplementedError("norm(p='nuc'): the nuclear norm needs engine.linalg")
             raise ValueError(f"norm: p must be a number, 'fro' or inf, not {p!r}")
         t = self.to(dtype) if dtype is not None else self
         if t._data.dtype.kind == "c":  # (the norm of the moduli: real, its gradient sgn(z) times theirs)

@@ -451,7 +451,12 @@ class TensorMath:
         return _t._wrap(self._data == -np.inf)
 
     def isreal(self):
-        return _t._wrap(xp_of(self._data).ones(self._data.shape, dtype=bool))
+        """Whether each element is real: a complex one whose imaginary part is 0 (every element of a real
+        tensor)."""
+        data = self._data
+        if data.dtype.kind == "c":
+            return _t._wrap(data.imag == 0)
+        return _t._wrap(xp_of(data).ones(data.shape, dtype=bool))
 
     def signbit(self):
         _t._no_complex(self, "signbit", "signbit is not implemented for complex tensors.")
@@ -945,7 +950,12 @@ class TensorMath:
         return _t._named(out, name)
 
     # ------------------------------------------------------------------ order and shape
-    def flip(self, *dims):
+    def flip(self, *dims, **kwargs):
+        if kwargs:  # (torch.flip(input, dims=...): the keyword PyTorch names it by)
+            if set(kwargs) != {"dims"} or dims:
+                bad = next((k for k in kwargs if k != "dims"), "dims")
+                raise TypeError(f"flip() got an unexpected keyword argument '{bad}'")
+            dims = (kwargs["dims"],)
         dims = dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims
         dims = _dims(dims, self._data.ndim, "flip")
         return _t._fn.Flip.apply(self, dims if self._data.ndim else ())
@@ -1230,9 +1240,18 @@ class TensorMath:
             return None
         return tuple(slice(0, n) for n in shape)
 
+    def _on_a_vector(self, fn, dim, *args, **kwargs):
+        """``fn`` of a 0-d tensor, as PyTorch's: of its one element as a vector (dim 0 or -1), each 0-d tensor
+        argument a vector too, the answer 0-d again."""
+        _dims(dim, 1, fn)
+        args = [a.reshape(1) if isinstance(a, _t.Tensor) and a._data.ndim == 0 else a for a in args]
+        return getattr(self.reshape(1), fn)(0, *args, **kwargs).reshape(())
+
     def scatter_add(self, dim, index, src):
         """``self`` with ``src[i]`` added at ``index[i]`` along ``dim`` (a repeated index adds up): one
         ``ScatterAddBackward0`` whose edges are ``self`` and ``src``, as PyTorch's."""
+        if self._data.ndim == 0:
+            return self._on_a_vector("scatter_add", dim, index, src)
         idx = self._scatter_index(dim, index, "scatter_add")
         return _t._fn.IndexAdd.apply(self, src, index=idx, name="ScatterAddBackward0",
                                      crop=self._scatter_crop(src, index))
@@ -1243,6 +1262,8 @@ class TensorMath:
         aggregation of messages); the gradient as PyTorch's."""
         if reduce not in ("sum", "prod", "mean", "amax", "amin"):
             raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+        if self._data.ndim == 0:
+            return self._on_a_vector("scatter_reduce", dim, index, src, reduce, include_self=include_self)
         idx = self._scatter_index(dim, index, "scatter_reduce")
         if not isinstance(src, _t.Tensor):
             raise TypeError(f"scatter_reduce(): argument 'src' must be Tensor, not {type(src).__name__}")
@@ -1258,6 +1279,8 @@ class TensorMath:
         if reduce not in ("prod", "mean", "amax", "amin"):
             raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
                                f"{reduce}.")
+        if self._data.ndim == 0:
+            return self._on_a_vector("index_reduce", dim, index, source, reduce, include_self=include_self)
         d = _dims(dim, self._data.ndim, "index_reduce")[0] if self._data.ndim else 0
         if index.dim() > 1:
             raise IndexError("index_reduce_(): Index is supposed to be a vector")
@@ -1277,6 +1300,8 @@ class TensorMath:
         adds instead."""
         if src is None:
             src = value
+        if self._data.ndim == 0:
+            return self._on_a_vector("scatter", dim, index, src, reduce=reduce)
         if reduce == "add":
             return self.scatter_add(dim, index, src if isinstance(src, _t.Tensor) else
                                     self.new_full(tuple(index.shape), src))
@@ -1294,11 +1319,15 @@ class TensorMath:
                                     "ScatterBackward1", crop=self._scatter_crop(src, index))
 
     def index_add(self, dim, index, source, *, alpha=1):
+        if self._data.ndim == 0:
+            return self._on_a_vector("index_add", dim, index, source, alpha=alpha)
         d = _dims(dim, self._data.ndim, "index_add")[0]
         idx = (slice(None),) * d + (_index_vector(index, "index_add"),)
         return _t._fn.IndexAdd.apply(self, source * alpha if alpha != 1 else source, index=idx)
 
     def index_copy(self, dim, index, source):
+        if self._data.ndim == 0:
+            return self._on_a_vector("index_copy", dim, index, source)
         d = _dims(dim, self._data.ndim, "index_copy")[0]
         return _t._fn.SetItem.apply(self, source, index=(slice(None),) * d + (_index_vector(index, "index_copy"),),
                                     name="IndexCopyBackward0")
@@ -1307,10 +1336,14 @@ class TensorMath:
         """``self`` with the slices ``index`` names along ``dim`` set to ``value`` (a number: PyTorch's
         ``IndexFillBackward0``; a 0-d tensor, whose gradient is the sum over those places:
         ``IndexFillBackward1``)."""
+        if self._data.ndim == 0:
+            return self._on_a_vector("index_fill", dim, index, value)
         d = _dims(dim, self._data.ndim, "index_fill")[0]
         name = "IndexFillBackward1" if isinstance(value, _t.Tensor) else "IndexFillBackward0"
-        return _t._fn.SetItem.apply(self, value, index=(slice(None),) * d + (_index_vector(index, "index_fill"),),
-                                    name=name)
+        idx = _index_vector(index, "index_fill")
+        if isinstance(value, _t.Tensor) and value.requires_grad:  # (a place named twice is filled once: its
+            idx = xp_of(idx).unique(idx % max(self._data.shape[d], 1))  # gradient counted once, as PyTorch's)
+        return _t._fn.SetItem.apply(self, value, index=(slice(None),) * d + (idx,), name=name)
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         """The diagonal of the ``dim1``/``dim2`` planes (``offset`` above it, below where negative), as the
@@ -1338,6 +1371,8 @@ class TensorMath:
 
     def diff(self, n=1, dim=-1, prepend=None, append=None):
         d = _dims(dim, self._data.ndim, "diff")[0]
+        if n == 0:  # (as PyTorch's: the input itself, whatever is prepended or appended)
+            return self
         parts = [p for p in (prepend, self, append) if p is not None]
         if len(parts) > 1:
             parts = [p if isinstance(p, _t.Tensor) else self.new_tensor(p) for p in parts]
@@ -1414,6 +1449,7 @@ class TensorMath:
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """``beta * self + alpha * (mat1 @ mat2)``, one ``AddmmBackward0``; with ``beta=0`` self is not read (its
         NaN do not pass)."""
+        beta, alpha = _integral_scales(self, beta, alpha)
         return _t._fn.Addmm.apply(self, mat1, mat2, beta=beta, alpha=alpha)
 
     def addmv(self, mat, vec, *, beta=1, alpha=1):
@@ -1429,6 +1465,7 @@ class TensorMath:
             names = ", ".join(_dtype_name(t._data) for t in (self, mat))
             raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names}, and "
                                f"{_dtype_name(vec._data)}")
+        beta, alpha = _integral_scales(self, beta, alpha)
         return _t._fn.AddProduct.apply(self, mat, vec, "mv", beta=beta, alpha=alpha)
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
@@ -1438,6 +1475,7 @@ class TensorMath:
         _check_bmm(batch1._data, batch2._data)
         b, n, _ = batch1._data.shape
         expanded_shape(self._data.shape, (b, n, batch2._data.shape[2]), self.type())
+        beta, alpha = _integral_scales(self, beta, alpha)
         return _t._fn.AddProduct.apply(self, batch1, batch2, "baddbmm", beta=beta, alpha=alpha)
 
 
@@ -1521,9 +1559,10 @@ class TensorMath:
             if seq.shape[:-1] != vals.shape[:-1]:
                 raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                                    "dimensions of boundaries tensor and input value tensor must match")
-            rows = seq.reshape(-1, seq.shape[-1])
-            found = xp.stack([xp.searchsorted(r, v, side=side) for r, v in zip(rows, vals.reshape(-1, vals.shape[-1]))
-                              ]).reshape(vals.shape)
+            count = math.prod(seq.shape[:-1])  # (not -1: NumPy cannot infer it where the last dimension is empty)
+            rows, points = seq.reshape(count, seq.shape[-1]), vals.reshape(count, vals.shape[-1])
+            found = (xp.stack([xp.searchsorted(r, v, side=side) for r, v in zip(rows, points)]) if count else
+                     xp.zeros(vals.shape, dtype=np.int64)).reshape(vals.shape)
         return _t._wrap(found.astype(np.int32 if out_int32 else np.int64))
 
     def kthvalue(self, k, dim=-1, keepdim=False):
@@ -1563,6 +1602,9 @@ class TensorMath:
         qs = q._data if isinstance(q, _t.Tensor) else xp.asarray(q, dtype=self._data.dtype)
         if qs.ndim > 1 or (xp is np and ((qs < 0) | (qs > 1)).any()):
             raise RuntimeError("quantile() q must be a scalar or 1D tensor with values in the range [0, 1]")
+        if self._data.ndim == 0 and dim is not None:  # (its one element, along dim 0 or -1; 0-d again)
+            _dims(dim, 1, "quantile")
+            return self.reshape(1)._quantile(q, 0, False, interpolation, skip_nan)
         x = self.reshape(-1) if dim is None else self
         d = 0 if dim is None else _dims(dim, self._data.ndim, "quantile")[0]
         n = x._data.shape[d]
@@ -1638,6 +1680,7 @@ class TensorMath:
                                if vec1._data.ndim != 1 else
                                f"addr: Expected 1-D argument vec2, but got {vec2._data.ndim}-D")
         expanded_shape(self._data.shape, (vec1._data.shape[0], vec2._data.shape[0]), self.type())
+        beta, alpha = _integral_scales(self, beta, alpha, refuse=True)
         return _t._fn.AddProduct.apply(self, vec1, vec2, "r", beta=beta, alpha=alpha)
 
     def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
@@ -1650,6 +1693,7 @@ class TensorMath:
             raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {b1} and {b2}")
         if k1 != k2:
             raise RuntimeError(f"Incompatible matrix sizes for bmm ({n}x{k1} and {k2}x{p})")
+        beta, alpha = _integral_scales(self, beta, alpha)
         return _t._fn.AddProduct.apply(self, batch1, batch2, "addbmm", beta=beta, alpha=alpha)
 
     def inner(self, other):
@@ -1796,25 +1840,35 @@ class TensorMath:
         return _t._wrap(counts.astype(data.dtype))
 
     def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
-        """The elements with each run of equal neighbours kept once (of the flattened tensor), and optionally which
-        run each element is in and each run's length."""
-        if dim is not None:
-            raise NotImplementedError("unique_consecutive(dim=...) is PyTorch's but not the engine's: it takes the "
-                                      "flattened tensor")
-        data = self._data.reshape(-1)
-        xp = xp_of(data)
-        if data.size == 0:
+        """The elements with each run of equal neighbours kept once (of the flattened tensor; with ``dim``, the
+        slices along it, a run being equal slices), and optionally which run each element (slice) is in and each
+        run's length, as PyTorch's."""
+        xp = xp_of(self._data)
+        if dim is None:
+            data = self._data.reshape(-1)
+            rows = data[:, None]
+        else:
+            d = _dims(dim, self._data.ndim, "unique_consecutive")[0]
+            if any(n == 0 for i, n in enumerate(self._data.shape) if i != d):
+                raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                                   "applied")
+            data = xp.moveaxis(self._data, d, 0)
+            rows = data.reshape(data.shape[0], math.prod(data.shape[1:]))
+        n = rows.shape[0]
+        if n == 0:
             starts = xp.zeros(0, dtype=bool)
         else:
-            starts = xp.concatenate([xp.ones(1, dtype=bool), data[1:] != data[:-1]])
-        values = _t._wrap(data[starts])
+            starts = xp.concatenate([xp.ones(1, dtype=bool), (rows[1:] != rows[:-1]).any(axis=1)])
+        kept = data[starts]
+        values = _t._wrap(kept if dim is None else xp.moveaxis(kept, 0, d))
         if not (return_inverse or return_counts):
             return values
         out = [values]
         if return_inverse:
-            out.append(_t._wrap((xp.cumsum(starts) - 1).reshape(self._data.shape).astype(np.int64)))
+            inverse = (xp.cumsum(starts) - 1).astype(np.int64)
+            out.append(_t._wrap(inverse.reshape(self._data.shape) if dim is None else inverse))
         if return_counts:
-            edges = xp.concatenate([xp.nonzero(starts)[0], xp.asarray([data.size])])
+            edges = xp.concatenate([xp.nonzero(starts)[0], xp.asarray([n])])
             out.append(_t._wrap(xp.diff(edges).astype(np.int64)))
         return tuple(out)
 
@@ -2173,15 +2227,15 @@ class TensorMath:
     def logdet(self):
         """``log det``: NaN where the determinant is negative, -inf where it is 0, as PyTorch's."""
         sign, logabs = self.slogdet()
-        if self.is_complex():
-            return logabs + _t._wrap(xp_of(sign._data).log(sign._data))
+        if self.is_complex():  # (log |det| + i arg det: the phase's gradient through the sign, as PyTorch's)
+            return logabs + sign.log()
         return _t._fn.Where.apply(sign == -1, float("nan"), logabs)  # (ATen's; a zero determinant: -inf)
 
     def slogdet(self):
-        """``(sign, log |det A|)``: the determinant without its overflow; the gradient flows through the second."""
+        """``(sign, log |det A|)``: the determinant without its overflow, two outputs of one node; the gradient
+        flows through the second, and through a complex sign's phase."""
         _t._fn.linalg.check_square(self, "slogdet")
-        logabs = _t._fn.LogAbsDet.apply(self)
-        return return_types_slogdet(_t._wrap(xp_of(self._data).linalg.slogdet(self._data)[0]), logabs)
+        return return_types_slogdet(*_t._fn.LogAbsDet.apply(self))
 
 
 def _one_bound(out, name: str, tensor_bound: bool, position: int):
@@ -2224,6 +2278,18 @@ def tensordot(a, b, dims=2):
 def _unsafe_view(t, shape):
     """ATen's ``_unsafe_view``: ``t`` in ``shape``, its node ``UnsafeViewBackward0``, the result not a view."""
     return _t._named(_t._fn.Reshape.apply(t, shape), "UnsafeViewBackward0")
+
+
+def _integral_scales(base, beta, alpha, refuse=False):
+    """``beta`` and ``alpha`` for an integer (or bool) ``base``, as PyTorch 2.13's: a float cut toward zero (addmm,
+    addmv, addbmm, baddbmm), or refused (addr)."""
+    if base._data.dtype.kind not in "iub":
+        return beta, alpha
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if refuse and isinstance(value, (float, np.floating)):
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
+    return tuple(math.trunc(v) if isinstance(v, (float, np.floating)) and math.isfinite(v) else v
+                 for v in (beta, alpha))
 
 
 def _scaled_sum(base, product, beta, alpha):

@@ -1557,8 +1557,14 @@ def _det(node, gy):
     return (gy * det)[..., None, None] * F.Inverse.apply(a).mT
 
 
-def _log_abs_det(node, gy):  # (of a complex A: g A^-H)
-    return gy[..., None, None] * F.Inverse.apply(node._inputs[0]).mT.conj()
+def _log_abs_det(node, g_sign, g_logabs):
+    """``g A^-H``, a complex A's sign adding ``-i Im(conj(g_sign) sign)`` to g (LogAbsDet.backward's)."""
+    a = node._inputs[0]
+    g = g_logabs
+    if a.is_complex() and g_sign is not None:
+        sign = F.LogAbsDet.apply(a)[0]
+        g = g - 1j * (g_sign.conj() * sign).imag
+    return g[..., None, None] * F.Inverse.apply(a).mT.conj()
 
 
 def _solve(node, gy):

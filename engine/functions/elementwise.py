@@ -228,12 +228,19 @@ class ClampTensors(Function):
 
 def clamp_masks(x, lo, hi, needs):
     """Where the gradient of a clamp with tensor bounds goes: to x where ``lo <= x <= hi``, to ``lo`` where
-    ``x < lo``, to ``hi`` where ``x > hi`` (boolean arrays; None for an input that needs none)."""
+    ``x < lo``, to ``hi`` where ``x > hi`` (boolean arrays; None for an input that needs none). Where ``lo > hi``
+    the clamp is ``hi``: its gradient goes there (PyTorch's ``clamp_backward_min_max``)."""
     above = x >= lo if lo is not None else None
     below = x <= hi if hi is not None else None
     inside = above if below is None else below if above is None else above & below
     need_x, need_lo, need_hi = needs
-    return (inside if need_x else None, ~above if need_lo else None, ~below if need_hi else None)
+    to_lo, to_hi = (~above if need_lo else None), (~below if need_hi else None)
+    if lo is not None and hi is not None:
+        crossed = hi < lo
+        kept = (not crossed) if isinstance(crossed, (bool, np.bool_)) else ~crossed  # (two numbers: a Python bool)
+        to_lo = to_lo & kept if need_lo else None
+        to_hi = to_hi | crossed if need_hi else None
+    return (inside if need_x else None, to_lo, to_hi)
 
 
 class ReLU(Function):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function, holomorphic
+from ..autograd.function import Function, apply_several, holomorphic
 from ..backend import xp_of
 
 
@@ -80,6 +80,8 @@ class Det(Function):
         if a.dtype.kind == "c":  # (the adjugate as det(A) A^-1: the SVD's form below is a real matrix's)
             return gy[..., None, None] * _mT(xp.linalg.det(a)[..., None, None] * _lapack(lambda: xp.linalg.inv(a),
                                                                                          "det"))
+        if a.shape[-1] == 0:  # (a 0 x 0 matrix: det 1 whatever it holds, no entries to differentiate)
+            return xp.zeros(a.shape, dtype=gy.dtype)
         u, s, vt = xp.linalg.svd(a)
         n = s.shape[-1]
         others = xp.stack([xp.prod(s[..., [j for j in range(n) if j != i]], axis=-1) for i in range(n)], axis=-1)
@@ -89,24 +91,29 @@ class Det(Function):
 
 
 class LogAbsDet(Function):
-    """``log |det A|`` (the second of ``slogdet``); its gradient ``g A^-T``."""
+    """``slogdet``: ``(sign, log |det A|)``, two outputs of one ``LinalgSlogdetBackward0``, as PyTorch's. The
+    gradient ``g A^-H``, where for a complex A the sign's phase adds to g: ``g_logabs - i Im(conj(g_sign) sign)``
+    (PyTorch's ``slogdet_backward``; a real sign has no gradient)."""
 
     raw = True
     complex_ok = True
+    apply = classmethod(apply_several)
     backward_name = "LinalgSlogdetBackward0"
 
     @staticmethod
     def forward(ctx, a):
         sign, logabs = xp_of(a).linalg.slogdet(a)
-        ctx.saved = (a,)
-        ctx.sign = sign
-        return logabs
+        ctx.saved = (a, sign)
+        return sign, logabs
 
     @staticmethod
-    def backward(ctx, gy):  # (of a complex A: g A^-H, log |det| being real)
-        a = ctx.saved[0]
+    def backward(ctx, g_sign, g_logabs):
+        a, sign = ctx.saved
+        g = g_logabs
+        if a.dtype.kind == "c" and g_sign is not None:
+            g = g - 1j * (g_sign.conj() * sign).imag
         inv = _lapack(lambda: xp_of(a).linalg.inv(a), "slogdet")
-        return gy[..., None, None] * _mT(inv.conj() if inv.dtype.kind == "c" else inv)
+        return g[..., None, None] * _mT(inv.conj() if inv.dtype.kind == "c" else inv)
 
 
 class Solve(Function):

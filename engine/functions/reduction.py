@@ -451,9 +451,11 @@ class AMinMax(Function):
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
-        if x.size == 0:
+        if x.size == 0 and dim is None:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                                "identity.")
+        if x.size == 0 and x.ndim and x.shape[dim] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
         ctx.parts = (AMaxMin.__new__(AMaxMin), AMaxMin.__new__(AMaxMin))
         ctx.op_label = "Aminmax"
         low = AMaxMin.forward(ctx.parts[0], x, dim, keepdim, "min")

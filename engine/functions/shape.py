@@ -784,7 +784,11 @@ class ScatterReduce(Function):
         count = xp.zeros(out.shape, dtype=np.int64)
         add_at(count, where, 1)
         if not include_self:
-            out[touched] = _REDUCE_IDENTITY[reduce]
+            identity = _REDUCE_IDENTITY[reduce]
+            if out.dtype.kind in "iub" and reduce in ("amax", "amin"):  # (an integer's: its type's far end)
+                info = np.iinfo(out.dtype) if out.dtype.kind != "b" else None
+                identity = (info.min if reduce == "amax" else info.max) if info else reduce == "amin"
+            out[touched] = identity
         else:
             count += 1
         if reduce in ("sum", "mean"):
