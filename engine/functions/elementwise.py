@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels as _kernels
-from ..autograd.function import Function, complex_words, holomorphic
+from ..autograd.function import Function, check_complex, complex_words, holomorphic
 from ..backend import xp_of
 from ..dtypes import promote, result_type, scalar_name
 from ..errors import complex_refusal, raise_broadcast_error
@@ -655,8 +655,27 @@ def _hypot_grads(xp, gy, a, b, out):
     return gy * a / out, gy * b / out
 
 
-def _logaddexp_grads(xp, gy, a, b, out):
-    return gy / (1 + xp.exp(b - a)), gy / (1 + xp.exp(a - b))
+def _logaddexp_forward(xp, a, b):
+    """``log(exp(a) + exp(b))``; of complex numbers PyTorch's ``_log_add_exp_helper``: the one of smaller real
+    part shifted by the other, ``log1p(exp(min - max)) + max`` (NaN where either has a NaN part; two infinities
+    of the same real part: -inf's own value, or the sum itself)."""
+    if a.dtype.kind != "c":
+        return xp.logaddexp(a, b)
+    a, b = xp.broadcast_arrays(a, b)
+    first = a.real < b.real
+    low, high = xp.where(first, a, b), xp.where(first, b, a)
+    with np.errstate(all="ignore"):
+        out = xp.log1p(xp.exp(low - high)) + high
+        infinite = ~xp.isfinite(low.real) & (low.real == high.real)
+        out = xp.where(infinite & (low.real < 0), low, out)
+        out = xp.where(infinite & (low.real > 0), xp.log(xp.exp(low) + xp.exp(high)), out)
+    nan = xp.isnan(a.real) | xp.isnan(a.imag) | xp.isnan(b.real) | xp.isnan(b.imag)
+    return xp.where(nan, a.dtype.type(complex(np.nan, np.nan)), out)
+
+
+def _logaddexp_grads(xp, gy, a, b, out):  # (PyTorch's, of complex numbers too: g / conj(1 + exp(b - a)))
+    da, db = 1 + xp.exp(b - a), 1 + xp.exp(a - b)
+    return gy / da.conj(), gy / db.conj()  # (a real array's conj is itself)
 
 
 def _xlogy_forward(xp, a, b):
@@ -751,7 +770,7 @@ def _nan_ignoring_grads(keep_self):
 BINARY = {
     "atan2": ("Atan2Backward0", lambda xp, a, b: xp.arctan2(a, b), _atan2_grads),
     "hypot": ("HypotBackward0", lambda xp, a, b: xp.hypot(a, b), _hypot_grads),
-    "logaddexp": ("LogaddexpBackward0", lambda xp, a, b: xp.logaddexp(a, b), _logaddexp_grads),
+    "logaddexp": ("LogaddexpBackward0", _logaddexp_forward, _logaddexp_grads),
     "xlogy": ("XlogyBackward0", _xlogy_forward, _xlogy_grads),
     "remainder": ("RemainderBackward0", remainder, _remainder_grads),
     "fmod": ("FmodBackward0", lambda xp, a, b: xp.fmod(a, b), _fmod_grads),
@@ -766,10 +785,15 @@ BINARY["zeta_number_x"] = ("SpecialZetaBackward1", *BINARY["zeta"][1:])
 BINARY["zeta_number_q"] = ("SpecialZetaBackward2", *BINARY["zeta"][1:])
 
 
+# the rows of BINARY that take complex numbers (the others refuse them in forward, in PyTorch's words)
+_COMPLEX_BINARY = frozenset(("logaddexp",))
+
+
 class Binary(Function):
     """An elementwise function of two operands from the :data:`BINARY` table (``op=`` its name)."""
 
     raw = True
+    complex_ok = True  # (the rows in _COMPLEX_BINARY)
     complex_error = complex_words(lambda dtype, kwargs, device: RuntimeError(
         f"{kwargs['op']} not implemented for complex tensors.") if kwargs.get("op") in ("fmax", "fmin")
         else complex_refusal(f"{kwargs.get('op')}_{device}", dtype))
@@ -779,6 +803,8 @@ class Binary(Function):
 
     @staticmethod
     def forward(ctx, a, b, op):
+        if op not in _COMPLEX_BINARY:
+            check_complex(Binary, a, b, {"op": op})
         a, b = promote(a, b)
         xp = xp_of(a) if hasattr(a, "shape") else xp_of(b)
         if not hasattr(b, "shape"):  # a number beside an array: an array of its dtype (xp.log(2) is a float64

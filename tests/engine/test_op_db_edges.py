@@ -11,6 +11,10 @@ import engine
 from tests.engine.helpers import table_tests
 
 CASES = [
+    ("engine.logaddexp(engine.tensor([complex(float('-inf'), 1), 1 + 2j, complex(float('inf'), 0.5), 3 - 1j]), "
+     "engine.tensor([complex(float('-inf'), 2), -0.5 + 1j, complex(float('inf'), 0.25), complex(float('nan'), 0)]))",
+     ((4,), "complex64", [complex(float("-inf"), 2), 1.1276707649230957 + 1.8339849710464478j,
+                          complex(float("inf"), 0.7853981852531433), complex(float("nan"), float("nan"))])),
     ('engine.isreal(engine.tensor([1 + 0j, 2 - 1j, -0.0 + 0j, 1e-300j]))',
      ((4,), 'bool', [True, False, True, True])),
     ('engine.istft(engine.tensor([[1 + 1j, 2 - 1j], [0.5j, 1 + 0j], [2 + 0j, -1j], [1 - 1j, 0.5 + 0j]], '
@@ -181,3 +185,23 @@ def test_erfc_and_the_normal_functions_of_a_float64_stay_on_the_cpu(shape):
     x = engine.tensor(np.full(shape, -4.826984902407649))
     assert engine.erfc(x[(0,) * len(shape)]).item() == pytest.approx(1.999999999991292, rel=1e-15)
     assert engine.special.ndtr(x).shape == shape
+
+
+def test_complex_logaddexp_has_pytorchs_gradient():
+    """g / conj(1 + exp(b - a)) and g / conj(1 + exp(a - b)): the gradient of a real loss, against central
+    differences."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    b = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+
+    def loss(x, y):
+        out = engine.logaddexp(x, y)
+        return (2 * out.real + 3 * out.imag).sum()
+
+    x, y = engine.tensor(a, requires_grad=True), engine.tensor(b, requires_grad=True)
+    loss(x, y).backward()
+    np.testing.assert_allclose(x.grad.numpy(), _central(lambda m: loss(engine.tensor(m), engine.tensor(b)).item(), a),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(y.grad.numpy(), _central(lambda m: loss(engine.tensor(a), engine.tensor(m)).item(), b),
+                               rtol=1e-6, atol=1e-8)
+
