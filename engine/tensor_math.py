@@ -1807,7 +1807,7 @@ class TensorMath:
         """``log(cumsum(exp(self)))`` along ``dim``, without overflow: each step a ``logaddexp`` of the running
         value and the next element (exact however far apart they are)."""
         d = _dims(dim, self._data.ndim, "logcumsumexp")[0]
-        x = self if self.dtype.is_floating_point else self._floating()
+        x = self if self.dtype.is_floating_point or self.is_complex() else self._floating()
         return _t._fn.LogCumSumExp.apply(x, d)  # (a number: itself, as PyTorch's)
 
     def vdot(self, other):

@@ -1225,12 +1225,18 @@ def logcumsumexp(x, dim):
     xp = xp_of(x)
     if x.ndim == 0 or not x.size:  # (a number: itself)
         return x.copy()
-    if xp is np:
+    if xp is np and x.dtype.kind != "c":
         return np.logaddexp.accumulate(x, axis=dim)
     out = xp.empty_like(x)
     src, dst = xp.moveaxis(x, dim, 0), xp.moveaxis(out, dim, 0)
     if src.shape[0]:
         dst[0] = src[0]
+    if x.dtype.kind == "c":  # (complex numbers, PyTorch's step: elementwise.py's logaddexp of them)
+        from .elementwise import _logaddexp_forward
+
+        for i in range(1, src.shape[0]):
+            dst[i] = _logaddexp_forward(xp, dst[i - 1], src[i])
+        return out
     for i in range(1, src.shape[0]):
         xp.logaddexp(dst[i - 1], src[i], out=dst[i])
     return out
@@ -1242,10 +1248,14 @@ def logcumsumexp_grad(gy, x, out, dim):
     xp = xp_of(gy)
     if gy.ndim == 0 or gy.size == 0:
         return gy
+    back = (slice(None),) * dim + (slice(None, None, -1),)
+    if gy.dtype.kind == "c":  # (complex: one part, no sign to split, as PyTorch's: conj(exp(... log(conj g) ...)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_grad = xp.log(gy.conj())
+            return xp.exp(logcumsumexp((log_grad - out)[back], dim)[back] + x).conj()
     lowest = np.finfo(gy.dtype).min
     with np.errstate(divide="ignore"):
         log_abs = xp.log(xp.abs(gy))
-    back = (slice(None),) * dim + (slice(None, None, -1),)
 
     def part(log_grad):
         return xp.exp(logcumsumexp((log_grad - out)[back], dim)[back] + x)
@@ -1258,6 +1268,7 @@ class LogCumSumExp(Function):
     per element, joined by a cat)."""
 
     raw = True
+    complex_ok = True
     backward_name = "LogcumsumexpBackward0"
 
     @staticmethod

@@ -11,6 +11,9 @@ import engine
 from tests.engine.helpers import table_tests
 
 CASES = [
+    ("engine.logcumsumexp(engine.tensor([[1 + 2j, complex(float('-inf'), 0), -0.5 + 1j], [3 - 1j, 0.25j, 2 + 0j]]), 1)",
+     ((2, 3), "complex64", [1 + 2j, 1 + 2j, 1.1276707649230957 + 1.8339849710464478j, 3 - 1j,
+                            3.016657829284668 - 0.9535166025161743j, 3.2357003688812256 - 0.7142430543899536j])),
     ("engine.logaddexp(engine.tensor([complex(float('-inf'), 1), 1 + 2j, complex(float('inf'), 0.5), 3 - 1j]), "
      "engine.tensor([complex(float('-inf'), 2), -0.5 + 1j, complex(float('inf'), 0.25), complex(float('nan'), 0)]))",
      ((4,), "complex64", [complex(float("-inf"), 2), 1.1276707649230957 + 1.8339849710464478j,
@@ -204,4 +207,19 @@ def test_complex_logaddexp_has_pytorchs_gradient():
                                rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(y.grad.numpy(), _central(lambda m: loss(engine.tensor(a), engine.tensor(m)).item(), b),
                                rtol=1e-6, atol=1e-8)
+
+
+def test_complex_logcumsumexp_has_pytorchs_gradient():
+    """conj(exp(reverse_logcumsumexp(log(conj g) - out) + x)), PyTorch's: against central differences."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 4)) + 1j * rng.standard_normal((2, 4))
+
+    def loss(x):
+        out = x.logcumsumexp(1)
+        return (2 * out.real + 3 * out.imag).sum()
+
+    x = engine.tensor(a, requires_grad=True)
+    loss(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), _central(lambda m: loss(engine.tensor(m)).item(), a), rtol=1e-6,
+                               atol=1e-8)
 
