@@ -961,9 +961,13 @@ def _renorm(node, gy):
     (x,) = node.saved
     p, axes, maxnorm = node.meta
     X = _operand(node, 0, x)
-    norm = F.VectorNorm.apply(X, ord=p, dim=axes, keepdim=True)
-    inner = (X * gy).sum(axes, keepdim=True)
-    nb = _vector_norm(_NormOf(X, norm._data, p, axes, True), inner) if p != 0 else None
+    complex_x = X.is_complex()
+    A = X.abs() if complex_x else X  # (a complex slice's norm: its moduli's, the gradient back through sgn)
+    norm = F.VectorNorm.apply(A, ord=p, dim=axes, keepdim=True)
+    inner = ((X.conj() * gy).real if complex_x else X * gy).sum(axes, keepdim=True)
+    nb = _vector_norm(_NormOf(A, norm._data, p, axes, True), inner) if p != 0 else None
+    if nb is not None and complex_x:
+        nb = nb * X.sgn()
     inv = (norm + 1e-7).reciprocal()
     factor = inv * maxnorm
     scaled = factor * gy - (factor * inv) * nb if nb is not None else factor * gy

@@ -622,9 +622,11 @@ def _others_product(xp, x):
 
 def vector_norm(x, p, axes, keepdim):
     """The ``p``-norm of ``x`` over ``axes`` (all when None), raw arrays (VectorNorm's forward, and the
-    distances')."""
+    distances'); a complex x's is its moduli's."""
     xp = xp_of(x)
     a = abs(x)
+    if x.dtype.kind == "c":
+        return vector_norm(a, p, axes, keepdim)
     if p == 2:
         return xp.sqrt((x * x).sum(axis=axes, keepdims=keepdim))
     if p == 1:
@@ -640,8 +642,13 @@ def vector_norm(x, p, axes, keepdim):
 
 def vector_norm_grad(gy, x, norm, p, axes, keepdim):
     """PyTorch's norm_backward on raw arrays: a zero vector's gradient is 0, the infinity norm's ties share it;
-    None for the 0-"norm" (piecewise constant)."""
+    None for the 0-"norm" (piecewise constant). A complex x: its moduli's times sgn(x) (0 at 0)."""
     xp = xp_of(gy)
+    if x.dtype.kind == "c":
+        a = abs(x)
+        g = vector_norm_grad(gy, a, norm, p, axes, keepdim)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return None if g is None else g * xp.where(a == 0, x.dtype.type(0), x / a)
     if not keepdim:
         keep = tuple(range(x.ndim)) if axes is None else axes
         gy, norm = xp.expand_dims(gy, keep), xp.expand_dims(norm, keep)
@@ -741,6 +748,7 @@ class Renorm(Function):
     ATen's renorm_backward: the factor's own derivative through the norm where the slice was scaled."""
 
     raw = True
+    complex_ok = True  # (a complex slice's norm is its moduli's; the factor is real)
     backward_name = "RenormBackward0"
 
     @staticmethod
@@ -748,7 +756,7 @@ class Renorm(Function):
         xp = xp_of(x)
         axes = tuple(i for i in range(x.ndim) if i != dim)
         norm = vector_norm(x, p, axes, True)
-        t = x.dtype.type
+        t = norm.dtype.type
         with np.errstate(divide="ignore", invalid="ignore"):
             factor = xp.where(norm > t(maxnorm), t(maxnorm) / (norm + t(1e-7)), t(1))
         ctx.saved = (x,)
@@ -761,7 +769,8 @@ class Renorm(Function):
         p, axes, maxnorm = ctx.meta
         xp = xp_of(gy)
         norm = vector_norm(x, p, axes, True)
-        inner = (x * gy).sum(axis=axes, keepdims=True)
+        inner = (x.conj() * gy).real if x.dtype.kind == "c" else x * gy  # (PyTorch's: the real part, for a norm)
+        inner = inner.sum(axis=axes, keepdims=True)
         nb = vector_norm_grad(inner, x, norm, p, axes, True)
         if nb is None:
             nb = xp.zeros_like(x)

@@ -223,3 +223,22 @@ def test_complex_logcumsumexp_has_pytorchs_gradient():
     np.testing.assert_allclose(x.grad.numpy(), _central(lambda m: loss(engine.tensor(m)).item(), a), rtol=1e-6,
                                atol=1e-8)
 
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, float("inf")])
+def test_complex_renorm_scales_by_the_moduli_norm_with_pytorchs_gradient(p):
+    rng = np.random.default_rng(5)
+    a = 2 * (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4)))
+
+    def loss(x):
+        out = x.renorm(p, 0, 2.5)
+        return (2 * out.real + 3 * out.imag).sum()
+
+    x = engine.tensor(a, requires_grad=True)
+    out = x.renorm(p, 0, 2.5)
+    norms = np.linalg.norm(np.abs(a), ord=p, axis=1)
+    expected = a * np.where(norms > 2.5, 2.5 / (norms + 1e-7), 1.0)[:, None]
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12)
+    loss(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), _central(lambda m: loss(engine.tensor(m)).item(), a), rtol=1e-5,
+                               atol=1e-7)
+
