@@ -494,6 +494,10 @@ class TensorMath:
 
     def isin(self, test_elements, *, assume_unique=False, invert=False):
         """Whether each element is among ``test_elements`` (a tensor or a number)."""
+        for t in (self, test_elements):  # (PyTorch's isin has no complex form)
+            if isinstance(t, _t.Tensor) and t._data.dtype.kind == "c":
+                raise RuntimeError(f"Unsupported input type encountered for isin(): "
+                                   f"{_dtypes.scalar_name(t._data.dtype)}")
         xp = xp_of(self._data)
         test = _t._raw(test_elements)
         test = xp.asarray(test) if not hasattr(test, "shape") else test
@@ -1550,6 +1554,10 @@ class TensorMath:
         side = side or ("right" if right else "left")
         seq = self._data
         vals = values._data if isinstance(values, _t.Tensor) else xp_of(seq).asarray(values)
+        for a in (seq, vals):  # (no order of complex numbers: PyTorch's refusal, NumPy's would be lexicographic)
+            if a.dtype.kind == "c":
+                name = "searchsorted_out_cpu" if a.__class__ is np.ndarray else "searchsorted_cuda"
+                raise _t.complex_refusal(name, a.dtype)
         xp = xp_of(seq)
         if sorter is not None:
             seq = xp.take_along_axis(seq, sorter._data, axis=-1)
@@ -2123,7 +2131,10 @@ class TensorMath:
         if c._data.ndim == 0:
             return c / c
         d = c.diagonal().sqrt()
-        return (c / d.view(-1, 1) / d.view(1, -1)).clip(-1, 1)
+        r = c / d.view(-1, 1) / d.view(1, -1)
+        if r.is_complex():  # (ATen's: the real and the imaginary parts each clipped to [-1, 1])
+            return _t._fn.Complex.apply(r.real.clip(-1, 1), r.imag.clip(-1, 1))
+        return r.clip(-1, 1)
 
     def is_signed(self) -> bool:
         return self._data.dtype.kind in "if"

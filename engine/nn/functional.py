@@ -1245,6 +1245,10 @@ def _clamped_below(t: Tensor, eps: float) -> Tensor:
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1 . x2 / (|x1| |x2|)`` along ``dim``, each vector first divided by its norm (held at ``eps`` or more),
     as PyTorch computes it."""
+    common = np.result_type(x1._data, x2._data)
+    if common.kind not in "f":  # (PyTorch's: a floating-point common dtype only, complex refused)
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{dtypes.scalar_name(common)}")
     x1, x2 = (x1, x2) if tuple(x1.shape) == tuple(x2.shape) else _broadcast(x1, x2)
     n1 = _clamped_below(x1.norm(2, dim, keepdim=True), eps)
     n2 = _clamped_below(x2.norm(2, dim, keepdim=True), eps)

@@ -11,6 +11,20 @@ import engine
 from tests.engine.helpers import table_tests
 
 CASES = [
+    ("engine.nn.functional.cosine_similarity(engine.ones(2, 2, dtype=engine.complex64), engine.ones(2, 2))",
+     ("RuntimeError", "expected common dtype to be floating point, yet common dtype is ComplexFloat")),
+    ("engine.nn.functional.cosine_similarity(engine.ones(2, 3, dtype=engine.int64), "
+     "engine.ones(2, 3, dtype=engine.int64))",
+     ("RuntimeError", "expected common dtype to be floating point, yet common dtype is Long")),
+    ("engine.isin(engine.ones(2), engine.ones(2, dtype=engine.complex64))",
+     ("RuntimeError", "Unsupported input type encountered for isin(): ComplexFloat")),
+    ("engine.searchsorted(engine.tensor([1 + 0j, 2 + 0j]), engine.tensor([1.5 + 0j]))",
+     ("NotImplementedError", "\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'")),
+    ("engine.bucketize(engine.tensor([1.5 + 0j]), engine.tensor([1 + 0j, 2 + 0j]))",
+     ("NotImplementedError", "\"searchsorted_out_cpu\" not implemented for 'ComplexFloat'")),
+    ("engine.corrcoef(engine.tensor([[1 + 1j, 2j, 3 + 0j], [3 + 0j, 1 - 1j, 2 + 2j]]))",
+     ((2, 2), "complex64", [1 + 0j, -0.30000001192092896 - 0.8500000834465027j,
+                            -0.30000001192092896 + 0.8500000834465027j, 1 + 0j])),
     ("engine.logcumsumexp(engine.tensor([[1 + 2j, complex(float('-inf'), 0), -0.5 + 1j], [3 - 1j, 0.25j, 2 + 0j]]), 1)",
      ((2, 3), "complex64", [1 + 2j, 1 + 2j, 1.1276707649230957 + 1.8339849710464478j, 3 - 1j,
                             3.016657829284668 - 0.9535166025161743j, 3.2357003688812256 - 0.7142430543899536j])),

@@ -63,7 +63,6 @@ KNOWN = {
     ("nn.functional.avg_pool2d", "int64"): "the engine averages floating-point tensors only",
     ("nn.functional.avg_pool3d", "int64"): "the engine averages floating-point tensors only",
     ("nn.functional.local_response_norm", "int64"): "the engine averages floating-point tensors only",
-    ("corrcoef", "complex128"): "torch clips the real and imaginary parts; the engine refuses to clamp complex",
     ("lu", "grad"): "the gradient of the LU factors of a matrix that is not square is torch's, not the engine's",
     ("linalg.lu", "grad"): "the gradient of the LU factors of a matrix that is not square is torch's, not the engine's",
     ("linalg.lu_factor", "grad"): "the gradient of the LU factors of a non-square matrix is torch's, not the engine's",
