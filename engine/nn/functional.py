@@ -1245,7 +1245,7 @@ def _clamped_below(t: Tensor, eps: float) -> Tensor:
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``x1 . x2 / (|x1| |x2|)`` along ``dim``, each vector first divided by its norm (held at ``eps`` or more),
     as PyTorch computes it."""
-    common = np.result_type(x1._data, x2._data)
+    common = np.result_type(x1._data.dtype, x2._data.dtype)  # (of the dtypes: no array read, on either device)
     if common.kind not in "f":  # (PyTorch's: a floating-point common dtype only, complex refused)
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{dtypes.scalar_name(common)}")
