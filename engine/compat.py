@@ -21,7 +21,7 @@ from . import dtypes as _dtypes
 from . import functions as _fn
 from .backend import xp_of
 from .nn import functional as F
-from .tensor import Tensor, _viewed, _wrap
+from .tensor import Tensor, _check_same_device, _viewed, _wrap
 
 __all__ = ["batch_norm", "instance_norm", "embedding", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
            "hinge_embedding_loss", "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
@@ -171,8 +171,27 @@ def polar(abs, angle):  # noqa: A002 - PyTorch's names
 
 def fill(input, value):  # noqa: A002
     """A new tensor of ``input``'s shape, dtype and device, every element ``value`` (a number or a 0-d tensor,
-    whose gradient it carries)."""
-    return creation.zeros_like(input).fill_(value)
+    whose gradient it carries). Where ``input`` or the value requires a gradient, the result is in the graph as
+    PyTorch's: one ``FillBackward0`` (``FillBackward1`` for a tensor value), ``input``'s gradient zeros."""
+    tensor_value = isinstance(value, Tensor)
+    if not (input._records(value) and (input.dtype.is_floating_point or input.is_complex())):
+        return creation.zeros_like(input).fill_(value)
+    if tensor_value and value.dim():
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} "
+                           f"dimensions.")
+    if tensor_value and value._data.__class__ is not input._data.__class__:
+        _check_same_device(input, value)
+    # where(False, input, value): every element the value, input's a zero gradient (input * 0 + value would turn
+    # its NaN and inf elements into NaN), as Tensor.fill_ records it
+    keep_none = xp_of(input._data).zeros(input._data.shape, dtype=bool)
+    raw = value._data.astype(input._data.dtype) if tensor_value else value
+    out = _fn.Where.apply(keep_none, input if input.requires_grad else input.detach(),
+                          value if tensor_value and value.requires_grad else raw)
+    node = out.grad_fn
+    node.backward_name = "FillBackward1" if tensor_value else "FillBackward0"
+    if not tensor_value:
+        node._edges = (1,)  # (a number is a Scalar argument of PyTorch's fill: no edge)
+    return out
 
 
 def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001

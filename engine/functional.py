@@ -860,8 +860,7 @@ def combinations(input, r=2, with_replacement=False):  # noqa: A002
         return input.new_zeros(0)
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     index = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
-    if index.size == 0:  # (more picks than elements: no rows of r, as PyTorch's; r = 0: an empty vector)
-        return input.new_zeros((0, r) if r else 0)
+    # (more picks than elements: no rows of r, as PyTorch's, still in the graph: an empty gradient)
     return input[creation.tensor(index, device=input.device)]
 
 

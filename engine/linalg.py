@@ -840,6 +840,10 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803 - PyTor
     if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
         raise RuntimeError(f"torch.linalg.householder_product: Expected batch dimensions of tau to be equal to "
                            f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    if k == 0:  # (no reflectors: the identity's columns, in the graph as PyTorch's, A's and tau's gradients zeros)
+        eye = _reflectors_product(A, tau)[..., :, :n]
+        out = A.clone().copy_(eye) if A.requires_grad else eye
+        return out + tau.sum(-1)[..., None, None] if tau.requires_grad else out  # (an empty sum: exactly 0)
     return _reflectors_product(A, tau)[..., :, :n]
 
 

@@ -594,7 +594,7 @@ def _refresh_views(base: Tensor, skip=None, top=None, refused=False):
 def _check_overlap(data):
     """PyTorch's refusal of a write into an expanded tensor, whose elements share memory (NumPy's view is read-only;
     CuPy's would be written by several threads at once)."""
-    if 0 in data.strides and any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
+    if 0 in data.strides and data.size and any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
 

@@ -361,17 +361,24 @@ class TensorMath:
 
     def frexp(self):
         """``(mantissa, exponent)``: ``self = mantissa * 2 ** exponent``, the mantissa in [0.5, 1) in magnitude and
-        the exponent int32, as PyTorch's (floats only; no gradient)."""
+        the exponent int32, as PyTorch's (floats only). The mantissa's gradient is ``g / 2 ** exponent``
+        (``FrexpBackward0``); the exponent has none."""
         if not self.is_floating_point():
             raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-        mantissa, exponent = xp_of(self._data).frexp(self._data)
-        return return_types_frexp(_t._wrap(mantissa), _t._wrap(exponent.astype(np.int32)))
+        exponent = xp_of(self._data).frexp(self._data)[1]
+        if self._records():
+            mantissa = _t._fn.Unary.apply(self, op="frexp")
+        else:
+            mantissa = _t._wrap(xp_of(self._data).frexp(self._data)[0])
+        return return_types_frexp(mantissa, _t._wrap(exponent.astype(np.int32)))
 
     def nextafter(self, other):
         """The next float after each element towards ``other`` (a tensor of the same float dtype)."""
         if not isinstance(other, _t.Tensor):
             raise TypeError(f"nextafter(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         _t._check_same_device(self, other)
+        if self._records(other):  # (the gradient passes to self as it is, PyTorch's NextafterBackward0)
+            return _t._fn.Binary.apply(self, other, op="nextafter")
         a, b = _dtypes.promote(self._data, other._data)
         return _t._wrap(xp_of(self._data).nextafter(a, b))
 
@@ -1636,7 +1643,11 @@ class TensorMath:
             lo = hi = xp.round(pos)  # half to even, as PyTorch's
         a = ordered.gather(-1, _t._wrap(lo.astype(np.int64)))
         if interpolation == "linear":
-            out = a + (ordered.gather(-1, _t._wrap(hi.astype(np.int64))) - a) * _t._wrap(pos - lo)
+            weight = _t._wrap(pos - lo)
+            if isinstance(q, _t.Tensor) and q._records():  # (q's gradient: (n - 1) times the step, as PyTorch's)
+                scale = _t._wrap((xp.maximum(valid, 1) - 1).astype(self._data.dtype))
+                weight = q.reshape(-1).to(self.dtype) * scale - _t._wrap(lo)
+            out = a + (ordered.gather(-1, _t._wrap(hi.astype(np.int64))) - a) * weight
         elif interpolation == "midpoint":
             out = a + (ordered.gather(-1, _t._wrap(hi.astype(np.int64))) - a) * 0.5
         else:
@@ -1746,9 +1757,10 @@ class TensorMath:
         n = int(n)
         base = self.inverse() if n < 0 else self
         n = abs(n)
-        if n == 0:
+        if n == 0:  # (the identity; in the graph where self needs a gradient, a zero one, as PyTorch's copy_)
             eye = xp_of(self._data).eye(self._data.shape[-1], dtype=self._data.dtype)
-            return _t._wrap(xp_of(self._data).broadcast_to(eye, self._data.shape).copy())
+            eye = _t._wrap(xp_of(self._data).broadcast_to(eye, self._data.shape).copy())
+            return self.clone().copy_(eye) if self._records() else eye
         result = None
         while n:
             if n & 1:

@@ -368,6 +368,23 @@ class Rounding(Function):
         return xp_of(gy).zeros_like(gy)
 
 
+def _frexp_grad(gy, x):
+    """``gy / 2 ** e``, ``e`` the exponent of ``x``'s elements (a constant: a power of two is exact in ``gy``'s
+    dtype even for a subnormal ``x``); on arrays, or on Tensors where the walk records (``x`` the input)."""
+    raw = getattr(x, "_data", x)
+    xp = xp_of(raw)
+    scale = xp.exp2(xp.frexp(raw)[1].astype(raw.dtype))
+    if hasattr(gy, "_data"):
+        return gy / _wrap_array(scale)
+    return gy / scale
+
+
+def _wrap_array(a):
+    from ..tensor import _wrap
+
+    return _wrap(a)
+
+
 def _clamped_log(xp, a):
     """``max(log(a), -100)``: log(0) is -inf, held at -100 as PyTorch's binary cross-entropy holds it."""
     if xp is np:
@@ -486,6 +503,8 @@ UNARY = {
     "acosh": ("AcoshBackward0", lambda xp, x: xp.arccosh(x), lambda xp, gy, x, out: gy * _rsqrt(xp, x * x - 1)),
     "atanh": ("AtanhBackward0", lambda xp, x: xp.arctanh(x), lambda xp, gy, x, out: gy / (_wrapped(xp, 1, x) - x ** 2)),
     "frac": ("FracBackward0", lambda xp, x: x - xp.trunc(x), lambda xp, gy, x, out: gy),
+    # the mantissa of frexp: x / 2 ** e for the exponent e of each element, a constant (PyTorch's g / exp2(e))
+    "frexp": ("FrexpBackward0", lambda xp, x: xp.frexp(x)[0], lambda xp, gy, x, out: _frexp_grad(gy, x)),
     "deg2rad": ("Deg2RadBackward0", lambda xp, x: x * _DEG, lambda xp, gy, x, out: gy * _DEG),
     "rad2deg": ("Rad2DegBackward0", lambda xp, x: x / _DEG, lambda xp, gy, x, out: gy / _DEG),
     "erf": ("ErfBackward0", lambda xp, x: _kernels.erf(x),
@@ -750,6 +769,12 @@ def _zeta_grads(xp, gy, x, q, out):
     return _ZETA_X, -gy * x * _special.zeta(xp, x + 1, q).astype(gy.dtype)
 
 
+def _nextafter_grads(xp, gy, a, b, out):
+    if hasattr(gy, "_data"):
+        return gy, _wrap_array(xp_of(gy._data).zeros_like(gy._data))
+    return gy, xp.zeros_like(gy)
+
+
 _ZETA_X = _RefusedGradient("the derivative for 'zeta' is not implemented.")
 
 _IGAMMA_A = {False: _RefusedGradient("the derivative for 'igamma: input' is not implemented."),
@@ -778,6 +803,8 @@ BINARY = {
     "fmin": ("FminBackward0", lambda xp, a, b: xp.fmin(a, b), _nan_ignoring_grads(lambda a, b: a <= b)),
     "igamma": ("IgammaBackward0", lambda xp, a, b: _special.gammainc(xp, a, b), _igamma_grads(False)),
     "igammac": ("IgammacBackward0", lambda xp, a, b: _special.gammainc(xp, a, b, upper=True), _igamma_grads(True)),
+    # the next float after a towards b: PyTorch's gradient passes to a as it is, none to b (a step of one ulp)
+    "nextafter": ("NextafterBackward0", lambda xp, a, b: xp.nextafter(a, b), _nextafter_grads),
     "zeta": ("SpecialZetaBackward0", lambda xp, a, b: _special.zeta(xp, a, b).astype(a.dtype), _zeta_grads),
 }
 # (PyTorch names the node by which operand was a number: SpecialZetaBackward1 for x, 2 for q)

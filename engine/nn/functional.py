@@ -1471,8 +1471,10 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: floa
         if t is not None and (t.dim() != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
-    if input.numel() == 0:  # (nothing to normalise: the composite's empty result)
-        return input * 1 if weight is None else input * weight.reshape((1, c) + (1,) * (input.dim() - 2))
+    if input.numel() == 0:  # (nothing to normalise: the composite's empty result; weight and bias zero gradients)
+        per_channel = (1, c) + (1,) * (input.dim() - 2)
+        out = input * 1 if weight is None else input * weight.reshape(per_channel)
+        return out if bias is None else out + bias.reshape(per_channel)
     return NativeGroupNorm.apply(input, weight, bias, groups=num_groups, eps=eps)  # one NativeGroupNormBackward0
 
 

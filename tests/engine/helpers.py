@@ -65,15 +65,31 @@ def answer(expr, env):
             out = eval(expr, env)  # noqa: S307 - a test table's own expressions
     except Exception as error:  # noqa: BLE001 - the error is the answer
         return type(error).__name__, str(error)
+    return _answer_of(out)
+
+
+def _answer_of(out):
     if isinstance(out, bool):  # (a comparison in the table: ``x.shape == (2, 3)``)
         return (), "bool", [out]
+    if isinstance(out, str):  # (a name: ``grad_fn.name()``)
+        return out
+    if isinstance(out, list):  # (several tensors: gradients)
+        return [_answer_of(o) for o in out]
     return tuple(out.shape), str(out.dtype).split(".")[-1], out.detach().reshape(-1).tolist()
 
 
 def check_answer(got, expected, expr):
     """``got`` (from :func:`answer`) against a table's ``expected``: an error's type and the start of its message
     (None: the type alone, where the engine's words are its own), or a tensor's shape, dtype and values (to 1e-6,
-    NaN equal to NaN)."""
+    NaN equal to NaN); a list of those, or a name."""
+    if isinstance(expected, str):
+        assert got == expected, (expr, got)
+        return
+    if isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected), (expr, got)
+        for g, e in zip(got, expected):
+            check_answer(g, e, expr)
+        return
     if isinstance(expected[0], str):
         assert got[0] == expected[0], (expr, got)
         assert expected[1] is None or got[1].startswith(expected[1]), (expr, got)

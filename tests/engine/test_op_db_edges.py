@@ -127,6 +127,39 @@ CASES = [
      ((2, 2), 'float64', [0.6, -0.2, -0.2, 0.4])),
     ('engine.linalg.pinv(engine.tensor([[2.0 + 5j, 7.0], [1.0 - 1j, 3.0]], dtype=engine.complex128), hermitian=True)',
      ((2, 2), 'complex128', [(0.75+0j), (-0.25-0.25j), (-0.25+0.25j), (0.5+0j)])),
+    # results that PyTorch keeps in the graph, and their gradients
+    ('(lambda x: (engine.frexp(x).mantissa.backward(engine.ones(5, dtype=engine.float64)), x.grad)[1])('
+     'engine.tensor([3.0, 5e-324, float("inf"), 0.0, -6.0], dtype=engine.float64, requires_grad=True))',
+     ((5,), 'float64', [0.25, float('inf'), 1.0, 1.0, 0.125])),
+    ('(lambda a, b: (engine.nextafter(a, b).sum().backward(), [a.grad, b.grad])[1])('
+     'engine.tensor([[1.0, 2.0]], dtype=engine.float64, requires_grad=True), '
+     'engine.tensor([[3.0], [0.0]], dtype=engine.float64, requires_grad=True))',
+     [((1, 2), 'float64', [2.0, 2.0]), ((2, 1), 'float64', [0.0, 0.0])]),
+    ('(lambda x, v: (engine.fill(x, v).sum().backward(), [x.grad, v.grad])[1])('
+     'engine.tensor([1.0, float("nan")], requires_grad=True), engine.tensor(2.0, requires_grad=True))',
+     [((2,), 'float32', [0.0, 0.0]), ((), 'float32', [2.0])]),
+    ('engine.fill(engine.ones(2, requires_grad=True), 3.0).grad_fn.name()', 'FillBackward0'),
+    ('engine.fill(engine.ones(2, requires_grad=True), engine.tensor(3.0)).grad_fn.name()', 'FillBackward1'),
+    ('(lambda x: (engine.combinations(x, r=3).sum().backward(), x.grad)[1])('
+     'engine.tensor([1.0, 2.0], requires_grad=True))',
+     ((2,), 'float32', [0.0, 0.0])),
+    ('(lambda a: (engine.linalg.matrix_power(a, 0).sum().backward(), a.grad)[1])('
+     'engine.ones(2, 2, 2, requires_grad=True))',
+     ((2, 2, 2), 'float32', [0.0] * 8)),
+    ('(lambda a: (engine.linalg.matrix_power(a, 0).sum().backward(), a.grad)[1])('
+     'engine.ones(0, 2, 2, requires_grad=True))',
+     ((0, 2, 2), 'float32', [])),
+    ('(lambda x, w, b: (engine.nn.functional.group_norm(x, 2, w, b).sum().backward(), [w.grad, b.grad])[1])('
+     'engine.ones(0, 4, 3), engine.ones(4, requires_grad=True), engine.ones(4, requires_grad=True))',
+     [((4,), 'float32', [0.0] * 4), ((4,), 'float32', [0.0] * 4)]),
+    ('(lambda x, q: (engine.quantile(x, q).sum().backward(), [q.grad, x.grad])[1])('
+     'engine.tensor([1.0, 5.0, 2.0, 9.0], dtype=engine.float64, requires_grad=True), '
+     'engine.tensor([0.3, 0.5], dtype=engine.float64, requires_grad=True))',
+     [((2,), 'float64', [3.0, 9.0]), ((4,), 'float64', [0.1, 0.5, 1.4, 0.0])]),
+    ('(lambda x, q: (engine.nanquantile(x, q, dim=1).sum().backward(), q.grad)[1])('
+     'engine.tensor([[1.0, float("nan"), 2.0, 9.0], [4.0, 3.0, 0.0, 1.0]], dtype=engine.float64), '
+     'engine.tensor(0.25, dtype=engine.float64, requires_grad=True))',
+     ((), 'float64', [5.0])),
 ]
 
 
@@ -256,3 +289,23 @@ def test_complex_renorm_scales_by_the_moduli_norm_with_pytorchs_gradient(p):
     np.testing.assert_allclose(x.grad.numpy(), _central(lambda m: loss(engine.tensor(m)).item(), a), rtol=1e-5,
                                atol=1e-7)
 
+
+
+def test_in_place_writes_into_empty_tensors_are_not_overlapping_writes():
+    """NumPy gives an empty array zero strides; a write into it was refused as into an expanded tensor (and
+    ``matrix_power(a, 0)`` of an empty batch that needs a gradient raised)."""
+    x = engine.zeros(0, 2, 2)
+    x.copy_(engine.ones(0, 2, 2)).add_(1).mul_(2).fill_(3).clamp_(0, 1)
+    assert x.shape == (0, 2, 2)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        engine.zeros(1, 2).expand(3, 2).add_(1)
+
+
+def test_frexps_mantissa_and_nextafter_have_first_order_gradients_only():
+    x = engine.tensor([3.0, -0.75], dtype=engine.float64, requires_grad=True)
+    (g,) = engine.autograd.grad(engine.frexp(x).mantissa.sum(), x, create_graph=True)
+    assert g.tolist() == [0.25, 1.0] and not g.requires_grad
+    assert engine.frexp(x).mantissa.grad_fn.name() == "FrexpBackward0"
+    assert not engine.frexp(x).exponent.requires_grad
+    y = engine.nextafter(x, engine.zeros(2, dtype=engine.float64))
+    assert y.grad_fn.name() == "NextafterBackward0" and y.tolist() == [np.nextafter(3.0, 0.0), np.nextafter(-0.75, 0.0)]
