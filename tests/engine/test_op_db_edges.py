@@ -294,9 +294,13 @@ def test_complex_renorm_scales_by_the_moduli_norm_with_pytorchs_gradient(p):
 def test_in_place_writes_into_empty_tensors_are_not_overlapping_writes():
     """NumPy gives an empty array zero strides; a write into it was refused as into an expanded tensor (and
     ``matrix_power(a, 0)`` of an empty batch that needs a gradient raised)."""
-    x = engine.zeros(0, 2, 2)
-    x.copy_(engine.ones(0, 2, 2)).add_(1).mul_(2).fill_(3).clamp_(0, 1)
-    assert x.shape == (0, 2, 2)
+    for leaf in (engine.zeros(0, 2, 2), engine.zeros(0, 2, 2, requires_grad=True)):
+        x = leaf.clone()
+        x.copy_(engine.ones(0, 2, 2)).add_(1).mul_(2).fill_(3).clamp_(0, 1)
+        assert x.shape == (0, 2, 2)
+        if leaf.requires_grad:
+            x.sum().backward()
+            assert leaf.grad.shape == (0, 2, 2)
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         engine.zeros(1, 2).expand(3, 2).add_(1)
 
