@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 
@@ -49,7 +50,7 @@ from ..functions.conv import (
 )
 from ..functions.distance import Pdist
 from ..functions.shape import AffineGrid, ConstantPad, MaxUnpool, Pad, Rearrange, pad_map
-from ..tensor import Tensor, _named, _scalar_node, _wrap
+from ..tensor import Tensor, _check_same_device, _named, _scalar_node, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "linear", "mse_loss", "l1_loss", "log_softmax", "softmax", "nll_loss",
            "cross_entropy", "dropout", "one_hot", "leaky_relu", "layer_norm", "binary_cross_entropy",
@@ -1718,49 +1719,176 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
 
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
                 align_corners: bool | None = None) -> Tensor:
-    """``input`` ``(N, C, H, W)`` read at the points of ``grid`` ``(N, H_out, W_out, 2)`` (x, y in [-1, 1]):
-    ``'bilinear'`` weighs the four pixels around each point, ``'nearest'`` takes the closest; a point off the image
-    reads zeros (``padding_mode='zeros'``) or the edge (``'border'``). The gradient reaches the input and the
-    grid (bilinear), as PyTorch's: what a spatial transformer learns through."""
-    align_corners = _default_corners(align_corners)
-    if mode not in ("bilinear", "nearest"):
-        raise NotImplementedError(f"grid_sample(mode={mode!r}) is PyTorch's but not the engine's (bilinear and "
-                                  f"nearest are)")
-    if padding_mode not in ("zeros", "border"):
-        raise NotImplementedError(f"grid_sample(padding_mode={padding_mode!r}) is PyTorch's but not the engine's "
-                                  f"(zeros and border are)")
-    if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sample(): expected a 4D input and a 4D grid (N, H_out, W_out, 2) of the same batch, "
-                           f"but got input of shape {list(input.shape)} and grid of shape {list(grid.shape)}")
-    n, c, h, w = input.shape
-    _, ho, wo, _ = grid.shape
+    """``input`` ``(N, C, H, W)`` read at the points of ``grid`` ``(N, H_out, W_out, 2)`` (x, y in [-1, 1]), or
+    ``(N, C, D, H, W)`` at ``(N, D_out, H_out, W_out, 3)`` (x, y, z): ``'bilinear'`` weighs the 4 (8) pixels
+    around each point, ``'nearest'`` takes the closest (half to even), ``'bicubic'`` (2-D) weighs 16 with Keys'
+    cubic (a = -0.75). A point off the image reads zeros (``padding_mode='zeros'``), the edge (``'border'``) or
+    its mirror image in the edge (``'reflection'``). The gradient reaches the input and the grid (a zero one for
+    nearest), as PyTorch's: what a spatial transformer learns through. ATen's formulas (GridSampler.h), in
+    recorded ops; its checks in its words."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    align_corners = bool(_default_corners(align_corners))
+    _grid_sample_checks(input, grid, mode)
+    n, c, sizes = input.shape[0], input.shape[1], tuple(input.shape[2:])  # ((D,) H, W)
+    k, out_sizes = len(sizes), tuple(grid.shape[1:-1])
+    widths = sizes[::-1]  # the size each of grid's coordinates (x, y, z) runs along: W, H, D
+    xp = xp_of(input._data)
+    flat = input.reshape(n, c, -1)
+    count = int(np.prod(out_sizes, dtype=np.int64))
 
-    def place(coord, size):
-        if align_corners:
-            out = (coord + 1) / 2 * (size - 1)
-        else:
-            out = ((coord + 1) * size - 1) / 2
-        return out.clamp(0, size - 1) if padding_mode == "border" else out
+    def unnormalize(coord, size):
+        return (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
 
-    ix, iy = place(grid[..., 0], w), place(grid[..., 1], h)  # (N, H_out, W_out)
-    flat = input.reshape(n, c, h * w)
+    def read(points):
+        """The pixels at integer ``points`` (arrays, one per coordinate, x first), zero off the image."""
+        inside, index, stride = None, 0, 1
+        for p, size in zip(points, widths):
+            ok = (p >= 0) & (p <= size - 1)
+            inside = ok if inside is None else inside & ok
+            index = index + xp.clip(p, 0, size - 1).astype(np.int64) * stride
+            stride *= size
+        index = _wrap(xp.broadcast_to(index.reshape(n, 1, count), (n, c, count)))
+        values = flat.gather(2, index).reshape(n, c, *out_sizes)
+        return values.masked_fill(_wrap(~xp.broadcast_to(inside[:, None], values.shape)), 0)
 
-    def read(x, y):
-        """The pixels at integer (x, y) (as tensors without gradient), zero off the image."""
-        inside = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
-        index = (y.clamp(0, h - 1) * w + x.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
-        values = flat.gather(2, index).reshape(n, c, ho, wo)
-        return values * inside.unsqueeze(1).to(input.dtype)
-
+    coords = [unnormalize(grid[..., d], widths[d]) for d in range(k)]  # (N, *out) each
+    if mode == "bicubic":
+        return _grid_sample_bicubic(coords, widths, read, padding_mode, align_corners, xp)
+    coords = [_grid_source(ic, size, padding_mode, align_corners) for ic, size in zip(coords, widths)]
     if mode == "nearest":
-        return read(ix.detach().round(), iy.detach().round())
-    x0, y0 = ix.detach().floor(), iy.detach().floor()
-    x1, y1 = x0 + 1, y0 + 1
-    weights = ((x1 - ix) * (y1 - iy), (ix - x0) * (y1 - iy), (x1 - ix) * (iy - y0), (ix - x0) * (iy - y0))
-    corners = ((x0, y0), (x1, y0), (x0, y1), (x1, y1))
+        out = read([xp.round(ic._data) for ic in coords])  # (NumPy's and CuPy's round: half to even, nearbyint's)
+        if grid.requires_grad and is_grad_enabled():  # (in the graph, as PyTorch's: a zero gradient to the grid)
+            zero = grid.masked_fill(_wrap(xp.ones(grid.shape, dtype=bool)), 0).sum(-1)
+            out = out + zero.unsqueeze(1)
+        return out
+    low = [xp.floor(ic._data) for ic in coords]
+    # each corner's weight: the product of (high - x) or (x - low) along each coordinate (ATen's, x first)
+    below = [_wrap(lo + 1) - ic for ic, lo in zip(coords, low)]
+    above = [ic - _wrap(lo) for ic, lo in zip(coords, low)]
     out = None
-    for (cx, cy), wt in zip(corners, weights):
-        term = read(cx, cy) * wt.unsqueeze(1)
+    for corner in itertools.product((0, 1), repeat=k):  # (x fastest: nw, ne, sw, se; then the back face)
+        bits = corner[::-1]
+        weight = None
+        for d in range(k):
+            w = above[d] if bits[d] else below[d]
+            weight = w if weight is None else weight * w
+        term = read([lo + b for lo, b in zip(low, bits)]) * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _grid_sample_checks(input, grid, mode):  # noqa: A002
+    """ATen's checks of a grid sample (check_grid_sampler_common, then the 2-D or 3-D kernel's), in its order."""
+    _check_same_device(input, grid)
+    if input.shape[0] != grid.shape[0] if input.dim() and grid.dim() else False:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if not grid.dim() or grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    for i in range(2, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {list(input.shape)} with dimension {i} being empty")
+    want = 4 if input.dim() == 4 else 5
+    if input.dim() != want or grid.dim() != want:
+        raise RuntimeError(f"grid_sampler(): expected {want}D input and grid with same number of dimensions, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if mode == "bicubic" and want == 5:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    on_cpu = input._data.__class__ is np.ndarray
+    if not input.is_floating_point():
+        kernel = (("grid_sampler_2d_cpu_kernel_impl" if on_cpu else "grid_sampler_2d_cuda") if want == 4
+                  else ("grid_sampler3d_cpu" if on_cpu else "grid_sampler_3d_cuda"))
+        raise complex_refusal(kernel, input._data.dtype)
+    if grid.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {dtypes.scalar_name(input._data.dtype)} but found "
+                           f"{dtypes.scalar_name(grid._data.dtype)}")
+
+
+def _grid_source(coord, size, padding_mode, align_corners):
+    """ATen's grid_sampler_compute_source_index after unnormalising: ``coord`` as it is (zeros), clipped to the
+    image (border), or reflected in its edges and clipped (reflection: about the corner pixels' centres with
+    ``align_corners``, else about the image's edges, half a pixel further out)."""
+    if padding_mode == "border":
+        return coord.clamp(0, size - 1)
+    if padding_mode == "reflection":
+        return _reflect(coord, *_reflection_bounds(size, align_corners)).clamp(0, size - 1)
+    return coord
+
+
+def _reflection_bounds(size, align_corners):
+    """The doubled bounds a coordinate is reflected in: the corner pixels' centres with ``align_corners``, else
+    the image's edges, half a pixel further out."""
+    return (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+
+
+def _reflect_raw(xp, p, twice_low, twice_high):
+    """ATen's reflect_coordinates on an array (the taps of a bicubic read)."""
+    if twice_low == twice_high:
+        return xp.zeros_like(p)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    distance = xp.abs(p - low)
+    extra = xp.fmod(distance, span)
+    return xp.where(xp.floor(distance / span) % 2 == 0, extra + low, span - extra + low)
+
+
+def _reflect(coord, twice_low, twice_high):
+    """ATen's reflect_coordinates on a Tensor: ``coord`` folded into [low, high] (doubled bounds, so that half a
+    pixel is an integer), the gradient's sign flipped on each odd fold."""
+    xp = xp_of(coord._data)
+    if twice_low == twice_high:  # (a size-1 image with align_corners: every point is the one pixel, 0)
+        return coord.masked_fill(_wrap(xp.ones(coord.shape, dtype=bool)), 0)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    distance = (coord - low).abs()
+    extra = distance.fmod(span)
+    flips = xp.floor(distance._data / span)
+    even = _wrap(flips % 2 == 0)
+    return extra.add(low).where(even, extra.neg().add(span + low))
+
+
+def _cubic_weights(t):
+    """Keys' cubic convolution weights of the four taps around a point ``t`` past the second (A = -0.75, ATen's
+    get_cubic_upsample_coefficients)."""
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((x * (a + 2)) - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((x * a - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _grid_sample_bicubic(coords, widths, read, padding_mode, align_corners, xp):
+    """ATen's bicubic grid sample: four rows of four taps around each point, each tap's integer place put through
+    the padding (clipped for border, reflected and clipped for reflection, then truncated; zeros off the image),
+    the cubic in x of each row, then the cubic in y of the rows. The gradient reaches the grid through the
+    weights."""
+    ix, iy = coords
+    x0, y0 = xp.floor(ix._data), xp.floor(iy._data)
+    wx, wy = _cubic_weights(ix - _wrap(x0)), _cubic_weights(iy - _wrap(y0))
+
+    def tap(p, size):
+        if padding_mode == "border":
+            p = xp.clip(p, 0, size - 1)
+        elif padding_mode == "reflection":
+            p = xp.clip(_reflect_raw(xp, p, *_reflection_bounds(size, align_corners)), 0, size - 1)
+        return xp.trunc(p)
+
+    out = None
+    for j in range(4):
+        row = None
+        for i in range(4):
+            term = read([tap(x0 - 1 + i, widths[0]), tap(y0 - 1 + j, widths[1])]) * wx[i].unsqueeze(1)
+            row = term if row is None else row + term
+        term = row * wy[j].unsqueeze(1)
         out = term if out is None else out + term
     return out
 

@@ -58,7 +58,6 @@ KNOWN = {
     ("nn.functional.batch_norm", None): "a 1-d empty input: torch computes it, the engine asks for 2-d or more",
     ("nn.functional.multi_margin_loss", None): "a 0-d input: torch computes it, the engine refuses",
     ("nn.functional.multilabel_margin_loss", None): "a 0-d input: torch computes it, the engine refuses",
-    ("nn.functional.grid_sample", None): "padding_mode='reflection' is not the engine's (zeros and border are)",
     ("nn.functional.avg_pool1d", "int64"): "the engine averages floating-point tensors only",
     ("nn.functional.avg_pool2d", "int64"): "the engine averages floating-point tensors only",
     ("nn.functional.avg_pool3d", "int64"): "the engine averages floating-point tensors only",

@@ -207,6 +207,13 @@ CASES = {
     "grid_sample nearest": (
         [(1, 2, 4, 5), (1, 3, 4, 2)], (-1.3, 1.3),
         lambda lib, x, grid: lib.nn.functional.grid_sample(x, grid, mode="nearest", align_corners=False) * 2),
+    "grid_sample bicubic, reflection": (
+        [(2, 2, 4, 5), (2, 3, 4, 2)], (-1.6, 1.6),
+        lambda lib, x, grid: lib.nn.functional.grid_sample(x, grid, mode="bicubic", padding_mode="reflection",
+                                                           align_corners=False)),
+    "grid_sample 3-D reflection, corners": (
+        [(1, 2, 3, 4, 5), (1, 2, 3, 2, 3)], (-1.6, 1.6),
+        lambda lib, x, grid: lib.nn.functional.grid_sample(x, grid, padding_mode="reflection", align_corners=True)),
     "hardtanh, relu6, hardsigmoid, hardswish": (
         [(3, 4)], (-8.0, 8.0),
         lambda lib, x: lib.nn.functional.hardtanh(x, -2.0, 3.0) + lib.nn.functional.relu6(x) * 2
@@ -545,7 +552,8 @@ def _each_on_the_stand_in(arrays, cpu_results, cuda_device):
                  "index_add", "diagonal", "diag of a vector", "median dim", "in place", "hypot", "xlogy", "cdist",
                  "tensordot", "quantile", "kthvalue", "cross", "repeat_interleave flat",
                  "interpolate bilinear", "cumprod with zeros", "unfold and fold", "adaptive max pool",
-                 "index_put", "affine_grid and grid_sample"):
+                 "index_put", "affine_grid and grid_sample", "grid_sample bicubic, reflection",
+                 "grid_sample 3-D reflection, corners"):
         cpu, cpu_grads = cpu_results[name]
         leaves = [engine.tensor(a, dtype=engine.float64, device=cuda_device, requires_grad=True)
                   for a in arrays[name]]
@@ -1052,10 +1060,41 @@ def test_grid_sample_warns_of_its_default_and_refuses_what_it_has_not():
     identity = F.affine_grid(engine.eye(2, 3).unsqueeze(0), (1, 1, 3, 4), align_corners=False)
     image = engine.arange(12.0).reshape(1, 1, 3, 4)
     assert engine.allclose(F.grid_sample(image, identity, align_corners=False), image)  # the identity map
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.grid_sample(image, identity, mode="bicubic", align_corners=False)
-    with pytest.raises(NotImplementedError, match="reflection"):
-        F.grid_sample(image, identity, padding_mode="reflection", align_corners=False)
+    for mode, padding in (("bicubic", "zeros"), ("bicubic", "reflection"), ("nearest", "reflection"),
+                          ("bilinear", "reflection")):
+        out = F.grid_sample(image, identity, mode=mode, padding_mode=padding, align_corners=False)
+        assert engine.allclose(out, image, atol=1e-6), (mode, padding)
+    with pytest.raises(ValueError, match="expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: 'cubic'"):
+        F.grid_sample(image, identity, mode="cubic", align_corners=False)
+    with pytest.raises(ValueError, match="expected padding_mode to be 'zeros', 'border', or 'reflection'"):
+        F.grid_sample(image, identity, padding_mode="wrap", align_corners=False)
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        F.grid_sample(engine.ones(1, 1, 2, 2, 2), engine.zeros(1, 1, 1, 1, 3), mode="bicubic", align_corners=False)
+    with pytest.raises(RuntimeError, match="expected grid to have size 3 in last dimension"):
+        F.grid_sample(engine.ones(1, 1, 2, 2, 2), engine.zeros(1, 1, 1, 1, 2), align_corners=False)
+    with pytest.raises(RuntimeError, match="with dimension 2 being empty"):
+        F.grid_sample(engine.ones(1, 1, 0, 2), engine.zeros(1, 1, 1, 2), align_corners=False)
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        F.grid_sample(image, identity.double(), align_corners=False)
+    with pytest.raises(NotImplementedError, match="\"grid_sampler3d_cpu\" not implemented for 'Long'"):
+        ints = engine.ones(1, 1, 2, 2, 2, dtype=engine.int64)
+        F.grid_sample(ints, engine.zeros(1, 1, 1, 1, 3, dtype=engine.int64), align_corners=False)
+
+
+def test_grid_sample_reflects_off_the_edge_as_a_mirror():
+    """A row of 4 pixels read at points past its ends: with align_corners the mirror is the outer pixels' centres
+    (x = -1.5 pixel is pixel 1.5), without it the image's edge half a pixel further out (pixel -1 reads pixel 0)."""
+    F = engine.nn.functional
+    row = engine.tensor([[[[0.0, 10.0, 20.0, 30.0]]]], dtype=engine.float64)
+    xs = engine.tensor([-1.5, 4.25, 7.5], dtype=engine.float64)  # (in pixels: made into [-1, 1] below)
+
+    def at(pixels, align):
+        x = pixels / 3 * 2 - 1 if align else (2 * pixels + 1) / 4 - 1
+        grid = engine.stack([x, engine.zeros(3, dtype=engine.float64)], -1).reshape(1, 1, 3, 2)
+        return F.grid_sample(row, grid, padding_mode="reflection", align_corners=align).reshape(-1).tolist()
+
+    assert at(xs, True) == pytest.approx([15.0, 17.5, 15.0])  # -1.5 -> 1.5; 4.25 -> 1.75; 7.5 -> 1.5 (two folds)
+    assert at(xs, False) == pytest.approx([5.0, 27.5, 0.0])  # -1.5 -> 0.5 (the edge at -0.5); 4.25 -> 2.75; 7.5 -> 0
 
 
 def test_the_profile_times_the_new_methods_and_names_their_backward_rows():
