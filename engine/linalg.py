@@ -938,8 +938,9 @@ def _permutation(piv, m, xp):
 
 
 class _LuFactor(Function):
-    """``A = P L U`` packed (L's strictly lower part and U in one matrix). Its gradient, for a square A, is PyTorch's:
-    ``P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H``."""
+    """``A = P L U`` packed (L's strictly lower part and U in one matrix). Its gradient is PyTorch's: for a square A
+    ``P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H``; for a wide or tall one, that of its square block with the
+    rest's gradient carried through (below)."""
 
     backward_name = "LinalgLuFactorExBackward0"
 
@@ -957,15 +958,29 @@ class _LuFactor(Function):
     def backward(ctx, g):
         (lu,) = ctx.saved_tensors
         m, n = lu.shape[-2:]
-        if m != n:
-            raise NotImplementedError("the gradient of the LU decomposition of a matrix that is not square is "
-                                      "PyTorch's but not the engine's")
-        eye = _eye(n, dtype=lu.dtype, device=lu.device)
-        lower = lu.tril(-1) + eye
-        upper = lu.triu()
-        phi = (lower.mH @ g.tril(-1)).tril(-1) + (g.triu() @ upper.mH).triu()
-        right = solve_triangular(upper, phi.mH, upper=True).mH  # phi U^-H = (U^-1 phi^H)^H
-        y = solve_triangular(lower.mH, right, upper=True, unitriangular=True)  # L^-H phi U^-H
+        eye = _eye(min(m, n), dtype=lu.dtype, device=lu.device)
+
+        def square(lower, upper, phi):  # L^-H phi U^-H
+            right = solve_triangular(upper, phi.mH, upper=True).mH  # phi U^-H = (U^-1 phi^H)^H
+            return solve_triangular(lower.mH, right, upper=True, unitriangular=True)
+
+        if m == n:
+            lower, upper = lu.tril(-1) + eye, lu.triu()
+            y = square(lower, upper, (lower.mH @ g.tril(-1)).tril(-1) + (g.triu() @ upper.mH).triu())
+        elif m < n:
+            # wide: A = P L [U1 U2], U1 square. U2's gradient reaches A's right block as L^-H gU2, and L's through
+            # dU2 = L^-1 (dA2 - dL U2): the square formula with L^H gL - gU2 U2^H in place of L^H gL
+            lower, u1, u2 = lu[..., :, :m].tril(-1) + eye, lu[..., :, :m].triu(), lu[..., :, m:]
+            g1, g2 = g[..., :, :m], g[..., :, m:]
+            phi = (lower.mH @ g1.tril(-1) - g2 @ u2.mH).tril(-1) + (g1.triu() @ u1.mH).triu()
+            y = _cat([square(lower, u1, phi), solve_triangular(lower.mH, g2, upper=True, unitriangular=True)], -1)
+        else:
+            # tall: A = P [L1; L2] U, L1 square. L2's gradient reaches A's lower block as gL2 U^-H, and U's through
+            # dL2 = (dA2 - L2 dU) U^-1: the square formula with gU U^H - L2^H gL2 in place of gU U^H
+            l1, l2, upper = lu[..., :n, :].tril(-1) + eye, lu[..., n:, :], lu[..., :n, :].triu()
+            g1, g2 = g[..., :n, :], g[..., n:, :]
+            phi = (l1.mH @ g1.tril(-1)).tril(-1) + (g1.triu() @ upper.mH - l2.mH @ g2).triu()
+            y = _cat([square(l1, upper, phi), solve_triangular(upper, g2.mH, upper=True).mH], -2)
         inverse = xp_of(lu._data).argsort(ctx.perm, axis=-1)  # P Y: row i of the result is row inverse[i] of Y
         return y.gather(-2, _wrap(inverse)[..., None].expand(*y.shape)), None
 
@@ -978,7 +993,7 @@ _LuUnpackResult = _result("lu_unpack", ("P", "L", "U"))
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False):  # noqa: N803 - PyTorch's name
     """``(LU, pivots, info)``: the LU decomposition with partial pivoting, packed as LAPACK's ``getrf`` (pivots
-    1-based, int32; ``info`` the first zero pivot's column, 0 for none). Differentiable in LU (square A)."""
+    1-based, int32; ``info`` the first zero pivot's column, 0 for none). Differentiable in LU (any shape)."""
     _matrices(A, "lu_factor_ex")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -1034,7 +1049,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
 
 
 def lu(A: Tensor, *, pivot: bool = True):  # noqa: N803
-    """``(P, L, U)`` with ``A = P L U`` (partial pivoting), differentiable (square A)."""
+    """``(P, L, U)`` with ``A = P L U`` (partial pivoting), differentiable (any shape)."""
     factor, pivots, _ = lu_factor_ex(A, pivot=pivot)
     return _LuResult(*lu_unpack(factor, pivots))
 

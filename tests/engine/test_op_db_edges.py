@@ -313,3 +313,27 @@ def test_frexps_mantissa_and_nextafter_have_first_order_gradients_only():
     assert not engine.frexp(x).exponent.requires_grad
     y = engine.nextafter(x, engine.zeros(2, dtype=engine.float64))
     assert y.grad_fn.name() == "NextafterBackward0" and y.tolist() == [np.nextafter(3.0, 0.0), np.nextafter(-0.75, 0.0)]
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (2, 3, 4), (1, 4), (4, 1)])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_the_lu_factors_of_a_wide_or_tall_matrix_have_their_gradient(shape, dtype):
+    """The gradient of P, L and U (and of the packed factors) of a matrix that is not square: it was refused; now
+    PyTorch's (the square block's, with the rest carried through), against central differences."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if dtype is np.complex128 else 0)
+    k = min(shape[-2:])
+    wl = rng.standard_normal(shape[:-1] + (k,)) + 0.5j
+    wu = rng.standard_normal(shape[:-2] + (k, shape[-1])) - 0.25j
+
+    def loss(m):
+        t = engine.tensor(m, requires_grad=True)
+        _, lower, upper = engine.linalg.lu(t)
+        packed = engine.linalg.lu_factor(t).LU
+        out = ((lower * engine.tensor(wl)).sum() + (upper * engine.tensor(wu)).sum() + (packed ** 2).sum()).real
+        return t, out
+
+    t, out = loss(a)
+    out.backward()
+    expected = _central(lambda m: loss(m)[1].item(), a)
+    np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-6, atol=1e-7)

@@ -62,10 +62,6 @@ KNOWN = {
     ("nn.functional.avg_pool2d", "int64"): "the engine averages floating-point tensors only",
     ("nn.functional.avg_pool3d", "int64"): "the engine averages floating-point tensors only",
     ("nn.functional.local_response_norm", "int64"): "the engine averages floating-point tensors only",
-    ("lu", "grad"): "the gradient of the LU factors of a matrix that is not square is torch's, not the engine's",
-    ("linalg.lu", "grad"): "the gradient of the LU factors of a matrix that is not square is torch's, not the engine's",
-    ("linalg.lu_factor", "grad"): "the gradient of the LU factors of a non-square matrix is torch's, not the engine's",
-    ("linalg.lu_factor_ex", "grad"): "the gradient of the LU factors of a non-square matrix: torch's, not the engine's",
     ("linalg.householder_product", "grad"): "an empty tau: torch 2.13's result is in the graph but gives A and tau "
                                            "no gradient (None), the engine's zeros (A's) and an empty one (tau's)",
     ("ormqr", "grad"): "empty inputs: the engine gives empty gradients, torch 2.13 none",
