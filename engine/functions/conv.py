@@ -314,6 +314,13 @@ def _divisors(size, kernel, stride, padding, out, count_include_pad, xp=np):
     return counts
 
 
+def _truncated_quotient(xp, a, b):
+    """``a / b`` of integers rounded towards zero (C's division; Python's ``//`` floors)."""
+    q = xp.floor_divide(a, b)
+    inexact = (a - q * b) != 0
+    return q + (inexact & ((a < 0) != (xp.asarray(b) < 0))).astype(q.dtype)
+
+
 class AvgPool(Function):
     """``avg_pool2d/3d``: the mean of each window (its sum over a divisor: the window's count, or the one given)."""
 
@@ -346,6 +353,8 @@ class AvgPool(Function):
             v = xpad[(Ellipsis,) + _window(offset, dilation, stride, out)]
             total = v.copy() if total is None else total.__iadd__(v)
         ctx.meta = (kernel, stride, dilation, out, pads, xpad.shape, divisor)
+        if x.dtype.kind in "iu":  # (int64: the sum over the divisor truncated towards zero, in integers, as ATen's)
+            return _truncated_quotient(xp, total, divisor)
         if isinstance(divisor, int):
             return total / x.dtype.type(divisor)
         return total / divisor

@@ -911,8 +911,9 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd):  # noqa: A002
     op = f"avg_pool{nd}d"
     kernel, stride, padding, _ = _pool_args(input, kernel_size, stride, padding, 1, nd, op, effective=False)
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"{op}: the engine averages floating-point tensors, got {input.dtype} (use .float())")
+    if input.is_complex() or (not input.dtype.is_floating_point and input.dtype != dtypes.int64):
+        # (PyTorch's kernels: floating point and int64, whose mean is truncated towards zero)
+        raise complex_refusal("avg_pool2d" if nd == 2 else "avg_pool3d_out_frame", input._data.dtype)
     if divisor_override is not None and (isinstance(divisor_override, bool) or not isinstance(divisor_override, int)
                                          or divisor_override == 0):
         raise RuntimeError(f"{op}: divisor must be not zero, got divisor_override={divisor_override!r}")

@@ -127,6 +127,25 @@ CASES = [
      ((2, 2), 'float64', [0.6, -0.2, -0.2, 0.4])),
     ('engine.linalg.pinv(engine.tensor([[2.0 + 5j, 7.0], [1.0 - 1j, 3.0]], dtype=engine.complex128), hermitian=True)',
      ((2, 2), 'complex128', [(0.75+0j), (-0.25-0.25j), (-0.25+0.25j), (0.5+0j)])),
+    # the mean of an int64 window: truncated towards zero; the other integer dtypes refused
+    ('engine.nn.functional.avg_pool1d(engine.tensor([[[-7, 2, 5, -3, 8]]]), 3, stride=1, padding=1, '
+     'count_include_pad=False)',
+     ((1, 1, 5), 'int64', [-2, 0, 1, 3, 2])),
+    ('engine.nn.functional.avg_pool2d(engine.tensor([[[[-7, 2, 5], [-3, 8, 1], [4, 4, -9]]]]), 2, stride=1)',
+     ((1, 1, 2, 2), 'int64', [0, 4, 3, 1])),
+    ('engine.nn.functional.avg_pool2d(engine.tensor([[[[-7, 2, 5], [-3, 9, 1], [4, 4, -9]]]]), 2, '
+     'divisor_override=-3)',
+     ((1, 1, 1, 1), 'int64', [0])),
+    ('engine.nn.functional.avg_pool3d(engine.tensor([[[[[-7, 2], [-3, 1]], [[5, -9], [2, 2]]]]]), (2, 1, 2))',
+     ((1, 1, 1, 2, 1), 'int64', [-2, 0])),
+    ('engine.nn.functional.local_response_norm(engine.tensor([[[-7, 2, 5], [-3, 8, 1], [4, 4, -9]]]), 2)',
+     ((1, 3, 3), 'float32', [-6.987426280975342, 1.9997000694274902, 4.995504856109619, -2.9934914112091064,
+                             7.979660511016846, 0.9990261793136597, 3.9964041709899902, 3.988041877746582,
+                             -8.972423553466797])),
+    ('engine.nn.functional.avg_pool2d(engine.ones(1, 1, 2, 2, dtype=engine.int32), 2)',
+     ('NotImplementedError', '"avg_pool2d" not implemented for \'Int\'')),
+    ('engine.nn.functional.avg_pool3d(engine.ones(1, 1, 2, 2, 2, dtype=engine.bool), 2)',
+     ('NotImplementedError', '"avg_pool3d_out_frame" not implemented for \'Bool\'')),
     # results that PyTorch keeps in the graph, and their gradients
     ('(lambda x: (engine.frexp(x).mantissa.backward(engine.ones(5, dtype=engine.float64)), x.grad)[1])('
      'engine.tensor([3.0, 5e-324, float("inf"), 0.0, -6.0], dtype=engine.float64, requires_grad=True))',

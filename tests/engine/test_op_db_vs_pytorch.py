@@ -58,10 +58,6 @@ KNOWN = {
     ("nn.functional.batch_norm", None): "a 1-d empty input: torch computes it, the engine asks for 2-d or more",
     ("nn.functional.multi_margin_loss", None): "a 0-d input: torch computes it, the engine refuses",
     ("nn.functional.multilabel_margin_loss", None): "a 0-d input: torch computes it, the engine refuses",
-    ("nn.functional.avg_pool1d", "int64"): "the engine averages floating-point tensors only",
-    ("nn.functional.avg_pool2d", "int64"): "the engine averages floating-point tensors only",
-    ("nn.functional.avg_pool3d", "int64"): "the engine averages floating-point tensors only",
-    ("nn.functional.local_response_norm", "int64"): "the engine averages floating-point tensors only",
     ("linalg.householder_product", "grad"): "an empty tau: torch 2.13's result is in the graph but gives A and tau "
                                            "no gradient (None), the engine's zeros (A's) and an empty one (tau's)",
     ("ormqr", "grad"): "empty inputs: the engine gives empty gradients, torch 2.13 none",
