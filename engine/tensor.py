@@ -2207,11 +2207,16 @@ class Tensor(TensorMath):
         """``out[i][j] = self[index[i][j]][j]`` for ``dim`` 0 (and so on): entries picked along ``dim`` by an
         index tensor of the same rank, no larger than ``self`` in the other dimensions; the gradient adds back."""
         if not isinstance(index, Tensor) or index.dtype not in (_dtypes.int64, _dtypes.int32):
-            got = index.dtype if isinstance(index, Tensor) else type(index).__name__
-            raise RuntimeError(f"gather(): Expected dtype int32/int64 for index, but got {got}")
+            if isinstance(index, Tensor) and index._data.size == 0 and index._data.dtype.kind != "c":
+                index = index.long()  # (an empty index of any real dtype picks nothing: PyTorch checks no dtype)
+            else:
+                got = index.dtype if isinstance(index, Tensor) else type(index).__name__
+                raise RuntimeError(f"gather(): Expected dtype int32/int64 for index, but got {got}")
         a, idx = self._data, index._data
         nd = a.ndim
         dim = self._sort_dim(dim)
+        if idx.size == 0:  # (nothing picked: an empty result of the index's shape, as PyTorch's, with no shape check)
+            return self.reshape(-1)[:0].reshape(idx.shape)
         if idx.ndim != nd and not (max(nd, 1) == max(idx.ndim, 1)):
             raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
         if nd == 0 or idx.ndim == 0:

@@ -2015,10 +2015,16 @@ class TensorMath:
 
     def take_along_dim(self, indices, dim=None):
         """``gather`` with ``indices`` broadcast to this tensor's other dimensions; over the flattened tensor
-        without ``dim``."""
+        without ``dim``. With ``dim``, a negative index counts from the end, as PyTorch's and NumPy's
+        ``take_along_axis`` (one past either end is refused, where torch 2.13 wraps it round)."""
         if dim is None:
             return self.reshape(-1).gather(0, indices.reshape(-1))
         d = _dims(dim, self._data.ndim, "take_along_dim")[0]
+        if indices._data.dtype.kind in "iu" and self._data.ndim:
+            size = self._data.shape[d]
+            raw = indices._data
+            counted = (raw < 0) & (raw >= -size)  # (one past the start stays as it is: gather names it)
+            indices = _t._wrap(raw + counted.astype(raw.dtype) * raw.dtype.type(size))
         shape_self = list(self._data.shape)
         shape_idx = list(indices._data.shape)
         shape_self[d] = shape_idx[d] = 1

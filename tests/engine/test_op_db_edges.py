@@ -146,6 +146,12 @@ CASES = [
      ('NotImplementedError', '"avg_pool2d" not implemented for \'Int\'')),
     ('engine.nn.functional.avg_pool3d(engine.ones(1, 1, 2, 2, 2, dtype=engine.bool), 2)',
      ('NotImplementedError', '"avg_pool3d_out_frame" not implemented for \'Bool\'')),
+    ('engine.take_along_dim(engine.arange(10.0).reshape(2, 5), engine.tensor([[-1, -5], [0, 4]]), 1)',
+     ((2, 2), 'float32', [4.0, 0.0, 5.0, 9.0])),
+    ('engine.gather(engine.arange(5.0), 0, engine.zeros(2, 0, dtype=engine.uint8))',
+     ((2, 0), 'float32', [])),
+    ('engine.gather(engine.arange(5.0), 0, engine.ones(1, dtype=engine.uint8))',
+     ('RuntimeError', 'gather(): Expected dtype int32/int64 for index')),
     # results that PyTorch keeps in the graph, and their gradients
     ('(lambda x: (engine.frexp(x).mantissa.backward(engine.ones(5, dtype=engine.float64)), x.grad)[1])('
      'engine.tensor([3.0, 5e-324, float("inf"), 0.0, -6.0], dtype=engine.float64, requires_grad=True))',
@@ -356,3 +362,11 @@ def test_the_lu_factors_of_a_wide_or_tall_matrix_have_their_gradient(shape, dtyp
     out.backward()
     expected = _central(lambda m: loss(m)[1].item(), a)
     np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_take_along_dim_refuses_an_index_past_either_end_by_its_own_value():
+    """torch 2.13 wraps these round (5 of 5 reads element 0, -6 element 4); the engine names them, as gather does."""
+    x = engine.arange(10.0).reshape(2, 5)
+    for bad in (5, -6):
+        with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds for dimension 1 with size 5"):
+            engine.take_along_dim(x, engine.tensor([[bad]]), 1)

@@ -52,8 +52,6 @@ TIES = {"sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "nanme
 # sample may raise in the engine or differ
 KNOWN = {
     ("as_strided.partial_views", None): "a view of a larger storage: the engine's tensor from a sample is its own",
-    ("gather", None): "a uint8 index: torch 2.13 takes it where the index is empty, the engine asks for int64",
-    ("take_along_dim", None): "an index past either end: torch 2.13 wraps it round with a dim, the engine refuses",
     ("tensordot", None): "contracted dimensions of sizes 1 and 2: torch 2.13 broadcasts them, the engine refuses",
     ("nn.functional.batch_norm", None): "a 1-d empty input: torch computes it, the engine asks for 2-d or more",
     ("nn.functional.multi_margin_loss", None): "a 0-d input: torch computes it, the engine refuses",
