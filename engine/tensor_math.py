@@ -2290,8 +2290,12 @@ def tensordot(a, b, dims=2):
         dims_a, dims_b = ([dims[0]] if isinstance(dims[0], int) else list(dims[0]),
                           [dims[1]] if isinstance(dims[1], int) else list(dims[1]))
     dims_a, dims_b = [d % a.dim() for d in dims_a], [d % b.dim() for d in dims_b]
-    for da, db in zip(dims_a, dims_b):
-        if a.shape[da] != b.shape[db]:
+    for da, db in zip(dims_a, dims_b):  # (a dimension of size 1 broadcasts: the other side summed over it, ATen's)
+        if b.shape[db] == 1:
+            a = a.sum(da, keepdim=True)
+        elif a.shape[da] == 1:
+            b = b.sum(db, keepdim=True)
+        elif a.shape[da] != b.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
                                f"and second has size {b.shape[db]} in dim {db}")
     free_a = [d for d in range(a.dim()) if d not in dims_a]

@@ -2217,14 +2217,20 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     class's ``weight``), averaged over the classes."""
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    if input.dim() not in (1, 2) or (input.dim() == 2 and input.shape[0] == 0):
+    if input.dim() > 2 or (input.dim() == 2 and input.shape[0] == 0):
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
+    n, c = (1, max(input.numel(), 1)) if input.dim() <= 1 else input.shape  # (a 0-d input: one sample, one class)
+    if target.dim() > 1 or target.numel() != n:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. Input "
+                           f"has shape {list(input.shape)}.")
+    if input.dim() == 0:  # (as a vector of one class; its 'none' loss 0-d, as PyTorch's)
+        out = multi_margin_loss(input.reshape(1), target.reshape(1), p, margin, weight, size_average, reduce,
+                                reduction)
+        return out.reshape(()) if out.dim() else out
     x = input
     y = target.reshape(-1)
-    n, c = (1, x.shape[0]) if x.dim() == 1 else x.shape
-    if y.shape[0] != n:
-        raise RuntimeError(f"inconsistent target size, expected {n} but got {list(target.shape)}")
     if y.numel() and (int(y.min()) < 0 or int(y.max()) >= c):
         raise IndexError("target out of range")
     _not_differentiable("multi_margin_loss", "weight", weight)
@@ -2237,12 +2243,16 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):  # noqa: A002
     """The multi-label hinge loss: ``target`` lists each sample's classes (ended by the first -1); each pair of a
     listed class j and an unlisted one k adds ``max(0, 1 - (x[j] - x[k]))``, averaged over the classes."""
-    if input.dim() not in (1, 2):
+    if input.dim() > 2:
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
-    if tuple(target.shape) != tuple(input.shape):
+    classes = max(input.numel(), 1) if input.dim() <= 1 else None  # (a 0-d input: one sample of one class)
+    if (target.dim() > 1 or target.numel() != classes) if classes is not None else target.shape != input.shape:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
+    if input.dim() <= 1 and (input.dim() == 0 or target.dim() == 0):  # (as vectors; the loss 0-d)
+        return multilabel_margin_loss(input.reshape(classes), target.reshape(classes), size_average, reduce,
+                                      reduction)
     x = input
     t = target.detach()._data
     c = x.shape[-1]

@@ -152,6 +152,23 @@ CASES = [
      ((2, 0), 'float32', [])),
     ('engine.gather(engine.arange(5.0), 0, engine.ones(1, dtype=engine.uint8))',
      ('RuntimeError', 'gather(): Expected dtype int32/int64 for index')),
+    ('engine.tensordot(engine.tensor([[1.0], [2.0]]), engine.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), '
+     'dims=([1], [0]))',
+     ((2, 3), 'float32', [5.0, 7.0, 9.0, 10.0, 14.0, 18.0])),
+    ('engine.tensordot(engine.ones(2, 3), engine.ones(4, 3), dims=([1], [0]))',
+     ('RuntimeError', 'contracted dimensions need to match, but first has size 3 in dim 1 and second has size 4 '
+                      'in dim 0')),
+    ('engine.nn.functional.multi_margin_loss(engine.tensor(0.7), engine.tensor(0), reduction="none")',
+     ((), 'float32', [0.0])),
+    ('engine.nn.functional.multi_margin_loss(engine.ones(2, 3), engine.tensor(0))',
+     ('RuntimeError', 'multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples '
+                      '(batch size). Expected target size [2], but got []. Input has shape [2, 3].')),
+    ('engine.nn.functional.multi_margin_loss(engine.tensor([0.2, 0.9, -0.4]), engine.tensor(1))',
+     ((), 'float32', [0.10000000149011612])),
+    ('engine.nn.functional.multilabel_margin_loss(engine.tensor(0.7), engine.tensor([0]), reduction="none")',
+     ((), 'float32', [0.0])),
+    ('engine.nn.functional.multilabel_margin_loss(engine.tensor(1.0), engine.tensor([[0]]))',
+     ('RuntimeError', 'inconsistent target size: [1, 1] for input of size: []')),
     # results that PyTorch keeps in the graph, and their gradients
     ('(lambda x: (engine.frexp(x).mantissa.backward(engine.ones(5, dtype=engine.float64)), x.grad)[1])('
      'engine.tensor([3.0, 5e-324, float("inf"), 0.0, -6.0], dtype=engine.float64, requires_grad=True))',

@@ -52,10 +52,9 @@ TIES = {"sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "nanme
 # sample may raise in the engine or differ
 KNOWN = {
     ("as_strided.partial_views", None): "a view of a larger storage: the engine's tensor from a sample is its own",
-    ("tensordot", None): "contracted dimensions of sizes 1 and 2: torch 2.13 broadcasts them, the engine refuses",
-    ("nn.functional.batch_norm", None): "a 1-d empty input: torch computes it, the engine asks for 2-d or more",
-    ("nn.functional.multi_margin_loss", None): "a 0-d input: torch computes it, the engine refuses",
-    ("nn.functional.multilabel_margin_loss", None): "a 0-d input: torch computes it, the engine refuses",
+    ("nn.functional.batch_norm", None): "a 1-d empty input: torch 2.13 computes it (where a 1-d input of any "
+                                        "length with its running statistics raises an IndexError), the engine asks "
+                                        "for 2-d or more",
     ("linalg.householder_product", "grad"): "an empty tau: torch 2.13's result is in the graph but gives A and tau "
                                            "no gradient (None), the engine's zeros (A's) and an empty one (tau's)",
     ("ormqr", "grad"): "empty inputs: the engine gives empty gradients, torch 2.13 none",
