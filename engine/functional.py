@@ -602,7 +602,8 @@ _METHOD_FORMS = (
     "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "trunc_",
     "xlogy_", "zero_", "frexp", "nextafter", "is_neg", "is_conj", "resolve_conj", "resolve_neg", "norm",
     "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "lgamma_", "digamma_", "erfc_", "erfinv_", "mvlgamma_",
-    "angle", "as_strided", "as_strided_scatter", "igamma", "igammac", "i0", "i0_",
+    "angle", "as_strided", "as_strided_scatter", "igamma", "igammac", "i0", "i0_", "addmv_", "conj_physical_",
+    "resize_as_",
 )
 for _name in _METHOD_FORMS:
     globals()[_name] = _method_form(_name)

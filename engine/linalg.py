@@ -420,10 +420,38 @@ def pinv(a: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
         lower = a.tril(-1)
         diagonal = a.diagonal(0, -2, -1)
         a = lower + lower.mH + (diagonal.real if a.is_complex() else diagonal).diag_embed().to(a.dtype)
-    u, s, vh = svd(a, full_matrices=False)
-    kept = s > _tolerance(a, s, atol, rtol)
-    inverse = (s.where(kept, 1.0)).reciprocal().where(kept, 0.0)  # (1/s only where kept: no 1/0 in its gradient)
-    return (vh.mH * inverse.unsqueeze(-2)) @ u.mH
+    return _Pinv.apply(a, atol, rtol)
+
+
+class _Pinv(Function):
+    """``pinv(A)`` from the SVD, its gradient PyTorch's ``pinv_backward`` (Golub and Pereyra's derivative of the
+    pseudo-inverse at a constant rank: ``-P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A)``, P = pinv(A)),
+    in Tensor ops: finite for a rank-deficient A too, where the SVD's gradient divides by the differences of equal
+    (zero) singular values."""
+
+    backward_name = "LinalgPinvBackward0"
+
+    @staticmethod
+    def forward(ctx, a, atol, rtol):
+        with _no_grad():
+            u, s, vh = svd(a, full_matrices=False)
+            kept = s > _tolerance(a, s, atol, rtol)
+            inverse = (s.where(kept, 1.0)).reciprocal().where(kept, 0.0)
+            out = (vh.mH * inverse.unsqueeze(-2)) @ u.mH
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, p = ctx.saved_tensors
+        ph, gh = p.mH, g.mH
+        if a.shape[-2] <= a.shape[-1]:  # (ATen's order of products: the smallest matrices in between)
+            k = gh @ p
+            kph = k @ ph
+            return -(p @ k).mH + kph - (a @ p) @ kph + (ph @ p) @ (gh - k @ a), None, None
+        k = p @ gh
+        phk = ph @ k
+        return -(k @ p).mH + (gh - a @ k) @ p @ ph + phk - phk @ p @ a, None, None
 
 
 def _tolerance(a: Tensor, s: Tensor, atol, rtol) -> Tensor:

@@ -2008,6 +2008,8 @@ class TensorMath:
                 raise ValueError
         except ValueError:
             raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.") from None
+        if not size:  # (ATen's sum_to: to no dimensions is the whole sum, even of a 0-d tensor: bool to int64)
+            return self.sum()
         lead = len(shape) - len(size)
         out = self.sum(tuple(range(lead))) if lead else self
         dims = tuple(i for i, n in enumerate(size) if n == 1 and out._data.shape[i] != 1)

@@ -5,6 +5,7 @@ either is missing (``SKIP_REASON`` says why)."""
 
 from __future__ import annotations
 
+import types
 import warnings
 
 import numpy as np
@@ -53,6 +54,22 @@ def resolve(name):
     if "." not in name and hasattr(engine.Tensor, name):
         return name
     return None
+
+
+def draws(op, sample):
+    """Whether ``sample`` of ``op`` draws random numbers (attention's dropout): its values are the generator's."""
+    return op.name == "nn.functional.scaled_dot_product_attention" and sample.kwargs.get("dropout_p", 0.0) > 0
+
+
+def function(op):
+    """What to call for ``op``: the engine's function of its name, or where PyTorch's op is a lambda around it
+    (arguments reordered: ``torch.where(condition, self, other)``; a method or property read: ``x.view(shape)``,
+    ``x.mT``) that lambda with ``torch`` meaning the engine, so that it calls the engine's."""
+    f = op.op
+    if getattr(f, "__name__", "") != "<lambda>":
+        return resolve(op.name)
+    names = dict(f.__globals__, torch=engine, wrapper_set_seed=lambda fn, *args, **kwargs: fn(*args, **kwargs))
+    return types.FunctionType(f.__code__, names, f.__name__, f.__defaults__, f.__closure__)
 
 
 def cases(dtypes):

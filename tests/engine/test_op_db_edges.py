@@ -169,6 +169,13 @@ CASES = [
      ((), 'float32', [0.0])),
     ('engine.nn.functional.multilabel_margin_loss(engine.tensor(1.0), engine.tensor([[0]]))',
      ('RuntimeError', 'inconsistent target size: [1, 1] for input of size: []')),
+    ('engine.tensor(True).sum_to_size(())', ((), 'int64', [1])),
+    ('engine.tensor([[True, False], [True, True]]).sum_to_size(2, 2)', ((2, 2), 'bool', [True, False, True, True])),
+    ('engine.tensor([[True, False], [True, True]]).sum_to_size(1, 2)', ((1, 2), 'int64', [2, 1])),
+    ('(lambda x: (engine.addmv_(x, engine.ones(3, 2), engine.ones(2)), x)[1])(engine.zeros(3))',
+     ((3,), 'float32', [2.0, 2.0, 2.0])),
+    ('(lambda z: (engine.conj_physical_(z), z)[1])(engine.tensor([1 + 2j]))', ((1,), 'complex64', [1 - 2j])),
+    ('engine.resize_as_(engine.arange(6.0), engine.zeros(2, 2))', ((2, 2), 'float32', [0.0, 1.0, 2.0, 3.0])),
     # results that PyTorch keeps in the graph, and their gradients
     ('(lambda x: (engine.frexp(x).mantissa.backward(engine.ones(5, dtype=engine.float64)), x.grad)[1])('
      'engine.tensor([3.0, 5e-324, float("inf"), 0.0, -6.0], dtype=engine.float64, requires_grad=True))',
@@ -421,3 +428,25 @@ def test_matrix_exp_squares_each_matrix_of_a_batch_as_often_as_it_needs():
     for g, m in zip(got, (small, large)):
         exact = _symmetric_expm(m)
         assert np.abs(g - exact).max() / np.abs(exact).max() < 1e-15 * (1 if m is small else 100)
+
+
+@pytest.mark.parametrize("shape", [(50, 1, 50), (50, 2, 50)])
+def test_the_pseudo_inverse_of_a_rank_deficient_matrix_has_a_finite_gradient(shape):
+    """pinv's gradient went through the SVD's, which divides by differences of singular values: NaN or wild for a
+    matrix of lower rank (PyTorch's own samples: pinv(a @ b.mT)). Now Golub and Pereyra's derivative at a constant
+    rank, as PyTorch's: against central differences along perturbations that keep the rank (of the factors)."""
+    rng = np.random.default_rng(4)
+    m, k, n = shape
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((n, k))
+    w = rng.standard_normal((n, m))
+
+    def loss(fa, fb, lib=engine):
+        return (lib.linalg.pinv(fa @ fb.mT) * lib.tensor(w)).sum()
+
+    ta, tb = engine.tensor(a, requires_grad=True), engine.tensor(b, requires_grad=True)
+    loss(ta, tb).backward()
+    assert np.isfinite(ta.grad.numpy()).all() and np.isfinite(tb.grad.numpy()).all()
+    np.testing.assert_allclose(ta.grad.numpy(), _central(lambda x: loss(engine.tensor(x), engine.tensor(b)).item(), a),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tb.grad.numpy(), _central(lambda x: loss(engine.tensor(a), engine.tensor(x)).item(), b),
+                               rtol=1e-5, atol=1e-6)
