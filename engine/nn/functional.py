@@ -2483,3 +2483,136 @@ __all__ += ["linear_cross_entropy"]
 # the Tensor methods of two activations (Tensor.hardshrink, Tensor.prelu), PyTorch's
 Tensor.hardshrink = lambda self, lambd=0.5: hardshrink(self, lambd)
 Tensor.prelu = lambda self, weight: prelu(self, weight)
+
+
+# ------------------------------------------------------------------------------------- multi-head attention
+
+def _as_additive(mask, like: Tensor, what: str):
+    """An attention module's mask as what is added to the scores: a bool one (True: not allowed) as 0 and -inf,
+    a float one as it is; in the scores' dtype."""
+    if mask is None:
+        return None
+    if mask.dtype == dtypes.bool_:
+        return creation.zeros(mask.shape, dtype=like.dtype, device=like.device).masked_fill(mask, float("-inf"))
+    if not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {what} are supported")
+    return mask.to(like.dtype)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """``nn.MultiheadAttention``'s computation, as PyTorch's function of that name: query ``(L, N, E)``, key and
+    value ``(S, N, E)`` (or unbatched, without N) projected by ``in_proj_weight`` (or the three separate weights),
+    ``bias_k``/``bias_v`` appended to the keys and values and with ``add_zero_attn`` a zero key and value, the
+    scores ``q k^T / sqrt(E / num_heads)`` per head plus ``attn_mask`` (2-D, or 3-D per batch and head) and
+    ``key_padding_mask`` (a bool True, or -inf: not allowed), softmax, dropout while ``training``, the heads joined
+    and projected out. ``static_k``/``static_v`` ``(N * num_heads, S, E / num_heads)`` replace the projected keys
+    and values. Returns the output and, with ``need_weights``, the attention weights (averaged over the heads
+    unless ``average_attn_weights=False``). PyTorch's checks in its words."""
+    if query.dim() not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D "
+                             f"query tensor")
+    unbatched = query.dim() == 2
+    if unbatched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, e = query.shape
+    src_len = key.shape[0]
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if e != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {e}")
+    hd = e // num_heads
+    if hd * num_heads != e:
+        raise AssertionError(f"embed_dim {e} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's "
+                                 f"{value.shape[:2]}")
+        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if w is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight is None")
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        if tuple(key.shape) != tuple(value.shape):
+            raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        w_q, w_k, w_v = in_proj_weight.chunk(3)
+    b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
+    # (L, N, E) -> (N, heads, L, head_dim)
+    q = linear(query, w_q, b_q).view(tgt_len, bsz * num_heads, hd).transpose(0, 1).view(bsz, num_heads, tgt_len, hd)
+    extra = 0  # (keys appended: bias_k and bias_v, then zeros; the masks let every query see them)
+    if (bias_k is None) != (bias_v is None):
+        raise AssertionError("bias_k is set but bias_v is None" if bias_v is None else
+                             "bias_v is set but bias_k is None")
+    if bias_k is not None and (static_k is not None or static_v is not None):
+        raise AssertionError(f"bias cannot be added to static {'key' if static_k is not None else 'value'}.")
+
+    def heads(t, static, name):
+        if static is not None:
+            if static.shape[0] != bsz * num_heads:
+                raise AssertionError(f"expecting {name}.size(0) of {bsz * num_heads}, but got {static.shape[0]}")
+            if static.shape[2] != hd:
+                raise AssertionError(f"expecting {name}.size(2) of {hd}, but got {static.shape[2]}")
+            return static.reshape(bsz, num_heads, static.shape[1], hd)
+        if bias is not None:
+            t = creation.cat([t, bias.expand(1, bsz, e)])
+        return t.reshape(t.shape[0], bsz * num_heads, hd).transpose(0, 1).reshape(bsz, num_heads, t.shape[0], hd)
+
+    bias = bias_k
+    k = heads(linear(key, w_k, b_k) if static_k is None else None, static_k, "static_k")
+    bias = bias_v
+    v = heads(linear(value, w_v, b_v) if static_v is None else None, static_v, "static_v")
+    if bias_k is not None:
+        extra += 1
+    if add_zero_attn:
+        zeros = creation.zeros(bsz, num_heads, 1, hd, dtype=k.dtype, device=k.device)
+        k, v = creation.cat([k, zeros], dim=2), creation.cat([v, zeros], dim=2)
+        extra += 1
+    n_keys = k.shape[2]
+    scores = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)
+    mask = _as_additive(attn_mask, scores, "attn_mask")
+    if mask is not None:
+        if mask.dim() == 2:
+            if tuple(mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(mask.shape)}, but should be "
+                                   f"{(tgt_len, src_len)}.")
+        elif mask.dim() == 3:
+            if tuple(mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(mask.shape)}, but should be "
+                                   f"{(bsz * num_heads, tgt_len, src_len)}.")
+            mask = mask.view(bsz, num_heads, tgt_len, src_len)
+        else:
+            raise RuntimeError(f"attn_mask's dimension {mask.dim()} is not supported")
+        scores = scores + (pad(mask, (0, n_keys - mask.shape[-1])) if n_keys != mask.shape[-1] else mask)
+    padding = _as_additive(key_padding_mask, scores, "key_padding_mask")
+    if padding is not None:
+        if extra:
+            padding = pad(padding, (0, extra))
+        if tuple(padding.shape) != (bsz, n_keys):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, n_keys)}, but got "
+                                 f"{tuple(padding.shape)}")
+        scores = scores + padding.view(bsz, 1, 1, n_keys)
+    weights = softmax(scores, dim=-1)
+    dropped = dropout(weights, dropout_p, training=True) if training and dropout_p > 0 else weights
+    out = (dropped @ v).permute(2, 0, 1, 3).reshape(tgt_len * bsz, e)  # (L, N, heads, hd) -> rows
+    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, e)
+    if unbatched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    if average_attn_weights:
+        weights = weights.mean(dim=1)
+    if unbatched:
+        weights = weights.squeeze(0)
+    return out, weights
+
+
+__all__ += ["multi_head_attention_forward"]

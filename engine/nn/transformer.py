@@ -9,9 +9,8 @@ the engine's."""
 from __future__ import annotations
 
 import copy
-import math
 
-from .. import creation, dtypes
+from .. import creation
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -30,17 +29,6 @@ def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
     """The causal mask as PyTorch's ``nn.Transformer.generate_square_subsequent_mask``: 0 on and below the
     diagonal, -inf above (a position may not look at the ones after it)."""
     return creation.full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)
-
-
-def _as_additive(mask, like: Tensor, what: str):
-    """A bool mask (True: not allowed) as 0 and -inf, a float one as it is; in the scores' dtype."""
-    if mask is None:
-        return None
-    if mask.dtype == dtypes.bool_:
-        return creation.zeros(mask.shape, dtype=like.dtype, device=like.device).masked_fill(mask, float("-inf"))
-    if not mask.dtype.is_floating_point:
-        raise AssertionError(f"only bool and floating types of {what} are supported")
-    return mask.to(like.dtype)
 
 
 class MultiheadAttention(Module):
@@ -101,80 +89,19 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
-                               "method `generate_square_subsequent_mask` to create this mask.")
-        unbatched = query.dim() == 2
-        if unbatched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        elif self.batch_first:
+        if query.dim() == 3 and self.batch_first:
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        if query.shape[-1] != self.embed_dim:
+        if query.shape[-1] != self.embed_dim:  # (before the projections, in the module's words)
             raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {query.shape[-1]}")
-        tgt_len, bsz, e = query.shape
-        src_len = key.shape[0]
-        heads, hd = self.num_heads, self.head_dim
-        if self._qkv_same_embed_dim:
-            w_q, w_k, w_v = self.in_proj_weight.chunk(3)
-        else:
-            w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        b_q = b_k = b_v = None
-        if self.in_proj_bias is not None:
-            b_q, b_k, b_v = self.in_proj_bias.chunk(3)
-        # (L, N, E) -> (N, heads, L, head_dim)
-        q = F.linear(query, w_q, b_q).view(tgt_len, bsz * heads, hd).transpose(0, 1).view(bsz, heads, tgt_len, hd)
-        k, v = F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
-        extra = 0  # (keys appended: bias_k and bias_v, then zeros; the masks let every query see them)
-        if self.bias_k is not None:
-            k = creation.cat([k, self.bias_k.expand(1, bsz, e)])
-            v = creation.cat([v, self.bias_v.expand(1, bsz, e)])
-            extra += 1
-        n_keys = src_len + extra
-        k = k.reshape(n_keys, bsz * heads, hd).transpose(0, 1).reshape(bsz, heads, n_keys, hd)
-        v = v.reshape(n_keys, bsz * heads, hd).transpose(0, 1).reshape(bsz, heads, n_keys, hd)
-        if self.add_zero_attn:
-            zeros = creation.zeros(bsz, heads, 1, hd, dtype=k.dtype, device=k.device)
-            k, v = creation.cat([k, zeros], dim=2), creation.cat([v, zeros], dim=2)
-            extra += 1
-        scores = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)
-        mask = _as_additive(attn_mask, scores, "attn_mask")
-        if mask is not None:
-            if mask.dim() == 2:
-                if tuple(mask.shape) != (tgt_len, src_len):
-                    raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(mask.shape)}, but should be "
-                                       f"{(tgt_len, src_len)}.")
-            elif mask.dim() == 3:
-                if tuple(mask.shape) != (bsz * heads, tgt_len, src_len):
-                    raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(mask.shape)}, but should be "
-                                       f"{(bsz * heads, tgt_len, src_len)}.")
-                mask = mask.view(bsz, heads, tgt_len, src_len)
-            else:
-                raise RuntimeError(f"attn_mask's dimension {mask.dim()} is not supported")
-            scores = scores + (F.pad(mask, (0, extra)) if extra else mask)
-        padding = _as_additive(key_padding_mask, scores, "key_padding_mask")
-        if padding is not None:
-            if tuple(padding.shape) != (bsz, src_len):
-                raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
-                                     f"{tuple(padding.shape)}")
-            if extra:
-                padding = F.pad(padding, (0, extra))
-            scores = scores + padding.view(bsz, 1, 1, src_len + extra)
-        weights = F.softmax(scores, dim=-1)
-        dropped = F.dropout(weights, self.dropout, training=True) if self.training and self.dropout > 0 else weights
-        out = (dropped @ v).permute(2, 0, 1, 3).reshape(tgt_len * bsz, e)  # (L, N, heads, hd) -> rows
-        out = self.out_proj(out).view(tgt_len, bsz, e)
-        if unbatched:
-            out = out.squeeze(1)
-        elif self.batch_first:
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if query.dim() == 3 and self.batch_first:
             out = out.transpose(0, 1)
-        if not need_weights:
-            return out, None
-        if average_attn_weights:
-            weights = weights.mean(dim=1)
-        if unbatched:
-            weights = weights.squeeze(0)
         return out, weights
 
 

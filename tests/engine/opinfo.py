@@ -58,6 +58,8 @@ def resolve(name):
 
 def draws(op, sample):
     """Whether ``sample`` of ``op`` draws random numbers (attention's dropout): its values are the generator's."""
+    if op.name == "nn.functional.multi_head_attention_forward":  # (dropout_p the tenth argument after the query)
+        return sample.kwargs.get("training", True) and len(sample.args) > 9 and sample.args[9] > 0
     return op.name == "nn.functional.scaled_dot_product_attention" and sample.kwargs.get("dropout_p", 0.0) > 0
 
 

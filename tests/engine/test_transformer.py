@@ -210,3 +210,36 @@ def test_an_encoder_step_on_the_gpu_gives_the_cpus_values_without_host_syncs(cud
     # values but for the last bits; some gradients here are sums that cancel to ~1e-17)
     for a, b in zip(run("cpu"), run(cuda_device)):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_the_functional_form_with_static_keys_and_values_gives_what_their_projections_give():
+    """F.multi_head_attention_forward (the module's computation, PyTorch's function): precomputed keys and values
+    (``static_k``/``static_v``, one row per batch element and head) stand in for the projected ones."""
+    F = engine.nn.functional
+    rng = np.random.default_rng(1)
+    L, S, N, E, H = 3, 5, 2, 4, 2
+    t = {name: engine.tensor(rng.standard_normal(shape), dtype=engine.float64) for name, shape in
+         (("q", (L, N, E)), ("k", (S, N, E)), ("v", (S, N, E)), ("w", (3 * E, E)), ("b", (3 * E,)),
+          ("ow", (E, E)), ("ob", (E,)))}
+    args = (E, H, t["w"], t["b"], None, None, False, 0.0, t["ow"], t["ob"])
+    out, weights = F.multi_head_attention_forward(t["q"], t["k"], t["v"], *args)
+    w_k, w_v = t["w"][E:2 * E], t["w"][2 * E:]
+    b_k, b_v = t["b"][E:2 * E], t["b"][2 * E:]
+
+    def rows(x, w, b):  # (S, N, E) projected -> (N * H, S, E / H)
+        return F.linear(x, w, b).reshape(S, N * H, E // H).transpose(0, 1)
+
+    static = {"static_k": rows(t["k"], w_k, b_k), "static_v": rows(t["v"], w_v, b_v)}
+    got, got_weights = F.multi_head_attention_forward(t["q"], t["k"] * 0, t["v"] * 0, *args, **static)
+    np.testing.assert_allclose(got.numpy(), out.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got_weights.numpy(), weights.numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(AssertionError, match="expecting static_k.size\\(0\\) of 4, but got 2"):
+        F.multi_head_attention_forward(t["q"], t["k"], t["v"], *args, static_k=static["static_k"][:2])
+    with pytest.raises(AssertionError, match="bias cannot be added to static key."):
+        bias = engine.zeros(1, 1, E, dtype=engine.float64)
+        F.multi_head_attention_forward(t["q"], t["k"], t["v"], E, H, t["w"], t["b"], bias, bias, False, 0.0,
+                                       t["ow"], t["ob"], **static)
+    with pytest.raises(AssertionError, match="was expecting embedding dimension of 6, but got 4"):
+        F.multi_head_attention_forward(t["q"], t["k"], t["v"], 6, *args[1:])
+    with pytest.raises(AssertionError, match="embed_dim 4 not divisible by num_heads 3"):
+        F.multi_head_attention_forward(t["q"], t["k"], t["v"], E, 3, *args[2:])
