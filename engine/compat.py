@@ -29,7 +29,9 @@ __all__ = ["batch_norm", "instance_norm", "embedding", "binary_cross_entropy_wit
            "real", "imag", "conj", "conj_physical", "view_as_real", "view_as_complex", "complex", "polar", "fill",
            "range", "gradient", "hann_window", "hamming_window",
            "bartlett_window", "blackman_window", "kaiser_window", "histogram", "frobenius_norm", "nuclear_norm",
-           "empty_strided", "frombuffer", "from_dlpack", "to_dlpack", "solve", "eig", "lstsq", "matrix_rank", "symeig",
+           "empty_strided", "empty_permuted", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+           "native_layer_norm", "native_group_norm", "native_batch_norm", "frombuffer", "from_dlpack", "to_dlpack",
+           "solve", "eig", "lstsq", "matrix_rank", "symeig",
            "get_device", "is_inference", "typename", "is_storage", "is_warn_always_enabled", "set_warn_always",
            "get_num_interop_threads", "set_num_interop_threads", "set_flush_denormal"]
 
@@ -217,6 +219,95 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     base = creation.empty(need, dtype=dtype, device=device)
     out = base.as_strided(size, stride, 0)
     return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialised tensor of ``size`` laid out in memory in the order ``physical_layout`` (a permutation of
+    its dimensions, the outermost first): ``empty_permuted((2, 3, 4), (0, 2, 1))`` has strides (12, 1, 3)."""
+    size, order = tuple(size), tuple(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}")
+    for i, d in enumerate(order):
+        if not 0 <= d < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {len(size) - 1}, but got {d} "
+                               f"at index {i}).  NB: negative dims not currently supported; file an issue if you "
+                               f"want it.")
+    if len(set(order)) != len(order):
+        raise RuntimeError("Duplicate dim not allowed")
+    base = creation.empty(*[size[d] for d in order], dtype=dtype, device=device)
+    out = base.permute(*np.argsort(order).tolist())
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDINGS = ("zeros", "border", "reflection")
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):  # noqa: A002
+    """``F.grid_sample`` with its modes as ATen's numbers: interpolation 0 bilinear, 1 nearest, 2 bicubic;
+    padding 0 zeros, 1 border, 2 reflection (``grid_sampler_2d``/``_3d`` of a 4-D or 5-D input)."""
+    if interpolation_mode not in (0, 1, 2) or padding_mode not in (0, 1, 2):
+        raise ValueError(f"grid_sampler: interpolation_mode must be 0, 1 or 2 and padding_mode 0, 1 or 2, got "
+                         f"{interpolation_mode!r} and {padding_mode!r}")
+    return F.grid_sample(input, grid, mode=_GRID_MODES[interpolation_mode], padding_mode=_GRID_PADDINGS[padding_mode],
+                         align_corners=bool(align_corners))
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):  # noqa: A002
+    if input.dim() != 4:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):  # noqa: A002
+    if input.dim() != 5:
+        raise RuntimeError(f"grid_sampler(): expected 5D input and grid with same number of dimensions, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def _statistics(x, dims, eps, recorded=False):
+    """The mean and ``1 / sqrt(biased variance + eps)`` of ``x`` over ``dims`` (kept): what ATen's native norms save
+    for their backward; not recorded (outputs without a gradient) unless ``recorded``."""
+    from .autograd import enable_grad, no_grad
+
+    with enable_grad() if recorded else no_grad():
+        mean = x.mean(dims, keepdim=True)
+        var = x.var(dims, keepdim=True, correction=0)
+        return mean, (var + eps).rsqrt()
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):  # noqa: A002
+    """``(out, mean, rstd)``: ``F.layer_norm``'s output and the statistics of each normalised slice (shaped as the
+    input with the normalised dimensions 1), as ATen's ``native_layer_norm``."""
+    out = F.layer_norm(input, normalized_shape, weight, bias, eps)
+    n = len((normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape))
+    mean, rstd = _statistics(input, tuple(builtins.range(input.dim() - n, input.dim())), eps)
+    return out, mean, rstd
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):  # noqa: A002, N803 - ATen's names
+    """``(out, mean, rstd)``: ``F.group_norm``'s output and each sample's and group's statistics ``(N, group)``, as
+    ATen's ``native_group_norm`` (whose statistics, unlike the layer and batch norms', have their gradient)."""
+    out = F.group_norm(input, group, weight, bias, eps)
+    mean, rstd = _statistics(input.reshape(N, group, C // group * HxW), 2, eps, recorded=True)
+    return out, mean.reshape(N, group), rstd.reshape(N, group)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):  # noqa: A002
+    """``(out, save_mean, save_invstd)``: ``F.batch_norm``'s output (the running statistics updated in training)
+    and, in training, the batch's per-channel mean and ``1 / sqrt(biased variance + eps)``; empty in evaluation,
+    as ATen's ``native_batch_norm``."""
+    out = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        empty = creation.empty(0, dtype=input.dtype, device=input.device)
+        return out, empty, empty.clone()
+    dims = (0, *builtins.range(2, input.dim()))
+    mean, rstd = _statistics(input, dims, eps)
+    return out, mean.reshape(-1), rstd.reshape(-1)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):

@@ -176,6 +176,24 @@ CASES = [
      ((3,), 'float32', [2.0, 2.0, 2.0])),
     ('(lambda z: (engine.conj_physical_(z), z)[1])(engine.tensor([1 + 2j]))', ((1,), 'complex64', [1 - 2j])),
     ('engine.resize_as_(engine.arange(6.0), engine.zeros(2, 2))', ((2, 2), 'float32', [0.0, 1.0, 2.0, 3.0])),
+    # ATen's lower-level names
+    ('engine.empty_permuted((2, 3, 4), (0, 2, 1)).stride() == (12, 1, 3)', ((), 'bool', [True])),
+    ('engine.empty_permuted((2, 3), (0, 0))', ('RuntimeError', 'Duplicate dim not allowed')),
+    ('engine.grid_sampler(engine.arange(9.0).reshape(1, 1, 3, 3), engine.tensor([[[[0.25, -0.5]]]]), 2, 2, False)',
+     ((1, 1, 1, 1), 'float32', [2.04443359375])),
+    ('engine.native_layer_norm(engine.tensor([[1.0, 2.0, 4.0], [0.0, 0.0, 3.0]]), [3], None, None, 1e-5)[2]',
+     ((2, 1), 'float32', [0.8017810583114624, 0.7071049809455872])),
+    ('engine.native_layer_norm(engine.tensor([[1.0, 2.0, 4.0]], requires_grad=True), [3], None, None, 1e-5)[1]'
+     '.requires_grad',
+     ((), 'bool', [False])),
+    ('engine.native_batch_norm(engine.ones(2, 3), None, None, engine.zeros(3), engine.ones(3), False, 0.1, 1e-5)[1]',
+     ((0,), 'float32', [])),
+    ('engine.native_batch_norm(engine.tensor([[1.0, 2.0], [3.0, 6.0]]), None, None, None, None, True, 0.1, 1e-5)[1]',
+     ((2,), 'float32', [2.0, 4.0])),
+    # (group norm's statistics have their gradient; torch 2.13 drops the mean's unless rstd's is asked for too)
+    ('(lambda x: (sum(t.sum() for t in engine.native_group_norm(x, None, None, 1, 4, 1, 2, 1e-5)).backward(), '
+     'x.grad)[1])(engine.tensor([[[1.0], [2.0], [4.0], [0.0]]], requires_grad=True))',
+     ((1, 4, 1), 'float32', [2.499879837036133, -1.4998798370361328, 0.3750004768371582, 0.6249995231628418])),
     # results that PyTorch keeps in the graph, and their gradients
     ('(lambda x: (engine.frexp(x).mantissa.backward(engine.ones(5, dtype=engine.float64)), x.grad)[1])('
      'engine.tensor([3.0, 5e-324, float("inf"), 0.0, -6.0], dtype=engine.float64, requires_grad=True))',
