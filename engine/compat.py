@@ -20,6 +20,7 @@ from . import creation
 from . import dtypes as _dtypes
 from . import functions as _fn
 from .backend import xp_of
+from .errors import complex_refusal
 from .nn import functional as F
 from .tensor import Tensor, _check_same_device, _viewed, _wrap
 
@@ -27,7 +28,7 @@ __all__ = ["batch_norm", "instance_norm", "embedding", "binary_cross_entropy_wit
            "hinge_embedding_loss", "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
            "rms_norm", "pdist", "channel_shuffle", "constant_pad_nd", "adaptive_max_pool1d", "max_pool1d_with_indices",
            "real", "imag", "conj", "conj_physical", "view_as_real", "view_as_complex", "complex", "polar", "fill",
-           "range", "gradient", "hann_window", "hamming_window",
+           "range", "gradient", "histogramdd", "hann_window", "hamming_window",
            "bartlett_window", "blackman_window", "kaiser_window", "histogram", "frobenius_norm", "nuclear_norm",
            "empty_strided", "empty_permuted", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
            "native_layer_norm", "native_group_norm", "native_batch_norm", "frombuffer", "from_dlpack", "to_dlpack",
@@ -449,6 +450,82 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
     w = None if weight is None else weight.detach()._data.reshape(-1)
     hist, bin_edges = xp.histogram(data, bins=edges, range=range, weights=w, density=density)
     return _Histogram(_wrap(hist.astype(input._data.dtype)), _wrap(bin_edges.astype(input._data.dtype)))
+
+
+_Histogramdd = namedtuple("histogramdd", ["hist", "bin_edges"])
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa: A002, A001 - PyTorch's names
+    """``(hist, bin_edges)``: the D-dimensional histogram of the points in ``input`` ``(..., D)``, as PyTorch's:
+    ``bins`` a count for every dimension, one per dimension, or each dimension's edges (1-D tensors); ``range`` the
+    outer edges ``[min_0, max_0, min_1, ...]`` (the data's by default, widened by 0.5 each way where they meet; a
+    point outside is not counted); a point on an inner edge falls in the bin to its right, on the last edge in the
+    last bin; ``weight`` (one per point) sums instead of counting; ``density`` divides by the total and the bins'
+    volumes. One scatter-add on the device (the default range is read back to the host, as PyTorch reads it)."""
+    from .backend import add_at
+
+    if not input.is_floating_point():
+        raise complex_refusal("histogramdd", input._data.dtype)
+    d = input.shape[-1] if input.dim() else 1
+    xp = xp_of(input._data)
+    points = input.detach()._data.reshape(-1, d)
+    per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * d
+    if len(per_dim) != d:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} elements, "
+                           f"but got {len(range)}")
+    edges = []
+    for i, b in enumerate(per_dim):
+        if isinstance(b, Tensor):
+            edges.append(b.detach().to(input.dtype))
+            continue
+        count = int(b)
+        if count <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {count} for dimension {i}")
+        if range is not None:
+            low, high = float(range[2 * i]), float(range[2 * i + 1])
+            if low > high:
+                raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {low} max {high} for "
+                                   f"dimension {i}")
+        elif points.shape[0] == 0:
+            low, high = 0.0, 1.0
+        else:
+            from .backend import to_host
+
+            low, high = (float(v) for v in to_host(xp.stack([points[:, i].min(), points[:, i].max()])))
+            if not (math.isfinite(low) and math.isfinite(high)):
+                raise RuntimeError(f"torch.histogramdd: dimension {i}'s range [{low}, {high}] is not finite")
+        if low == high:
+            low, high = low - 0.5, high + 0.5
+        edges.append(creation.linspace(low, high, count + 1, dtype=input.dtype, device=input.device))
+    sizes = tuple(max(int(e.shape[0]) - 1, 0) for e in edges)
+    flat = xp.zeros(points.shape[0], dtype=np.int64)
+    inside = xp.ones(points.shape[0], dtype=bool)
+    stride = 1
+    for i in builtins.range(d - 1, -1, -1):  # (the last dimension fastest, as the histogram's C order)
+        e, x = edges[i]._data, points[:, i]
+        if sizes[i] == 0:
+            inside &= False
+            continue
+        pos = xp.searchsorted(e, x, side="right") - 1
+        pos = xp.where(x == e[-1], sizes[i] - 1, pos)  # (the last edge closes the last bin)
+        inside &= (x >= e[0]) & (x <= e[-1]) & (pos >= 0) & (pos < sizes[i])
+        flat += xp.clip(pos, 0, max(sizes[i] - 1, 0)) * stride
+        stride *= sizes[i]
+    values = (xp.ones(points.shape[0], dtype=points.dtype) if weight is None
+              else weight.detach()._data.reshape(-1).astype(points.dtype))
+    hist = xp.zeros(math.prod(sizes), dtype=points.dtype)
+    if hist.size:
+        add_at(hist, xp.where(inside, flat, 0), xp.where(inside, values, points.dtype.type(0)))
+    hist = hist.reshape(sizes)
+    if density and hist.size:
+        volume = None
+        for i, e in enumerate(edges):
+            width = xp.diff(e._data).reshape([-1 if j == i else 1 for j in builtins.range(d)])
+            volume = width if volume is None else volume * width
+        hist = hist / hist.sum() / volume
+    return _Histogramdd(_wrap(hist), tuple(edges))
 
 
 def frobenius_norm(input, dim=(-2, -1), keepdim=False):  # noqa: A002

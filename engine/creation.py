@@ -321,15 +321,76 @@ def _cut(v):
     return math.trunc(v) if isinstance(v, float) and math.isfinite(v) else v
 
 
+def _two_sum(a, b):
+    """``(s, e)``: ``s = a + b`` rounded and ``e`` its rounding error, exactly (Knuth)."""
+    s = a + b
+    t = s - a
+    return s, (a - (s - t)) + (b - t)
+
+
+def _split(a):
+    """Veltkamp's split of float64 ``a`` into two halves of 26 bits each (``a = hi + lo`` exactly)."""
+    c = 134217729.0 * a  # (2**27 + 1)
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _fma(a, b, c, dtype):
+    """``a * b + c`` rounded once to ``dtype`` (float32 or float64; arrays of float64 values in), as a fused
+    multiply-add rounds it: the product's and the sum's rounding errors found exactly (Dekker, Knuth), float32 taken
+    to the nearest from float64 with the residual's sign deciding a value that lands on a midpoint."""
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    with np.errstate(all="ignore"):
+        p = a * b
+        ah, al = _split(a)
+        bh, bl = _split(b)
+        product_error = np.where(np.isfinite(p), ((ah * bh - p) + ah * bl + al * bh) + al * bl, 0.0)
+        s, sum_error = _two_sum(p, c)
+        e = product_error + np.where(np.isfinite(s), sum_error, 0.0)
+        if dtype == np.float64:
+            return s + e
+        r = s.astype(dtype)  # (ties to even: wrong where s is a midpoint of dtype's and the exact value is not)
+        up, down = np.nextafter(r, dtype.type(np.inf)), np.nextafter(r, dtype.type(-np.inf))
+        r = np.where((s == (r.astype(np.float64) + up) / 2) & (e > 0), up, r)
+        return np.where((s == (r.astype(np.float64) + down) / 2) & (e < 0), down, r)
+
+
+def _linspace(start, end, steps, np_dtype):
+    """PyTorch's linspace, value for value: the step ``(end - start) / (steps - 1)`` in the dtype (in double for an
+    integer dtype, whose bounds and values are cut toward zero), the first half ``start + step * i`` and the rest
+    ``end - step * (steps - 1 - i)`` each in one fused multiply-add, as its kernels compute them (the CPU's, and the
+    GPU's, where nvcc fuses them). NumPy's linspace rounds differently: an ulp off in half the elements."""
+    if steps <= 1:
+        return np.full(steps, start).astype(np_dtype)
+    if np_dtype.kind == "c":  # (each part on its own: the complex kernel's arithmetic is its parts')
+        part = np.dtype(np.float64) if np_dtype == np.complex128 else np.dtype(np.float32)
+        start, end = complex(start), complex(end)
+        return (_linspace(start.real, end.real, steps, part)
+                + 1j * _linspace(start.imag, end.imag, steps, part)).astype(np_dtype)
+    i = np.arange(steps)
+    if np_dtype.kind == "f" and np_dtype.itemsize < 4:  # (half precision: each operation rounded back to it)
+        t = np_dtype.type
+        s, e = t(start), t(end)
+        with np.errstate(all="ignore"):
+            step = t(np.float32(t(np.float32(e) - np.float32(s))) / np.float32(steps - 1))
+            first = (np.float32(s) + (np.float32(step) * i.astype(np.float32)).astype(np_dtype)).astype(np_dtype)
+            second = (np.float32(e) - (np.float32(step) * (steps - 1 - i).astype(np.float32)).astype(np_dtype))
+        return np.where(i < steps // 2, first, second.astype(np_dtype))
+    work = np.dtype(np.float64) if np_dtype.kind in "iub" or np_dtype == np.float64 else np.dtype(np.float32)
+    s, e = work.type(start), work.type(end)
+    with np.errstate(all="ignore"):
+        step = (e - s) / work.type(steps - 1)
+    out = np.where(i < steps // 2, _fma(step, i, s, work), _fma(-step, steps - 1 - i, e, work))
+    return out.astype(np_dtype)
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
     steps = _steps(steps)
     start, end = _bounds("linspace", start, end)
     np_dtype = _np_dtype(dtype)
     if np_dtype.kind in "iub":  # (PyTorch's: the bounds and then the values cut toward zero; NumPy's floors them)
         start, end = _cut(start), _cut(end)
-        array = np.linspace(start, end, int(steps)).astype(np_dtype)
-    else:
-        array = np.linspace(start, end, int(steps), dtype=np_dtype)
+    array = _linspace(start, end, int(steps), np_dtype)
     return _finish(backend.to_device_array(array, backend.target(device)), requires_grad)
 
 

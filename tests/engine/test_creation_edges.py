@@ -6,6 +6,11 @@ printed by torch 2.13.0, and held to the torch installed where there is one."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+import pytest
+
 import engine
 from tests.engine.helpers import table_tests
 
@@ -64,3 +69,31 @@ def test_linspace_and_logspace_take_0d_tensors_of_a_gpu(cuda_device):
     start, end = engine.tensor(1.0, device=cuda_device), engine.tensor(3.0, device=cuda_device)
     assert engine.linspace(start, end, 3, device=cuda_device).cpu().tolist() == [1.0, 2.0, 3.0]
     assert engine.logspace(start, end, 3, base=2.0).tolist() == [2.0, 4.0, 8.0]
+
+
+def test_linspace_is_pytorchs_value_for_value():
+    """The tutorial's x = linspace(-pi, pi, 2000): NumPy's linspace rounds 604 of its float32 values an ulp away
+    from PyTorch's (which computes start + step * i in one fused multiply-add, from both ends); the engine's are
+    PyTorch's bit for bit (the sum of their bit patterns, and cases printed by torch 2.13)."""
+    x = engine.linspace(-math.pi, math.pi, 2000).numpy()
+    assert x.dtype == np.float32 and int(x.view(np.uint32).astype(np.uint64).sum()) == 4280706486574
+    y = engine.linspace(0.37719064950942993, -0.3963145911693573, 5).numpy()
+    assert y.view(np.uint32).tolist() == [1052843810, 1044134356, 3155995104, 3192901390, 3200969151]
+    z = engine.linspace(-1.4434574789660584, 6.2618064548110395, 33, dtype=engine.float64).numpy()
+    assert z[:4].tolist() == [-1.4434574789660584, -1.202667981035524, -0.9618784831049898, -0.7210889851744554]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex64", "complex128", "float16"])
+def test_linspace_equals_torchs_bit_for_bit(dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    largest = 1e3 if dtype == "float16" else 1e5
+    for _ in range(500):
+        lo, hi = (float(v) for v in rng.standard_normal(2) * rng.choice([1, 3, 100, largest]))
+        n = int(rng.integers(0, 80))
+        if "complex" in dtype:
+            lo, hi = complex(lo, hi), complex(hi, -lo)
+        expected = torch.linspace(lo, hi, n, dtype=getattr(torch, dtype)).numpy()
+        got = engine.linspace(lo, hi, n, dtype=getattr(engine, dtype)).numpy()
+        assert np.array_equal(got, expected), (lo, hi, n)
