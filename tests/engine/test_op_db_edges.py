@@ -176,6 +176,20 @@ CASES = [
      ((3,), 'float32', [2.0, 2.0, 2.0])),
     ('(lambda z: (engine.conj_physical_(z), z)[1])(engine.tensor([1 + 2j]))', ((1,), 'complex64', [1 - 2j])),
     ('engine.resize_as_(engine.arange(6.0), engine.zeros(2, 2))', ((2, 2), 'float32', [0.0, 1.0, 2.0, 3.0])),
+    # histogramdd: a point on an inner edge in the bin to its right, on the last edge in the last bin
+    ('engine.histogramdd(engine.tensor([[0.0, 1.0], [1.0, 2.0], [2.0, 2.0], [0.5, 1.5]]), bins=[2, 3]).hist',
+     ((2, 3), 'float32', [1.0, 1.0, 0.0, 0.0, 0.0, 2.0])),
+    ('engine.histogramdd(engine.tensor([[0.0, 1.0], [1.0, 2.0], [2.0, 2.0], [0.5, 1.5]]), bins=2, '
+     'range=[0.0, 1.0, 0.0, 4.0], weight=engine.tensor([1.0, 2.0, 3.0, 4.0])).hist',
+     ((2, 2), 'float32', [1.0, 0.0, 4.0, 2.0])),
+    ('engine.histogramdd(engine.tensor([[0.0, 1.0], [1.0, 2.0], [2.0, 2.0], [0.5, 1.5]]), '
+     'bins=[engine.tensor([0.0, 1.0, 3.0]), engine.tensor([1.0, 1.5, 2.0])], density=True).hist',
+     ((2, 2), 'float32', [0.5, 0.5, 0.0, 0.5])),
+    ('engine.histogramdd(engine.ones(3, 2), bins=2).bin_edges[0]', ((3,), 'float32', [0.5, 1.0, 1.5])),
+    ('engine.histogramdd(engine.tensor([[float("nan"), 1.0]]), bins=2)',
+     ('RuntimeError', "torch.histogramdd: dimension 0's range [nan, nan] is not finite")),
+    ('engine.histogramdd(engine.ones(2, 2), bins=[2])',
+     ('RuntimeError', 'histogramdd: The size of bins must be equal to the innermost dimension of the input.')),
     # ATen's lower-level names
     ('engine.empty_permuted((2, 3, 4), (0, 2, 1)).stride() == (12, 1, 3)', ((), 'bool', [True])),
     ('engine.empty_permuted((2, 3), (0, 0))', ('RuntimeError', 'Duplicate dim not allowed')),
