@@ -28,7 +28,7 @@ __all__ = ["batch_norm", "instance_norm", "embedding", "binary_cross_entropy_wit
            "hinge_embedding_loss", "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
            "rms_norm", "pdist", "channel_shuffle", "constant_pad_nd", "adaptive_max_pool1d", "max_pool1d_with_indices",
            "real", "imag", "conj", "conj_physical", "view_as_real", "view_as_complex", "complex", "polar", "fill",
-           "range", "gradient", "histogramdd", "hann_window", "hamming_window",
+           "range", "gradient", "histogramdd", "svd_lowrank", "pca_lowrank", "hann_window", "hamming_window",
            "bartlett_window", "blackman_window", "kaiser_window", "histogram", "frobenius_norm", "nuclear_norm",
            "empty_strided", "empty_permuted", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
            "native_layer_norm", "native_group_norm", "native_batch_norm", "frombuffer", "from_dlpack", "to_dlpack",
@@ -526,6 +526,61 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
             volume = width if volume is None else volume * width
         hist = hist / hist.sum() / volume
     return _Histogramdd(_wrap(hist), tuple(edges))
+
+
+def _approximate_basis(A, q, niter, M):  # noqa: N803 - Halko's names
+    """Q with q orthonormal columns such that Q Q^H (A - M) approximates A - M: a random projection, then
+    ``niter`` subspace iterations, each orthonormalised by QR (Halko, Martinsson and Tropp 2009, algorithm 4.4;
+    PyTorch's ``get_approximate_basis``)."""
+    from . import linalg
+
+    niter = 2 if niter is None else niter
+    dtype = A.dtype if A.is_complex() or A.dtype in (_dtypes.float16, _dtypes.float32, _dtypes.float64) else \
+        _dtypes.float32
+    R = creation.randn(A.shape[-1], q, dtype=dtype, device=A.device)  # noqa: N806
+    X = A @ R if M is None else A @ R - M @ R  # noqa: N806
+    Q = linalg.qr(X).Q  # noqa: N806
+    for _ in builtins.range(niter):
+        X = A.mH @ Q if M is None else A.mH @ Q - M.mH @ Q  # noqa: N806
+        Q = linalg.qr(X).Q  # noqa: N806
+        X = A @ Q if M is None else A @ Q - M @ Q  # noqa: N806
+        Q = linalg.qr(X).Q  # noqa: N806
+    return Q
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):  # noqa: N803 - PyTorch's names
+    """``(U, S, V)`` with ``A - M ~ U diag(S) V^H`` of rank ``q``, by a randomised range finder and the SVD of the
+    small projected matrix (Halko et al. 2009, algorithm 5.1; PyTorch's ``svd_lowrank``, random as its is: set the
+    seed to repeat a result). Differentiable through its matrix products, QR and SVD."""
+    from . import linalg
+
+    q = 6 if q is None else q
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(A.shape)  # noqa: N806
+    if m < n:
+        A = A.mH  # noqa: N806
+        M = None if M is None else M.mH  # noqa: N806
+    Q = _approximate_basis(A, q, niter, M)  # noqa: N806
+    B = Q.mH @ A if M is None else Q.mH @ A - Q.mH @ M  # noqa: N806
+    U, S, Vh = linalg.svd(B, full_matrices=False)  # noqa: N806
+    U, V = Q @ U, Vh.mH  # noqa: N806
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):  # noqa: N803
+    """``(U, S, V)`` of :func:`svd_lowrank` of ``A`` with its column means taken away (``center``): V's columns the
+    principal directions, ``S ** 2 / (m - 1)`` the covariance's eigenvalues; ``q`` by default ``min(6, m, n)``."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if not niter >= 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return svd_lowrank(A, q, niter=niter)
+    return svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter=niter)
 
 
 def frobenius_norm(input, dim=(-2, -1), keepdim=False):  # noqa: A002

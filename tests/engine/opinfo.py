@@ -34,7 +34,7 @@ if torch is not None:
 
 # values drawn from a generator: the stand-in's (NumPy's, per device) is not the CPU's
 RANDOM = ("rand", "normal", "bernoulli", "dropout", "multinomial", "uniform", "exponential", "geometric", "cauchy",
-          "log_normal", "poisson", "empty", "randint", "randn", "rrelu", "fractional_max_pool")
+          "log_normal", "poisson", "empty", "randint", "randn", "rrelu", "fractional_max_pool", "lowrank")
 SAMPLES = 60  # per op and dtype, at most (PyTorch's lists run to hundreds for a few ops)
 
 

@@ -482,3 +482,39 @@ def test_the_pseudo_inverse_of_a_rank_deficient_matrix_has_a_finite_gradient(sha
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(tb.grad.numpy(), _central(lambda x: loss(engine.tensor(a), engine.tensor(x)).item(), b),
                                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(20, 12), (12, 20), (2, 15, 9)])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_svd_lowrank_recovers_a_low_rank_matrix_and_pca_its_centred_one(shape, dtype):
+    """torch.svd_lowrank and pca_lowrank (Halko et al.'s randomised range finder, as PyTorch's): a matrix of rank 4
+    with q = 6 comes back whole, its singular values the SVD's; pca_lowrank's are those of the centred matrix."""
+    rng = np.random.default_rng(2)
+    *batch, m, n = shape
+    left, right = rng.standard_normal((*batch, m, 4)), rng.standard_normal((*batch, 4, n))
+    if dtype is np.complex128:
+        left, right = left + 1j * rng.standard_normal(left.shape), right + 1j * rng.standard_normal(right.shape)
+    a = left @ right
+    u, s, v = engine.svd_lowrank(engine.tensor(a), q=6)
+    assert tuple(u.shape) == (*batch, m, 6) and tuple(s.shape) == (*batch, 6) and tuple(v.shape) == (*batch, n, 6)
+    np.testing.assert_allclose(((u * s.unsqueeze(-2).to(u.dtype)) @ v.mH).numpy(), a, atol=1e-10)
+    np.testing.assert_allclose(s.numpy()[..., :4], np.linalg.svd(a, compute_uv=False)[..., :4], rtol=1e-10)
+    centred = a - a.mean(-2, keepdims=True)
+    _, s, _ = engine.pca_lowrank(engine.tensor(a))
+    np.testing.assert_allclose(s.numpy()[..., :4], np.linalg.svd(centred, compute_uv=False)[..., :4], rtol=1e-10)
+    with pytest.raises(ValueError, match="must be non-negative integer and not greater than min"):
+        engine.pca_lowrank(engine.tensor(a), q=min(m, n) + 1)
+
+
+def test_svd_lowranks_singular_values_have_the_svds_gradient_for_a_fixed_seed():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((9, 3)) @ rng.standard_normal((3, 7))
+
+    def top(m):
+        engine.manual_seed(0)
+        t = engine.tensor(m, requires_grad=True)
+        return t, engine.svd_lowrank(t, q=3)[1].sum()
+
+    t, out = top(a)
+    out.backward()
+    np.testing.assert_allclose(t.grad.numpy(), _central(lambda m: top(m)[1].item(), a), rtol=1e-5, atol=1e-6)
