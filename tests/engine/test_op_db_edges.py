@@ -502,7 +502,7 @@ def test_svd_lowrank_recovers_a_low_rank_matrix_and_pca_its_centred_one(shape, d
     centred = a - a.mean(-2, keepdims=True)
     _, s, _ = engine.pca_lowrank(engine.tensor(a))
     np.testing.assert_allclose(s.numpy()[..., :4], np.linalg.svd(centred, compute_uv=False)[..., :4], rtol=1e-10)
-    shift = rng.standard_normal((*batch, 1, n))  # (M: a mean taken away without forming A - M)
+    shift = rng.standard_normal((*batch, 1, n)).astype(a.dtype)  # (M: a mean taken away without forming A - M)
     u, s, v = engine.svd_lowrank(engine.tensor(a + shift), q=6, M=engine.tensor(shift))
     np.testing.assert_allclose(((u * s.unsqueeze(-2).to(u.dtype)) @ v.mH).numpy(), a, atol=1e-10)
     with pytest.raises(ValueError, match="must be non-negative integer and not greater than min"):
