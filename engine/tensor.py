@@ -1380,7 +1380,15 @@ class Tensor(TensorMath):
         if fmt is not _layouts.preserve_format:
             moved = self.to(*args, device=dev, dtype=dt, copy=copy)
             return moved if _layouts.is_arranged(moved._data, fmt) else moved._laid_out(fmt)
+        flags = [a for a in args if isinstance(a, _bool)]  # (positional non_blocking, then copy, as PyTorch's)
+        if len(flags) > 2:
+            raise TypeError("to() received an invalid combination of arguments: more than two bools (non_blocking, "
+                            "copy)")
+        if len(flags) == 2:
+            copy = copy or flags[1]
         for a in args:
+            if isinstance(a, _bool):
+                continue
             if isinstance(a, Tensor):
                 dev, dt = a.device, a.dtype
             elif isinstance(a, _dtypes.dtype):

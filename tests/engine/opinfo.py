@@ -5,6 +5,7 @@ either is missing (``SKIP_REASON`` says why)."""
 
 from __future__ import annotations
 
+import dataclasses
 import types
 import warnings
 
@@ -111,9 +112,18 @@ def convert(value, device, grad):
         return type(value)(items) if type(value) in (list, tuple) else tuple(items)
     if isinstance(value, dict):
         return {k: convert(v, device, grad) for k, v in value.items()}
+    if value == "cpu" and isinstance(value, str):  # (a sample's device: the one the run is on)
+        return device
     if value is None or isinstance(value, (int, float, complex, str, slice, type(Ellipsis), np.generic)):
         return value
-    raise Unconvertible(type(value).__name__)  # torch.device, Generator, memory_format, a callable
+    if isinstance(value, torch.memory_format):
+        return getattr(engine, str(value).replace("torch.", ""))
+    if isinstance(value, torch.nn.PairwiseDistance):  # (a distance function given as a module)
+        return engine.nn.PairwiseDistance(p=value.norm, eps=value.eps, keepdim=value.keepdim)
+    if type(value).__name__ == "LinearCrossEntropyOptions":  # (a dataclass of settings: the engine's of the same)
+        return engine.nn.LinearCrossEntropyOptions(**{f.name: convert(getattr(value, f.name), device, grad)
+                                                      for f in dataclasses.fields(value)})
+    raise Unconvertible(type(value).__name__)  # torch.device, Generator, a callable
 
 
 def flat(out):
