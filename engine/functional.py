@@ -419,6 +419,11 @@ def einsum(equation, *operands):
             if sizes.setdefault(c, n) != n:
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
                                    f"with previously seen size {sizes[c]}")
+    # (ATen sums each operand over its own letters (in no other operand, not in the output) first, with sum's
+    # promotion: an integer or bool operand that has one comes out int64, as PyTorch's einsum('ij->j') does)
+    operands = tuple(t.long() if t.dtype.is_floating_point is False and not t.is_complex() and builtins.any(
+        c not in out and builtins.sum(c in other for other in explicit) == 1 for c in sub) else t
+        for sub, t in zip(explicit, operands))
     return Einsum.apply(*operands, equation=",".join(explicit) + "->" + out)
 
 

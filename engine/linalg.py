@@ -604,7 +604,12 @@ def multi_dot(tensors) -> Tensor:
 
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803 - PyTorch's name
-    """The Vandermonde matrix of ``x``'s last dimension: columns ``x ** 0, x ** 1, ..., x ** (N - 1)``."""
+    """The Vandermonde matrix of ``x``'s last dimension: columns ``x ** 0, x ** 1, ..., x ** (N - 1)`` (of an integer
+    x in int64, as PyTorch's)."""
+    if x.dtype == _dtypes.bool_:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    if not (x.is_floating_point() or x.is_complex()):
+        x = x.long()
     x = x.reshape(1) if x.dim() == 0 else x  # (a 0-d x, as PyTorch 2.13's: one point)
     n = x.shape[-1] if N is None else int(N)
     if n <= 1:

@@ -1444,38 +1444,60 @@ class Tensor(TensorMath):
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other)
 
-    def float(self) -> Tensor:
-        return self._moved(None, _dtypes.float32)
+    def float(self, memory_format=None) -> Tensor:
+        if memory_format is None:
+            return self._moved(None, _dtypes.float32)
+        return self.to(_dtypes.float32, memory_format=memory_format)
 
-    def double(self) -> Tensor:
-        return self._moved(None, _dtypes.float64)
+    def double(self, memory_format=None) -> Tensor:
+        if memory_format is None:
+            return self._moved(None, _dtypes.float64)
+        return self.to(_dtypes.float64, memory_format=memory_format)
 
-    def cfloat(self) -> Tensor:
-        return self._moved(None, _dtypes.complex64)
+    def cfloat(self, memory_format=None) -> Tensor:
+        if memory_format is None:
+            return self._moved(None, _dtypes.complex64)
+        return self.to(_dtypes.complex64, memory_format=memory_format)
 
-    def cdouble(self) -> Tensor:
-        return self._moved(None, _dtypes.complex128)
+    def cdouble(self, memory_format=None) -> Tensor:
+        if memory_format is None:
+            return self._moved(None, _dtypes.complex128)
+        return self.to(_dtypes.complex128, memory_format=memory_format)
 
-    def chalf(self) -> Tensor:
-        return self._moved(None, _dtypes.complex32)  # (refused by name: NumPy and CuPy have no complex32)
+    def chalf(self, memory_format=None) -> Tensor:  # (refused by name: NumPy and CuPy have no complex32)
+        if memory_format is None:
+            return self._moved(None, _dtypes.complex32)
+        return self.to(_dtypes.complex32, memory_format=memory_format)
 
-    def half(self) -> Tensor:
-        return self._moved(None, _dtypes.float16)
+    def half(self, memory_format=None) -> Tensor:
+        if memory_format is None:
+            return self._moved(None, _dtypes.float16)
+        return self.to(_dtypes.float16, memory_format=memory_format)
 
-    def long(self) -> Tensor:
-        return self._moved(None, _dtypes.int64)
+    def long(self, memory_format=None) -> Tensor:
+        if memory_format is None:
+            return self._moved(None, _dtypes.int64)
+        return self.to(_dtypes.int64, memory_format=memory_format)
 
-    def int(self) -> Tensor:
-        return self._moved(None, _dtypes.int32)
+    def int(self, memory_format=None) -> Tensor:
+        if memory_format is None:
+            return self._moved(None, _dtypes.int32)
+        return self.to(_dtypes.int32, memory_format=memory_format)
 
-    def short(self) -> Tensor:
-        return self._moved(None, _dtypes.int16)
+    def short(self, memory_format=None) -> Tensor:
+        if memory_format is None:
+            return self._moved(None, _dtypes.int16)
+        return self.to(_dtypes.int16, memory_format=memory_format)
 
-    def char(self) -> Tensor:
-        return self._moved(None, _dtypes.int8)
+    def char(self, memory_format=None) -> Tensor:
+        if memory_format is None:
+            return self._moved(None, _dtypes.int8)
+        return self.to(_dtypes.int8, memory_format=memory_format)
 
-    def bool(self) -> Tensor:
-        return self._moved(None, _dtypes.bool_)
+    def bool(self, memory_format=None) -> Tensor:
+        if memory_format is None:
+            return self._moved(None, _dtypes.bool_)
+        return self.to(_dtypes.bool_, memory_format=memory_format)
 
     def contiguous(self, memory_format=None) -> Tensor:
         """The tensor itself when its elements are in row-major order (or ``memory_format``'s: channels_last, ...);

@@ -750,9 +750,9 @@ class TensorMath:
     def map2_(self, x, y, callable):  # noqa: A002
         return self._map_elements(callable, (x, y), "map2_")
 
-    def bfloat16(self):
+    def bfloat16(self, memory_format=None):
         """``to(bfloat16)``: refused by name (NumPy and CuPy have no bfloat16)."""
-        return self.to(_dtypes.bfloat16)
+        return self.to(_dtypes.bfloat16, memory_format=memory_format)
 
     def __dlpack__(self, stream=None, **kwargs):
         """The tensor's memory as a DLPack capsule (``torch.from_dlpack(t)``, ``numpy.from_dlpack(t)`` share it)."""
@@ -2200,8 +2200,8 @@ class TensorMath:
     def true_divide(self, other):
         return self / other
 
-    def byte(self):
-        return self.to(_dtypes.uint8)
+    def byte(self, memory_format=None):
+        return self.to(_dtypes.uint8, memory_format=memory_format)
 
     @property
     def mH(self):  # noqa: N802 - PyTorch's name
@@ -2294,9 +2294,9 @@ def tensordot(a, b, dims=2):
     dims_a, dims_b = [d % a.dim() for d in dims_a], [d % b.dim() for d in dims_b]
     for da, db in zip(dims_a, dims_b):  # (a dimension of size 1 broadcasts: the other side summed over it, ATen's)
         if b.shape[db] == 1:
-            a = a.sum(da, keepdim=True)
+            a = a.sum(da, keepdim=True, dtype=a.dtype)  # (in its own dtype: an int32 sum stays int32, as ATen's)
         elif a.shape[da] == 1:
-            b = b.sum(db, keepdim=True)
+            b = b.sum(db, keepdim=True, dtype=b.dtype)
         elif a.shape[da] != b.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} in dim {da} "
                                f"and second has size {b.shape[db]} in dim {db}")

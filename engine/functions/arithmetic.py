@@ -482,7 +482,7 @@ def _product_of(kind, a, b):
     if kind == "r":
         return a[:, None] * b[None, :]
     out = a @ b  # (the batch of products; NumPy's and CuPy's operator)
-    return out.sum(axis=0) if kind == "addbmm" else out
+    return out.sum(axis=0, dtype=out.dtype) if kind == "addbmm" else out  # (an int32 sum stays int32, as ATen's)
 
 
 class AddProduct(Function):
@@ -651,7 +651,7 @@ class Trilinear(Function):
         b = x1.shape[0]
         left = (x1 @ w.transpose(1, 0, 2).reshape(i, o * j)).reshape(b, o, j)
         ctx.saved = (x1, w, x2)
-        return (left * x2[:, None, :]).sum(axis=2)
+        return (left * x2[:, None, :]).sum(axis=2, dtype=left.dtype)  # (in its dtype: int32 stays int32)
 
     @staticmethod
     def backward(ctx, gy):

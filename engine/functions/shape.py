@@ -1647,8 +1647,11 @@ class Trace(Function):
 
     @staticmethod
     def forward(ctx, x):
+        if x.dtype.kind == "b":
+            raise NotImplementedError("\"trace\" not implemented for 'Bool'")
         ctx.meta = x.shape
-        return xp_of(x).asarray(x.trace(), dtype=x.dtype)
+        dtype = np.int64 if x.dtype.kind in "iu" else x.dtype  # (an integer trace in int64, as sum's)
+        return xp_of(x).asarray(x.trace(dtype=dtype), dtype=dtype)
 
     @staticmethod
     def backward(ctx, gy):

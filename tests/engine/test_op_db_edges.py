@@ -190,6 +190,27 @@ CASES = [
      ('RuntimeError', "torch.histogramdd: dimension 0's range [nan, nan] is not finite")),
     ('engine.histogramdd(engine.ones(2, 2), bins=[2])',
      ('RuntimeError', 'histogramdd: The size of bins must be equal to the innermost dimension of the input.')),
+    # integer dtypes through reductions and products, as ATen's
+    ('engine.trace(engine.tensor([[100, 1], [1, 100]], dtype=engine.int8))', ((), 'int64', [200])),
+    ('engine.trace(engine.ones(2, 2, dtype=engine.bool))',
+     ('NotImplementedError', '"trace" not implemented for \'Bool\'')),
+    ('engine.addbmm(engine.ones(2, 2, dtype=engine.int32), engine.ones(3, 2, 2, dtype=engine.int32), '
+     'engine.ones(3, 2, 2, dtype=engine.int32))', ((2, 2), 'int32', [7, 7, 7, 7])),
+    ('engine.nn.functional.bilinear(engine.ones(1, 2, dtype=engine.int32), engine.ones(1, 3, dtype=engine.int32), '
+     'engine.ones(1, 2, 3, dtype=engine.int32))', ((1, 1), 'int32', [6])),
+    ('engine.einsum("ij->j", engine.ones(2, 3, dtype=engine.int32))', ((3,), 'int64', [2, 2, 2])),
+    ('engine.einsum("ii->", engine.ones(3, 3, dtype=engine.int32))', ((), 'int64', [3])),
+    ('engine.einsum("ij,jk->ik", engine.ones(2, 3, dtype=engine.int32), engine.ones(3, 1, dtype=engine.int32))',
+     ((2, 1), 'int32', [3, 3])),
+    ('engine.einsum("ii->i", engine.ones(2, 2, dtype=engine.int32))', ((2,), 'int32', [1, 1])),
+    ('engine.linalg.vander(engine.tensor([1, 2], dtype=engine.int32))', ((2, 2), 'int64', [1, 1, 1, 2])),
+    ('engine.linalg.vander(engine.tensor([True, False]))',
+     ('RuntimeError', 'linalg.vander supports floating point, complex, and integer tensors, but got Bool')),
+    ('engine.tensordot(engine.ones(2, 1, dtype=engine.int32), engine.ones(2, 3, dtype=engine.int32), '
+     'dims=([1], [0]))', ((2, 3), 'int32', [2, 2, 2, 2, 2, 2])),
+    ('engine.ones(2, 3, 4, 5).double(memory_format=engine.channels_last).stride() == (60, 1, 15, 3)',
+     ((), 'bool', [True])),
+    ('engine.ones(2, 3).to("cpu", engine.float64, False, True).dtype == engine.float64', ((), 'bool', [True])),
     # ATen's lower-level names
     ('engine.empty_permuted((2, 3, 4), (0, 2, 1)).stride() == (12, 1, 3)', ((), 'bool', [True])),
     ('engine.empty_permuted((2, 3), (0, 0))', ('RuntimeError', 'Duplicate dim not allowed')),

@@ -27,7 +27,8 @@ if opinfo.OP_DB is None:
 
 pytestmark = pytest.mark.torch
 
-DTYPES = {"float64": True, "complex128": True, "float32": True, "int64": False, "bool": False}  # dtype: with grads
+DTYPES = {"float64": True, "complex128": True, "float32": True, "complex64": False, "int64": False, "int32": False,
+          "bool": False}  # dtype: with grads
 CASES = opinfo.cases(DTYPES)
 # the stand-in computes with NumPy, so only the engine's own device code can differ; a GPU sums in its own order
 # (by the output's dtype: an integer op may give floats)
