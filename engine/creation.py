@@ -48,6 +48,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     dev = resolve(device) if device is not None else src_device
     if dtype is not None:
         np_dtype = dtypes.to_dtype(dtype).np
+        if np_dtype.kind in "iu" and not hasattr(source, "dtype"):  # (Python numbers: PyTorch's range check)
+            source = dtypes.checked_integers(np.asarray(_host_elements(source) if isinstance(source, (list, tuple))
+                                                        else source), np_dtype)
     elif hasattr(source, "dtype"):
         np_dtype = source.dtype
     else:
@@ -189,6 +192,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
         dtype = dtypes.int64 if isinstance(fill_value, int) and not isinstance(fill_value, bool) else None
         dtype = dtypes.bool_ if isinstance(fill_value, bool) else dtype
         dtype = dtypes.default_complex() if isinstance(fill_value, complex) else dtype
+    elif isinstance(fill_value, (int, float)) and not isinstance(fill_value, bool):
+        fill_value = dtypes.checked_integers(fill_value, dtypes.to_dtype(dtype).np, fill=True)
     return _filled(lambda xp, s, d: xp.full(s, fill_value, dtype=d), (size,), dtype, device, requires_grad,
                    "full")
 

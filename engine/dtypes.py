@@ -323,6 +323,33 @@ def wrapped_int(value: int, dtype) -> int:
     return (value - lo) % (hi - lo + 1) + lo
 
 
+_C_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t", "int32": "int",
+            "uint32": "uint32_t"}
+
+
+def checked_integers(values, np_dtype, fill: bool = False):
+    """Numbers (a Python number or a NumPy array of them) as a narrow integer ``np_dtype`` takes them when a tensor
+    is made (``tensor``, ``full``), as PyTorch's checked conversion: a negative int down to minus the maximum wraps
+    into an unsigned dtype (-1 as uint8 is 255), anything else outside the range is refused in PyTorch's words
+    (``fill``: full's, which names the C type, ``uint8_t``) rather than wrapped or refused as NumPy 2 does
+    (OverflowError). Other dtypes, and int64, are left as they are."""
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype.name not in _C_NAMES:
+        return values
+    a = np.asarray(values)
+    if a.dtype.kind not in "iuf" or not a.size:
+        return values
+    info = np.iinfo(np_dtype)
+    low = -info.max if info.min == 0 and a.dtype.kind != "f" else info.min
+    with np.errstate(invalid="ignore"):
+        if ((a < low) | (a > info.max)).any():
+            name = _C_NAMES[np_dtype.name] if fill else np_dtype.name
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    if info.min == 0 and a.dtype.kind == "i" and (a < 0).any():
+        a = np.where(a < 0, a + (int(info.max) + 1), a)
+    return a if isinstance(values, np.ndarray) or a.ndim else a.item()
+
+
 def promote(a, b, true_divide: bool = False):
     """``(a, b)`` ready for a NumPy/CuPy binary op that gives PyTorch's result dtype: cast where NumPy's rules
     differ, as they are otherwise (the common case, one dtype or a Python scalar of the array's category, costs

@@ -1188,6 +1188,9 @@ class Tensor(TensorMath):
                                 "new_empty")
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+        if isinstance(fill_value, (_int, float)) and not isinstance(fill_value, _bool):  # (PyTorch's range check)
+            fill_value = _dtypes.checked_integers(
+                fill_value, self._data.dtype if dtype is None else _dtypes.to_dtype(dtype).np, fill=True)
         return self._new_filled(lambda xp, s, d: xp.full(s, fill_value, dtype=d), (size,), dtype, device,
                                 requires_grad, "new_full")
 

@@ -15,6 +15,21 @@ import engine
 from tests.engine.helpers import table_tests
 
 CASES = [
+    # a number into a narrow integer dtype: PyTorch's range check (a negative int wraps into an unsigned dtype)
+    ("engine.full((2,), -9, dtype=engine.uint8)", ((2,), "uint8", [247, 247])),
+    ("engine.full((2,), 300, dtype=engine.int8)", ("RuntimeError", "value cannot be converted to type int8_t without "
+                                                                   "overflow")),
+    ("engine.full((1,), -1.5, dtype=engine.uint8)", ("RuntimeError", "value cannot be converted to type uint8_t")),
+    ("engine.full((1,), 2**40, dtype=engine.int32)", ("RuntimeError", "value cannot be converted to type int without")),
+    ("engine.tensor([1, -3], dtype=engine.uint8)", ((2,), "uint8", [1, 253])),
+    ("engine.tensor([[1], [128]], dtype=engine.int8)", ("RuntimeError", "value cannot be converted to type int8 "
+                                                                       "without overflow")),
+    ("engine.tensor([1.5, -2.7], dtype=engine.uint8)", ("RuntimeError", "value cannot be converted to type uint8")),
+    ("engine.tensor([1.7, -2.9], dtype=engine.int8)", ((2,), "int8", [1, -2])),
+    ("engine.scalar_tensor(-5, dtype=engine.uint8)", ((), "uint8", [251])),
+    ("engine.ones(1, dtype=engine.int8).new_full((1,), 200)", ("RuntimeError", "value cannot be converted to type "
+                                                                              "int8_t")),
+    ("engine.full_like(engine.zeros(2, dtype=engine.uint8), -9)", ((2,), "uint8", [247, 247])),
     ("engine.tensor([2**63])", ("ValueError", "Overflow when unpacking long long")),
     ("engine.tensor(2**63)", ("ValueError", "Overflow when unpacking long long")),
     ("engine.tensor([-2**63 - 1])", ("ValueError", "Overflow when unpacking long long")),
