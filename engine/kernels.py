@@ -323,6 +323,20 @@ def _one_pass(x) -> bool:
     return not isinstance(x, np.generic)  # (a NumPy scalar, a ufunc's answer for a 0-d array: not CuPy's)
 
 
+def _in_float32(fn):
+    """``fn`` of a float16 array worked out in float32 and rounded back once, as PyTorch's half kernels compute
+    (their "opmath"): the rational fits' coefficients and their intermediates overflow float16 (erf was NaN past
+    3.5)."""
+    def wrapped(x, *args):
+        if x.dtype == np.float16:
+            return fn(x.astype(np.float32), *args).astype(np.float16)
+        return fn(x, *args)
+
+    wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
+    return wrapped
+
+
+@_in_float32
 def erf(x):
     """The error function of a float array, elementwise, in its own dtype (NumPy has none): libm's (C) or CUDA's
     in one pass, else :func:`_erf_chain`."""
@@ -337,6 +351,7 @@ def erf(x):
     return _erf_chain(x)
 
 
+@_in_float32
 def gelu(x, approximate="none"):
     """PyTorch's GELU: ``x * 0.5 * (1 + erf(x / sqrt(2)))``, or with ``approximate='tanh'``
     ``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))``; one pass where :func:`_one_pass` says."""
@@ -355,7 +370,14 @@ def gelu(x, approximate="none"):
 
 
 def gelu_backward(gy, x, approximate="none"):
-    """``gy`` times GELU's derivative at ``x``: ``Phi(x) + x phi(x)``, or the tanh approximation's."""
+    """``gy`` times GELU's derivative at ``x``: ``Phi(x) + x phi(x)``, or the tanh approximation's (of float16,
+    in float32 and rounded back once)."""
+    if x.dtype == np.float16:
+        return _gelu_backward(gy.astype(np.float32), x.astype(np.float32), approximate).astype(np.float16)
+    return _gelu_backward(gy, x, approximate)
+
+
+def _gelu_backward(gy, x, approximate="none"):
     if _one_pass(x) and gy.__class__ is x.__class__ and gy.dtype == x.dtype and gy.shape == x.shape:
         if x.__class__ is np.ndarray:
             if gy.flags.c_contiguous:

@@ -624,6 +624,8 @@ def vector_norm(x, p, axes, keepdim):
     """The ``p``-norm of ``x`` over ``axes`` (all when None), raw arrays (VectorNorm's forward, and the
     distances'); a complex x's is its moduli's."""
     xp = xp_of(x)
+    if x.dtype == np.float16:  # (summed in float32 and rounded once, as PyTorch's: squares overflow float16)
+        return vector_norm(x.astype(np.float32), p, axes, keepdim).astype(np.float16)
     a = abs(x)
     if x.dtype.kind == "c":
         return vector_norm(a, p, axes, keepdim)
@@ -644,6 +646,9 @@ def vector_norm_grad(gy, x, norm, p, axes, keepdim):
     """PyTorch's norm_backward on raw arrays: a zero vector's gradient is 0, the infinity norm's ties share it;
     None for the 0-"norm" (piecewise constant). A complex x: its moduli's times sgn(x) (0 at 0)."""
     xp = xp_of(gy)
+    if x.dtype == np.float16:
+        g = vector_norm_grad(gy.astype(np.float32), x.astype(np.float32), norm.astype(np.float32), p, axes, keepdim)
+        return None if g is None else g.astype(np.float16)
     if x.dtype.kind == "c":
         a = abs(x)
         g = vector_norm_grad(gy, a, norm, p, axes, keepdim)

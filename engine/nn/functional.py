@@ -1489,7 +1489,9 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = N
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     eps = float(np.finfo(input.dtype.np).eps) if eps is None else eps
     dims = tuple(range(input.dim() - len(shape), input.dim()))
-    out = input * _scalar_node(input.pow(2).mean(dims, keepdim=True) + eps, "AddBackward1").rsqrt()  # (ATen's)
+    x = input.float() if input.dtype == dtypes.float16 else input  # (ATen's opmath: half in float32, rounded back)
+    out = x * _scalar_node(x.pow(2).mean(dims, keepdim=True) + eps, "AddBackward1").rsqrt()  # (ATen's)
+    out = out.to(input.dtype) if out.dtype != input.dtype else out
     return out * weight if weight is not None else out
 
 
