@@ -34,8 +34,8 @@ if opinfo.OP_DB is None:
 torch = opinfo.torch
 pytestmark = pytest.mark.torch
 
-DTYPES = {"float64": True, "complex128": True, "float32": False, "complex64": False, "int64": False, "int32": False,
-          "bool": False}  # dtype: with grads
+DTYPES = {"float64": True, "complex128": True, "float32": False, "complex64": False, "float16": False, "int64": False,
+          "int32": False, "bool": False}  # dtype: with grads
 TOLERANCE = {"float64": 1e-7, "complex128": 1e-7, "float32": 1e-4, "complex64": 1e-4, "float16": 1e-2}
 
 CASES = opinfo.cases(DTYPES)
@@ -50,6 +50,7 @@ TIES = {"sort", "argsort", "msort", "topk", "kthvalue", "mode", "median", "nanme
 # sample may raise in the engine or differ
 KNOWN = {
     ("nn.functional.embedding", "float32"): "sparse=True (a sparse gradient): the engine refuses it by name",
+    ("nn.functional.embedding", "float16"): "sparse=True (a sparse gradient): the engine refuses it by name",
     ("as_strided.partial_views", None): "a view of a larger storage: the engine's tensor from a sample is its own",
     ("nn.functional.batch_norm", None): "a 1-d empty input: torch 2.13 computes it (where a 1-d input of any "
                                         "length with its running statistics raises an IndexError), the engine asks "
@@ -67,6 +68,11 @@ KNOWN = {
                                       "-0.11029043979098647: the engine's to 1e-17, torch's -2.8e-7 off)",
     ("special.bessel_y1", "float64"): "torch 2.13's is off by up to 6e-7 near x = 5 (against mpmath; the engine's "
                                       "to 1e-16)",
+    ("addbmm", "float16"): "NumPy's float16 matrix product sums in float16, ATen's in float32 (0.125 apart)",
+    ("nn.functional.multi_head_attention_forward", "float16"): "its float16 matrix products: NumPy's sum in float16",
+    ("histc", "float16"): "a float16 value on a bin's edge: the edges' rounding puts it in the neighbour bin",
+    ("matrix_exp", "float16"): "entries past float16's range: torch 2.13 gives NaN everywhere, the engine (in "
+                               "float64, rounded once) the finite ones and inf",
     ("matrix_exp", "float32"): "entries near 1e5 in float32: torch 2.13's is up to 3e-6 of the largest entry off "
                                "the exact one (mpmath), the engine's (computed in float64) 4e-8",
 }
@@ -109,7 +115,8 @@ def _difference(expected, got, what, values_only=()):
         if a.dtype.kind in "fc":
             tol = TOLERANCE[a.dtype.name]
             if not np.allclose(b, a, rtol=tol, atol=tol, equal_nan=True):
-                return f"{what} {i}: largest difference {np.nanmax(np.abs(b - a))}"
+                gap = np.abs(b - a)
+                return f"{what} {i}: largest difference {np.nanmax(gap) if not np.isnan(gap).all() else 'NaN'}"
         elif not np.array_equal(a, b):
             return f"{what} {i}: values differ"
     return None
@@ -122,7 +129,7 @@ def test_the_engine_gives_pytorchs_values_and_gradients(op, dtype):
     fn = opinfo.function(op)
     grad = DTYPES[dtype] and op.supports_autograd
     known = _known(op, dtype)
-    ties = op.name in TIES and dtype in ("int64", "int32", "bool")
+    ties = op.name in TIES and dtype in ("int64", "int32", "bool", "float16")
     if ties and op.name == "argsort":
         pytest.skip("only the places of equal values, which PyTorch does not fix")
     compared, differed = 0, []
