@@ -35,7 +35,7 @@ torch = opinfo.torch
 pytestmark = pytest.mark.torch
 
 DTYPES = {"float64": True, "complex128": True, "float32": False, "complex64": False, "float16": False, "int64": False,
-          "int32": False, "bool": False}  # dtype: with grads
+          "int32": False, "int16": False, "int8": False, "uint8": False, "bool": False}  # dtype: with grads
 TOLERANCE = {"float64": 1e-7, "complex128": 1e-7, "float32": 1e-4, "complex64": 1e-4, "float16": 1e-2}
 
 CASES = opinfo.cases(DTYPES)
@@ -73,6 +73,14 @@ KNOWN = {
     ("histc", "float16"): "a float16 value on a bin's edge: the edges' rounding puts it in the neighbour bin",
     ("matrix_exp", "float16"): "entries past float16's range: torch 2.13 gives NaN everywhere, the engine (in "
                                "float64, rounded once) the finite ones and inf",
+    ("nn.functional.interpolate.bilinear", "uint8"): "torch 2.13 rounds uint8 through its own fixed-point weights "
+                                                     "(one off the exact value in about 60% of images)",
+    ("nn.functional.interpolate.bicubic", "uint8"): "uint8 rounding: torch 2.13's fixed-point weights (as bilinear)",
+    ("nn.functional.upsample_bilinear", "uint8"): "uint8 rounding: torch 2.13's fixed-point weights (as interpolate)",
+    ("polygamma", "int8"): "at the poles (negative integers) torch 2.13's float32 gives about 1e13, the engine inf",
+    ("polygamma", "int16"): "at the poles (negative integers) torch 2.13's float32 gives about 1e13, the engine inf",
+    ("special.polygamma", "int8"): "at the poles (negative integers) torch 2.13 gives about 1e13, the engine inf",
+    ("special.polygamma", "int16"): "at the poles (negative integers) torch 2.13 gives about 1e13, the engine inf",
     ("matrix_exp", "float32"): "entries near 1e5 in float32: torch 2.13's is up to 3e-6 of the largest entry off "
                                "the exact one (mpmath), the engine's (computed in float64) 4e-8",
 }
@@ -115,7 +123,8 @@ def _difference(expected, got, what, values_only=()):
         if a.dtype.kind in "fc":
             tol = TOLERANCE[a.dtype.name]
             if not np.allclose(b, a, rtol=tol, atol=tol, equal_nan=True):
-                gap = np.abs(b - a)
+                with np.errstate(invalid="ignore"):  # (inf against a finite value)
+                    gap = np.abs(b - a)
                 return f"{what} {i}: largest difference {np.nanmax(gap) if not np.isnan(gap).all() else 'NaN'}"
         elif not np.array_equal(a, b):
             return f"{what} {i}: values differ"
@@ -129,7 +138,7 @@ def test_the_engine_gives_pytorchs_values_and_gradients(op, dtype):
     fn = opinfo.function(op)
     grad = DTYPES[dtype] and op.supports_autograd
     known = _known(op, dtype)
-    ties = op.name in TIES and dtype in ("int64", "int32", "bool", "float16")
+    ties = op.name in TIES and dtype in ("int64", "int32", "int16", "int8", "uint8", "bool", "float16")
     if ties and op.name == "argsort":
         pytest.skip("only the places of equal values, which PyTorch does not fix")
     compared, differed = 0, []
