@@ -973,6 +973,19 @@ def _convert_index_part(p, xp):
     return p
 
 
+def _cast_method(name: str, dtype):
+    """``Tensor.<name>()``: ``to(dtype)``, in ``memory_format``'s layout where one is given (``x.double()``,
+    ``x.bool(memory_format=torch.channels_last)``), as PyTorch's casts."""
+    def method(self, memory_format=None):
+        if memory_format is None:
+            return self._moved(None, dtype)
+        return self.to(dtype, memory_format=memory_format)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``to({dtype})``: this tensor in that dtype (itself where it already is), as PyTorch's."
+    return method
+
+
 class Tensor(TensorMath):
     """An n-dimensional array on a device, with autograd.
 
@@ -1447,60 +1460,17 @@ class Tensor(TensorMath):
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other)
 
-    def float(self, memory_format=None) -> Tensor:
-        if memory_format is None:
-            return self._moved(None, _dtypes.float32)
-        return self.to(_dtypes.float32, memory_format=memory_format)
-
-    def double(self, memory_format=None) -> Tensor:
-        if memory_format is None:
-            return self._moved(None, _dtypes.float64)
-        return self.to(_dtypes.float64, memory_format=memory_format)
-
-    def cfloat(self, memory_format=None) -> Tensor:
-        if memory_format is None:
-            return self._moved(None, _dtypes.complex64)
-        return self.to(_dtypes.complex64, memory_format=memory_format)
-
-    def cdouble(self, memory_format=None) -> Tensor:
-        if memory_format is None:
-            return self._moved(None, _dtypes.complex128)
-        return self.to(_dtypes.complex128, memory_format=memory_format)
-
-    def chalf(self, memory_format=None) -> Tensor:  # (refused by name: NumPy and CuPy have no complex32)
-        if memory_format is None:
-            return self._moved(None, _dtypes.complex32)
-        return self.to(_dtypes.complex32, memory_format=memory_format)
-
-    def half(self, memory_format=None) -> Tensor:
-        if memory_format is None:
-            return self._moved(None, _dtypes.float16)
-        return self.to(_dtypes.float16, memory_format=memory_format)
-
-    def long(self, memory_format=None) -> Tensor:
-        if memory_format is None:
-            return self._moved(None, _dtypes.int64)
-        return self.to(_dtypes.int64, memory_format=memory_format)
-
-    def int(self, memory_format=None) -> Tensor:
-        if memory_format is None:
-            return self._moved(None, _dtypes.int32)
-        return self.to(_dtypes.int32, memory_format=memory_format)
-
-    def short(self, memory_format=None) -> Tensor:
-        if memory_format is None:
-            return self._moved(None, _dtypes.int16)
-        return self.to(_dtypes.int16, memory_format=memory_format)
-
-    def char(self, memory_format=None) -> Tensor:
-        if memory_format is None:
-            return self._moved(None, _dtypes.int8)
-        return self.to(_dtypes.int8, memory_format=memory_format)
-
-    def bool(self, memory_format=None) -> Tensor:
-        if memory_format is None:
-            return self._moved(None, _dtypes.bool_)
-        return self.to(_dtypes.bool_, memory_format=memory_format)
+    float = _cast_method("float", _dtypes.float32)
+    double = _cast_method("double", _dtypes.float64)
+    cfloat = _cast_method("cfloat", _dtypes.complex64)
+    cdouble = _cast_method("cdouble", _dtypes.complex128)
+    chalf = _cast_method("chalf", _dtypes.complex32)  # (refused by name: NumPy and CuPy have no complex32)
+    half = _cast_method("half", _dtypes.float16)
+    long = _cast_method("long", _dtypes.int64)
+    int = _cast_method("int", _dtypes.int32)
+    short = _cast_method("short", _dtypes.int16)
+    char = _cast_method("char", _dtypes.int8)
+    bool = _cast_method("bool", _dtypes.bool_)
 
     def contiguous(self, memory_format=None) -> Tensor:
         """The tensor itself when its elements are in row-major order (or ``memory_format``'s: channels_last, ...);
