@@ -19,10 +19,11 @@ import numpy as np
 from . import creation
 from . import dtypes as _dtypes
 from . import functions as _fn
-from .backend import xp_of
+from .autograd import enable_grad, no_grad
+from .backend import add_at, to_host, xp_of
 from .errors import complex_refusal
 from .nn import functional as F
-from .tensor import Tensor, _check_same_device, _viewed, _wrap
+from .tensor import Tensor, _check_same_device, _fill_recorded, _viewed, _wrap
 
 __all__ = ["batch_norm", "instance_norm", "embedding", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
            "hinge_embedding_loss", "kl_div", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
@@ -184,17 +185,7 @@ def fill(input, value):  # noqa: A002
                            f"dimensions.")
     if tensor_value and value._data.__class__ is not input._data.__class__:
         _check_same_device(input, value)
-    # where(False, input, value): every element the value, input's a zero gradient (input * 0 + value would turn
-    # its NaN and inf elements into NaN), as Tensor.fill_ records it
-    keep_none = xp_of(input._data).zeros(input._data.shape, dtype=bool)
-    raw = value._data.astype(input._data.dtype) if tensor_value else value
-    out = _fn.Where.apply(keep_none, input if input.requires_grad else input.detach(),
-                          value if tensor_value and value.requires_grad else raw)
-    node = out.grad_fn
-    node.backward_name = "FillBackward1" if tensor_value else "FillBackward0"
-    if not tensor_value:
-        node._edges = (1,)  # (a number is a Scalar argument of PyTorch's fill: no edge)
-    return out
+    return _fill_recorded(input if input.requires_grad else input.detach(), value, "FillBackward1", "FillBackward0")
 
 
 def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
@@ -273,8 +264,6 @@ def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners
 def _statistics(x, dims, eps, recorded=False):
     """The mean and ``1 / sqrt(biased variance + eps)`` of ``x`` over ``dims`` (kept): what ATen's native norms save
     for their backward; not recorded (outputs without a gradient) unless ``recorded``."""
-    from .autograd import enable_grad, no_grad
-
     with enable_grad() if recorded else no_grad():
         mean = x.mean(dims, keepdim=True)
         var = x.var(dims, keepdim=True, correction=0)
@@ -462,8 +451,6 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
     point outside is not counted); a point on an inner edge falls in the bin to its right, on the last edge in the
     last bin; ``weight`` (one per point) sums instead of counting; ``density`` divides by the total and the bins'
     volumes. One scatter-add on the device (the default range is read back to the host, as PyTorch reads it)."""
-    from .backend import add_at
-
     if not input.is_floating_point():
         raise complex_refusal("histogramdd", input._data.dtype)
     d = input.shape[-1] if input.dim() else 1
@@ -491,8 +478,6 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
         elif points.shape[0] == 0:
             low, high = 0.0, 1.0
         else:
-            from .backend import to_host
-
             low, high = (float(v) for v in to_host(xp.stack([points[:, i].min(), points[:, i].max()])))
             if not (math.isfinite(low) and math.isfinite(high)):
                 raise RuntimeError(f"torch.histogramdd: dimension {i}'s range [{low}, {high}] is not finite")

@@ -658,6 +658,20 @@ def _saved_as_written(out: Tensor, memory) -> None:
             node._own_write = _writes.last
 
 
+def _fill_recorded(old: Tensor, value, tensor_name: str, number_name: str) -> Tensor:
+    """``old``'s shape with every element ``value``, recorded as ``where(False, old, value)``: old gets a zero
+    gradient (``old * 0 + value`` would turn its NaN and inf into NaN), a tensor value the sum of the output's; the
+    node named as PyTorch's fill (``tensor_name`` for a tensor value, ``number_name`` for a number, a Scalar
+    argument there and so no edge). Tensor.fill_ and torch.fill."""
+    keep_none = xp_of(old._data).zeros(old._data.shape, dtype=bool)
+    tensor_value = isinstance(value, Tensor)
+    out = _named(_fn.Where.apply(keep_none, old, value if tensor_value and value._rg else _raw(value)),
+                 tensor_name if tensor_value else number_name)
+    if not tensor_value:
+        out.grad_fn._edges = (1,)
+    return out
+
+
 def _named(t: Tensor, name: str) -> Tensor:
     """``t``, its node (when one was recorded) named ``name`` as PyTorch names the op that made it (a tensor method
     that applies a more general Function: ``unsqueeze`` applies Reshape and its node reads "UnsqueezeBackward0")."""
@@ -2874,16 +2888,7 @@ class Tensor(TensorMath):
                 _check_same_device(self, value)
         if self._records(value) and self._data.dtype.kind in "fc":  # (a value that requires grad too: FillBackward)
             self._check_inplace()
-            # where(False, old, value): every element becomes value, the old ones get a zero gradient
-            # (self * 0 + value would turn NaN and inf elements into NaN)
-            keep_none = xp_of(self._data).zeros(self._data.shape, dtype=bool)
-            tensor_value = isinstance(value, Tensor)
-            out = _named(_fn.Where.apply(keep_none, self._before_write(),
-                                         value if tensor_value and value._rg else _raw(value)),
-                         "FillBackward3" if tensor_value else "FillBackward2")
-            if not tensor_value:  # (a number is a Scalar argument of PyTorch's fill_: no edge)
-                out.grad_fn._edges = (1,)
-            self._rebind(out)
+            self._rebind(_fill_recorded(self._before_write(), value, "FillBackward3", "FillBackward2"))
             return self
         value = _raw(value)
         if value.__class__ is _int:  # (wrapped into a narrow integer dtype, as PyTorch casts it)

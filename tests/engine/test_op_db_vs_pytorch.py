@@ -77,10 +77,8 @@ KNOWN = {
                                                      "(one off the exact value in about 60% of images)",
     ("nn.functional.interpolate.bicubic", "uint8"): "uint8 rounding: torch 2.13's fixed-point weights (as bilinear)",
     ("nn.functional.upsample_bilinear", "uint8"): "uint8 rounding: torch 2.13's fixed-point weights (as interpolate)",
-    ("polygamma", "int8"): "at the poles (negative integers) torch 2.13's float32 gives about 1e13, the engine inf",
-    ("polygamma", "int16"): "at the poles (negative integers) torch 2.13's float32 gives about 1e13, the engine inf",
-    ("special.polygamma", "int8"): "at the poles (negative integers) torch 2.13 gives about 1e13, the engine inf",
-    ("special.polygamma", "int16"): "at the poles (negative integers) torch 2.13 gives about 1e13, the engine inf",
+    **{(name, dtype): "at the poles (negative integers) torch 2.13's float32 gives about 1e13, the engine inf"
+       for name in ("polygamma", "special.polygamma") for dtype in ("int8", "int16")},
     ("matrix_exp", "float32"): "entries near 1e5 in float32: torch 2.13's is up to 3e-6 of the largest entry off "
                                "the exact one (mpmath), the engine's (computed in float64) 4e-8",
 }
