@@ -483,6 +483,9 @@ class NativeGroupNorm(Function):
     def forward(ctx, x, weight, bias, groups=1, eps=1e-5):
         xp = xp_of(x)
         ctx.op_label = "GroupNorm"
+        ctx.dtypes = (x.dtype, None if weight is None else weight.dtype, None if bias is None else bias.dtype)
+        if x.dtype == np.float16:  # (ATen's opmath: half computed in float32, each result rounded once)
+            x, weight, bias = (None if a is None else a.astype(np.float32) for a in (x, weight, bias))
         n, c = x.shape[0], x.shape[1]
         xg = x.reshape(n, groups, -1)
         mean = xg.mean(axis=-1, keepdims=True)
@@ -495,12 +498,13 @@ class NativeGroupNorm(Function):
             out += bias.reshape(per_channel)
         ctx.saved = (xhat, rstd, weight)
         ctx.meta = (groups, eps)
-        return out
+        return out.astype(ctx.dtypes[0], copy=False)
 
     @staticmethod
     def backward(ctx, gy):
         xhat, rstd, weight = ctx.saved
         groups, _ = ctx.meta
+        gy = gy.astype(xhat.dtype, copy=False)
         need_x, need_w, need_b = ctx.needs_input_grad
         n, c = gy.shape[0], gy.shape[1]
         per_channel = (1, c) + (1,) * (gy.ndim - 2)
@@ -513,7 +517,7 @@ class NativeGroupNorm(Function):
                   ).reshape(gy.shape)
         gw = (gy * xhat).sum(axis=axes) if need_w else None
         gb = gy.sum(axis=axes) if need_b else None
-        return gx, gw, gb
+        return tuple(None if g is None else g.astype(d, copy=False) for g, d in zip((gx, gw, gb), ctx.dtypes))
 
 
 class NativeBatchNorm(Function):

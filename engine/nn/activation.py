@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from .. import creation
 from ..backend import target
 from . import functional as F
@@ -61,8 +63,15 @@ class SELU(_Plain):
 
 
 class Hardtanh(Module):
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False, min_value=None,
+                 max_value=None):
         super().__init__()
+        for old, new in (("min_value", "min_val"), ("max_value", "max_val")):  # (PyTorch's old spellings)
+            if locals()[old] is not None:
+                warnings.warn(f"keyword argument `{old}` is deprecated and renamed to `{new}`", FutureWarning,
+                              stacklevel=2)
+        min_val = min_val if min_value is None else min_value
+        max_val = max_val if max_value is None else max_value
         if min_val > max_val:
             raise ValueError("min_val cannot be greater than max_val")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace

@@ -475,29 +475,41 @@ def _check_weight(weight, classes: int) -> None:
                            f"weight tensor of shape: {got}")
 
 
-def _check_classes(input: Tensor, target: Tensor, weight, op: str) -> int:  # noqa: A002
-    """The number of classes, once ``input`` (``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)``), ``target`` (class
-    indices: 0-d, ``(N,)`` or ``(N, d1, ...)``) and ``weight`` (one per class) are found to fit, as PyTorch's."""
-    if not isinstance(target, Tensor) or target.dtype not in (dtypes.int64, dtypes.uint8):
-        got = target.dtype.legacy_name[:-6] if isinstance(target, Tensor) else type(target).__name__
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {got}")
+def _check_classes(input: Tensor, target: Tensor, weight) -> tuple[int, Tensor]:  # noqa: A002
+    """The number of classes and the target (a 1-D input's one-element target as 0-d), once ``input`` (``(C,)``,
+    ``(N, C)`` or ``(N, C, d1, ...)``), ``target`` (class indices: 0-d, ``(N,)`` or ``(N, d1, ...)``) and
+    ``weight`` (one per class, the input's dtype) are found to fit: ATen's checks, in its order and words."""
+    if not isinstance(target, Tensor):
+        raise TypeError(f"the target must be a tensor of class indices, not {type(target).__name__}")
     if input.dim() == 0:
-        raise ValueError(f"Expected 1 or more dimensions for {op} (got 0)")
-    classes = input.shape[0] if input.dim() == 1 else input.shape[1]
-    _check_weight(weight, classes)
-    if input.dim() == 1 and target.dim() != 0:
-        raise RuntimeError(f"0D target tensor expected for 1D input, multi-target not supported (got target of size "
-                           f"{list(target.shape)})")
-    if input.dim() == 2 and target.dim() != 1:
-        raise RuntimeError(f"1D target tensor expected, multi-target not supported (got target of size "
-                           f"{list(target.shape)})")
-    if input.dim() == 2 and target.shape[0] != input.shape[0]:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if input.dim() != 1 and (target.shape[0] if target.dim() else 0) != input.shape[0]:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                         f"({target.shape[0]}).")
-    expected = (input.shape[0], *input.shape[2:])
-    if input.dim() > 2 and tuple(target.shape) != expected:
-        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
-    return classes
+                         f"({target.shape[0] if target.dim() else 0}).")
+    if input.dim() <= 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.dim() == 1 and target.dim() == 1:
+            if target.shape[0] != 1:
+                raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+            target = target.reshape(())
+    elif input.dim() == 4 and target.dim() != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{target.dim()}")
+    elif tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        if input.dim() == 4:
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+        raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}")
+    if target.dtype not in (dtypes.int64, dtypes.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype.legacy_name[:-6]}")
+    classes = input.shape[0] if input.dim() == 1 else input.shape[1]
+    if input.dim() > 2 and weight is not None and (not isinstance(weight, Tensor) or weight.numel() != classes):
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    _check_weight(weight, classes)
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {dtypes.scalar_name(input._data.dtype)} but found "
+                           f"{dtypes.scalar_name(weight._data.dtype)}")
+    return classes, target
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,  # noqa: A002
@@ -507,7 +519,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     mean of none is NaN), and targets out of range refused (on a GPU at the next host read: engine/_deferred.py)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    return _nll(input, target, weight, ignore_index, reduction, _check_classes(input, target, weight, "nll_loss"))
+    classes, target = _check_classes(input, target, weight)
+    return _nll(input, target, weight, ignore_index, reduction, classes)
 
 
 def _nll(input: Tensor, target: Tensor, weight, ignore_index: int, reduction: str, classes: int) -> Tensor:  # noqa: A002
@@ -538,12 +551,16 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     # (PyTorch's rule: a target of the input's shape is class probabilities, any other one class indices)
-    probabilities = isinstance(target, Tensor) and tuple(target.shape) == tuple(input.shape) and input.dim() > 0
+    probabilities = isinstance(target, Tensor) and tuple(target.shape) == tuple(input.shape)
     if not probabilities:  # class indices
-        classes = _check_classes(input, target, weight, "cross_entropy")
+        classes, target = _check_classes(input, target, weight)
     elif not target.dtype.is_floating_point:
         raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                            f"{dtypes.scalar_name(target._data.dtype)}")
+    elif ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    elif input.dim() == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     class_dim = 0 if input.dim() == 1 else 1
     if probabilities:
         classes = input.shape[class_dim]
@@ -833,8 +850,8 @@ def _adaptive_max_pool(input, output_size, nd, return_indices):  # noqa: A002
 
 def _pool_args(input, kernel_size, stride, padding, dilation, nd, op, effective=True):  # noqa: A002
     if input.dim() not in (nd + 1, nd + 2) or any(n == 0 for n in input.shape[-nd:]):
-        raise RuntimeError(f"{op}: expected a non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor, but got input "
-                           f"of size {list(input.shape)}")
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input ({op}: got "
+                           f"one of size {list(input.shape)})")
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None or stride == [] or stride == () else _ntuple(stride, nd, "stride", op)
     padding = _ntuple(padding, nd, "padding", op)
@@ -1401,6 +1418,19 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
     the channels' (the running averages, if given, updated in place by ``momentum``, the variance's unbiased), else
     by ``running_mean`` and ``running_var``; then scaled and shifted per channel. One node, PyTorch's
     ``NativeBatchNormBackward0``, its gradients PyTorch's formulas."""
+    if training and input.dim() and input.shape[0] * math.prod(input.shape[2:]) == 1:  # (_verify_batch_size)
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{list(input.shape)}")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):  # noqa: A002
+    """batch_norm once PyTorch's Python-level checks are made (instance_norm makes its own: ATen's has none of
+    batch_norm's on eps)."""
     if input.dim() < 2:
         raise ValueError(f"expected 2D or more input (got {input.dim()}D input)")
     channels = input.shape[1]
@@ -1412,11 +1442,12 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                                f"{dtypes.scalar_name(input._data.dtype)}")
     x = input._data
     axes = (0,) + tuple(range(2, x.ndim))
+    n = math.prod(x.shape[i] for i in axes)  # the values per channel
+    if input.numel() == 0:  # (ATen's: a copy in the graph, scaled and shifted by the first channel's weights)
+        out = input.clone()
+        out = out * weight[0] if weight is not None else out
+        return out + bias[0] if bias is not None else out
     if training:
-        n = input.numel() // channels if channels else 0
-        if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                             f"{list(input.shape)}")
         mean = x.mean(axis=axes)
         centred = x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))
         var = (centred * centred).mean(axis=axes)
@@ -1451,8 +1482,8 @@ def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=Non
                              f"{list(input.shape)}")
     b, c = input.shape[0], input.shape[1]
     repeated = [t.repeat(b) if t is not None else None for t in (weight, bias, running_mean, running_var)]
-    out = batch_norm(input.contiguous().view((1, b * c) + tuple(input.shape[2:])), repeated[2], repeated[3],
-                     repeated[0], repeated[1], training=use_input_stats, momentum=momentum, eps=eps)
+    out = _batch_norm(input.contiguous().view((1, b * c) + tuple(input.shape[2:])), repeated[2], repeated[3],
+                      repeated[0], repeated[1], use_input_stats, momentum, eps)
     with no_grad():  # (each sample's updated statistics averaged over the batch, as PyTorch's)
         for running, updated in ((running_mean, repeated[2]), (running_var, repeated[3])):
             if running is not None:
@@ -1590,7 +1621,8 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
     elif tuple(var.shape) != tuple(input.shape):  # PyTorch's checks of the variance's size
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)
-        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.dim() and var.shape[-1] == 1):
+        elif not (input.dim() == var.dim()  # (one size 1 where they differ: (4, 1, 32, 32) for (4, 3, 32, 32))
+                  and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")

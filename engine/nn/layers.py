@@ -47,11 +47,11 @@ __all__ = ["GroupNorm", "RMSNorm", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "Const
 class GroupNorm(Module):
     """Normalises each sample's channels in ``num_groups`` groups, with a learned scale and shift per channel."""
 
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, bias: bool = True,
-                 device=None, dtype=None):
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
+                 dtype=None, *, bias: bool = True):
         super().__init__()
         if num_channels % num_groups:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         self.has_bias = affine and bias
         dev = target(device)
@@ -104,6 +104,8 @@ class _PadNd(Module):
         self.value = value
 
     def forward(self, input):  # noqa: A002
+        if self._mode == "circular" and input.dim() not in (self._nd + 1, self._nd + 2):  # (PyTorch's check)
+            raise ValueError(f"expected {self._nd + 1}D or {self._nd + 2}D input (got {input.dim()}D input)")
         return F.pad(input, self.padding, self._mode, self.value if self._mode == "constant" else None)
 
     def extra_repr(self):
@@ -147,7 +149,7 @@ class PairwiseDistance(Module):
 
 class SmoothL1Loss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
-        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
     def forward(self, input, target):  # noqa: A002
@@ -156,7 +158,9 @@ class SmoothL1Loss(_Loss):
 
 class HuberLoss(_Loss):
     def __init__(self, reduction: str = "mean", delta: float = 1.0):
-        super().__init__(reduction)
+        if not isinstance(delta, (float, int)):
+            raise TypeError(f"delta must be a float or int, got: {type(delta)}")
+        super().__init__(reduction=reduction)
         self.delta = delta
 
     def forward(self, input, target):  # noqa: A002
@@ -323,11 +327,11 @@ class _MarginLoss(_Loss):
     _fn = ""
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
-    def forward(self, *inputs):
-        return getattr(F, self._fn)(*inputs, margin=self.margin, reduction=self.reduction)
+    def forward(self, input1, input2, target):
+        return getattr(F, self._fn)(input1, input2, target, margin=self.margin, reduction=self.reduction)
 
 
 class MarginRankingLoss(_MarginLoss):
@@ -341,13 +345,16 @@ class CosineEmbeddingLoss(_MarginLoss):
 class HingeEmbeddingLoss(_MarginLoss):
     _fn = "hinge_embedding_loss"
 
+    def forward(self, input, target):  # noqa: A002
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
     def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__(margin, size_average, reduce, reduction)
 
 
 class SoftMarginLoss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
 
     def forward(self, input, target):  # noqa: A002
         return F.soft_margin_loss(input, target, reduction=self.reduction)
@@ -355,7 +362,7 @@ class SoftMarginLoss(_Loss):
 
 class MultiLabelSoftMarginLoss(_Loss):
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
     def forward(self, input, target):  # noqa: A002
@@ -365,7 +372,7 @@ class MultiLabelSoftMarginLoss(_Loss):
 class TripletMarginLoss(_Loss):
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
                  size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
     def forward(self, anchor, positive, negative):
@@ -376,7 +383,7 @@ class TripletMarginLoss(_Loss):
 class PoissonNLLLoss(_Loss):
     def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8,
                  reduce=None, reduction: str = "mean"):
-        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input, target):
@@ -386,7 +393,7 @@ class PoissonNLLLoss(_Loss):
 
 class GaussianNLLLoss(_Loss):
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.full, self.eps = full, eps
 
     def forward(self, input, target, var):  # noqa: A002
@@ -589,7 +596,7 @@ class CTCLoss(_Loss):
     input_lengths, target_lengths)``."""
 
     def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.blank, self.zero_infinity = blank, zero_infinity
 
     def forward(self, log_probs, targets, input_lengths, target_lengths):
@@ -600,7 +607,7 @@ class CTCLoss(_Loss):
 class MultiMarginLoss(_Loss):
     def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
                  reduction: str = "mean"):
-        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         if p not in (1, 2):
             raise ValueError("only p == 1 and p == 2 supported")
         if weight is not None and weight.dim() != 1:
@@ -615,7 +622,7 @@ class MultiMarginLoss(_Loss):
 
 class MultiLabelMarginLoss(_Loss):
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
 
     def forward(self, input, target):  # noqa: A002
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
@@ -623,7 +630,7 @@ class MultiLabelMarginLoss(_Loss):
 
 class TripletMarginWithDistanceLoss(_Loss):
     def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
                              "instead")
@@ -724,9 +731,10 @@ def _lazy_conv(name, conv, transposed=False):
 
 
 def _lazy_norm(name, norm, spatial):
-    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+                 bias=True):
         self._lazy_init(dict(_stand_in=1, eps=eps, momentum=momentum, affine=affine,
-                             track_running_stats=track_running_stats, device=device, dtype=dtype))
+                             track_running_stats=track_running_stats, device=device, dtype=dtype, bias=bias))
     doc = (f"A {norm.__name__} whose ``num_features`` is found from its first input (:class:`_Lazy`); affine and "
            "tracking running statistics unless told, as PyTorch's.")
     return type(name, (_Lazy, norm), {"__init__": __init__, "_first": "num_features", "_spatial": spatial,

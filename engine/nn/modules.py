@@ -859,8 +859,8 @@ class Linear(Module):
         """The weight and bias drawn again, uniform in ±1/sqrt(in_features), in place."""
         _uniform_again(self, 1.0 / math.sqrt(self.in_features))
 
-    def forward(self, x):
-        return F.linear(x, self.weight, self.bias)
+    def forward(self, input):  # noqa: A002
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -871,21 +871,21 @@ class ReLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
-        return F.relu(x, self.inplace)
+    def forward(self, input):  # noqa: A002
+        return F.relu(input, self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
 
 
 class Sigmoid(Module):
-    def forward(self, x):
-        return F.sigmoid(x)
+    def forward(self, input):  # noqa: A002
+        return F.sigmoid(input)
 
 
 class Tanh(Module):
-    def forward(self, x):
-        return F.tanh(x)
+    def forward(self, input):  # noqa: A002
+        return F.tanh(input)
 
 
 class Identity(Module):
@@ -894,8 +894,8 @@ class Identity(Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
 
-    def forward(self, x):
-        return x
+    def forward(self, input):  # noqa: A002
+        return input
 
 
 class Flatten(Module):
@@ -903,8 +903,8 @@ class Flatten(Module):
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
 
-    def forward(self, x):
-        return x.flatten(self.start_dim, self.end_dim)
+    def forward(self, input):  # noqa: A002
+        return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -933,8 +933,11 @@ class Embedding(Module):
                  _freeze: bool = False, device=None, dtype=None):
         super().__init__()
         for label, n in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
-            if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
-                raise ValueError(f"Embedding: {label} must be a positive integer, got {n!r}")
+            if isinstance(n, bool) or not isinstance(n, int):
+                raise TypeError(f"Embedding: {label} must be an integer, got {n!r}")
+        if num_embeddings < 0 or embedding_dim < 0:  # (an empty table is PyTorch's too)
+            raise RuntimeError(f"Trying to create tensor with negative dimension "
+                               f"{min(num_embeddings, embedding_dim)}: [{num_embeddings}, {embedding_dim}]")
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError("Padding_idx must be within num_embeddings")
@@ -1298,10 +1301,10 @@ class Sequential(Module):
             for i, m in enumerate(modules):
                 setattr(self, str(i), m)
 
-    def forward(self, x):
+    def forward(self, input):  # noqa: A002
         for m in self._modules.values():
-            x = m(x)
-        return x
+            input = m(input)  # noqa: A001
+        return input
 
     def __getitem__(self, index):
         mods = list(self._modules.values())
@@ -1319,19 +1322,18 @@ class Sequential(Module):
 
 
 class _Loss(Module):
-    """A loss module: its ``reduction`` ('mean', 'sum' or 'none') checked when it is made."""
+    """A loss module: its ``reduction`` ('mean', 'sum' or 'none', or what PyTorch's old ``size_average`` and
+    ``reduce`` flags stand for) checked when it is made."""
 
-    def __init__(self, reduction: str = "mean"):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__()
+        reduction = F.legacy_reduction(size_average, reduce, reduction)
         F.check_reduction(reduction)
         self.reduction = reduction
 
 
 class MSELoss(_Loss):
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
-        # the tutorial's old spelling: MSELoss(size_average=False) means a sum
-        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
-
+    # (the tutorial's old spelling: MSELoss(size_average=False) means a sum)
     def forward(self, input, target):  # noqa: A002
         return F.mse_loss(input, target, reduction=self.reduction)
 
@@ -1339,7 +1341,7 @@ class _WeightedLoss(_Loss):
     """A loss with a class weight, kept as the buffer ``weight`` (saved with the model, moved with it)."""
 
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(F.legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
 
@@ -1711,23 +1713,21 @@ class InstanceNorm3d(_InstanceNorm):
     _nd = 3
 
 
-class BCELoss(_Loss):
+class BCELoss(_WeightedLoss):
     """Binary cross-entropy of probabilities (after a Sigmoid)."""
-
-    def __init__(self, weight=None, reduction: str = "mean"):
-        super().__init__(reduction)
-        self.weight = weight
 
     def forward(self, input, target):  # noqa: A002
         return F.binary_cross_entropy(input, target, self.weight, self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
-    """Binary cross-entropy of logits: the Sigmoid and the loss in one, without overflow."""
+    """Binary cross-entropy of logits: the Sigmoid and the loss in one, without overflow. ``weight`` and
+    ``pos_weight`` are buffers, as PyTorch's (saved with the model, moved with it)."""
 
-    def __init__(self, weight=None, reduction: str = "mean", pos_weight=None):
-        super().__init__(reduction)
-        self.weight, self.pos_weight = weight, pos_weight
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean", pos_weight=None):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):  # noqa: A002
         return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction, self.pos_weight)

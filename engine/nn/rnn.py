@@ -28,14 +28,14 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _check_sizes(input_size, hidden_size):
-    for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
+def _check_sizes(input_size, hidden_size, least_input=0):
+    """PyTorch's checks of the sizes, in its order: RNN, LSTM and GRU take an input_size of 1 or more
+    (``least_input``), the cells (which PyTorch does not check) 0 or more."""
+    for name, value, least in (("input_size", input_size, least_input), ("hidden_size", hidden_size, 1)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} should be of type int, got: {type(value).__name__}")
-    if hidden_size <= 0:
-        raise ValueError("hidden_size must be greater than zero")
-    if input_size < 0:
-        raise ValueError("input_size must be greater than or equal to zero")
+        if value < least:
+            raise ValueError(f"{name} must be greater than {'zero' if least else 'or equal to zero'}")
 
 
 def _rnn_step(mode, x_part, h, c, w_hh, b_hh, w_hr=None):
@@ -66,12 +66,15 @@ class RNNBase(Module):
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
                  device=None, dtype=None):
         super().__init__()
-        _check_sizes(input_size, hidden_size)
-        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers <= 0:
-            raise ValueError("num_layers must be greater than zero")
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1:
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
                              "being zeroed")
+        for name, value in (("bias", bias), ("batch_first", batch_first)):  # (PyTorch's checks, in its order)
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} should be of type bool, got: {type(value).__name__}")
+        _check_sizes(input_size, hidden_size, least_input=1)
+        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
         if isinstance(proj_size, bool) or not isinstance(proj_size, int):
             raise TypeError(f"proj_size should be of type int, got: {type(proj_size).__name__}")
         if proj_size < 0:
@@ -188,6 +191,11 @@ class RNNBase(Module):
     def _run(self, x, hx, unbatched, live, packed):
         """The layers over a time-major ``x`` (steps, batch, features); ``live``: where each step is real (a
         packed batch), the state kept as it was past a sequence's end."""
+        weight = getattr(self, self._flat_weights_names[0])
+        if x.dtype != weight.dtype:
+            theirs, ours = x.dtype, weight.dtype
+            raise ValueError(f"RNN input dtype ({theirs}) does not match weight dtype ({ours}). Convert input: "
+                             f"input.to({ours}), or convert model: model.to({theirs})")
         if x.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
                                f"{x.shape[-1]}")
@@ -306,6 +314,13 @@ class RNNCellBase(Module):
     def _prepare(self, input, hx):  # noqa: A002
         if input.dim() not in (1, 2):
             raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if isinstance(hx, (tuple, list)):  # (an LSTMCell's (h, c): PyTorch's words for each)
+            for i, t in enumerate(hx):
+                if t is not None and t.dim() not in (1, 2):
+                    raise ValueError(f"{type(self).__name__}: Expected hx[{i}] to be 1D or 2D, got {t.dim()}D "
+                                     "instead")
+        elif hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected {self.input_size}")
         unbatched = input.dim() == 1

@@ -163,7 +163,8 @@ REFUSED = [
     (lambda: F.max_pool2d(X, 3, padding=2), "pad should be at most half of effective kernel size, but got pad=2, "
                                             "kernel_size=3 and dilation=1"),
     (lambda: F.avg_pool2d(X, 3, padding=2), "pad should be at most half of kernel size, but got pad=2, kernel_size=3"),
-    (lambda: F.max_pool2d(X[0, 0, 0], 2), r"non-empty 3D or 4D \(batch mode\) tensor, but got input of size \[8\]"),
+    (lambda: F.max_pool2d(X[0, 0, 0], 2),
+     r"non-empty 3D or 4D \(batch mode\) tensor expected for input \(max_pool2d: got one of size \[8\]\)"),
     (lambda: F.max_pool2d(X[:, :, :1, :1], 2), r"Given input size: \(3x1x1\). Calculated output size: \(3x0x0\). "
                                                r"Output size is too small"),
     (lambda: F.max_pool2d(X, 0), "kernel size should be greater than zero"),

@@ -162,7 +162,8 @@ def test_ignored_rows_count_for_nothing_and_every_row_ignored_is_nan_with_zero_g
     assert math.isnan(none_left.item())
     none_left.backward()
     assert logits.grad.abs().sum().item() == 0.0
-    weighted = F.nll_loss(engine.tensor(logp), engine.tensor([0, 2, 1]), weight=engine.tensor([1.0, 3.0, 0.5]))
+    weighted = F.nll_loss(engine.tensor(logp), engine.tensor([0, 2, 1]), weight=engine.tensor([1.0, 3.0, 0.5],
+                                                                                              dtype=engine.float64))
     assert weighted.item() == pytest.approx(-(logp[0, 0] * 1 + logp[1, 2] * 0.5 + logp[2, 1] * 3) / 4.5, rel=1e-15)
 
 
@@ -454,7 +455,7 @@ def test_the_gpu_gives_the_cpus_values_without_host_syncs(cuda_device):
         logits = engine.tensor(x, device=dev, requires_grad=True)
         with fake_cupy.count_syncs() as seen:
             loss = F.cross_entropy(F.gelu(logits), engine.tensor(target, device=dev),
-                                   weight=engine.tensor([1.0, 2.0, 1.0, 0.5, 1.0], device=dev))
+                                   weight=engine.tensor([1.0, 2.0, 1.0, 0.5, 1.0], device=dev, dtype=engine.float64))
             top = logits.topk(2, dim=1)
             picked = logits.gather(1, top.indices)
             ordered = engine.tensor(with_nan, device=dev).sort(dim=0, descending=True)
