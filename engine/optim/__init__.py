@@ -14,6 +14,7 @@ import numpy as np
 
 from ..autograd._writes import wrote as _wrote
 from ..backend import xp_of
+from ..tensor import Tensor
 from .optimizer import Optimizer, _closure_loss, _scalar
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta",
@@ -36,7 +37,7 @@ class SGD(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params in self._groups():
-            lr, mom, damp, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
+            lr, mom, damp, nesterov = float(group["lr"]), group["momentum"], group["dampening"], group["nesterov"]
             for p, w, g in params:
                 if mom:
                     state = self._states.setdefault(p, {})
@@ -59,12 +60,29 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        if not 0.0 <= betas[0] < 1.0 or not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameters: {betas}")
-        if eps < 0:
+        if isinstance(lr, Tensor):  # (PyTorch's checks, in its order and words)
+            if foreach and not capturable:
+                raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+            if lr.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
+        for i in (0, 1):
+            if not 0.0 <= betas[i] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
         if not isinstance(weight_decay, (int, float)) or not weight_decay >= 0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not (all(isinstance(b, float) for b in betas) or all(isinstance(b, Tensor) for b in betas)):
+            raise ValueError("betas must be either both floats or both Tensors")
+        for i in (0, 1):
+            if isinstance(betas[i], Tensor):
+                if not capturable and foreach:
+                    raise ValueError(f"betas[{i}] as a Tensor is not supported for capturable=False and foreach=True")
+                if betas[i].numel() != 1:
+                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        betas = tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() else b for b in betas)  # (PyTorch's)
         if differentiable:
             raise NotImplementedError(f"{type(self).__name__}(differentiable=True): the engine's optimizers step "
                                       "outside the graph")
@@ -76,7 +94,7 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params in self._groups():
-            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+            lr, (b1, b2), eps = float(group["lr"]), map(float, group["betas"]), group["eps"]
             amsgrad = group.get("amsgrad", False)
             for p, w, g in params:
                 xp = xp_of(w)
@@ -135,7 +153,7 @@ class RMSprop(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params in self._groups():
-            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+            lr, alpha, eps = float(group["lr"]), group["alpha"], group["eps"]
             mom, centered = group["momentum"], group["centered"]
             for p, w, g in params:
                 xp = xp_of(w)
@@ -214,7 +232,7 @@ class Adagrad(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params in self._groups():
-            lr, decay, eps = group["lr"], group["lr_decay"], group["eps"]
+            lr, decay, eps = float(group["lr"]), group["lr_decay"], group["eps"]
             start = group["initial_accumulator_value"]
             for p, w, g in params:
                 xp = xp_of(w)
@@ -242,7 +260,7 @@ class Adamax(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params in self._groups():
-            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+            lr, (b1, b2), eps = float(group["lr"]), group["betas"], group["eps"]
             for p, w, g in params:
                 xp = xp_of(w)
                 state, t = self._advance(p, w, "exp_avg", "exp_inf")
@@ -271,6 +289,8 @@ class Adafactor(Optimizer):
 
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
                  foreach=None, maximize=False):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
         if not 0.0 >= beta2_decay:
@@ -289,7 +309,7 @@ class Adafactor(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr, decay, d, wd = group["lr"], group["beta2_decay"], group["d"], group["weight_decay"]
+            lr, decay, d, wd = float(group["lr"]), group["beta2_decay"], group["d"], group["weight_decay"]
             eps1, eps2 = group["eps"]
             for p in group["params"]:
                 if p.grad is None:
@@ -344,7 +364,7 @@ class NAdam(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params in self._groups():
-            lr, (b1, b2), eps, psi = group["lr"], group["betas"], group["eps"], group["momentum_decay"]
+            lr, (b1, b2), eps, psi = float(group["lr"]), group["betas"], group["eps"], group["momentum_decay"]
             for p, w, g in params:
                 xp = xp_of(w)
                 state, t = self._advance(p, w, "exp_avg", "exp_avg_sq", mu_product=1.0)
@@ -374,7 +394,7 @@ class RAdam(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params in self._groups():
-            lr, (b1, b2), eps = group["lr"], group["betas"], group["eps"]
+            lr, (b1, b2), eps = float(group["lr"]), group["betas"], group["eps"]
             for p, w, g in params:
                 xp = xp_of(w)
                 state, t = self._advance(p, w, "exp_avg", "exp_avg_sq")
@@ -408,7 +428,7 @@ class Adadelta(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params in self._groups():
-            lr, rho, eps = group["lr"], group["rho"], group["eps"]
+            lr, rho, eps = float(group["lr"]), group["rho"], group["eps"]
             for p, w, g in params:
                 xp = xp_of(w)
                 state, _ = self._advance(p, w, "square_avg", "acc_delta")
@@ -437,7 +457,7 @@ class Rprop(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params in self._groups():
-            (minus, plus), (low, high), lr = group["etas"], group["step_sizes"], group["lr"]
+            (minus, plus), (low, high), lr = group["etas"], group["step_sizes"], float(group["lr"])
             for p, w, g in params:
                 xp = xp_of(w)
                 state, _ = self._advance(p, w, "prev", step_size=lambda w, lr=lr: xp_of(w).full_like(w, lr))
@@ -468,7 +488,7 @@ class ASGD(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group, params in self._groups():
-            lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+            lr, lambd, alpha, t0 = float(group["lr"]), group["lambd"], group["alpha"], group["t0"]
             for p, w, g in params:
                 state, t = self._advance(p, w, "ax", eta=_scalar(lr), mu=1.0)
                 eta, mu, ax = state["eta"], state["mu"], state["ax"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..autograd._writes import wrote as _wrote
 from ..backend import xp_of
 from ..functions.complex_ops import as_real
+from ..tensor import Tensor
 from .optimizer import Optimizer, _closure_loss
 
 __all__ = ["LBFGS"]
@@ -116,6 +117,8 @@ class LBFGS(Optimizer):
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:
@@ -166,7 +169,7 @@ class LBFGS(Optimizer):
             raise RuntimeError("LBFGS.step() needs a closure: a function that zeroes the gradients, computes the "
                                "loss, calls backward() and returns the loss")
         group = self.param_groups[0]
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr, max_iter, max_eval = float(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
         state = self._states.setdefault(self._params[0], {})

@@ -24,8 +24,9 @@ class LRScheduler:
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
         if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+            for group in optimizer.param_groups:  # (a Tensor lr's start copied, as PyTorch's)
+                lr = group["lr"]
+                group.setdefault("initial_lr", lr.clone() if hasattr(lr, "clone") else lr)
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -69,7 +70,7 @@ class LRScheduler:
             closed = getattr(self, "_closed_form_lr", None)
             values = closed() if closed is not None else self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_lr(group, lr)
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def state_dict(self) -> dict:
@@ -80,6 +81,15 @@ class LRScheduler:
 
     def _current(self) -> list:
         return [group["lr"] for group in self.optimizer.param_groups]
+
+
+def _set_lr(group, lr) -> None:
+    """A group's learning rate set: a Tensor one (PyTorch's ``lr=torch.tensor(...)``) written in place, as
+    PyTorch's schedules write it."""
+    if hasattr(group["lr"], "fill_"):
+        group["lr"].fill_(float(lr))
+    else:
+        group["lr"] = lr
 
 
 def _track_steps(optimizer) -> None:
@@ -334,7 +344,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._step_count += 1
         self.last_epoch = math.floor(epoch)
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
+            _set_lr(group, lr)
         self._last_lr = self._current()
 
 
@@ -384,7 +394,7 @@ class SequentialLR(_OfSchedulers):
         self.optimizer = optimizer
         self._step_count = 0
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_lr(group, group["initial_lr"])
         for scheduler in schedulers:  # each was made (a step) already: undone
             scheduler.last_epoch -= 1
         first = self._schedulers[bisect_right(self._milestones, 0)]
@@ -546,7 +556,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _per_group("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_lr(group, lr)
         self.max_lrs = _per_group("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
@@ -653,6 +663,6 @@ class ReduceLROnPlateau(LRScheduler):
                 old = float(group["lr"])
                 new = max(old * self.factor, low)
                 if old - new > self.eps:
-                    group["lr"] = new
+                    _set_lr(group, new)
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
         self._last_lr = self._current()

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..autograd._writes import wrote as _wrote
 from ..backend import xp_of
+from ..tensor import Tensor
 from .optimizer import Optimizer, _closure_loss
 
 __all__ = ["Muon"]
@@ -67,7 +68,7 @@ def _lerp(start, end, weight: float):
     dtype = start.dtype
     w = dtype.type(weight)
     diff = end - start
-    wide = np.float64 if dtype == np.float32 else dtype
+    wide = np.float64 if dtype == np.float32 else dtype.type
     if abs(weight) < 0.5:
         out = start.astype(wide) + wide(w) * diff.astype(wide)
     else:
@@ -75,15 +76,14 @@ def _lerp(start, end, weight: float):
     return out.astype(dtype, copy=False)
 
 
-def _adjust_lr(lr: float, adjust_lr_fn, param_shape) -> float:
+def _lr_ratio(adjust_lr_fn, param_shape) -> float:
+    """What ``adjust_lr_fn`` multiplies the learning rate by for a parameter of ``param_shape``."""
     rows, cols = param_shape[:2]
     if adjust_lr_fn is None or adjust_lr_fn == "original":
-        ratio = math.sqrt(max(1, rows / cols))
-    elif adjust_lr_fn == "match_rms_adamw":
-        ratio = 0.2 * math.sqrt(max(rows, cols))
-    else:
-        ratio = 1.0
-    return lr * ratio
+        return math.sqrt(max(1, rows / cols))
+    if adjust_lr_fn == "match_rms_adamw":
+        return 0.2 * math.sqrt(max(rows, cols))
+    return 1.0
 
 
 class Muon(Optimizer):
@@ -136,9 +136,14 @@ class Muon(Optimizer):
                 update = _zeropower_via_newtonschulz(update, group["ns_coefficients"], group["ns_steps"],
                                                      group["eps"])
                 _wrote(w)
-                w *= 1 - lr * wd
+                ratio = _lr_ratio(group["adjust_lr_fn"], w.shape)
+                adjusted, decay = lr * ratio, 1 - lr * wd
+                if isinstance(group["lr"], Tensor):  # (PyTorch's arithmetic on a Tensor lr is in its dtype)
+                    t = group["lr"]._data.dtype.type
+                    adjusted, decay = float(t(lr) * t(ratio)), float(t(1) - t(lr) * t(wd))
+                w *= decay
                 # (param.add_(update, alpha=-lr'): PyTorch's CPU kernel fuses the multiply-add, rounded once)
-                alpha = w.dtype.type(-_adjust_lr(lr, group["adjust_lr_fn"], w.shape))
-                wide = np.float64 if w.dtype == np.float32 else w.dtype
+                alpha = w.dtype.type(-adjusted)
+                wide = np.float64 if w.dtype == np.float32 else w.dtype.type
                 w[...] = (w.astype(wide) + wide(alpha) * update.astype(wide)).astype(w.dtype, copy=False)
         return loss

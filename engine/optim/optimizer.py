@@ -5,6 +5,7 @@ PyTorch's ``torch/optim/optimizer.py``, so that :mod:`.lbfgs` can build on it wi
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import MutableMapping
 
 import numpy as np
@@ -194,6 +195,13 @@ class Optimizer:
                             "tensors in sets will change between runs. Please use a list instead.")
         else:
             param_group["params"] = list(params)
+        # (named parameters, as model.named_parameters() gives them: the names kept as the group's param_names)
+        names = [p[0] for p in param_group["params"] if isinstance(p, tuple)]
+        param_group["params"] = [p[1] if isinstance(p, tuple) else p for p in param_group["params"]]
+        if names:
+            if len(names) != len(param_group["params"]):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
@@ -202,6 +210,13 @@ class Optimizer:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             param_group.setdefault(name, default)
+        if len({id(p) for p in param_group["params"]}) != len(param_group["params"]):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause "
+                          "an error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)
+        for group in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in group):
+                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                                 f"{'with' if 'param_names' in param_group else 'without'} names to the optimizer")
         seen = {id(p) for group in self.param_groups for p in group["params"]}
         if any(id(p) in seen for p in param_group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -256,7 +271,12 @@ class Optimizer:
 
     def _check(self, group):
         lr = group.get("lr")
-        if not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr < 0:
+        if isinstance(lr, Tensor):  # (PyTorch's: a one-element tensor, which a schedule then writes in place)
+            if lr.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
+            if lr.is_complex() or not math.isfinite(float(lr)) or float(lr) < 0:
+                raise ValueError(f"Invalid learning rate: {lr}")
+        elif not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
         decay = group.get("weight_decay", 0)  # (every PyTorch optimizer refuses a negative one)
         if not isinstance(decay, (int, float)) or not decay >= 0:
@@ -291,7 +311,7 @@ class Optimizer:
                     g = -g
                 if wd:
                     if decoupled:
-                        w *= 1 - group["lr"] * wd
+                        w *= 1 - float(group["lr"]) * wd
                     else:
                         g = g + wd * w
                 params.append((p, w, g))
