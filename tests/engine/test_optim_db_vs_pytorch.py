@@ -5,6 +5,8 @@ step, and the same state afterwards (momentum buffers, running averages, step co
 with an optimizer the same learning rates; and PyTorch's error inputs (bad settings, bad parameter lists) must be
 refused, or warned of, with PyTorch's exception type and words.
 
+The same settings run on the GPU stand-in (or a GPU) against the engine's CPU, and in float32 against PyTorch
+(to 2e-5; L-BFGS left out there: its twenty line-search iterations a step turn float32 rounding into 5e-2).
 SparseAdam (sparse gradients, which the engine does not have) is left out.
 """
 
@@ -40,6 +42,7 @@ STEPS_OF = {"LBFGS": 2}
 # moves it by about 5e-7 of itself while the weights agree to 1e-15
 STATE_TOLERANCE = {("LBFGS", "H_diag"): 1e-6}
 TOLERANCE = 1e-10  # (float64: the same formulas in the same order agree to rounding)
+TOLERANCE_OF = {"float32": 2e-5}  # (six float32 steps: a few roundings apart, up to 4e-7 of the weights seen)
 
 
 def _label(info):
@@ -52,10 +55,12 @@ def _inputs(info, dtype):
         return info.optim_inputs_func(device="cpu", dtype=getattr(torch, dtype))
 
 
-def _cases():
+def _cases(dtypes=("float64", "complex128", "float32")):
     out = []
     for info in OPTIMS:
-        for dtype in ("float64", "complex128") if info.supports_complex else ("float64",):
+        for dtype in dtypes:
+            if (dtype == "complex128" and not info.supports_complex) or (dtype, _label(info)) == ("float32", "LBFGS"):
+                continue  # (float32 L-BFGS: 20 line-search iterations a step turn float32 rounding into 5e-2)
             out.append(pytest.param(info, dtype, id=f"{_label(info)}-{dtype}"))
     return out
 
@@ -79,18 +84,19 @@ def _convert(value, memo):
     return opinfo.convert(value, "cpu", False)
 
 
-def _problem(lib, dtype, muon):
+def _problem(lib, dtype, muon, device="cpu"):
     """Weights (a 3x2 matrix and, but for Muon, which takes matrices only, a bias), data and a loss: the same
     numbers in either library."""
     rng = np.random.default_rng(0)
 
-    def draw(*shape):
+    def draw(*shape, grad=False):
         a = rng.standard_normal(shape)
-        return a + 1j * rng.standard_normal(shape) if dtype == "complex128" else a
+        a = a + 1j * rng.standard_normal(shape) if dtype == "complex128" else a.astype(dtype)
+        return lib.tensor(a, device=device, requires_grad=grad)
 
-    weight = lib.tensor(draw(3, 2), requires_grad=True)
-    bias = None if muon else lib.tensor(draw(3), requires_grad=True)
-    x, y = lib.tensor(draw(5, 2)), lib.tensor(draw(5, 3))
+    weight = draw(3, 2, grad=True)
+    bias = None if muon else draw(3, grad=True)
+    x, y = draw(5, 2), draw(5, 3)
 
     def loss():
         out = x @ weight.T + (0 if bias is None else bias)
@@ -105,13 +111,13 @@ def _host(value):
     if isinstance(value, torch.Tensor):
         return value.detach().resolve_conj().numpy()
     if isinstance(value, engine.Tensor):
-        return value.detach().numpy()
+        return value.detach().cpu().numpy()
     return np.asarray(value)
 
 
-def _train(lib, info, kwargs, dtype, schedules=(), steps=None):
+def _train(lib, info, kwargs, dtype, schedules=(), steps=None, device="cpu"):
     """The weights after each step, the learning rates, and the state at the end (per weight: name -> array)."""
-    params, loss_of = _problem(lib, dtype, _label(info) == "Muon")
+    params, loss_of = _problem(lib, dtype, _label(info) == "Muon", device)
     optim_cls = info.optim_cls if lib is torch else getattr(engine.optim, _label(info))
     opt = optim_cls(params, **kwargs)
     schedulers = [make(opt) for make in schedules]
@@ -143,6 +149,8 @@ def _train(lib, info, kwargs, dtype, schedules=(), steps=None):
 
 
 def _close(a, b, what, tol=TOLERANCE):
+    if np.asarray(a).dtype == np.float32:
+        tol = max(tol, TOLERANCE_OF["float32"])
     a, b = np.asarray(a), np.asarray(b)
     assert a.shape == b.shape, f"{what}: shape {a.shape} in torch, {b.shape} in the engine"
     np.testing.assert_allclose(b.astype(complex), a.astype(complex), rtol=tol, atol=tol, err_msg=what)
@@ -170,6 +178,27 @@ def test_each_setting_steps_to_pytorchs_weights_and_state(info, dtype):
                        STATE_TOLERANCE.get((_label(info), key), TOLERANCE))
         compared += 1
     assert compared
+
+
+@pytest.mark.parametrize(("info", "dtype"), _cases(("float64", "complex128")))
+def test_each_setting_steps_on_the_device_as_on_the_cpu(info, dtype, cuda_device, request):
+    """The engine's optimizers on the GPU stand-in (or a GPU) against its CPU: the same weights after each step and
+    the same state (the device paths of the updates: CuPy's functions, the stand-in held to their contract)."""
+    tol = 1e-12 if "cuda-sim" in request.node.callspec.id else 1e-9
+    for optim_input in _inputs(info, dtype):
+        what = f"{_label(info)}({optim_input.desc or 'default'})"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cpu = _train(engine, info, _convert(dict(optim_input.kwargs), {}), dtype)
+            gpu = _train(engine, info, _convert(dict(optim_input.kwargs), {}), dtype, device="cuda")
+        for step, (a, b) in enumerate(zip(cpu[0], gpu[0])):
+            for i, (x, y) in enumerate(zip(a, b)):
+                _close(x, y, f"{what}: weight {i} after step {step + 1}", tol)
+        for i, (a, b) in enumerate(zip(cpu[2], gpu[2])):
+            assert sorted(a) == sorted(b), f"{what}: weight {i}'s state holds {sorted(a)} on the CPU, {sorted(b)}"
+            for key in a:
+                _close(a[key], b[key], f"{what}: weight {i}'s state {key!r}",
+                       max(tol, STATE_TOLERANCE.get((_label(info), key), 0.0)))
 
 
 def _schedule_cases():
