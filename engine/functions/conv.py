@@ -117,8 +117,9 @@ class Convolution(Function):
                     for size, k, d, s in zip(pad_shape[2:], kernel, dilation, stride))
         cols = _im2col(xp, x, padding, kernel, dilation, stride, out)
         g = groups
-        cols = cols.reshape(g, -1, n * math.prod(out))
-        w2 = w.reshape(g, o // g, -1)
+        # (the sizes spelled out: an empty batch leaves -1 undecidable)
+        cols = cols.reshape(g, (c // g) * math.prod(kernel), n * math.prod(out))
+        w2 = w.reshape(g, o // g, (c // g) * math.prod(kernel))
         y = _mm(w2[0], cols[0])[None] if g == 1 else w2 @ cols  # (g, O / g, N * out)
         y = xp.ascontiguousarray(y.reshape((o, n) + out).swapaxes(0, 1))
         if b is not None:
@@ -136,7 +137,7 @@ class Convolution(Function):
         xp = xp_of(gy)
         g, og = w2.shape[:2]
         n, c = x_shape[:2]
-        gy2 = xp.ascontiguousarray(gy.swapaxes(0, 1)).reshape(g, og, -1)  # (g, O / g, N * out)
+        gy2 = xp.ascontiguousarray(gy.swapaxes(0, 1)).reshape(g, og, n * math.prod(out))  # (g, O / g, N * out)
         gx = gw = gb = None
         if need_w:
             if g == 1:  # (as the transpose of columns x gradient: OpenBLAS makes that one in 2/3 of the time)
@@ -177,8 +178,8 @@ class ConvTranspose(Function):
         size = x.shape[2:]
         full = tuple((i - 1) * s + d * (k - 1) + 1 + op
                      for i, s, d, k, op in zip(size, stride, dilation, kernel, output_padding))
-        w2 = w.reshape(g, c_in // g, -1)  # (g, C_in / g, C_out / g * K)
-        x2 = xp.ascontiguousarray(x.swapaxes(0, 1)).reshape(g, c_in // g, -1)  # (g, C_in / g, N * S)
+        w2 = w.reshape(g, c_in // g, (c_out // g) * math.prod(kernel))  # (g, C_in / g, C_out / g * K)
+        x2 = xp.ascontiguousarray(x.swapaxes(0, 1)).reshape(g, c_in // g, n * math.prod(size))  # (g, C_in / g, N * S)
         cols = _mm(w2[0].T, x2[0])[None] if g == 1 else w2.swapaxes(1, 2) @ x2
         cols = cols.reshape((c_out,) + kernel + (n,) + size)
         pads = tuple((p, p) for p in padding)
@@ -202,7 +203,7 @@ class ConvTranspose(Function):
         gx = gw = gb = None
         if need_x or need_w:
             cols = _im2col(xp, gy, pads, kernel, dilation, stride, size)
-            cols = cols.reshape(g, -1, n * math.prod(size))  # (g, C_out / g * K, N * S)
+            cols = cols.reshape(g, w2.shape[2], n * math.prod(size))  # (g, C_out / g * K, N * S)
             if need_x:
                 gx = _mm(w2[0], cols[0])[None] if g == 1 else w2 @ cols  # (g, C_in / g, N * S)
                 gx = xp.ascontiguousarray(gx.reshape((x_shape[1], n) + tuple(size)).swapaxes(0, 1))

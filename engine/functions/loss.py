@@ -446,9 +446,11 @@ class MultiMarginLoss(Function):
     @staticmethod
     def forward(ctx, x, y, weight, p, margin, reduction):
         xp = xp_of(x)
+        scalar = y.ndim == 0  # (a vector's 'none' loss keeps its one row, as PyTorch's; of a 0-d target, 0-d)
+        y = y.reshape(-1)
         ctx.saved = (x, y, weight)
         ctx.meta = (p, margin, reduction)
-        x = _as_matrix(x)  # (a vector's 'none' loss keeps its one row, as PyTorch's)
+        x = _as_matrix(x)
         rows = xp.arange(x.shape[0])
         z = margin - x[rows, y][:, None] + x
         h = xp.maximum(z, 0)
@@ -457,11 +459,14 @@ class MultiMarginLoss(Function):
         if weight is not None:
             h = h * weight[y][:, None]
         h[rows, y] = 0
-        return _reduced(h.sum(axis=1) / x.shape[1], reduction)
+        out = _reduced(h.sum(axis=1) / x.shape[1], reduction)
+        return out.reshape(()) if scalar and reduction == "none" else out
 
     @staticmethod
     def backward(ctx, gy):
         x, y, weight = ctx.saved
+        if ctx.meta[2] == "none":
+            gy = gy.reshape(-1)
         return multi_margin_grad(gy, x, y, weight, *ctx.meta), None, None
 
 

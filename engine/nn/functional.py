@@ -416,8 +416,10 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     return Activation.apply(input, op="softplus", params=(beta, threshold))
 
 
-def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, reduction: str = "mean") -> Tensor:  # noqa: A002
+def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,  # noqa: A002
+                         reduction: str = "mean") -> Tensor:
     """``-(y log x + (1 - y) log(1 - x))`` for probabilities ``x``, each log clamped at -100 as PyTorch's."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"Using a target size ({list(target.shape)}) that is different to the input size "
                          f"({list(input.shape)}) is deprecated. Please ensure they have the same size.")
@@ -444,10 +446,11 @@ def _undifferentiable(t, fn: str, name: str):
     return t._data
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,  # noqa: A002
-                                     reduction: str = "mean", pos_weight=None) -> Tensor:
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None, size_average=None,  # noqa: A002
+                                     reduce=None, reduction: str = "mean", pos_weight=None) -> Tensor:
     """The binary cross-entropy of ``sigmoid(input)``, computed from the logits without overflow: its gradient is
     ``sigmoid(x) - y`` (times the weights) everywhere, at a logit of exactly 0 too."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if tuple(input.shape) != tuple(target.shape):
         raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size ({list(input.shape)})")
     check_reduction(reduction)
@@ -2270,8 +2273,8 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     _not_differentiable("multi_margin_loss", "weight", weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     w = None if weight is None else weight.detach()._data
-    # one MultiMarginLossBackward0, ATen's formulas (a vector's 'none' loss keeps its one row, as PyTorch's)
-    return MultiMarginLoss.apply(x, y.detach()._data, w, p, float(margin), reduction)
+    # one MultiMarginLossBackward0, ATen's formulas
+    return MultiMarginLoss.apply(x, (target if input.dim() == 1 else y).detach()._data, w, p, float(margin), reduction)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):  # noqa: A002

@@ -202,3 +202,39 @@ def test_the_settings_pytorch_checks_at_construction():
     assert (clamp.min_val, clamp.max_val) == (-2.0, 3.0)
     with pytest.raises(RuntimeError, match=re.escape("non-empty 3D or 4D (batch mode) tensor expected for input")):
         nn.MaxPool2d(2)(engine.zeros(3, 4))
+
+
+@pytest.mark.parametrize(("make", "shape", "out"), [
+    (lambda: nn.Conv1d(4, 5, 3), (0, 4, 10), (0, 5, 8)),
+    (lambda: nn.Conv2d(4, 6, 3, groups=2), (0, 4, 5, 5), (0, 6, 3, 3)),
+    (lambda: nn.Conv3d(2, 3, 2), (0, 2, 3, 3, 3), (0, 3, 2, 2, 2)),
+    (lambda: nn.ConvTranspose2d(4, 6, 3), (0, 4, 5, 5), (0, 6, 7, 7)),
+])
+def test_a_convolution_of_an_empty_batch_is_an_empty_batch_with_zero_gradients(make, shape, out):
+    engine.manual_seed(0)
+    conv = make().double()
+    x = engine.zeros(shape, dtype=engine.float64, requires_grad=True)
+    y = conv(x)
+    assert tuple(y.shape) == out
+    y.sum().backward()
+    assert tuple(x.grad.shape) == shape
+    assert conv.weight.grad.abs().sum().item() == 0.0 and conv.bias.grad.abs().sum().item() == 0.0
+
+
+def test_the_binary_cross_entropies_take_the_old_reduce_flags_positionally_as_pytorch():
+    p, y = engine.tensor([0.25, 0.5]), engine.tensor([1.0, 0.0])
+    each = F.binary_cross_entropy(p, y, None, None, False)  # (weight, size_average, reduce)
+    assert np.allclose(each.numpy(), [np.log(4), np.log(2)])
+    logits = engine.tensor([0.0, 0.0])
+    assert F.binary_cross_entropy_with_logits(logits, y, None, False).item() == pytest.approx(2 * np.log(2))
+
+
+def test_multi_margin_loss_of_a_vector_and_a_0d_target_is_0d_as_pytorch():
+    x = engine.tensor([0.5, 1.0, -0.2], dtype=engine.float64, requires_grad=True)
+    loss = F.multi_margin_loss(x, engine.tensor(1), reduction="none", p=2,
+                               weight=engine.tensor([1.0, 2.0, 3.0], dtype=engine.float64))
+    assert loss.shape == () and loss.grad_fn.name() == "MultiMarginLossBackward0"
+    assert loss.item() == pytest.approx(1 / 6)
+    loss.backward()
+    assert np.allclose(x.grad.numpy(), [2 / 3, -2 / 3, 0.0])
+    assert F.multi_margin_loss(x, engine.tensor([1]), reduction="none").shape == (1,)
