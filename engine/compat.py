@@ -325,7 +325,13 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002
     nd = input.dim()
     spacing = 1 if spacing is None else spacing  # (None, as PyTorch's: unit spacing)
     dims = list(builtins.range(nd)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    for d in dims:
+        if not -nd <= d < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {d})")
     dims = [d % nd for d in dims]
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     spacings = spacing if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
     if len(spacings) != len(dims):
         raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or a list of length "

@@ -306,6 +306,9 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def _steps(steps) -> int:
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):  # (PyTorch's: an int, not 3.0)
+        raise TypeError(f"linspace() received an invalid combination of arguments - got steps of type "
+                        f"{type(steps).__name__}, but expected int")
     if int(steps) < 0:
         raise RuntimeError("number of steps must be non-negative")
     return int(steps)

@@ -34,27 +34,50 @@ def _into(result, out, name):
     return out
 
 
+def _two_tensors_or_refuse(name, input, other, second="other"):  # noqa: A002
+    """PyTorch's refusal of a Python number where its op takes only tensors (``torch.maximum(t, 2)``)."""
+    for position, (arg, value) in enumerate((("input", input), (second, other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+
+
+def _tensor_first(name, input, other):  # noqa: A002
+    """PyTorch's refusal of a Python number first where a comparison takes a Tensor and a Tensor or a number (pow:
+    of two numbers; pow(2, t) is PyTorch's too)."""
+    if not isinstance(input, Tensor) and (name != "pow" or not isinstance(other, Tensor)):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({type(input).__name__}, "
+                        f"{type(other).__name__}), but expected one of: (Tensor input, Tensor other), (Tensor input, "
+                        "Number other)")
+
+
 def eq(input, other):  # noqa: A002
+    _tensor_first("eq", input, other)
     return input == other
 
 
 def ne(input, other):  # noqa: A002
+    _tensor_first("ne", input, other)
     return input != other
 
 
 def lt(input, other):  # noqa: A002
+    _tensor_first("lt", input, other)
     return input < other
 
 
 def le(input, other):  # noqa: A002
+    _tensor_first("le", input, other)
     return input <= other
 
 
 def gt(input, other):  # noqa: A002
+    _tensor_first("gt", input, other)
     return input > other
 
 
 def ge(input, other):  # noqa: A002
+    _tensor_first("ge", input, other)
     return input >= other
 
 
@@ -459,6 +482,7 @@ clip = clamp
 
 
 def pow(input, exponent):  # noqa: A001, A002
+    _tensor_first("pow", input, exponent)
     if isinstance(input, Tensor):
         return input.pow(exponent)
     out = exponent.__rpow__(input)
@@ -471,8 +495,8 @@ def sum(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A
     return input.sum(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def mean(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A002
-    return input.mean(dim, keepdim, axis=axis, keepdims=keepdims)
+def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):  # noqa: A002
+    return input.mean(dim, keepdim, dtype, axis=axis, keepdims=keepdims)
 
 
 def tril(input, diagonal=0):  # noqa: A002
@@ -500,10 +524,12 @@ def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa
 
 
 def maximum(input, other):  # noqa: A002
+    _two_tensors_or_refuse("maximum", input, other)
     return input.maximum(other)
 
 
 def minimum(input, other):  # noqa: A002
+    _two_tensors_or_refuse("minimum", input, other)
     return input.minimum(other)
 
 
@@ -559,6 +585,9 @@ def _method_form(name):
     """``torch.<name>(input, ...)``: ``input.<name>(...)`` (engine/tensor_math.py), with ``out=``."""
 
     def form(input, *args, out=None, **kwargs):  # noqa: A002
+        if name in _TENSOR_OTHER:
+            second = "values" if name == "heaviside" else "other"
+            _two_tensors_or_refuse(name, input, args[0] if args else kwargs.get(second), second)
         if not isinstance(input, Tensor):
             if name in _NUMBER_FIRST and isinstance(input, (bool, int, float, np.number)) and args and isinstance(
                     args[0], Tensor):  # PyTorch's overload of a Python number and a Tensor (remainder(2, t))
@@ -574,6 +603,9 @@ def _method_form(name):
     return form
 
 
+# the ones PyTorch takes only tensors for, its second argument too
+_TENSOR_OTHER = frozenset({"atan2", "arctan2", "fmax", "fmin", "ldexp", "logaddexp", "logaddexp2", "logical_and",
+                           "logical_or", "logical_xor", "heaviside", "lcm", "gcd", "hypot", "isclose"})
 # the ones PyTorch also takes with a Python number first (its Scalar-self overloads)
 _NUMBER_FIRST = frozenset({"xlogy", "remainder", "floor_divide", "float_power", "bitwise_and", "bitwise_or",
                            "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"})
@@ -724,12 +756,16 @@ def atleast_3d(*tensors):
 
 
 def hstack(tensors):
+    if not len(tensors):
+        raise RuntimeError("hstack expects a non-empty TensorList")
     """Side by side: along dim 1, or dim 0 for 1-D tensors."""
     tensors = atleast_1d(*tensors) if len(tensors) > 1 else (atleast_1d(*tensors),)
     return creation.cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors):
+    if not len(tensors):
+        raise RuntimeError("vstack expects a non-empty TensorList")
     """One under another: along dim 0, 1-D tensors as rows."""
     tensors = atleast_2d(*tensors) if len(tensors) > 1 else (atleast_2d(*tensors),)
     return creation.cat(tensors, 0)
@@ -745,6 +781,8 @@ def column_stack(tensors):
 
 
 def dstack(tensors):
+    if not len(tensors):
+        raise RuntimeError("dstack expects a non-empty TensorList")
     """Along the third dimension (depth)."""
     tensors = atleast_3d(*tensors) if len(tensors) > 1 else (atleast_3d(*tensors),)
     return creation.cat(tensors, 2)

@@ -2124,12 +2124,13 @@ class Tensor(TensorMath):
     def mean(self, dim=None, keepdim=False, dtype=None, *, axis=None, keepdims=None):
         if axis is not None or keepdims is not None:  # NumPy's names, which PyTorch takes too
             dim, keepdim = _numpy_names(dim, keepdim, axis, keepdims)
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be either a floating point "
+                               f"or complex dtype. Got: {_dtypes.scalar_name(dtype.np)}")
         t = self if dtype is None else self.to(dtype)
         if t._data.dtype.kind not in "fc":
-            raise RuntimeError(
-                f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                f"complex dtype. Got: {t.dtype}"
-            )
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                               f"complex dtype. Got: {_dtypes.scalar_name(t._data.dtype)}")
         return _fn.Mean.apply(t, dim=dim, keepdim=keepdim)
 
     def _maxmin(self, dim, keepdim, mode):

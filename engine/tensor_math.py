@@ -472,6 +472,9 @@ class TensorMath:
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         """``|self - other| <= atol + rtol * |other|`` elementwise, infinities equal only to themselves, NaN equal
         to NaN only with ``equal_nan``."""
+        for name, value in (("rtol", rtol), ("atol", atol)):
+            if value < 0:
+                raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value}")
         a, b = self._data, _t._raw(other)
         xp = xp_of(a)
         if isinstance(other, _t.Tensor) and b.dtype != a.dtype:  # (PyTorch compares only tensors of one dtype)
@@ -1028,6 +1031,9 @@ class TensorMath:
             raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         d = _dims(dim, self._data.ndim, "narrow")[0]
         size = self._data.shape[d]
+        if isinstance(start, _t.Tensor) and (start.dim() or start.dtype.is_floating_point or start.dtype.is_complex
+                                             or start.dtype == _dtypes.bool_):
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start.item() if isinstance(start, _t.Tensor) else start)
         if not -size <= start <= size:
             raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
@@ -1261,6 +1267,8 @@ class TensorMath:
     def scatter_add(self, dim, index, src):
         """``self`` with ``src[i]`` added at ``index[i]`` along ``dim`` (a repeated index adds up): one
         ``ScatterAddBackward0`` whose edges are ``self`` and ``src``, as PyTorch's."""
+        if isinstance(src, _t.Tensor) and src.dtype != self.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         if self._data.ndim == 0:
             return self._on_a_vector("scatter_add", dim, index, src)
         idx = self._scatter_index(dim, index, "scatter_add")
@@ -1311,6 +1319,8 @@ class TensorMath:
         adds instead."""
         if src is None:
             src = value
+        if isinstance(src, _t.Tensor) and src.dtype != self.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         if self._data.ndim == 0:
             return self._on_a_vector("scatter", dim, index, src, reduce=reduce)
         if reduce == "add":
@@ -1333,6 +1343,15 @@ class TensorMath:
         if self._data.ndim == 0:
             return self._on_a_vector("index_add", dim, index, source, alpha=alpha)
         d = _dims(dim, self._data.ndim, "index_add")[0]
+        if isinstance(source, _t.Tensor):  # (ATen's checks, its words)
+            if source.dim() != self._data.ndim or any(
+                    a != b for i, (a, b) in enumerate(zip(source.shape, self.shape)) if i != d):
+                raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified "
+                                   f"dimension. Got self.shape = {list(self.shape)} source.shape = "
+                                   f"{list(source.shape)}")
+            if source.dtype != self.dtype:
+                raise RuntimeError(f"index_add_(): self ({_dtypes.scalar_name(self._data.dtype)}) and source "
+                                   f"({_dtypes.scalar_name(source._data.dtype)}) must have the same scalar type")
         idx = (slice(None),) * d + (_index_vector(index, "index_add"),)
         return _t._fn.IndexAdd.apply(self, source * alpha if alpha != 1 else source, index=idx)
 
@@ -1381,6 +1400,8 @@ class TensorMath:
         return _t._fn.Trace.apply(self)  # one TraceBackward0
 
     def diff(self, n=1, dim=-1, prepend=None, append=None):
+        if n < 0:
+            raise RuntimeError(f"order must be non-negative but got {n}")
         d = _dims(dim, self._data.ndim, "diff")[0]
         if n == 0:  # (as PyTorch's: the input itself, whatever is prepended or appended)
             return self
@@ -1588,7 +1609,7 @@ class TensorMath:
         if not n:
             raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
         if not 1 <= k <= n:
-            raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
         if not self._data.ndim:  # (a 0-d tensor is its own k-th value, at 0)
             return return_types_kthvalue(_t._fn.TakeAlong.apply(self, None, 0, name="KthvalueBackward0"),
                                          _t._wrap(xp_of(self._data).zeros((), dtype=np.int64)))
@@ -2060,7 +2081,8 @@ class TensorMath:
         return self._even_split(sections, 2, "dsplit")
 
     def _even_split(self, sections, dim, name):
-        if isinstance(sections, (int, np.integer)) and self._data.shape[dim] % int(sections) != 0:
+        if isinstance(sections, (int, np.integer)) and (int(sections) == 0
+                                                        or self._data.shape[dim] % int(sections) != 0):
             raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the "
                                f"dimension {self._data.shape[dim]} is not divisible by the split_size "
                                f"{int(sections)}!")
@@ -2345,6 +2367,8 @@ def _index_vector(index, fn):
 
 
 def _check_scatter_sizes(self, index, src, dim, fn):
+    if isinstance(src, _t.Tensor) and src.dtype != self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = _dims(dim, self._data.ndim, fn)[0] if self._data.ndim else 0
     for a, n in enumerate(index.shape):
         if n > src.shape[a] or (a != d and n > self.shape[a]):

@@ -459,6 +459,8 @@ class MultiMarginLoss(Function):
         if weight is not None:
             h = h * weight[y][:, None]
         h[rows, y] = 0
+        if reduction == "mean" and not x.shape[0]:  # (ATen's: the mean of no samples is 0 here)
+            return xp.zeros((), dtype=x.dtype)
         out = _reduced(h.sum(axis=1) / x.shape[1], reduction)
         return out.reshape(()) if scalar and reduction == "none" else out
 
@@ -478,7 +480,7 @@ def multi_margin_grad(gy, x, y, weight, p, margin, reduction):
     n, c = x.shape
     rows = xp.arange(n)
     z = margin - x[rows, y][:, None] + x
-    g = 1.0 / c / (n if reduction == "mean" else 1)
+    g = 1.0 / c / (n if reduction == "mean" and n else 1)
     h = (2 * g * z) if p == 2 else xp.full(x.shape, g, dtype=x.dtype)
     if weight is not None:
         h = h * weight[y][:, None]
@@ -526,7 +528,7 @@ def multilabel_pairs(x, target, gy, reduction):
     for s in range(c):
         listed[rows[valid[:, s]], target[valid[:, s], s]] = True
     out = xp.zeros(n, dtype=x.dtype) if gy is None else xp.zeros_like(x)
-    g = 1.0 / c / (n if reduction == "mean" else 1)
+    g = 1.0 / c / (n if reduction == "mean" and n else 1)
     slots = int(valid.sum(axis=1).max()) if n else 0
     for s in range(slots):
         live = valid[:, s]

@@ -87,10 +87,17 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _in_place_if(input, inplace, lambda x: Activation.apply(x, op="leaky_relu", params=(negative_slope,)))
 
 
+def _check_normalized_shape(shape) -> None:
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           f"element, but got normalized_shape = {list(shape)}")
+
+
 def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:  # noqa: A002
     """Each sample normalised over its last ``len(normalized_shape)`` dimensions (mean 0, variance 1, the variance
     biased), then scaled by ``weight`` and shifted by ``bias``."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    _check_normalized_shape(shape)
     if tuple(input.shape[input.dim() - len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
@@ -828,6 +835,7 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):  # no
 
 
 def _adaptive_max_pool(input, output_size, nd, return_indices):  # noqa: A002
+    _list_with_default(output_size, input)
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
                            f"{list(input.shape)}")
@@ -852,9 +860,15 @@ def _adaptive_max_pool(input, output_size, nd, return_indices):  # noqa: A002
 
 
 def _pool_args(input, kernel_size, stride, padding, dilation, nd, op, effective=True):  # noqa: A002
-    if input.dim() not in (nd + 1, nd + 2) or any(n == 0 for n in input.shape[-nd:]):
+    if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input ({op}: got "
                            f"one of size {list(input.shape)})")
+    if any(n == 0 for n in (input.shape[1:] if input.dim() == nd + 2 else input.shape)):  # (a batch may be empty)
+        if nd == 3:
+            raise RuntimeError(f"{op}: Expected input's non-batch dimensions to have positive length, but input has "
+                               f"a shape of {list(input.shape)}")
+        raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(input.shape)}")
     kernel = _ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None or stride == [] or stride == () else _ntuple(stride, nd, "stride", op)
     padding = _ntuple(padding, nd, "padding", op)
@@ -896,7 +910,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
 
 def _one_d(pool, input, op, *args):  # noqa: A002
     """A 1-D pooling as PyTorch's: the 2-D one over a height of 1 (its gradient's node a squeeze)."""
-    if input.dim() not in (2, 3):
+    if input.dim() not in (2, 3) or 0 in (input.shape[1:] if input.dim() == 3 else input.shape):
         raise RuntimeError(f"{op}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
                            f"but got:{list(input.shape)}")
     out = pool(input.unsqueeze(-2), *args)
@@ -965,8 +979,22 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
 
+def _list_with_default(output_size, input):  # noqa: A002
+    """PyTorch's Python check of an adaptive pool's output_size (a list) against the input's rank, and its refusal
+    of a negative size in ATen's words."""
+    if isinstance(output_size, (list, tuple)):
+        if input.dim() <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+        negative = [s for s in output_size if isinstance(s, int) and s < 0]
+        if negative:
+            shape = list(input.shape[:input.dim() - len(output_size)]) + list(output_size)
+            raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: {shape}")
+
+
 def _adaptive_avg_pool(input, output_size, nd):  # noqa: A002
     op = f"adaptive_avg_pool{nd}d"
+    if nd > 1 and isinstance(output_size, (list, tuple)) and input.dim() <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
     sizes = (output_size,) * nd if output_size is None or isinstance(output_size, int) else tuple(output_size)
@@ -1518,6 +1546,7 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = N
     """Each sample divided by the root mean square over its last ``len(normalized_shape)`` dimensions (``eps``
     added to the mean square, by default the dtype's machine epsilon), then scaled by ``weight``."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    _check_normalized_shape(shape)
     if tuple(input.shape[input.dim() - len(shape):]) != shape:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
@@ -1559,6 +1588,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     """``log(1 + exp(-y x))``, the logistic loss of labels of +-1: one ``SoftMarginLossBackward0``, ATen's
     formulas (the target is no edge; PyTorch refuses one that requires grad)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
     _not_differentiable("soft_margin_loss", "target", target)
     target = _target_as_input(input, target)
     return SoftMarginLoss.apply(input, target, reduction)
@@ -1594,6 +1624,8 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
                         reduction: str = "mean") -> Tensor:
     """``max(0, d(a, p) - d(a, n) + margin)``, d the ``p``-norm distance (``swap``: the nearer of d(a, n) and
     d(p, n))."""
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -2251,13 +2283,23 @@ def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-1
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None,  # noqa: A002
                       reduce=None, reduction: str = "mean"):
     """The multi-class hinge loss: for each wrong class j, ``max(0, margin - x[y] + x[j]) ** p`` (times the true
-    class's ``weight``), averaged over the classes."""
+    class's ``weight``), averaged over the classes. Its checks are PyTorch's, in its order."""
+    check_reduction(legacy_reduction(size_average, reduce, reduction))
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    if input.dim() > 2 or (input.dim() == 2 and input.shape[0] == 0):
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    if input.dim() > 2 or (input.dim() == 2 and input.shape[1] == 0) or (input.dim() == 1 and not input.numel()):
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
     n, c = (1, max(input.numel(), 1)) if input.dim() <= 1 else input.shape  # (a 0-d input: one sample, one class)
+    if target.dtype != dtypes.int64:
+        raise RuntimeError(f"expected scalar type Long but found {dtypes.scalar_name(target._data.dtype)}")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {dtypes.scalar_name(input._data.dtype)} but found "
+                           f"{dtypes.scalar_name(weight._data.dtype)}")
     if target.dim() > 1 or target.numel() != n:
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
                            f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. Input "
@@ -2280,7 +2322,8 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):  # noqa: A002
     """The multi-label hinge loss: ``target`` lists each sample's classes (ended by the first -1); each pair of a
     listed class j and an unlisted one k adds ``max(0, 1 - (x[j] - x[k]))``, averaged over the classes."""
-    if input.dim() > 2:
+    check_reduction(legacy_reduction(size_average, reduce, reduction))
+    if input.dim() > 2 or (input.dim() == 2 and input.shape[1] == 0) or (input.dim() == 1 and not input.numel()):
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
                            f"{list(input.shape)}")
     classes = max(input.numel(), 1) if input.dim() <= 1 else None  # (a 0-d input: one sample of one class)

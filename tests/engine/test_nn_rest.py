@@ -142,8 +142,8 @@ def test_multi_margin_loss_by_hand():
     x = engine.tensor([[0.1, 0.2, 0.4, 0.8]], dtype=engine.float64)
     assert F.multi_margin_loss(x, engine.tensor([3])).item() == pytest.approx(0.325)
     assert F.multi_margin_loss(x, engine.tensor([3]), p=2).item() == pytest.approx(0.61 / 4)
-    assert engine.nn.MultiMarginLoss(weight=engine.tensor([1.0, 1, 1, 2]))(x, engine.tensor([3])).item() == \
-        pytest.approx(0.65)
+    weight = engine.tensor([1.0, 1, 1, 2], dtype=engine.float64)  # (the input's dtype, as PyTorch asks)
+    assert engine.nn.MultiMarginLoss(weight=weight)(x, engine.tensor([3])).item() == pytest.approx(0.65)
     with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
         engine.nn.MultiMarginLoss(p=3)
 
