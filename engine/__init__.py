@@ -213,3 +213,27 @@ __all__ = [
     *switches.__all__, *functional.__all__,
     *compat.__all__,
 ]
+
+
+def _take_out() -> None:
+    """PyTorch's ``out=`` on the top-level ops whose engine forms lack it (engine/_out.py): ``torch.sin(x, out=y)``,
+    ``torch.zeros(3, out=t)``."""
+    import inspect
+
+    from ._out import OUT_FORMS, with_out
+
+    space = globals()
+    for name in OUT_FORMS:
+        fn = space.get(name)
+        if fn is None:
+            continue
+        try:
+            parameters = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            continue
+        if "out" not in parameters:
+            space[name] = with_out(fn, name)
+
+
+_take_out()
+del _take_out

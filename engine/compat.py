@@ -159,11 +159,17 @@ def view_as_complex(input):  # noqa: A002
     return _viewed(input, _fn.complex_ops.ViewAsComplex.apply(input))
 
 
-def complex(real, imag):  # noqa: A001 - PyTorch's name
+def complex(real, imag, *, out=None):  # noqa: A001 - PyTorch's name
     """The complex tensor ``real + i imag`` (two float tensors of one dtype, broadcast)."""
+    from ._out import written
+
     _tensor_argument("complex", "real", 1, real)
     _tensor_argument("complex", "imag", 2, imag)
-    return _fn.complex_ops.Complex.apply(real, imag)
+    result = _fn.complex_ops.Complex.apply(real, imag)
+    if out is not None and out.dtype != result.dtype:  # (ATen's words for complex's out)
+        raise RuntimeError(f"Expected object of scalar type {_dtypes.scalar_name(result._data.dtype)} but got scalar "
+                           f"type {_dtypes.scalar_name(out._data.dtype)} for argument 'out'")
+    return written(result, out, "complex", (real, imag))
 
 
 def polar(abs, angle):  # noqa: A002 - PyTorch's names

@@ -269,7 +269,17 @@ def _number(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False, *, out=None) -> Tensor:
+    """``out=``: the values written into that tensor (its dtype, as PyTorch's, where ``dtype`` is not given)."""
+    if out is not None:
+        from ._out import written
+
+        return written(_arange(start, end, step, out.dtype if dtype is None else dtype, device or out.device,
+                               requires_grad), out, "arange")
+    return _arange(start, end, step, dtype, device, requires_grad)
+
+
+def _arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``start, start + step, ...`` up to ``end`` (excluded), as PyTorch's: its length is ``ceil((end - start) /
     step)``, and each float value is ``start + i * step`` worked out in float64 and then rounded to the dtype
     (not summed in float32, which drifts: -0.79999995 where PyTorch gives -0.8)."""
@@ -488,12 +498,17 @@ def stack(tensors, dim=0, *, axis=None) -> Tensor:
     return Stack.apply(*tensors, dim=dim)
 
 
-def cat(tensors, dim=0, *, axis=None) -> Tensor:
+def cat(tensors, dim=0, *, axis=None, out=None) -> Tensor:
+    from ._out import _rank, written
     from .functions import Cat
 
     dim = dim if axis is None else axis  # NumPy's name, which PyTorch takes too
     tensors = _joined_tensors(tensors, "cat")
-    return Cat.apply(*tensors, dim=dim)
+    result = Cat.apply(*tensors, dim=dim)
+    if isinstance(out, Tensor) and _rank(result._data.dtype) > _rank(out._data.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                        f"{dtypes.scalar_name(out._data.dtype)}")
+    return written(result, out, "cat", tensors)
 
 
 def _joined_tensors(tensors, fn):

@@ -11,27 +11,16 @@ import numpy as np
 
 from . import creation
 from . import dtypes as _dtypes
+from ._out import written as _written
 from .backend import resolve as _resolve
 from .functions import BlockDiag, Cdist, Einsum, EuclideanDist
 from .tensor import Tensor, _scalar_node
 from .tensor_math import tensordot as _tensordot
 
 
-def _into(result, out, name):
-    """``result``, or with ``out=`` given, written into ``out`` (resized to the result's shape when it differs) and
-    ``out`` returned, as PyTorch's; refused where the result would need a graph, as PyTorch refuses it."""
-    if out is None:
-        return result
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if result.requires_grad:
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
-                           "but one of the arguments requires grad.")
-    if tuple(out.shape) != tuple(result.shape):
-        out.data = result.to(out.device, out.dtype)
-    else:
-        out.copy_(result)
-    return out
+def _into(result, out, name, inputs=(), exact=False):
+    """``result``, or with ``out=`` given, written into ``out`` with PyTorch's checks (engine/_out.py)."""
+    return _written(result, out, name, inputs, exact)
 
 
 def _two_tensors_or_refuse(name, input, other, second="other"):  # noqa: A002
@@ -466,8 +455,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A001, A002
     return input.topk(k, dim, largest, sorted)
 
 
-def gather(input, dim, index, *, sparse_grad=False):  # noqa: A002
-    return input.gather(dim, index, sparse_grad=sparse_grad)
+def gather(input, dim, index, *, sparse_grad=False, out=None):  # noqa: A002
+    return _into(input.gather(dim, index, sparse_grad=sparse_grad), out, "gather", (input, index), exact=True)
 
 
 def relu(input):  # noqa: A002
@@ -595,7 +584,7 @@ def _method_form(name):
             else:
                 raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                                 f"{type(input).__name__}")
-        return _into(getattr(input, name)(*args, **kwargs), out, name)
+        return _into(getattr(input, name)(*args, **kwargs), out, name, (input, *args), name in _EXACT_OUT)
 
     form.__name__ = form.__qualname__ = name
     form.__doc__ = f"``input.{name}(...)``: see :meth:`engine.Tensor.{name}`."
@@ -603,6 +592,8 @@ def _method_form(name):
     return form
 
 
+# the ones whose out= PyTorch asks to be of the result's dtype exactly
+_EXACT_OUT = frozenset({"aminmax", "kthvalue", "amax", "amin"})
 # the ones PyTorch takes only tensors for, its second argument too
 _TENSOR_OTHER = frozenset({"atan2", "arctan2", "fmax", "fmin", "ldexp", "logaddexp", "logaddexp2", "logical_and",
                            "logical_or", "logical_xor", "heaviside", "lcm", "gcd", "hypot", "isclose"})

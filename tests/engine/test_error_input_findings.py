@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import engine
@@ -103,3 +104,59 @@ def test_what_stays_allowed_beside_those_refusals():
     assert tuple(F.max_pool2d(engine.ones(0, 2, 3, 3), 1).shape) == (0, 2, 3, 3)  # (an empty batch is fine)
     assert F.multi_margin_loss(engine.ones(0, 4), engine.zeros(0).long()).item() == 0.0  # (as PyTorch's)
     assert engine.mean(engine.ones(3).long(), dtype=engine.float64).item() == 1.0
+
+
+def test_out_takes_a_tuple_for_two_outputs_and_checks_what_pytorch_checks():
+    x = engine.tensor([[3.0, 1.0], [2.0, 4.0]])
+    values, indices = engine.empty(2), engine.empty(2, dtype=engine.int64)
+    got = engine.kthvalue(x, 1, 0, out=(values, indices))
+    assert got.values is values and values.tolist() == [2.0, 1.0] and indices.tolist() == [1, 0]
+    low, high = engine.empty(2), engine.empty(2)
+    engine.aminmax(x, dim=0, out=(low, high))
+    assert low.tolist() == [2.0, 1.0] and high.tolist() == [3.0, 4.0]
+    out = engine.empty(2, 1)
+    assert engine.gather(x, 1, engine.tensor([[1], [0]]), out=out) is out and out.tolist() == [[1.0], [2.0]]
+    assert engine.arange(0, 3, out=engine.empty(0, dtype=engine.float64)).tolist() == [0.0, 1.0, 2.0]
+    joined = engine.empty(4, 2, dtype=engine.float64)  # (a float result into float64: cast, as PyTorch's)
+    assert engine.cat([x, x], out=joined) is joined and joined.dtype == engine.float64
+
+
+@pytest.mark.parametrize(("call", "error", "words"), [
+    (lambda x: engine.gather(x, 1, engine.tensor([[1], [0]]), out=engine.empty(2, 1, dtype=engine.float64)),
+     RuntimeError, "Expected out tensor to have dtype float, but got double instead"),
+    (lambda x: engine.aminmax(x, dim=0, out=(engine.empty(2, dtype=engine.float64), engine.empty(2))),
+     RuntimeError, "Expected out tensor to have dtype float, but got double instead"),
+    (lambda x: engine.cat([x, x], out=engine.empty(4, 2, dtype=engine.int64)), TypeError,
+     "torch.cat(): input types can't be cast to the desired output type Long"),
+    (lambda x: engine.add(x, x, out=engine.empty(2, 2, dtype=engine.int64)), RuntimeError,
+     "result type Float can't be cast to the desired output type Long"),
+    (lambda x: engine.cat([x, x], out=x), RuntimeError,
+     "some elements of the input tensor and the written-to tensor refer to a single memory location"),
+    (lambda x: engine.take(x, engine.tensor([0, 1, 2]), out=engine.empty(1).expand(3)), RuntimeError,
+     "more than one element of the written-to tensor refers to a single memory location"),
+    (lambda x: engine.complex(engine.ones(2), engine.ones(2), out=engine.empty(2, dtype=engine.complex128)),
+     RuntimeError, "Expected object of scalar type ComplexFloat but got scalar type ComplexDouble for argument 'out'"),
+    (lambda x: engine.kthvalue(x, 1, 0, out=engine.empty(2)), TypeError,
+     "kthvalue(): argument 'out' must be tuple of Tensors, not Tensor"),
+    (lambda x: engine.kthvalue(x, 1, 0, out=(engine.empty(2),)), TypeError, "expected tuple of 2 elements but got 1"),
+])
+def test_out_is_refused_where_pytorch_refuses_it(call, error, words):
+    with pytest.raises(error, match=re.escape(words)):
+        call(engine.tensor([[3.0, 1.0], [2.0, 4.0]]))
+
+
+def test_the_top_level_ops_take_out_as_pytorch():
+    x = engine.tensor([[3.0, 1.0], [2.0, 4.0]])
+    y = engine.empty(2, 2)
+    assert engine.sin(x, out=y) is y and np.allclose(y.numpy(), np.sin(x.numpy()))
+    made = engine.empty(0, dtype=engine.int64)  # (a factory makes its values in out's dtype, resized to them)
+    assert engine.zeros(2, 3, out=made) is made and made.shape == (2, 3) and made.dtype == engine.int64
+    values, indices = engine.empty(2), engine.empty(2, dtype=engine.int64)
+    engine.max(x, 1, out=(values, indices))
+    assert values.tolist() == [3.0, 4.0] and indices.tolist() == [0, 1]
+    assert engine.where(x > 2, x, 0.0, out=engine.empty(2, 2)).tolist() == [[3.0, 0.0], [0.0, 4.0]]
+    assert engine.matmul(x, x, out=engine.empty(2, 2, dtype=engine.float64)).dtype == engine.float64
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        engine.exp(x, out=engine.empty(2, 2, dtype=engine.int64))
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        engine.exp(x.requires_grad_(), out=engine.empty(2, 2))

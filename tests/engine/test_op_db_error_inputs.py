@@ -23,17 +23,13 @@ torch = opinfo.torch
 pytestmark = pytest.mark.torch
 
 # (op, error input's index) -> why the engine differs
-_OUT = "out= (the engine's form of this op takes no out= argument)"
+_ALIASED = ("an out= that is an expanded tensor or shares the input's memory: the sample's aliasing is lost when "
+            "PyTorch's tensors are copied into the engine's (the engine refuses both: test_error_input_findings.py)")
 KNOWN = {
-    ("arange", 6): _OUT, ("complex", 2): _OUT, ("cat", 0): _OUT, ("cat", 6): _OUT, ("cat", 8): _OUT,
-    ("gather", 1): _OUT, ("gather", 5): _OUT, ("gather", 6): _OUT, ("gather", 7): _OUT,
-    ("kthvalue", 0): _OUT + ": a tuple of two", ("aminmax", 3): _OUT + ": a tuple of two",
-    ("index_select", 0): "out= overlapping the input: the engine writes through it",
-    ("take", 0): "out= overlapping the input: the engine writes through it",
-    ("take", 1): "out= overlapping the input: the engine writes through it",
-    ("take", 2): "out= overlapping the input: the engine writes through it",
-    ("amax", 5): "out= of another dtype: the engine casts into it",
-    ("amin", 5): "out= of another dtype: the engine casts into it",
+    **{key: _ALIASED for key in (("cat", 0), ("cat", 6), ("cat", 8), ("gather", 5), ("gather", 6), ("gather", 7),
+                                 ("kthvalue", 0), ("index_select", 0), ("take", 0), ("take", 1), ("take", 2))},
+    ("arange", 6): "a float step that an int64 out= truncates to 0: torch 2.13 raises ValueError there and "
+                   "RuntimeError for a step of 0; the engine RuntimeError for both",
     **{(name, k): "a tensor of 65 dimensions: NumPy holds at most 64, so the input cannot be made (ValueError)"
        for name in ("amax", "amin", "aminmax") for k in (1, 2)},
     ("narrow_copy", 1): "a dimension out of range: torch 2.13's narrow_copy raises its internal assertion "
