@@ -17,10 +17,7 @@ from .functions import BlockDiag, Cdist, Einsum, EuclideanDist
 from .tensor import Tensor, _scalar_node
 from .tensor_math import tensordot as _tensordot
 
-
-def _into(result, out, name, inputs=(), exact=False):
-    """``result``, or with ``out=`` given, written into ``out`` with PyTorch's checks (engine/_out.py)."""
-    return _written(result, out, name, inputs, exact)
+_into = _written  # (result, out, name, inputs=(), exact=False): out= with PyTorch's checks (engine/_out.py)
 
 
 def _two_tensors_or_refuse(name, input, other, second="other"):  # noqa: A002

@@ -22,7 +22,10 @@ from tests.engine import opinfo
 if opinfo.OP_DB is None:
     pytest.skip(opinfo.SKIP_REASON, allow_module_level=True)
 
-from tests.engine.test_module_db_vs_pytorch import _difference, _fresh, _run, _state  # noqa: E402
+from tests.engine.modulerun import difference as _difference  # noqa: E402
+from tests.engine.modulerun import fresh as _fresh  # noqa: E402
+from tests.engine.modulerun import run as _run  # noqa: E402
+from tests.engine.modulerun import state as _state  # noqa: E402
 
 torch = opinfo.torch
 pytestmark = pytest.mark.torch
